@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// make_data.mjs: make seeded inputs for an ONNX model, run ONNX Runtime on them, and
+// write them as ONNX backend test data (input_K.pb / output_K.pb TensorProtos).
+//
+//   node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
+//                      [--input-shape NAME=1x3x224x224 ...]
+//
+// Inputs, in graph input order, drawn from one mulberry32 stream seeded with S
+// (default 0), the same generator as `ecg-bench --random S`:
+//   float32/float16/float64: uniform in [-1,1): ((u32 >>> 8) / 2^24) * 2 - 1
+//   integer types: u32 % 2 when the input name contains "mask" (case-insensitive),
+//                  else u32 % 100   (token ids, indices; always valid for Gather
+//                  over vocabularies of >= 100 rows)
+//   bool: u32 % 2
+// Shapes: static dims from the model; a symbolic dim needs --input-shape, except a
+// leading one (batch), which defaults to 1.
+// Each file is one TensorProto with name, dims, data_type and raw_data (little-endian),
+// exactly like ONNX's own test_data_set_0 files; output_K follows graph output order.
+// The .proto is loaded at run time from $ONNX_PROTO or /usr/include/onnx/onnx.proto.
+// Exit: 0 ok, 1 bad model/runtime error, 2 usage.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, floatToHalf, UsageError } from './common.mjs';
+
+const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
+       [--input-shape NAME=DIMS ...]
+`;
+
+// Load onnx.TensorProto from the system onnx.proto with protobufjs.
+export function loadTensorProto() {
+  const require = createRequire(import.meta.url);
+  let protobuf;
+  try { protobuf = require('protobufjs'); } catch (e) { throw new Error("cannot load protobufjs (run 'make setup')"); }
+  const file = process.env.ONNX_PROTO || '/usr/include/onnx/onnx.proto';
+  if (!fs.existsSync(file)) throw new Error(`${file} not found (install libonnx-dev or set ONNX_PROTO)`);
+  return protobuf.loadSync(file).lookupType('onnx.TensorProto');
+}
+
+// Fill a typed array of dtype dt with n seeded values (see header for the rules).
+function randomData(dt, n, name, next) {
+  const a = new dt.Arr(n);
+  const mod = dt.kind === 'bool' || /mask/i.test(name) ? 2 : 100;
+  for (let i = 0; i < n; i++) {
+    const u = next();
+    if (dt.kind === 'float') {
+      const f = ((u >>> 8) / 16777216) * 2 - 1;
+      a[i] = dt.ort === 'float16' ? floatToHalf(f) : f;
+    } else {
+      const v = u % mod;
+      a[i] = a instanceof BigInt64Array || a instanceof BigUint64Array ? BigInt(v) : v;
+    }
+  }
+  return a;
+}
+
+// Encode one tensor as TensorProto bytes.
+function encodeTensor(TensorProto, name, dtCode, dims, data) {
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const msg = TensorProto.create({ dims, dataType: dtCode, name, rawData: raw });
+  return TensorProto.encode(msg).finish();
+}
+
+// Write bytes to file atomically (temporary name, then rename).
+function writeAtomic(file, bytes) {
+  const tmp = `${file}.tmp${process.pid}`;
+  fs.writeFileSync(tmp, bytes);
+  fs.renameSync(tmp, file);
+}
+
+async function main(argv) {
+  const { opts, positional } = parseArgs(argv, { model: 'str', out: 'str', seed: 'int', 'input-shape': 'list', help: 'flag' });
+  if (opts.help) { process.stdout.write(USAGE); return 0; }
+  if (positional.length) throw new UsageError(`unexpected argument '${positional[0]}'`);
+  if (!opts.model) throw new UsageError('--model is required');
+  if (!opts.out) throw new UsageError('--out is required');
+  const shapes = new Map();
+  for (const s of opts['input-shape'] ?? []) { const [n, d] = splitAssign('--input-shape', s); shapes.set(n, parseDims(d)); }
+
+  const TensorProto = loadTensorProto();
+  const ort = await loadOrt();
+  if (!fs.existsSync(opts.model)) throw new Error(`${opts.model}: no such file`);
+  let session;
+  try {
+    session = await ort.InferenceSession.create(opts.model, { logSeverityLevel: 3, graphOptimizationLevel: 'all' });
+  } catch (e) {
+    throw new Error(`${opts.model}: cannot load model: ${e.message}`);
+  }
+  for (const n of shapes.keys())
+    if (!session.inputNames.includes(n)) throw new Error(`--input-shape ${n}: the model has no input '${n}' (inputs: ${session.inputNames.join(', ')})`);
+
+  const next = mulberry32(opts.seed ?? 0);
+  const feeds = {};
+  const files = [];
+  session.inputMetadata.forEach((meta, k) => {
+    if (!meta.isTensor) throw new Error(`input '${meta.name}' is not a tensor`);
+    const dt = dtypeByOrt(meta.type);
+    const dims = resolveShape(meta, shapes.get(meta.name));
+    const data = randomData(dt, dims.reduce((p, d) => p * d, 1), meta.name, next);
+    feeds[meta.name] = new ort.Tensor(meta.type, data, dims);
+    files.push([`input_${k}.pb`, encodeTensor(TensorProto, meta.name, dt.code, dims, data)]);
+  });
+  let out;
+  try { out = await session.run(feeds); } catch (e) { throw new Error(`${opts.model}: run failed: ${e.message}`); }
+  session.outputNames.forEach((name, k) => {
+    const t = out[name];
+    files.push([`output_${k}.pb`, encodeTensor(TensorProto, name, dtypeByOrt(t.type).code, t.dims.map(Number), t.data)]);
+  });
+  fs.mkdirSync(opts.out, { recursive: true });
+  for (const [f, bytes] of files) writeAtomic(path.join(opts.out, f), bytes);
+  process.stderr.write(`make_data.mjs: wrote ${files.length} tensors to ${opts.out}\n`);
+  return 0;
+}
+
+runMain('make_data.mjs', USAGE, main);
