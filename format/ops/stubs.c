@@ -1,6 +1,5 @@
 /* TEMPORARY stubs: every ops.def function not yet implemented. Remove each as it is implemented in its family file. */
 #include "ops_internal.h"
-int ecg_eval_binary(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_concat(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_constant_of_shape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_copy(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
@@ -11,24 +10,12 @@ int ecg_eval_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_err
 int ecg_eval_shape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_slice(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_transpose(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
-int ecg_eval_unary(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
-int ecg_eval_variadic(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
-int ecg_eval_where(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int64_t ecg_flops_conv(const ecg_graph *g, const ecg_node *n) { return -1; }
 int64_t ecg_flops_convtranspose(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_elem(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_elem4(const ecg_graph *g, const ecg_node *n) { return -1; }
 int64_t ecg_flops_gemm(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_in(const ecg_graph *g, const ecg_node *n) { return -1; }
 int64_t ecg_flops_matmul(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_out(const ecg_graph *g, const ecg_node *n) { return -1; }
 int64_t ecg_flops_pool(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_zero(const ecg_graph *g, const ecg_node *n) { return -1; }
 int ecg_infer_argreduce(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_batchnorm(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_binary(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_cast(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_compare(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_concat(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_constant_of_shape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_conv(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
@@ -55,7 +42,4 @@ int ecg_infer_split(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_err
 int ecg_infer_squeeze(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_tile(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_transpose(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_unary(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_unsqueeze(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_variadic(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_where(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
