@@ -7,22 +7,33 @@
 
 #include "ops_internal.h"
 
+/** Symbol of dim i of t when it is symbolic, else NULL. */
+static inline const char *ops_sym(const ecg_tensor *t, int i) {
+  return t && i >= 0 && (size_t)i < t->n_dims && t->dims[i]->value < 0 ? t->dims[i]->symbol : NULL;
+}
+
+/** Set output i of n to dtype and dims with the given symbols for symbolic dims
+ *  (syms[k] may be NULL: "?"). */
+static inline int ops_set_out_syms(ecg_graph *g, ecg_node *n, int i, int dtype, int rank,
+                                   const int64_t *dims, const char *const *syms, ecg_err *e) {
+  ecg_tensor *t = ecg_node_output(g, n, i);
+  if (!t) return ECG_OK; /* omitted optional output */
+  if (rank > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output rank %d exceeds %d", rank, ECG_MAX_RANK);
+  t->dtype = dtype;
+  if (ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK)
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  return ECG_OK;
+}
+
 /** Set output i of n to dtype and dims; dim k keeps the symbol of src's dim from[k]
  *  when from (may be NULL) names one (>= 0) and dims[k] is symbolic. */
 static inline int ops_set_out(ecg_graph *g, ecg_node *n, int i, int dtype, int rank,
                               const int64_t *dims, const ecg_tensor *src, const int *from,
                               ecg_err *e) {
-  ecg_tensor *t = ecg_node_output(g, n, i);
-  if (!t) return ECG_OK; /* omitted optional output */
-  if (rank > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output rank %d exceeds %d", rank, ECG_MAX_RANK);
   const char *syms[ECG_MAX_RANK] = {0};
-  for (int k = 0; k < rank && src && from; k++)
-    if (dims[k] < 0 && from[k] >= 0 && (size_t)from[k] < src->n_dims && src->dims[from[k]]->value < 0)
-      syms[k] = src->dims[from[k]]->symbol;
-  t->dtype = dtype;
-  if (ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK)
-    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  return ECG_OK;
+  for (int k = 0; k < rank && k < ECG_MAX_RANK && from; k++)
+    if (dims[k] < 0) syms[k] = ops_sym(src, from[k]);
+  return ops_set_out_syms(g, n, i, dtype, rank, dims, syms, e);
 }
 
 /** Normalise axis a (negative counts from the end) into [0, rank); false if out of range. */

@@ -10,26 +10,14 @@ int ecg_eval_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_err
 int ecg_eval_shape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_slice(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
 int ecg_eval_transpose(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "not foldable"); }
-int64_t ecg_flops_conv(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_convtranspose(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_gemm(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_matmul(const ecg_graph *g, const ecg_node *n) { return -1; }
-int64_t ecg_flops_pool(const ecg_graph *g, const ecg_node *n) { return -1; }
 int ecg_infer_argreduce(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_concat(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_constant_of_shape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_conv(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_convtranspose(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_depth_to_space(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_expand(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_flatten(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_gather(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_global_pool(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_layernorm(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_matmul(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_pad(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
-int ecg_infer_pool(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_range(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }
 int ecg_infer_reshape(ecg_graph *g, ecg_node *n, ecg_err *e) { return ecg_node_errf(e, g, n, "shape function not implemented"); }

@@ -1,0 +1,344 @@
+/* Compute-intensive operators (Many-to-Many): Conv, ConvTranspose, MatMul, Gemm,
+ * MaxPool/AveragePool, GlobalAverage/MaxPool, LayerNormalization: shape and FLOP
+ * functions (multiply-add = 2 FLOPs).  None of them is constant-folded. */
+#include "ops_common.h"
+
+/* ---------------------------------------------------------------- windows */
+
+enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+/* The sliding-window attributes shared by Conv, ConvTranspose and pooling over k
+ * spatial dims; kernel[i] < 0 when unknown. */
+typedef struct win {
+  int k, auto_pad;
+  int64_t kernel[ECG_MAX_RANK], stride[ECG_MAX_RANK], dil[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK];
+} win;
+
+/* Read an optional int list attribute of exactly len entries, each >= min, into v
+ * (def when absent). */
+static int ints_attr(ecg_graph *g, ecg_node *n, const char *name, int len, int64_t def, int64_t min,
+                     int64_t *v, ecg_err *e) {
+  const int64_t *a;
+  int c = ecg_attr_ints(n, name, &a);
+  if (c >= 0 && c != len)
+    return ecg_node_errf(e, g, n, "attribute '%s' has %d values, expected %d", name, c, len);
+  for (int i = 0; i < len; i++) {
+    v[i] = c >= 0 ? a[i] : def;
+    if (v[i] < min)
+      return ecg_node_errf(e, g, n, "attribute '%s' has invalid value %lld", name, (long long)v[i]);
+  }
+  return ECG_OK;
+}
+
+/* Read kernel_shape (defaulting to kshape, which may be NULL), strides, dilations, pads
+ * and auto_pad for k spatial dims. */
+static int read_win(ecg_graph *g, ecg_node *n, int k, const int64_t *kshape, win *w, ecg_err *e) {
+  char ap[32];
+  w->k = k;
+  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
+  if (!strcmp(ap, "NOTSET")) w->auto_pad = PAD_NOTSET;
+  else if (!strcmp(ap, "SAME_UPPER")) w->auto_pad = PAD_SAME_UPPER;
+  else if (!strcmp(ap, "SAME_LOWER")) w->auto_pad = PAD_SAME_LOWER;
+  else if (!strcmp(ap, "VALID")) w->auto_pad = PAD_VALID;
+  else return ecg_node_errf(e, g, n, "unknown auto_pad '%s'", ap);
+  const int64_t *ks;
+  int c = ecg_attr_ints(n, "kernel_shape", &ks);
+  if (c < 0 && !kshape) return ecg_node_errf(e, g, n, "missing attribute 'kernel_shape'");
+  if (c >= 0 && c != k)
+    return ecg_node_errf(e, g, n, "kernel_shape has %d values for %d spatial dims", c, k);
+  for (int i = 0; i < k; i++) {
+    w->kernel[i] = c >= 0 ? ks[i] : kshape[i];
+    if (c >= 0 && kshape && kshape[i] >= 0 && ks[i] != kshape[i])
+      return ecg_node_errf(e, g, n, "kernel_shape[%d] = %lld but the weight has %lld", i,
+                           (long long)ks[i], (long long)kshape[i]);
+  }
+  ECG_TRY(ints_attr(g, n, "strides", k, 1, 1, w->stride, e));
+  ECG_TRY(ints_attr(g, n, "dilations", k, 1, 1, w->dil, e));
+  ECG_TRY(ints_attr(g, n, "pads", 2 * k, 0, INT64_MIN, w->pads, e));
+  return ECG_OK;
+}
+
+/* Output extent of spatial dim i for an input extent in (Conv and pooling); -1 when
+ * unknown, -2 when the window does not fit. ceil_mode drops a last window that would
+ * start in the end padding (PyTorch and ONNX Runtime rule). */
+static int64_t win_out(const win *w, int i, int64_t in, bool ceil_mode) {
+  int64_t s = w->stride[i];
+  if (in < 0) return -1;
+  if (w->auto_pad == PAD_SAME_UPPER || w->auto_pad == PAD_SAME_LOWER) return (in + s - 1) / s;
+  if (w->kernel[i] < 0) return -1;
+  int64_t ek = (w->kernel[i] - 1) * w->dil[i] + 1;
+  int64_t pb = w->auto_pad == PAD_VALID ? 0 : w->pads[i], pe = w->auto_pad == PAD_VALID ? 0 : w->pads[i + w->k];
+  int64_t span = in + pb + pe - ek;
+  if (span < 0) return -2;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (o - 1) * s >= in + pb) o--;
+  return o;
+}
+
+/* Fill the spatial output dims od[2..] of node n from input dims xd[2..]. */
+static int spatial_out(ecg_graph *g, ecg_node *n, const win *w, const int64_t *xd, bool ceil_mode,
+                       int64_t *od, ecg_err *e) {
+  for (int i = 0; i < w->k; i++) {
+    od[2 + i] = win_out(w, i, xd[2 + i], ceil_mode);
+    if (od[2 + i] == -2)
+      return ecg_node_errf(e, g, n, "window of spatial dim %d is larger than the padded input (%lld)", i,
+                           (long long)xd[2 + i]);
+  }
+  return ECG_OK;
+}
+
+/* Input X of rank >= 3 (N, C, spatial...). */
+static int nchw_input(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, int *r, ecg_err *e) {
+  ECG_TRY(ops_input(g, n, 0, x, e));
+  *r = ecg_tensor_dims(*x, xd);
+  if (*r < 3) return ecg_node_errf(e, g, n, "input '%s' must have rank >= 3 (N, C, spatial...), has %d", (*x)->name, *r);
+  return ECG_OK;
+}
+
+/* Shared part of Conv and ConvTranspose: X, W of equal rank, optional bias B [M]. */
+static int conv_operands(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, int64_t *wd, int *r,
+                         int64_t *group, ecg_err *e) {
+  ecg_tensor *w;
+  if (n->n_inputs < 2 || n->n_inputs > 3)
+    return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
+  ECG_TRY(nchw_input(g, n, x, xd, r, e));
+  ECG_TRY(ops_input(g, n, 1, &w, e));
+  if (ecg_tensor_dims(w, wd) != *r)
+    return ecg_node_errf(e, g, n, "weight '%s' has rank %zu, input has %d", w->name, w->n_dims, *r);
+  *group = ecg_attr_i(n, "group", 1);
+  if (*group < 1) return ecg_node_errf(e, g, n, "group must be >= 1, is %lld", (long long)*group);
+  return ECG_OK;
+}
+
+/* Check the optional bias input 2 is [m]. */
+static int check_bias(ecg_graph *g, ecg_node *n, int64_t m, ecg_err *e) {
+  const ecg_tensor *b = ecg_node_input(g, n, 2);
+  if (!b) return ECG_OK;
+  int64_t bd[ECG_MAX_RANK];
+  int br = ecg_tensor_dims(b, bd);
+  if (br != 1 || (m >= 0 && bd[0] >= 0 && bd[0] != m))
+    return ecg_node_errf(e, g, n, "bias '%s' must be [%lld]", b->name, (long long)m);
+  return ECG_OK;
+}
+
+/** Conv (1D/2D/3D, grouped, auto_pad, dilations, strides): X [N,C,D...], W [M,C/group,K...]
+ *  -> [N,M,D'...]. */
+int ecg_infer_conv(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], group;
+  int r;
+  win w;
+  ECG_TRY(conv_operands(g, n, &x, xd, wd, &r, &group, e));
+  if (xd[1] >= 0 && wd[1] >= 0 && xd[1] != wd[1] * group)
+    return ecg_node_errf(e, g, n, "input has %lld channels but weight expects %lld (C/group = %lld, group %lld)",
+                         (long long)xd[1], (long long)(wd[1] * group), (long long)wd[1], (long long)group);
+  if (wd[0] >= 0 && wd[0] % group)
+    return ecg_node_errf(e, g, n, "%lld output channels not divisible by group %lld", (long long)wd[0], (long long)group);
+  ECG_TRY(check_bias(g, n, wd[0], e));
+  ECG_TRY(read_win(g, n, r - 2, wd + 2, &w, e));
+  od[0] = xd[0];
+  od[1] = wd[0];
+  ECG_TRY(spatial_out(g, n, &w, xd, false, od, e));
+  int from[ECG_MAX_RANK] = {0, -1, -1, -1, -1, -1, -1, -1};
+  return ops_set_out(g, n, 0, x->dtype, r, od, x, from, e);
+}
+
+/** ConvTranspose: X [N,C,D...], W [C,M/group,K...] -> [N,M,D'...] with
+ *  D' = stride*(D-1) + output_padding + (K-1)*dilation + 1 - pads, or output_shape, or
+ *  D*stride for SAME auto_pad. */
+int ecg_infer_convtranspose(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], group, opad[ECG_MAX_RANK];
+  int r;
+  win w;
+  ECG_TRY(conv_operands(g, n, &x, xd, wd, &r, &group, e));
+  if (xd[1] >= 0 && wd[0] >= 0 && xd[1] != wd[0])
+    return ecg_node_errf(e, g, n, "input has %lld channels but weight expects %lld", (long long)xd[1], (long long)wd[0]);
+  od[0] = xd[0];
+  od[1] = wd[1] >= 0 ? wd[1] * group : -1;
+  ECG_TRY(check_bias(g, n, od[1], e));
+  ECG_TRY(read_win(g, n, r - 2, wd + 2, &w, e));
+  ECG_TRY(ints_attr(g, n, "output_padding", r - 2, 0, 0, opad, e));
+  const int64_t *os;
+  int c = ecg_attr_ints(n, "output_shape", &os);
+  if (c >= 0 && c != r - 2 && c != r)
+    return ecg_node_errf(e, g, n, "output_shape has %d values for %d spatial dims", c, r - 2);
+  for (int i = 0; i < r - 2; i++) {
+    int64_t in = xd[2 + i], s = w.stride[i];
+    if (c >= 0) od[2 + i] = os[c - (r - 2) + i];
+    else if (in < 0 || w.kernel[i] < 0) od[2 + i] = -1;
+    else if (w.auto_pad == PAD_SAME_UPPER || w.auto_pad == PAD_SAME_LOWER) od[2 + i] = in * s;
+    else {
+      bool valid = w.auto_pad == PAD_VALID;
+      od[2 + i] = s * (in - 1) + opad[i] + (w.kernel[i] - 1) * w.dil[i] + 1 -
+                  (valid ? 0 : w.pads[i] + w.pads[i + r - 2]);
+      if (od[2 + i] < 0) return ecg_node_errf(e, g, n, "negative output size in spatial dim %d", i);
+    }
+  }
+  int from[ECG_MAX_RANK] = {0, -1, -1, -1, -1, -1, -1, -1};
+  return ops_set_out(g, n, 0, x->dtype, r, od, x, from, e);
+}
+
+/** MatMul (numpy matmul): batch dims broadcast, 1-D operands get a dim prepended (A) or
+ *  appended (B) that is removed from the result. */
+int ecg_infer_matmul(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *a, *b;
+  if (n->n_inputs != 2) return ecg_node_errf(e, g, n, "expected 2 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ops_input(g, n, 0, &a, e));
+  ECG_TRY(ops_input(g, n, 1, &b, e));
+  int64_t ad[ECG_MAX_RANK + 1], bd[ECG_MAX_RANK + 1], od[ECG_MAX_RANK];
+  int ra = ecg_tensor_dims(a, ad), rb = ecg_tensor_dims(b, bd);
+  if (ra < 1 || rb < 1) return ecg_node_errf(e, g, n, "operands must have rank >= 1 (ranks %d, %d)", ra, rb);
+  bool a1 = ra == 1, b1 = rb == 1;
+  if (a1) { ad[1] = ad[0]; ad[0] = 1; ra = 2; }
+  if (b1) { bd[1] = 1; rb = 2; }
+  int64_t k1 = ad[ra - 1], k2 = bd[rb - 2];
+  if (k1 >= 0 && k2 >= 0 && k1 != k2)
+    return ecg_node_errf(e, g, n, "inner dims differ: '%s' has %lld, '%s' has %lld", a->name, (long long)k1,
+                         b->name, (long long)k2);
+  int r = ecg_broadcast_shape(ra - 2, ad, rb - 2, bd, od);
+  if (r < 0) return ecg_node_errf(e, g, n, "batch dims of '%s' and '%s' cannot be broadcast", a->name, b->name);
+  if (r + 2 > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "rank too large");
+  const char *syms[ECG_MAX_RANK] = {0};
+  for (int i = 0; i < r; i++) { /* batch dims: symbols from whichever operand has them */
+    int ia = i - (r - (ra - 2)), ib = i - (r - (rb - 2));
+    syms[i] = ia >= 0 && ops_sym(a, ia) ? ops_sym(a, ia) : ib >= 0 ? ops_sym(b, ib) : NULL;
+  }
+  int out_r = r;
+  if (!a1) { syms[out_r] = ops_sym(a, (int)a->n_dims - 2); od[out_r++] = ad[ra - 2]; }
+  if (!b1) { syms[out_r] = ops_sym(b, (int)b->n_dims - 1); od[out_r++] = bd[rb - 1]; }
+  return ops_set_out_syms(g, n, 0, a->dtype, out_r, od, syms, e);
+}
+
+/** Gemm: A [M,K] (or [K,M] with transA), B [K,N] (or [N,K] with transB), optional C
+ *  unidirectionally broadcastable to [M,N] -> [M,N]. */
+int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *a, *b;
+  if (n->n_inputs < 2 || n->n_inputs > 3) return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ops_input(g, n, 0, &a, e));
+  ECG_TRY(ops_input(g, n, 1, &b, e));
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[2];
+  if (ecg_tensor_dims(a, ad) != 2 || ecg_tensor_dims(b, bd) != 2)
+    return ecg_node_errf(e, g, n, "A and B must be 2-D (ranks %zu, %zu)", a->n_dims, b->n_dims);
+  int ta = ecg_attr_i(n, "transA", 0) != 0, tb = ecg_attr_i(n, "transB", 0) != 0;
+  int64_t k1 = ad[ta ? 0 : 1], k2 = bd[tb ? 1 : 0];
+  if (k1 >= 0 && k2 >= 0 && k1 != k2)
+    return ecg_node_errf(e, g, n, "inner dims differ: A has %lld, B has %lld (transA %d, transB %d)",
+                         (long long)k1, (long long)k2, ta, tb);
+  od[0] = ad[ta ? 1 : 0];
+  od[1] = bd[tb ? 0 : 1];
+  const ecg_tensor *c = ecg_node_input(g, n, 2);
+  if (c) {
+    int64_t cd[ECG_MAX_RANK], bc[ECG_MAX_RANK];
+    int rc = ecg_tensor_dims(c, cd);
+    if (rc > 2 || ecg_broadcast_shape(2, od, rc, cd, bc) < 0 ||
+        (bc[0] >= 0 && od[0] >= 0 && bc[0] != od[0]) || (bc[1] >= 0 && od[1] >= 0 && bc[1] != od[1]))
+      return ecg_node_errf(e, g, n, "C '%s' cannot be broadcast to [%lld,%lld]", c->name, (long long)od[0],
+                           (long long)od[1]);
+  }
+  const char *syms[2] = {ops_sym(a, ta ? 1 : 0), ops_sym(b, tb ? 0 : 1)};
+  return ops_set_out_syms(g, n, 0, a->dtype, 2, od, syms, e);
+}
+
+/** MaxPool/AveragePool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode;
+ *  MaxPool's optional output 1 (Indices) is int64 of the same shape. */
+int ecg_infer_pool(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  int r;
+  win w;
+  if (n->n_inputs != 1) return ecg_node_errf(e, g, n, "expected 1 input, got %zu", n->n_inputs);
+  ECG_TRY(nchw_input(g, n, &x, xd, &r, e));
+  ECG_TRY(read_win(g, n, r - 2, NULL, &w, e));
+  for (int i = 0; i < w.k; i++)
+    if (w.kernel[i] < 1) return ecg_node_errf(e, g, n, "kernel_shape[%d] must be >= 1", i);
+  od[0] = xd[0];
+  od[1] = xd[1];
+  ECG_TRY(spatial_out(g, n, &w, xd, ecg_attr_i(n, "ceil_mode", 0) != 0, od, e));
+  int from[ECG_MAX_RANK] = {0, 1, -1, -1, -1, -1, -1, -1};
+  ECG_TRY(ops_set_out(g, n, 0, x->dtype, r, od, x, from, e));
+  if (n->n_outputs > 1) ECG_TRY(ops_set_out(g, n, 1, ECG_INT64, r, od, x, from, e));
+  return ECG_OK;
+}
+
+/** GlobalAveragePool/GlobalMaxPool: [N,C,D...] -> [N,C,1...]. */
+int ecg_infer_global_pool(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  int64_t xd[ECG_MAX_RANK];
+  int r;
+  if (n->n_inputs != 1) return ecg_node_errf(e, g, n, "expected 1 input, got %zu", n->n_inputs);
+  ECG_TRY(nchw_input(g, n, &x, xd, &r, e));
+  for (int i = 2; i < r; i++) xd[i] = 1;
+  int from[ECG_MAX_RANK] = {0, 1, -1, -1, -1, -1, -1, -1};
+  return ops_set_out(g, n, 0, x->dtype, r, xd, x, from, e);
+}
+
+/** LayerNormalization (opset 17): Y like X; optional Mean and InvStdDev keep X's dims
+ *  before 'axis' (default -1) and are 1 from it on, dtype from stash_type (float). */
+int ecg_infer_layernorm(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x, *s;
+  if (n->n_inputs < 2 || n->n_inputs > 3) return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ops_input(g, n, 0, &x, e));
+  ECG_TRY(ops_input(g, n, 1, &s, e));
+  int64_t d[ECG_MAX_RANK];
+  int r = ecg_tensor_dims(x, d), axis;
+  if (!ops_axis(ecg_attr_i(n, "axis", -1), r, &axis))
+    return ecg_node_errf(e, g, n, "axis %lld out of range for rank %d", (long long)ecg_attr_i(n, "axis", -1), r);
+  ECG_TRY(ecg_set_output(g, n, 0, x->dtype, r, d, x));
+  int from[ECG_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    from[i] = i < axis ? i : -1;
+    if (i >= axis) d[i] = 1;
+  }
+  int st = (int)ecg_attr_i(n, "stash_type", ECG_FLOAT);
+  for (int k = 1; k < 3 && k < (int)n->n_outputs; k++) ECG_TRY(ops_set_out(g, n, k, st, r, d, x, from, e));
+  return ECG_OK;
+}
+
+/* ---------------------------------------------------------------- FLOPs */
+
+/* Static dims of tensor t into d (returns rank), or -1. */
+static int static_dims(const ecg_tensor *t, int64_t *d) {
+  return t && ecg_tensor_static(t) ? ecg_tensor_dims(t, d) : -1;
+}
+
+/** Conv FLOPs: 2 * |Y| * C/group * prod(K) (+ |Y| with bias). */
+int64_t ecg_flops_conv(const ecg_graph *g, const ecg_node *n) {
+  int64_t wd[ECG_MAX_RANK], ny = ops_numel(ecg_node_output(g, n, 0));
+  int rw = static_dims(ecg_node_input(g, n, 1), wd);
+  if (rw < 2 || ny < 0) return -1;
+  return 2 * ny * ops_prod(wd + 1, rw - 1) + (ecg_node_input(g, n, 2) ? ny : 0);
+}
+
+/** ConvTranspose FLOPs: 2 * |X| * M/group * prod(K) (+ |Y| with bias). */
+int64_t ecg_flops_convtranspose(const ecg_graph *g, const ecg_node *n) {
+  int64_t wd[ECG_MAX_RANK], nx = ops_numel(ecg_node_input(g, n, 0)), ny = ops_numel(ecg_node_output(g, n, 0));
+  int rw = static_dims(ecg_node_input(g, n, 1), wd);
+  if (rw < 2 || nx < 0 || ny < 0) return -1;
+  return 2 * nx * ops_prod(wd + 1, rw - 1) + (ecg_node_input(g, n, 2) ? ny : 0);
+}
+
+/** MatMul FLOPs: 2 * |Y| * K. */
+int64_t ecg_flops_matmul(const ecg_graph *g, const ecg_node *n) {
+  const ecg_tensor *a = ecg_node_input(g, n, 0);
+  int64_t ny = ops_numel(ecg_node_output(g, n, 0));
+  if (!a || !a->shape_known || a->n_dims < 1 || ny < 0) return -1;
+  int64_t k = a->dims[a->n_dims - 1]->value;
+  return k < 0 ? -1 : 2 * ny * k;
+}
+
+/** Gemm FLOPs: 2*M*N*K (+ M*N with C; alpha/beta scaling not counted). */
+int64_t ecg_flops_gemm(const ecg_graph *g, const ecg_node *n) {
+  int64_t ad[ECG_MAX_RANK], ny = ops_numel(ecg_node_output(g, n, 0));
+  if (static_dims(ecg_node_input(g, n, 0), ad) != 2 || ny < 0) return -1;
+  int64_t k = ad[ecg_attr_i(n, "transA", 0) ? 0 : 1];
+  return 2 * ny * k + (ecg_node_input(g, n, 2) ? ny : 0);
+}
+
+/** MaxPool/AveragePool FLOPs: |Y| * prod(kernel_shape). */
+int64_t ecg_flops_pool(const ecg_graph *g, const ecg_node *n) {
+  const int64_t *ks;
+  int c = ecg_attr_ints(n, "kernel_shape", &ks);
+  int64_t ny = ops_numel(ecg_node_output(g, n, 0)), p = ops_prod(ks, c < 0 ? 0 : c);
+  return ny < 0 || c < 0 || p < 0 ? -1 : ny * p;
+}
