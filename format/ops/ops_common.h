@@ -48,6 +48,8 @@ static inline int ops_input(const ecg_graph *g, const ecg_node *n, int i, ecg_te
   *t = ecg_node_input(g, n, i);
   if (!*t) return ecg_node_errf(e, g, n, "missing input %d", i);
   if (!(*t)->shape_known) return ecg_node_errf(e, g, n, "input '%s' has unknown rank", (*t)->name);
+  if ((*t)->n_dims > ECG_MAX_RANK)
+    return ecg_node_errf(e, g, n, "input '%s' has rank %zu > %d", (*t)->name, (*t)->n_dims, ECG_MAX_RANK);
   return ECG_OK;
 }
 
