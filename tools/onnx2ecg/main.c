@@ -1,1 +1,231 @@
-int main(void){return 0;}
+/* onnx2ecg: convert an ONNX model into the ECG framed stream (DESIGN.md "The pipeline").
+ *
+ *   onnx2ecg [options] MODEL.onnx|-  > model.ecg
+ *
+ * main() parses the command line, reads the model, runs the import phases (import.h),
+ * constant folding / shape inference and the validator from libecg, writes the stream,
+ * and maps errors to exit codes: 0 ok, 1 invalid or unsupported input, 2 usage error,
+ * 3 internal error.  Errors are single lines on stderr prefixed "onnx2ecg: "; nothing is
+ * written to the output on error (ecg_write_path writes through a temporary file).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "import.h"
+
+#define PROG "onnx2ecg"
+
+/** Print the usage text to f. */
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: " PROG " [options] MODEL.onnx|-\n"
+          "Convert an ONNX model (opsets %d-%d) into an ECG stream on stdout.\n"
+          "\n"
+          "  -o FILE                   write to FILE instead of stdout ('-' = stdout)\n"
+          "  --input-shape NAME=DIMS   fix the dynamic dims of graph input NAME, e.g.\n"
+          "                            input=1x3x224x224 (repeatable; a dim may be a\n"
+          "                            symbol such as N to keep it dynamic)\n"
+          "  --no-fold                 do not fold constant subgraphs (shapes are still\n"
+          "                            inferred)\n"
+          "  --no-infer                skip folding, shape inference and validation:\n"
+          "                            write the graph as imported (debugging)\n"
+          "  --zstd                    compress the stream (zstd level 3)\n"
+          "  --report                  print a JSON line of what changed on stderr\n"
+          "  --list-ops                print the supported operators (\"Name since-opset\")\n"
+          "  -v, --verbose             progress on stderr\n"
+          "  -h, --help                this help\n"
+          "  --version                 print the version\n"
+          "\n"
+          "Exit codes: 0 ok, 1 invalid or unsupported model, 2 usage error, 3 internal error.\n",
+          ONNX2ECG_OPSET_MIN, ONNX2ECG_OPSET_MAX);
+}
+
+/** Print "onnx2ecg: MSG" on stderr and return code (the exit code). */
+static int fail(int code, const char *msg) {
+  fprintf(stderr, PROG ": %s\n", msg);
+  return code;
+}
+
+/** Read all of f into a malloc'd buffer (*buf, *len).  Returns 0 or errno. */
+static int read_all(FILE *f, uint8_t **buf, size_t *len) {
+  size_t cap = 1 << 20, n = 0;
+  uint8_t *b = malloc(cap);
+  if (!b) return ENOMEM;
+  for (;;) {
+    if (n == cap) {
+      uint8_t *r = realloc(b, cap * 2);
+      if (!r) { free(b); return ENOMEM; }
+      b = r;
+      cap *= 2;
+    }
+    size_t got = fread(b + n, 1, cap - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) { int err = errno ? errno : EIO; free(b); return err; }
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
+/** onnx2ecg_unsupported callback: one error line on stderr. */
+static void print_line(void *ctx, const char *line) {
+  (void)ctx;
+  fprintf(stderr, PROG ": %s\n", line);
+}
+
+/** Seconds since an arbitrary point (monotonic). */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/** Print s as a JSON string (quoted, escaped) on f. */
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+enum { OPT_INPUT_SHAPE = 256, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER, OPT_VERSION };
+
+int main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
+      {"zstd", no_argument, NULL, OPT_ZSTD},
+      {"report", no_argument, NULL, OPT_REPORT},
+      {"list-ops", no_argument, NULL, OPT_LIST_OPS},
+      {"no-fold", no_argument, NULL, OPT_NO_FOLD},
+      {"no-infer", no_argument, NULL, OPT_NO_INFER},
+      {"verbose", no_argument, NULL, 'v'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {"output", required_argument, NULL, 'o'},
+      {NULL, 0, NULL, 0}};
+  const char *out_path = "-";
+  bool zstd = false, report = false, fold = true, infer = true, verbose = false;
+  onnx2ecg_shape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+  int n_shapes = 0;
+  ecg_err e = {0};
+  if (!shapes) return fail(ECG_ERR_INTERNAL, "out of memory");
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'o': out_path = optarg; break;
+    case 'v': verbose = true; break;
+    case 'h': usage(stdout); return 0;
+    case OPT_VERSION: printf(PROG " %s (ECG schema %d)\n", ECG_VERSION_STRING, ECG_SCHEMA_VERSION); return 0;
+    case OPT_ZSTD: zstd = true; break;
+    case OPT_REPORT: report = true; break;
+    case OPT_NO_FOLD: fold = false; break;
+    case OPT_NO_INFER: fold = infer = false; break;
+    case OPT_LIST_OPS:
+      for (int i = 0; i < ECG_OP_COUNT; i++) {
+        const ecg_op_info *op = ecg_op_get((ecg_op_id)i);
+        printf("%s %d\n", op->name, op->since);
+      }
+      return 0;
+    case OPT_INPUT_SHAPE:
+      if (onnx2ecg_parse_shape_arg(optarg, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
+      n_shapes++;
+      break;
+    case ':': {
+      char m[128];
+      snprintf(m, sizeof m, "option '%s' needs an argument (try --help)", argv[optind - 1]);
+      return fail(ECG_ERR_USAGE, m);
+    }
+    default: {
+      char m[256];
+      snprintf(m, sizeof m, "unknown option '%s' (try --help)", argv[optind - 1]);
+      return fail(ECG_ERR_USAGE, m);
+    }
+    }
+  }
+  if (optind != argc - 1)
+    return fail(ECG_ERR_USAGE, optind >= argc ? "missing MODEL.onnx (try --help)" : "expected exactly one MODEL.onnx (try --help)");
+  const char *model = argv[optind];
+  if (strcmp(out_path, "-") == 0 && isatty(fileno(stdout)))
+    return fail(ECG_ERR_USAGE, "refusing to write a binary ECG to a terminal (redirect stdout or use -o FILE)");
+
+  /* read */
+  double t0 = now_s();
+  FILE *f = strcmp(model, "-") == 0 ? stdin : fopen(model, "rb");
+  if (!f) {
+    snprintf(e.msg, sizeof e.msg, "%s: %s", model, strerror(errno));
+    return fail(ECG_ERR_INPUT, e.msg);
+  }
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  int err = read_all(f, &buf, &len);
+  if (f != stdin) fclose(f);
+  if (err) {
+    snprintf(e.msg, sizeof e.msg, "%s: %s", model, strerror(err));
+    return fail(err == ENOMEM ? ECG_ERR_INTERNAL : ECG_ERR_INPUT, e.msg);
+  }
+  const char *label = strcmp(model, "-") == 0 ? "<stdin>" : model;
+  if (verbose) fprintf(stderr, PROG ": read %s (%zu bytes)\n", label, len);
+
+  /* parse and convert */
+  Onnx__ModelProto *m = NULL;
+  if (onnx2ecg_parse(buf, len, label, &m, &e) != ECG_OK) { free(buf); return fail(e.code, e.msg); }
+  free(buf);
+  if (verbose)
+    fprintf(stderr, PROG ": ONNX IR %lld, producer '%s %s', %zu nodes, %zu initializers\n",
+            (long long)(m->has_ir_version ? m->ir_version : 0), m->producer_name ? m->producer_name : "",
+            m->producer_version ? m->producer_version : "", m->graph->n_node, m->graph->n_initializer);
+  onnx2ecg_opts opts = {.shapes = shapes, .n_shapes = n_shapes, .source = model};
+  onnx2ecg_stats st;
+  ecg_graph *g = NULL;
+  int rc = onnx2ecg_convert(m, &opts, &g, &st, &e);
+  onnx__model_proto__free_unpacked(m, NULL);
+  if (rc != ECG_OK) return fail(rc, e.msg);
+  if (verbose)
+    fprintf(stderr, PROG ": imported opset %lld: %d nodes (%d Constant -> constants, %d Identity/Dropout removed), %zu tensors, %zu inputs, %zu outputs\n",
+            (long long)st.opset, st.nodes_imported, st.constants, st.identities_removed, g->n_tensors,
+            g->n_inputs, g->n_outputs);
+
+  /* every unsupported operator at once, before any inference */
+  if (onnx2ecg_unsupported(g, print_line, NULL) > 0) { ecg_graph_free(g); return ECG_ERR_INPUT; }
+
+  /* fold / infer, validate */
+  int folded = 0;
+  if (fold) rc = ecg_fold_constants(g, &folded, &e);
+  else if (infer) rc = ecg_infer_shapes(g, &e);
+  if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
+  if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
+  if (verbose && infer)
+    fprintf(stderr, PROG ": %s: %d nodes folded, %zu nodes left, graph valid\n",
+            fold ? "folded constants and inferred shapes" : "inferred shapes", folded, g->n_nodes);
+
+  /* write */
+  rc = ecg_write_path(out_path, g, zstd ? 3 : 0, &e);
+  if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
+  double t1 = now_s();
+  if (verbose) fprintf(stderr, PROG ": wrote %s%s\n", strcmp(out_path, "-") ? out_path : "<stdout>", zstd ? " (zstd)" : "");
+  if (report) {
+    fprintf(stderr, "{\"tool\":\"onnx2ecg\",\"model\":");
+    json_str(stderr, model);
+    fprintf(stderr,
+            ",\"opset\":%lld,\"nodes_before\":%d,\"nodes_imported\":%d,\"nodes_after\":%zu,"
+            "\"folded\":%d,\"constants\":%d,\"identities_removed\":%d,\"initializers\":%d,"
+            "\"tensors\":%zu,\"inputs\":%zu,\"outputs\":%zu,\"time_ms\":%.1f}\n",
+            (long long)st.opset, st.nodes_onnx, st.nodes_imported, g->n_nodes, folded, st.constants,
+            st.identities_removed, st.initializers, g->n_tensors, g->n_inputs, g->n_outputs,
+            (t1 - t0) * 1e3);
+  }
+  ecg_graph_free(g);
+  for (int i = 0; i < n_shapes; i++) free((void *)shapes[i].name);
+  free(shapes);
+  return 0;
+}
