@@ -99,7 +99,9 @@ static void json_str(FILE *f, const char *s) {
 
 enum { OPT_INPUT_SHAPE = 256, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER, OPT_VERSION };
 
-int main(int argc, char **argv) {
+/** The whole tool; shapes (argc + 1 zeroed slots, owned by main) receives the
+ *  --input-shape bindings.  Returns the exit code. */
+static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   static const struct option longopts[] = {
       {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
       {"zstd", no_argument, NULL, OPT_ZSTD},
@@ -114,10 +116,8 @@ int main(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   const char *out_path = "-";
   bool zstd = false, report = false, fold = true, infer = true, verbose = false;
-  onnx2ecg_shape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
   int n_shapes = 0;
   ecg_err e = {0};
-  if (!shapes) return fail(ECG_ERR_INTERNAL, "out of memory");
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
@@ -225,7 +225,14 @@ int main(int argc, char **argv) {
             (t1 - t0) * 1e3);
   }
   ecg_graph_free(g);
-  for (int i = 0; i < n_shapes; i++) free((void *)shapes[i].name);
-  free(shapes);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  onnx2ecg_shape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+  if (!shapes) return fail(ECG_ERR_INTERNAL, "out of memory");
+  int rc = run(argc, argv, shapes);
+  for (int i = 0; i <= argc; i++) free((void *)shapes[i].name);
+  free(shapes);
+  return rc;
 }
