@@ -181,8 +181,9 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   if (onnx2ecg_parse(buf, len, label, &m, &e) != ECG_OK) { free(buf); return fail(e.code, e.msg); }
   free(buf);
   if (verbose)
-    fprintf(stderr, PROG ": ONNX IR %lld, producer '%s %s', %zu nodes, %zu initializers\n",
+    fprintf(stderr, PROG ": ONNX IR %lld, producer '%s%s%s', %zu nodes, %zu initializers\n",
             (long long)(m->has_ir_version ? m->ir_version : 0), m->producer_name ? m->producer_name : "",
+            m->producer_version && m->producer_version[0] ? " " : "",
             m->producer_version ? m->producer_version : "", m->graph->n_node, m->graph->n_initializer);
   onnx2ecg_opts opts = {.shapes = shapes, .n_shapes = n_shapes, .source = model};
   onnx2ecg_stats st;
@@ -197,6 +198,14 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
 
   /* every unsupported operator at once, before any inference */
   if (onnx2ecg_unsupported(g, print_line, NULL) > 0) { ecg_graph_free(g); return ECG_ERR_INPUT; }
+
+  /* drop tensors nothing reads (unused initializers); folding compacts again */
+  bool *keep = malloc(g->n_nodes + 1);
+  if (!keep) { ecg_graph_free(g); return fail(ECG_ERR_INTERNAL, "out of memory"); }
+  memset(keep, 1, g->n_nodes + 1);
+  rc = ecg_compact(g, keep);
+  free(keep);
+  if (rc != ECG_OK) { ecg_graph_free(g); return fail(ECG_ERR_INTERNAL, "out of memory"); }
 
   /* fold / infer, validate */
   int folded = 0;
