@@ -48,7 +48,7 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
 
 # The lowering runtime sources are embedded into ecg-lower, which copies them into
 # every lowered directory.
-RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h))
+RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h)) tools/lower/runner/runner_main.c
 $(BUILD)/gen/runtime_blob.c: $(RT_SRCS) scripts/embed.sh
 	@mkdir -p $(BUILD)/gen
 	sh scripts/embed.sh $(RT_SRCS) > $@.tmp && mv $@.tmp $@
@@ -66,7 +66,7 @@ $(BUILD)/libecg.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 define TOOL_RULE
-$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c)) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef

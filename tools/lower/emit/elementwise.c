@@ -1,0 +1,240 @@
+/* Emitters for One-to-One operators (DNNFusion Table 3.2): each is a scalar C
+ * expression of its inputs; one broadcasting loop skeleton (lw_loops) serves them all
+ * (STYLE 12).  Expression templates: $0 $1 $2 = input values, $T = the output C type,
+ * $a $b = float attributes chosen per op (see attrs_of).  Inputs broadcast with numpy
+ * rules (ONNX Broadcasting.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lower.h"
+#include "emit.h"
+
+typedef struct { ecg_op_id id; const char *expr; } ew_row;
+
+/* Unary, binary and ternary elementwise operators. */
+static const ew_row EW[] = {
+  {ECG_OP_Relu, "($0 > 0 ? $0 : ($T)0)"},
+  {ECG_OP_Sigmoid, "(($T)1 / (($T)1 + exp(-$0)))"},
+  {ECG_OP_Tanh, "tanh($0)"},
+  {ECG_OP_Exp, "exp($0)"},
+  {ECG_OP_Log, "log($0)"},
+  {ECG_OP_Sqrt, "sqrt($0)"},
+  {ECG_OP_Neg, "(-$0)"},
+  {ECG_OP_Abs, "($0 < 0 ? -$0 : $0)"},
+  {ECG_OP_Erf, "erf($0)"},
+  {ECG_OP_Floor, "floor($0)"},
+  {ECG_OP_Ceil, "ceil($0)"},
+  {ECG_OP_Round, "nearbyint($0)"},
+  {ECG_OP_Reciprocal, "(($T)1 / $0)"},
+  {ECG_OP_Sin, "sin($0)"},
+  {ECG_OP_Cos, "cos($0)"},
+  {ECG_OP_Sign, "(($0 > 0) - ($0 < 0))"},
+  {ECG_OP_Not, "(!$0)"},
+  {ECG_OP_LeakyRelu, "($0 >= 0 ? $0 : ($T)$a * $0)"},
+  {ECG_OP_Elu, "($0 >= 0 ? $0 : ($T)$a * (exp($0) - ($T)1))"},
+  {ECG_OP_Selu, "($0 > 0 ? ($T)$b * $0 : ($T)$b * (($T)$a * exp($0) - ($T)$a))"},
+  {ECG_OP_Softplus, "($0 > ($T)20 ? $0 : log1p(exp($0)))"},
+  {ECG_OP_HardSigmoid, "fmax(($T)0, fmin(($T)1, ($T)$a * $0 + ($T)$b))"},
+  {ECG_OP_HardSwish, "($0 * fmax(($T)0, fmin(($T)1, $0 * ($T)(1.0 / 6.0) + ($T)0.5)))"},
+  {ECG_OP_Clip, "($0 < $1 ? $1 : ($0 > $2 ? $2 : $0))"},
+  {ECG_OP_Cast, "(($T)$0)"},
+  {ECG_OP_Identity, "$0"},
+  {ECG_OP_Add, "($0 + $1)"},
+  {ECG_OP_Sub, "($0 - $1)"},
+  {ECG_OP_Mul, "($0 * $1)"},
+  {ECG_OP_Div, "($0 / $1)"},
+  {ECG_OP_Pow, "pow($0, $1)"},
+  {ECG_OP_Mod, "ecg_mod($0, $1)"},
+  {ECG_OP_PRelu, "($0 < 0 ? $1 * $0 : $0)"},
+  {ECG_OP_Equal, "($0 == $1)"},
+  {ECG_OP_Less, "($0 < $1)"},
+  {ECG_OP_LessOrEqual, "($0 <= $1)"},
+  {ECG_OP_Greater, "($0 > $1)"},
+  {ECG_OP_GreaterOrEqual, "($0 >= $1)"},
+  {ECG_OP_And, "($0 && $1)"},
+  {ECG_OP_Or, "($0 || $1)"},
+  {ECG_OP_Xor, "(!$0 != !$1)"},
+  {ECG_OP_Where, "($0 ? $1 : $2)"},
+  {ECG_OP_BatchNormalization, "(($0 - $3) / sqrt($4 + ($T)$a) * $1 + $2)"},
+};
+
+static const char *expr_of(ecg_op_id id) {
+  for (size_t i = 0; i < sizeof EW / sizeof *EW; i++)
+    if (EW[i].id == id) return EW[i].expr;
+  return NULL;
+}
+
+/* The float attributes $a and $b of an op, with ONNX defaults. */
+static void attrs_of(const ecg_node *n, ecg_op_id id, double *a, double *b) {
+  *a = *b = 0;
+  switch (id) {
+  case ECG_OP_LeakyRelu: *a = ecg_attr_f(n, "alpha", 0.01f); break;
+  case ECG_OP_Elu: *a = ecg_attr_f(n, "alpha", 1.0f); break;
+  case ECG_OP_Selu:
+    *a = ecg_attr_f(n, "alpha", 1.67326319217681884765625f);
+    *b = ecg_attr_f(n, "gamma", 1.05070102214813232421875f);
+    break;
+  case ECG_OP_HardSigmoid: *a = ecg_attr_f(n, "alpha", 0.2f); *b = ecg_attr_f(n, "beta", 0.5f); break;
+  case ECG_OP_BatchNormalization: *a = ecg_attr_f(n, "epsilon", 1e-5f); break;
+  default: break;
+  }
+}
+
+int lw_expand_expr(sbuf *out, const char *tmpl, const char *const *vals, int n_vals, const char *ctype,
+                   double a, double b) {
+  for (const char *p = tmpl; *p; p++) {
+    if (*p != '$') { sb_printf(out, "%c", *p); continue; }
+    char c = *++p;
+    if (c >= '0' && c <= '9') {
+      int k = c - '0';
+      if (k >= n_vals) return -1;
+      sb_printf(out, "%s", vals[k]);
+    } else if (c == 'T') sb_printf(out, "%s", ctype);
+    else if (c == 'a') sb_printf(out, "%.9g", a);
+    else if (c == 'b') sb_printf(out, "%.9g", b);
+    else return -1;
+  }
+  return 0;
+}
+
+int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t in_dims[][ECG_MAX_RANK],
+                const int *in_rank, const char *tmpl, double a, double b) {
+  int64_t od[ECG_MAX_RANK], st[LW_MAX_OPS][ECG_MAX_RANK];
+  int r = lw_dims(L, out_id, od);
+  lw_strides(r, od, st[0]);
+  char ptrs[LW_MAX_OPS][200];
+  char vals[LW_MAX_OPS][220];
+  const char *vp[LW_MAX_OPS];
+  for (int k = 0; k < n_in; k++) {
+    lw_bcast_strides(r, od, in_rank[k], in_dims[k], st[k + 1]);
+    snprintf(ptrs[k], sizeof ptrs[k], "%s", lw_ptr(L, in_ids[k]));
+    snprintf(vals[k], sizeof vals[k], "%s[o%d]", ptrs[k], k + 1);
+    vp[k] = vals[k];
+  }
+  sbuf body = {0};
+  sb_printf(&body, "%s[o0] = (%s)", lw_ptr(L, out_id), lw_ctype(L, out_id));
+  if (lw_expand_expr(&body, tmpl, vp, n_in, lw_ctype(L, out_id), a, b) != 0) { sb_free(&body); return -1; }
+  sb_printf(&body, ";");
+  lw_loops(L, r, od, n_in + 1, st, NULL, body.s, 1);
+  sb_free(&body);
+  return 0;
+}
+
+/* Clip: min/max come from attributes (opset < 11) or optional scalar inputs. */
+static int clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, size_t sz) {
+  const ecg_tensor *x = L->g->tensors[n->inputs[0]];
+  int isf = ecg_dtype_is_float(x->dtype);
+  const char *ct = lw_ctype(L, n->inputs[0]);
+  if (ecg_attr_find(n, "min") || ecg_attr_find(n, "max") || n->n_inputs == 1) {
+    snprintf(lo, sz, "(%s)%.9g", ct, ecg_attr_f(n, "min", isf ? -3.402823466e38f : 0));
+    snprintf(hi, sz, "(%s)%.9g", ct, ecg_attr_f(n, "max", isf ? 3.402823466e38f : 0));
+    if (!isf && !ecg_attr_find(n, "min")) snprintf(lo, sz, "(%s)0", ct);
+  }
+  for (int k = 1; k <= 2; k++) {
+    char *dst = k == 1 ? lo : hi;
+    int id = (size_t)k < n->n_inputs ? n->inputs[k] : -1;
+    if (id >= 0) snprintf(dst, sz, "%s[0]", lw_ptr(L, id));
+    else if (n->n_inputs > 1 || (!ecg_attr_find(n, k == 1 ? "min" : "max") && n->n_inputs == 1 && isf))
+      snprintf(dst, sz, "(%s)%s", ct, k == 1 ? (isf ? "-INFINITY" : "INT64_MIN") : (isf ? "INFINITY" : "INT64_MAX"));
+  }
+  if (!isf && !(n->n_inputs > 1)) {
+    /* integer Clip without attributes: the type's range */
+    char tmp[64];
+    if (!ecg_attr_find(n, "min")) { snprintf(tmp, sizeof tmp, "(%s)%s", ct, "-9223372036854775807LL"); snprintf(lo, sz, "%s", tmp); }
+    if (!ecg_attr_find(n, "max")) { snprintf(tmp, sizeof tmp, "(%s)%s", ct, "9223372036854775807LL"); snprintf(hi, sz, "%s", tmp); }
+  }
+  return 0;
+}
+
+/** Emitter for every row of EW: Relu .. Where, BatchNormalization (inference form). */
+int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  const char *tmpl = expr_of(op->id);
+  char lb[256];
+  if (!tmpl) return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no elementwise expression", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type);
+  int ids[LW_MAX_OPS], rank[LW_MAX_OPS];
+  int64_t dims[LW_MAX_OPS][ECG_MAX_RANK];
+  int n_in = 0;
+  double a, b;
+  attrs_of(n, op->id, &a, &b);
+  int out = n->outputs[0];
+  int isf = ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype);
+  if (op->id == ECG_OP_Mod)
+    tmpl = ecg_attr_i(n, "fmod", 0) ? (isf ? "fmod($0, $1)" : "ecg_tmod($0, $1)") : (isf ? "ecg_fmod_floor($0, $1)" : "ecg_imod($0, $1)");
+  if (op->id == ECG_OP_Div && !isf) tmpl = "ecg_idiv($0, $1)";
+  if (op->id == ECG_OP_Cast && L->g->tensors[out]->dtype == ECG_BOOL) tmpl = "($0 != 0)";
+  if (op->id == ECG_OP_Clip) {
+    char lo[200] = "", hi[200] = "";
+    clip_bounds(L, n, lo, hi, sizeof lo);
+    ids[0] = n->inputs[0];
+    rank[0] = lw_dims(L, ids[0], dims[0]);
+    sbuf t = {0};
+    const char *vals[3] = {"$0", lo, hi};
+    lw_expand_expr(&t, tmpl, vals, 3, "$T", 0, 0);
+    int rc = lw_emit_map(L, out, 1, ids, dims, rank, t.s, a, b);
+    sb_free(&t);
+    return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "bad template") : ECG_OK;
+  }
+  if (op->id == ECG_OP_BatchNormalization) {
+    if (n->n_outputs > 1 && (n->outputs[1] >= 0 || (n->n_outputs > 2 && n->outputs[2] >= 0)))
+      return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (BatchNormalization): training-mode outputs are not supported", ecg_node_label(L->g, n, lb, sizeof lb));
+    int64_t xd[ECG_MAX_RANK];
+    int xr = lw_dims(L, n->inputs[0], xd);
+    for (int k = 0; k < 5; k++) {
+      ids[k] = n->inputs[k];
+      if (k == 0) { rank[0] = xr; memcpy(dims[0], xd, sizeof xd); continue; }
+      /* per-channel [C] viewed as [C, 1, ..., 1] against [N, C, ...] */
+      rank[k] = xr - 1;
+      for (int d = 0; d < xr - 1; d++) dims[k][d] = d == 0 ? xd[1] : 1;
+    }
+    n_in = 5;
+  } else {
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] < 0) continue;
+      ids[n_in] = n->inputs[k];
+      rank[n_in] = lw_dims(L, ids[n_in], dims[n_in]);
+      n_in++;
+    }
+  }
+  int rc = lw_emit_map(L, out, n_in, ids, dims, rank, tmpl, a, b);
+  return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "node '%s': bad expression template", ecg_node_label(L->g, n, lb, sizeof lb)) : ECG_OK;
+}
+
+/** Variadic Max, Min, Sum, Mean: a left fold of the binary expression over the inputs. */
+int emit_variadic(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  int ids[LW_MAX_OPS], rank[LW_MAX_OPS];
+  int64_t dims[LW_MAX_OPS][ECG_MAX_RANK];
+  int n_in = 0;
+  char lb[256];
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    if (n->inputs[k] < 0) continue;
+    if (n_in == LW_MAX_OPS - 1) return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): more than %d inputs", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, LW_MAX_OPS - 1);
+    ids[n_in] = n->inputs[k];
+    rank[n_in] = lw_dims(L, ids[n_in], dims[n_in]);
+    n_in++;
+  }
+  /* Build the fold explicitly: acc_k = f(acc_{k-1}, $k). */
+  sbuf acc = {0};
+  sb_printf(&acc, "$0");
+  for (int k = 1; k < n_in; k++) {
+    sbuf nx = {0};
+    const char *prev = acc.s;
+    switch (op->id) {
+    case ECG_OP_Max: sb_printf(&nx, "ecg_max(%s, $%d)", prev, k); break;
+    case ECG_OP_Min: sb_printf(&nx, "ecg_min(%s, $%d)", prev, k); break;
+    default: sb_printf(&nx, "(%s + $%d)", prev, k); break;
+    }
+    sb_free(&acc);
+    acc = nx;
+  }
+  if (op->id == ECG_OP_Mean) {
+    sbuf nx = {0};
+    sb_printf(&nx, "(%s / ($T)%d)", acc.s, n_in);
+    sb_free(&acc);
+    acc = nx;
+  }
+  int rc = lw_emit_map(L, n->outputs[0], n_in, ids, dims, rank, acc.s, 0, 0);
+  sb_free(&acc);
+  return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "bad template") : ECG_OK;
+}

@@ -1,0 +1,39 @@
+/* Emitters (tools/lower/emit/): one function per operator family; the table in
+ * emitters.c maps every registry op id to its emitter. */
+#ifndef ECG_EMIT_H
+#define ECG_EMIT_H
+#include "../lower.h"
+
+/** Expand an expression template ($0.. inputs, $T type, $a $b floats) into out;
+ *  -1 on a bad template. */
+int lw_expand_expr(sbuf *out, const char *tmpl, const char *const *vals, int n_vals, const char *ctype,
+                   double a, double b);
+/** out[i] = tmpl(inputs broadcast to out's shape); in_dims/in_rank give each input's
+ *  shape (may differ from the tensor's own to express per-channel broadcasts). */
+int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t in_dims[][ECG_MAX_RANK],
+                const int *in_rank, const char *tmpl, double a, double b);
+
+int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_variadic(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_concat(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_split(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_expand(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
+#endif

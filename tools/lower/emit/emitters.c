@@ -1,0 +1,37 @@
+/* The emitter table: registry op id -> emitter (DESIGN.md: an operator's kernel
+ * emitter lives in one file under tools/lower/emit/). Ops without an entry make
+ * ecg-lower fail with "no kernel emitter", naming the node. */
+#include "emit.h"
+
+static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
+#define EWISE(id) [ECG_OP_##id] = emit_elementwise
+  EWISE(Relu), EWISE(Sigmoid), EWISE(Tanh), EWISE(Exp), EWISE(Log), EWISE(Sqrt), EWISE(Neg),
+  EWISE(Abs), EWISE(Erf), EWISE(Floor), EWISE(Ceil), EWISE(Round), EWISE(Reciprocal), EWISE(Sin),
+  EWISE(Cos), EWISE(Sign), EWISE(Not), EWISE(LeakyRelu), EWISE(Elu), EWISE(Selu), EWISE(Softplus),
+  EWISE(HardSigmoid), EWISE(HardSwish), EWISE(Clip), EWISE(Cast), EWISE(Identity), EWISE(Add),
+  EWISE(Sub), EWISE(Mul), EWISE(Div), EWISE(Pow), EWISE(Mod), EWISE(PRelu), EWISE(Equal),
+  EWISE(Less), EWISE(LessOrEqual), EWISE(Greater), EWISE(GreaterOrEqual), EWISE(And), EWISE(Or),
+  EWISE(Xor), EWISE(Where), EWISE(BatchNormalization),
+#undef EWISE
+  [ECG_OP_Max] = emit_variadic, [ECG_OP_Min] = emit_variadic, [ECG_OP_Sum] = emit_variadic,
+  [ECG_OP_Mean] = emit_variadic,
+  [ECG_OP_Conv] = emit_conv, [ECG_OP_ConvTranspose] = emit_convtranspose,
+  [ECG_OP_MatMul] = emit_matmul, [ECG_OP_Gemm] = emit_gemm,
+  [ECG_OP_MaxPool] = emit_pool, [ECG_OP_AveragePool] = emit_pool,
+  [ECG_OP_GlobalAveragePool] = emit_global_pool, [ECG_OP_GlobalMaxPool] = emit_global_pool,
+  [ECG_OP_Softmax] = emit_softmax, [ECG_OP_LogSoftmax] = emit_softmax,
+  [ECG_OP_ReduceMean] = emit_reduce, [ECG_OP_ReduceSum] = emit_reduce, [ECG_OP_ReduceMax] = emit_reduce,
+  [ECG_OP_ReduceMin] = emit_reduce, [ECG_OP_ReduceProd] = emit_reduce, [ECG_OP_ReduceL2] = emit_reduce,
+  [ECG_OP_ReduceSumSquare] = emit_reduce,
+  [ECG_OP_ArgMax] = emit_argreduce, [ECG_OP_ArgMin] = emit_argreduce,
+  [ECG_OP_InstanceNormalization] = emit_norm, [ECG_OP_LayerNormalization] = emit_norm,
+  [ECG_OP_Reshape] = emit_copy, [ECG_OP_Flatten] = emit_copy, [ECG_OP_Squeeze] = emit_copy,
+  [ECG_OP_Unsqueeze] = emit_copy,
+  [ECG_OP_Transpose] = emit_transpose, [ECG_OP_DepthToSpace] = emit_space_depth,
+  [ECG_OP_SpaceToDepth] = emit_space_depth,
+  [ECG_OP_Concat] = emit_concat, [ECG_OP_Split] = emit_split, [ECG_OP_Slice] = emit_slice,
+  [ECG_OP_Expand] = emit_expand, [ECG_OP_Gather] = emit_gather, [ECG_OP_Tile] = emit_tile,
+  [ECG_OP_Pad] = emit_pad, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
+};
+
+ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EMITTERS[id] : NULL; }

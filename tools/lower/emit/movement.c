@@ -1,0 +1,266 @@
+/* Emitters for data movement: Reorganize (Reshape, Flatten, Squeeze, Unsqueeze),
+ * Shuffle (Transpose, DepthToSpace, SpaceToDepth) and the One-to-One / One-to-Many
+ * copies (Concat, Split, Slice, Gather, Expand, Tile, Pad).  Each is an index map
+ * expressed through lw_loops (DNNFusion §3.4.4: index maps folded into addressing). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
+  char lb[256];
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
+}
+
+/** Reshape, Flatten, Squeeze, Unsqueeze: the bytes do not change (Reorganize). */
+int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int in = n->inputs[0], out = n->outputs[0];
+  sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
+  sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
+  return ECG_OK;
+}
+
+/* Copy: out[o0] = in[o1] over `dims` with the given strides. */
+static void strided_copy(ecg_lower *L, int out, int in, int r, const int64_t *dims, const int64_t *ost,
+                         const int64_t *ist, int64_t obase, int64_t ibase) {
+  int64_t st[2][ECG_MAX_RANK], base[2] = {obase, ibase};
+  memcpy(st[0], ost, sizeof(int64_t) * (size_t)r);
+  memcpy(st[1], ist, sizeof(int64_t) * (size_t)r);
+  char body[512];
+  snprintf(body, sizeof body, "%s[o0] = ", lw_ptr(L, out));
+  snprintf(body + strlen(body), sizeof body - strlen(body), "%s[o1];", lw_ptr(L, in));
+  lw_loops(L, r, dims, 2, st, base, body, 1);
+}
+
+/** Transpose: out[i] = in[perm^-1(i)]; perm defaults to reversing the axes. */
+int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pst[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  lw_strides(r, id, ist);
+  lw_strides(r, od, ost);
+  const int64_t *perm;
+  int np = ecg_attr_ints(n, "perm", &perm);
+  for (int d = 0; d < r; d++) {
+    int p = np == r ? lw_axis(perm[d], r) : r - 1 - d;
+    if (p < 0) return node_err(L, n, e, "perm out of range");
+    pst[d] = ist[p];
+  }
+  strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, pst, 0, 0);
+  return ECG_OK;
+}
+
+/** DepthToSpace (DCR and CRD modes) and SpaceToDepth as 6-D transposes. */
+int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  if (lw_dims(L, n->inputs[0], id) != 4) return node_err(L, n, e, "input must be 4-D");
+  lw_dims(L, n->outputs[0], od);
+  int64_t b = ecg_attr_i(n, "blocksize", 0);
+  char mode[16];
+  ecg_attr_s(n, "mode", "DCR", mode, sizeof mode);
+  int64_t N = id[0], dims[6], st[6], vs[6], ost[6];
+  if (!strcmp(n->op_type, "DepthToSpace")) {
+    int64_t C = id[1] / (b * b), H = id[2], W = id[3];
+    /* output viewed as [N, C, H, b1, W, b2] (contiguous) */
+    int64_t d6[6] = {N, C, H, b, W, b};
+    memcpy(dims, d6, sizeof d6);
+    if (!strcmp(mode, "CRD")) { /* input view [N, C, b1, b2, H, W] */
+      int64_t v[6] = {N, C, b, b, H, W};
+      lw_strides(6, v, vs);
+      int64_t s[6] = {vs[0], vs[1], vs[4], vs[2], vs[5], vs[3]};
+      memcpy(st, s, sizeof s);
+    } else { /* DCR: input view [N, b1, b2, C, H, W] */
+      int64_t v[6] = {N, b, b, C, H, W};
+      lw_strides(6, v, vs);
+      int64_t s[6] = {vs[0], vs[3], vs[4], vs[1], vs[5], vs[2]};
+      memcpy(st, s, sizeof s);
+    }
+  } else {
+    int64_t C = id[1], H = id[2] / b, W = id[3] / b;
+    /* output viewed as [N, b1, b2, C, H, W]; input view [N, C, H, b1, W, b2] */
+    int64_t d6[6] = {N, b, b, C, H, W};
+    memcpy(dims, d6, sizeof d6);
+    int64_t v[6] = {N, C, H, b, W, b};
+    lw_strides(6, v, vs);
+    int64_t s[6] = {vs[0], vs[3], vs[5], vs[1], vs[2], vs[4]};
+    memcpy(st, s, sizeof s);
+  }
+  lw_strides(6, dims, ost);
+  strided_copy(L, n->outputs[0], n->inputs[0], 6, dims, ost, st, 0, 0);
+  return ECG_OK;
+}
+
+/* Concat and Split: copy each piece into/out of its slab along axis. */
+static int concat_split(ecg_lower *L, const ecg_node *n, ecg_err *e, int split) {
+  int big = split ? n->inputs[0] : n->outputs[0];
+  int64_t bd[ECG_MAX_RANK], bst[ECG_MAX_RANK];
+  int r = lw_dims(L, big, bd);
+  lw_strides(r, bd, bst);
+  int axis = lw_axis(ecg_attr_i(n, "axis", split ? 0 : 1), r);
+  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  int64_t off = 0;
+  size_t cnt = split ? n->n_outputs : n->n_inputs;
+  for (size_t k = 0; k < cnt; k++) {
+    int piece = split ? n->outputs[k] : n->inputs[k];
+    if (piece < 0) continue;
+    int64_t pd[ECG_MAX_RANK], pst[ECG_MAX_RANK];
+    lw_dims(L, piece, pd);
+    lw_strides(r, pd, pst);
+    if (split) strided_copy(L, piece, big, r, pd, pst, bst, 0, off * bst[axis]);
+    else strided_copy(L, big, piece, r, pd, bst, pst, off * bst[axis], 0);
+    off += pd[axis];
+  }
+  return ECG_OK;
+}
+
+/** Concat along axis. */
+int emit_concat(ecg_lower *L, const ecg_node *n, ecg_err *e) { return concat_split(L, n, e, 0); }
+/** Split: piece sizes are the (inferred) output shapes along axis. */
+int emit_split(ecg_lower *L, const ecg_node *n, ecg_err *e) { return concat_split(L, n, e, 1); }
+
+/* Slice parameters: starts/ends/axes/steps from inputs (opset >= 10) or attributes. */
+static int slice_param(ecg_lower *L, const ecg_node *n, int input, const char *attr, int64_t *v, int max) {
+  if (n->n_inputs > 1) {
+    if ((size_t)input >= n->n_inputs || n->inputs[input] < 0) return -1;
+    return ecg_const_ints(L->g->tensors[n->inputs[input]], v, max);
+  }
+  const int64_t *a;
+  int c = ecg_attr_ints(n, attr, &a);
+  if (c < 0 || c > max) return -1;
+  memcpy(v, a, sizeof(int64_t) * (size_t)c);
+  return c;
+}
+
+/** Slice with negative indices, clamping and negative steps (ONNX Slice-13). */
+int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], sst[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  lw_strides(r, id, ist);
+  lw_strides(r, od, ost);
+  int64_t starts[ECG_MAX_RANK], ends[ECG_MAX_RANK], axes[ECG_MAX_RANK], steps[ECG_MAX_RANK];
+  int ns = slice_param(L, n, 1, "starts", starts, ECG_MAX_RANK);
+  int ne = slice_param(L, n, 2, "ends", ends, ECG_MAX_RANK);
+  if (ns < 0 || ne != ns) return node_err(L, n, e, "starts/ends must be constants of equal length");
+  int na = slice_param(L, n, 3, "axes", axes, ECG_MAX_RANK);
+  int nst = n->n_inputs > 1 ? slice_param(L, n, 4, "", steps, ECG_MAX_RANK) : -1;
+  int64_t start[ECG_MAX_RANK] = {0}, step[ECG_MAX_RANK];
+  for (int d = 0; d < r; d++) step[d] = 1;
+  for (int i = 0; i < ns; i++) {
+    int ax = lw_axis(na == ns ? axes[i] : i, r);
+    if (ax < 0) return node_err(L, n, e, "axis out of range");
+    int64_t s = starts[i], st = nst == ns ? steps[i] : 1, dim = id[ax];
+    if (st == 0) return node_err(L, n, e, "step 0");
+    if (s < 0) s += dim;
+    if (st > 0) s = s < 0 ? 0 : s > dim ? dim : s;
+    else s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
+    start[ax] = s;
+    step[ax] = st;
+  }
+  int64_t base = 0;
+  for (int d = 0; d < r; d++) {
+    sst[d] = ist[d] * step[d];
+    base += start[d] * ist[d];
+  }
+  strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, sst, 0, base);
+  return ECG_OK;
+}
+
+/** Expand: numpy broadcast of the input to the output shape (One-to-Many). */
+int emit_expand(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int ids[1] = {n->inputs[0]}, rank[1];
+  int64_t dims[1][ECG_MAX_RANK];
+  rank[0] = lw_dims(L, ids[0], dims[0]);
+  return lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, "$0", 0, 0) ? ecg_errf(e, ECG_ERR_INTERNAL, "template") : ECG_OK;
+}
+
+/** Tile: the output viewed as [rep0, d0, rep1, d1, ...]; input strides 0 on reps. */
+int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  if (2 * r > ECG_MAX_RANK) return node_err(L, n, e, "rank above 4 is not supported");
+  lw_strides(r, id, ist);
+  lw_strides(r, od, ost);
+  int64_t dims[ECG_MAX_RANK], s0[ECG_MAX_RANK], s1[ECG_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    int64_t rep = id[d] ? od[d] / id[d] : 0;
+    dims[2 * d] = rep;
+    dims[2 * d + 1] = id[d];
+    s0[2 * d] = id[d] * ost[d];
+    s0[2 * d + 1] = ost[d];
+    s1[2 * d] = 0;
+    s1[2 * d + 1] = ist[d];
+  }
+  strided_copy(L, n->outputs[0], n->inputs[0], 2 * r, dims, s0, s1, 0, 0);
+  return ECG_OK;
+}
+
+/** Gather along axis with int32/int64 indices (negative wrap; out-of-range -> zeros). */
+int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t dd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], dd);
+  int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
+  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  int64_t outer = 1, inner = 1, K = dd[axis];
+  for (int d = 0; d < axis; d++) outer *= dd[d];
+  for (int d = axis + 1; d < r; d++) inner *= dd[d];
+  int64_t nidx = ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
+  size_t es = ecg_dtype_size(L->g->tensors[n->inputs[0]]->dtype);
+  sbuf *c = &L->code;
+  sb_printf(c, "  #pragma omp parallel for if(%lld > 4096)\n", (long long)(outer * nidx * inner));
+  sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * nidx));
+  sb_printf(c, "    int64_t o = j / %lld, q = j %% %lld;\n", (long long)nidx, (long long)nidx);
+  sb_printf(c, "    int64_t k = (int64_t)%s[q];\n", lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    if (k < 0) k += %lld;\n", (long long)K);
+  sb_printf(c, "    unsigned char *dst = (unsigned char *)%s + (size_t)j * %zu;\n", lw_ptr(L, n->outputs[0]), (size_t)inner * es);
+  sb_printf(c, "    if (k < 0 || k >= %lld) { memset(dst, 0, %zu); continue; }\n", (long long)K, (size_t)inner * es);
+  sb_printf(c, "    memcpy(dst, (const unsigned char *)%s + ((size_t)o * %lld + (size_t)k) * %zu, %zu);\n",
+            lw_ptr(L, n->inputs[0]), (long long)K, (size_t)inner * es, (size_t)inner * es);
+  sb_printf(c, "  }\n");
+  return ECG_OK;
+}
+
+/** Pad: constant, reflect and edge modes; pads from the attribute (opset < 11) or
+ *  the constant input; negative pads crop. */
+int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  lw_strides(r, id, ist);
+  lw_strides(r, od, ost);
+  int np;
+  if (n->n_inputs > 1 && n->inputs[1] >= 0) np = ecg_const_ints(L->g->tensors[n->inputs[1]], pads, 2 * ECG_MAX_RANK);
+  else {
+    const int64_t *p;
+    np = ecg_attr_ints(n, "pads", &p);
+    if (np > 0 && np <= 2 * ECG_MAX_RANK) memcpy(pads, p, sizeof(int64_t) * (size_t)np);
+  }
+  if (np != 2 * r) {
+    /* opset 18 axes input is not handled */
+    return node_err(L, n, e, "pads must be a constant with 2 * rank values");
+  }
+  char mode[16];
+  ecg_attr_s(n, "mode", "constant", mode, sizeof mode);
+  char value[160] = "0";
+  if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(value, sizeof value, "%s[0]", lw_ptr(L, n->inputs[2]));
+  else if (ecg_attr_find(n, "value")) snprintf(value, sizeof value, "%.9g", ecg_attr_f(n, "value", 0));
+  int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
+  if (m < 0) return node_err(L, n, e, "pad mode not supported (constant, reflect, edge)");
+  sbuf *c = &L->code;
+  int64_t numel = 1;
+  for (int d = 0; d < r; d++) numel *= od[d];
+  sb_printf(c, "  #pragma omp parallel for if(%lld > 32768)\n", (long long)numel);
+  sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n    int64_t rem = j, src = 0, inside = 1;\n", (long long)numel);
+  for (int d = 0; d < r; d++) {
+    sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - %lld;\n", (long long)ost[d], (long long)ost[d], (long long)pads[d]);
+    if (m == 0) sb_printf(c, "      if (s < 0 || s >= %lld) inside = 0;\n", (long long)id[d]);
+    else if (m == 2) sb_printf(c, "      if (s < 0) s = 0; if (s >= %lld) s = %lld;\n", (long long)id[d], (long long)id[d] - 1);
+    else sb_printf(c, "      if (%lld > 1) { while (s < 0 || s >= %lld) { if (s < 0) s = -s; if (s >= %lld) s = 2 * %lld - s; } } else s = 0;\n",
+                   (long long)id[d], (long long)id[d], (long long)id[d], (long long)id[d] - 1);
+    sb_printf(c, "      src += s * %lld; }\n", (long long)ist[d]);
+  }
+  sb_printf(c, "    %s[j] = inside ? ", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "%s[inside ? src : 0] : (%s)%s;\n  }\n", lw_ptr(L, n->inputs[0]), lw_ctype(L, n->outputs[0]), value);
+  return ECG_OK;
+}

@@ -1,0 +1,263 @@
+/* Emitters for the compute-intensive Many-to-Many operators: Conv, ConvTranspose,
+ * MatMul, Gemm, pooling.  They call the blocked, vectorised runtime kernels
+ * (tools/lower/runtime/ecg_rt.h) with shapes fixed at lowering time; constant weights
+ * are prepacked once in create (DNNFusion §3.4.4; AGO §III complex operators). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
+  char lb[256];
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
+}
+
+static int all_float32(ecg_lower *L, const ecg_node *n) {
+  for (size_t k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k] >= 0 && L->g->tensors[n->inputs[k]]->dtype != ECG_FLOAT) return 0;
+  return 1;
+}
+
+/* Spatial attributes of Conv/ConvTranspose/pools for a 1-D or 2-D op: fills
+ * k[2], s[2], d[2], pads[4] (top, left, bottom, right). Input x dims xd (rank r),
+ * output dims od. kernel from weights (kw != NULL) or kernel_shape. */
+static int spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
+                   const int64_t *wk, int transposed, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
+  int sp = r - 2;
+  if (sp < 1 || sp > 2) return node_err(L, n, e, "only 1-D and 2-D spatial operators are supported");
+  const int64_t *a;
+  int c;
+  for (int i = 0; i < 2; i++) { k[i] = 1; s[i] = 1; d[i] = 1; }
+  for (int i = 0; i < 4; i++) p[i] = 0;
+  int off = 2 - sp; /* a 1-D op uses the second (width) slot */
+  if (wk) for (int i = 0; i < sp; i++) k[off + i] = wk[i];
+  if ((c = ecg_attr_ints(n, "kernel_shape", &a)) == sp) for (int i = 0; i < sp; i++) k[off + i] = a[i];
+  if ((c = ecg_attr_ints(n, "strides", &a)) == sp) for (int i = 0; i < sp; i++) s[off + i] = a[i];
+  if ((c = ecg_attr_ints(n, "dilations", &a)) == sp) for (int i = 0; i < sp; i++) d[off + i] = a[i];
+  char ap[32];
+  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
+  if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+    for (int i = 0; i < sp; i++) {
+      int64_t in = xd[2 + i], out = od[2 + i], kk = (k[off + i] - 1) * d[off + i] + 1;
+      int64_t total = transposed ? (in - 1) * s[off + i] + kk - out : (out - 1) * s[off + i] + kk - in;
+      if (total < 0) total = 0;
+      int64_t lo = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+      p[off + i] = lo;
+      p[2 + off + i] = total - lo;
+    }
+  } else if ((c = ecg_attr_ints(n, "pads", &a)) == 2 * sp) {
+    for (int i = 0; i < sp; i++) { p[off + i] = a[i]; p[2 + off + i] = a[sp + i]; }
+  }
+  return ECG_OK;
+}
+
+static const char *act_none = "{ECG_ACT_NONE, 0, 0}";
+
+/** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_conv2d with weights packed
+ *  in create (or in the kernel when the weights are a graph input). */
+int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 Conv is supported");
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->inputs[1], wd);
+  lw_dims(L, n->outputs[0], od);
+  ECG_TRY(spatial(L, n, e, r, xd, od, wd + 2, 0, k, s, d, p));
+  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
+  int u = lw_uid(L);
+  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)wd[0], (long long)k[0], (long long)k[1],
+            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
+            (long long)p[2], (long long)p[3], (long long)ecg_attr_i(n, "group", 1), act_none);
+  char buf[64];
+  snprintf(buf, sizeof buf, "ecg_conv2d_scratch_floats(&cp%d, threads)", u);
+  lw_need_scratch(L, buf);
+  /* packed size is only known to the runtime: reserve it at create time */
+  size_t wfloats = (size_t)ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
+  size_t off = lw_reserve_packed(L, wfloats * 2 + 4096);
+  sb_printf(&L->init, "  if (ecg_conv2d_packed_floats(&cp%d) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n", u,
+            wfloats * 2 + 4096, L->prefix);
+  const char *wp = lw_ptr(L, n->inputs[1]);
+  if (L->t[n->inputs[1]].where == LW_CONST) {
+    sb_printf(&L->init, "  ecg_conv2d_pack(&cp%d, %s, ctx->packed + %zu);\n", u, wp, off);
+  } else {
+    sb_printf(&L->code, "  ecg_conv2d_pack(&cp%d, %s, ctx->packed + %zu);\n", u, wp, off);
+  }
+  char bias[200] = "NULL";
+  if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+  sb_printf(&L->code, "  ecg_conv2d(&cp%d, %s, ctx->packed + %zu, %s, ", u, lw_ptr(L, n->inputs[0]), off, bias);
+  sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
+  return ECG_OK;
+}
+
+/** ConvTranspose (1-D, 2-D) through ecg_convtranspose2d; output shape from inference. */
+int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 ConvTranspose is supported");
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->inputs[1], wd);
+  lw_dims(L, n->outputs[0], od);
+  ECG_TRY(spatial(L, n, e, r, xd, od, wd + 2, 1, k, s, d, p));
+  const int64_t *a;
+  if (ecg_attr_ints(n, "output_shape", &a) > 0 && !ecg_attr_find(n, "pads")) {
+    /* pads implied by output_shape (ONNX: total = stride*(in-1) + out_pad + ((k-1)*d+1) - out) */
+    const int64_t *op_;
+    int nop = ecg_attr_ints(n, "output_padding", &op_);
+    int sp = r - 2, off = 2 - sp;
+    char ap[32];
+    ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
+    for (int i = 0; i < sp; i++) {
+      int64_t kk = (k[off + i] - 1) * d[off + i] + 1, outpad = nop == sp ? op_[i] : 0;
+      int64_t total = s[off + i] * (xd[2 + i] - 1) + outpad + kk - od[2 + i];
+      if (total < 0) total = 0;
+      int64_t lo = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+      if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) lo = total / 2;
+      p[off + i] = lo;
+      p[2 + off + i] = total - lo;
+    }
+  }
+  int64_t group = ecg_attr_i(n, "group", 1);
+  int u = lw_uid(L);
+  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
+  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)(wd[1] * group), (long long)k[0], (long long)k[1],
+            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
+            (long long)p[2], (long long)p[3], (long long)group, act_none);
+  char buf[64];
+  snprintf(buf, sizeof buf, "ecg_convtranspose2d_scratch_floats(&cp%d)", u);
+  lw_need_scratch(L, buf);
+  char bias[200] = "NULL";
+  if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+  sb_printf(&L->code, "  ecg_convtranspose2d(&cp%d, %s, ", u, lw_ptr(L, n->inputs[0]));
+  sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
+  sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
+  return ECG_OK;
+}
+
+/** MatMul with numpy batch broadcasting and 1-D operands. A constant B shared by every
+ *  batch is prepacked once; otherwise one ecg_sgemm per batch. */
+int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 MatMul is supported");
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  int ra = lw_dims(L, n->inputs[0], ad), rb = lw_dims(L, n->inputs[1], bd), ro = lw_dims(L, n->outputs[0], od);
+  int64_t M = ra >= 2 ? ad[ra - 2] : 1, K = ad[ra - 1], N = rb >= 2 ? bd[rb - 1] : 1;
+  /* batch dims */
+  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0);
+  int64_t bdims[ECG_MAX_RANK], ast[ECG_MAX_RANK], bst[ECG_MAX_RANK], ost[ECG_MAX_RANK];
+  int64_t abd[ECG_MAX_RANK], bbd[ECG_MAX_RANK];
+  int rab = ra > 2 ? ra - 2 : 0, rbb = rb > 2 ? rb - 2 : 0;
+  for (int i = 0; i < rbat; i++) bdims[i] = od[i];
+  for (int i = 0; i < rab; i++) abd[i] = ad[i];
+  for (int i = 0; i < rbb; i++) bbd[i] = bd[i];
+  lw_bcast_strides(rbat, bdims, rab, abd, ast);
+  lw_bcast_strides(rbat, bdims, rbb, bbd, bst);
+  lw_strides(rbat, bdims, ost);
+  int64_t batches = 1, b_batches = 1;
+  for (int i = 0; i < rbat; i++) batches *= bdims[i];
+  for (int i = 0; i < rbb; i++) b_batches *= bbd[i];
+  const char *A = lw_ptr(L, n->inputs[0]);
+  char Ab[200], Bb[200], Ob[200];
+  snprintf(Ab, sizeof Ab, "%s", A);
+  snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, n->inputs[1]));
+  snprintf(Ob, sizeof Ob, "%s", lw_ptr(L, n->outputs[0]));
+  int a_full = 1; /* A's batch strides are contiguous: fold batches into M */
+  for (int i = 0; i < rbat; i++) {
+    int64_t expect = 1;
+    for (int j = i + 1; j < rbat; j++) expect *= bdims[j];
+    if (ast[i] != expect && bdims[i] != 1) a_full = 0;
+  }
+  if (b_batches == 1 && a_full) {
+    /* one GEMM: [batches*M, K] x [K, N] */
+    size_t off = lw_reserve_packed(L, (size_t)K * (size_t)N + 4096);
+    sb_printf(&L->init, "  if (ecg_sgemm_packed_b_floats(%lld, %lld) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n",
+              (long long)K, (long long)N, (size_t)K * (size_t)N + 4096, L->prefix);
+    sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
+    sb_printf(dst, "  ecg_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->packed + %zu);\n", (long long)K, (long long)N, Bb, (long long)N, off);
+    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->packed + %zu, NULL, (ecg_act)%s, 0.0f, %s, %lld);\n",
+              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_none, Ob, (long long)N);
+    return ECG_OK;
+  }
+  int u = lw_uid(L);
+  sb_printf(&L->code, "  for (int64_t bt = 0; bt < %lld; bt++) {\n    int64_t rem = bt, ao = 0, bo = 0;\n", (long long)batches);
+  for (int i = 0; i < rbat; i++)
+    sb_printf(&L->code, "    { int64_t q = rem / %lld; rem -= q * %lld; ao += q * %lld; bo += q * %lld; }\n", (long long)ost[i],
+              (long long)ost[i], (long long)ast[i], (long long)bst[i]);
+  sb_printf(&L->code, "    ecg_sgemm(0, 0, %lld, %lld, %lld, 1.0f, %s + ao * %lld, %lld, %s + bo * %lld, %lld, 0.0f, %s + bt * %lld, %lld);\n  }\n",
+            (long long)M, (long long)N, (long long)K, Ab, (long long)(M * K), (long long)K, Bb, (long long)(K * N), (long long)N, Ob,
+            (long long)(M * N), (long long)N);
+  (void)u;
+  return ECG_OK;
+}
+
+/** Gemm: Y = alpha * op(A) op(B) + beta * C (C broadcast to [M, N]). */
+int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 Gemm is supported");
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  lw_dims(L, n->inputs[0], ad);
+  lw_dims(L, n->inputs[1], bd);
+  lw_dims(L, n->outputs[0], od);
+  int ta = (int)ecg_attr_i(n, "transA", 0), tb = (int)ecg_attr_i(n, "transB", 0);
+  float alpha = ecg_attr_f(n, "alpha", 1.0f), beta = ecg_attr_f(n, "beta", 1.0f);
+  int64_t M = od[0], N = od[1], K = ta ? ad[0] : ad[1];
+  int has_c = n->n_inputs > 2 && n->inputs[2] >= 0 && beta != 0.0f;
+  char Ab[200], Bb[200], Ob[200];
+  snprintf(Ab, sizeof Ab, "%s", lw_ptr(L, n->inputs[0]));
+  snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, n->inputs[1]));
+  snprintf(Ob, sizeof Ob, "%s", lw_ptr(L, n->outputs[0]));
+  int64_t cd[ECG_MAX_RANK];
+  int rc_ = has_c ? lw_dims(L, n->inputs[2], cd) : 0;
+  int bias_n = has_c && beta == 1.0f && ((rc_ == 1 && cd[0] == N) || (rc_ == 2 && cd[0] == 1 && cd[1] == N));
+  if (L->t[n->inputs[1]].where == LW_CONST && alpha == 1.0f && (!has_c || bias_n)) {
+    size_t off = lw_reserve_packed(L, (size_t)K * (size_t)N + 4096);
+    sb_printf(&L->init, "  if (ecg_sgemm_packed_b_floats(%lld, %lld) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n",
+              (long long)K, (long long)N, (size_t)K * (size_t)N + 4096, L->prefix);
+    sb_printf(&L->init, "  ecg_sgemm_pack_b(%d, %lld, %lld, %s, %lld, ctx->packed + %zu);\n", tb, (long long)K, (long long)N, Bb,
+              (long long)bd[1], off);
+    char bias[200] = "NULL";
+    if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->packed + %zu, %s, (ecg_act)%s, 0.0f, %s, %lld);\n", ta,
+              (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_none, Ob, (long long)N);
+    return ECG_OK;
+  }
+  if (has_c) {
+    int ids[1] = {n->inputs[2]}, rank[1];
+    int64_t dims[1][ECG_MAX_RANK];
+    rank[0] = lw_dims(L, ids[0], dims[0]);
+    if (lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, "(($T)$a * $0)", beta, 0)) return ecg_errf(e, ECG_ERR_INTERNAL, "template");
+  }
+  sb_printf(&L->code, "  ecg_sgemm(%d, %d, %lld, %lld, %lld, %.9gf, %s, %lld, %s, %lld, %s, %s, %lld);\n", ta, tb, (long long)M, (long long)N,
+            (long long)K, alpha, Ab, (long long)ad[1], Bb, (long long)bd[1], has_c ? "1.0f" : "0.0f", Ob, (long long)N);
+  return ECG_OK;
+}
+
+/** MaxPool / AveragePool, 1-D and 2-D (ceil_mode via the inferred output shape). */
+int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 pooling is supported");
+  if (n->n_outputs > 1 && n->outputs[1] >= 0) return node_err(L, n, e, "MaxPool's Indices output is not supported");
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->outputs[0], od);
+  ECG_TRY(spatial(L, n, e, r, xd, od, NULL, 0, k, s, d, p));
+  int u = lw_uid(L);
+  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
+  sb_printf(&L->decls, "static const ecg_pool_params pp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)OH, (long long)OW,
+            (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
+            (long long)ecg_attr_i(n, "count_include_pad", 0));
+  const char *fn = !strcmp(n->op_type, "MaxPool") ? "ecg_maxpool2d" : "ecg_avgpool2d";
+  sb_printf(&L->code, "  %s(&pp%d, %s, ", fn, u, lw_ptr(L, n->inputs[0]));
+  sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
+  return ECG_OK;
+}
+
+/** GlobalAveragePool / GlobalMaxPool over every spatial dim. */
+int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 pooling is supported");
+  int64_t xd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  int64_t hw = 1;
+  for (int i = 2; i < r; i++) hw *= xd[i];
+  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", !strcmp(n->op_type, "GlobalMaxPool") ? "ecg_global_maxpool" : "ecg_global_avgpool",
+            (long long)(xd[0] * xd[1]), (long long)hw, lw_ptr(L, n->inputs[0]));
+  sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
+  return ECG_OK;
+}

@@ -1,0 +1,184 @@
+/* Emitters for reductions and normalisations (Many-to-Many): Softmax, LogSoftmax,
+ * Reduce*, ArgMax/ArgMin, LayerNormalization, InstanceNormalization.  Each views its
+ * input as [outer, K, inner] around the reduced axes and accumulates in double. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
+  char lb[256];
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
+}
+
+static ecg_op_id op_of(const ecg_node *n) { return ecg_op_lookup(n->op_type, n->domain)->id; }
+
+/* outer/K/inner sizes for the axis range [a0, a1) of dims. */
+static void split3(int r, const int64_t *dims, int a0, int a1, int64_t *outer, int64_t *K, int64_t *inner) {
+  *outer = *K = *inner = 1;
+  for (int d = 0; d < r; d++) *(d < a0 ? outer : d < a1 ? K : inner) *= dims[d];
+}
+
+/** Softmax / LogSoftmax: opset < 13 flattens to 2-D at axis (default 1); opset >= 13
+ *  normalises along the single axis (default -1). */
+int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype)) return node_err(L, n, e, "needs a float input");
+  int legacy = n->opset > 0 && n->opset < 13;
+  int axis = lw_axis(ecg_attr_i(n, "axis", legacy ? 1 : -1), r);
+  if (axis < 0 && r > 0) return node_err(L, n, e, "axis out of range");
+  if (r == 0) axis = 0;
+  split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
+  int logsm = op_of(n) == ECG_OP_LogSoftmax;
+  const char *T = lw_ctype(L, n->outputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K * inner));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * inner));
+  sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld;\n", (long long)inner, (long long)(K * inner), (long long)inner);
+  sb_printf(c, "      %s mx = x[base];\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; if (v > mx) mx = v; }\n", T,
+            (long long)K, T, (long long)inner);
+  if (logsm) {
+    sb_printf(c, "      double sum = 0;\n      for (int64_t k = 0; k < %lld; k++) sum += exp((double)(x[base + k * %lld] - mx));\n", (long long)K, (long long)inner);
+    sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = x[base + k * %lld] - mx - ls;\n", T, T,
+              (long long)K, (long long)inner, (long long)inner);
+  } else {
+    sb_printf(c, "      double sum = 0;\n      for (int64_t k = 0; k < %lld; k++) { %s v = exp(x[base + k * %lld] - mx); y[base + k * %lld] = v; sum += v; }\n",
+              (long long)K, T, (long long)inner, (long long)inner);
+    sb_printf(c, "      %s inv = (%s)(1.0 / sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] *= inv;\n", T, T, (long long)K, (long long)inner);
+  }
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}
+
+/* The reduced axes of a Reduce*: attribute (older opsets) or constant input 1.
+ * Fills red[r] flags; returns 0, or -1 when the axes input is not constant. */
+static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
+  int64_t axes[ECG_MAX_RANK];
+  int na = -1;
+  const int64_t *a;
+  int c = ecg_attr_ints(n, "axes", &a);
+  if (c >= 0) {
+    na = c > ECG_MAX_RANK ? ECG_MAX_RANK : c;
+    memcpy(axes, a, sizeof(int64_t) * (size_t)na);
+  } else if (n->n_inputs > 1 && n->inputs[1] >= 0) {
+    na = ecg_const_ints(L->g->tensors[n->inputs[1]], axes, ECG_MAX_RANK);
+    if (na < 0) return -1;
+  }
+  for (int d = 0; d < r; d++) red[d] = 0;
+  if (na <= 0) {
+    if (na == 0 && ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
+    for (int d = 0; d < r; d++) red[d] = 1;
+    return 0;
+  }
+  for (int i = 0; i < na; i++) {
+    int ax = lw_axis(axes[i], r);
+    if (ax < 0) return -1;
+    red[ax] = 1;
+  }
+  return 0;
+}
+
+/** ReduceSum/Mean/Max/Min/Prod/L2/SumSquare over any set of axes: the output is the
+ *  accumulator; operand 0 (output) has stride 0 along reduced axes. */
+int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], st[2][ECG_MAX_RANK], xst[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
+  if (reduce_axes(L, n, r, red)) return node_err(L, n, e, "axes must be a constant within the rank");
+  lw_strides(r, xd, xst);
+  int64_t s = 1, count = 1;
+  for (int d = r - 1; d >= 0; d--) {
+    st[0][d] = red[d] ? 0 : s;
+    if (!red[d]) s *= xd[d]; else count *= xd[d];
+    st[1][d] = xst[d];
+  }
+  ecg_op_id id = op_of(n);
+  const char *T = lw_ctype(L, n->outputs[0]);
+  int isf = ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype);
+  const char *init = "0", *acc = "y[o0] + x[o1]";
+  switch (id) {
+  case ECG_OP_ReduceMax: init = isf ? "-INFINITY" : "INT64_MIN"; acc = "ecg_max(y[o0], x[o1])"; break;
+  case ECG_OP_ReduceMin: init = isf ? "INFINITY" : "INT64_MAX"; acc = "ecg_min(y[o0], x[o1])"; break;
+  case ECG_OP_ReduceProd: init = "1"; acc = "y[o0] * x[o1]"; break;
+  case ECG_OP_ReduceL2: case ECG_OP_ReduceSumSquare: acc = "y[o0] + x[o1] * x[o1]"; break;
+  default: break;
+  }
+  int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "  %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
+  char body[128];
+  snprintf(body, sizeof body, "y[o0] = %s;", acc);
+  lw_loops(L, r, xd, 2, st, NULL, body, 0);
+  if (id == ECG_OP_ReduceMean) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(y[i] / (%s)%lld);\n", (long long)on, T, T, (long long)count);
+  if (id == ECG_OP_ReduceL2) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)sqrt(y[i]);\n", (long long)on, T);
+  sb_printf(c, "  }\n");
+  return ECG_OK;
+}
+
+/** ArgMax / ArgMin along axis (int64 output; ties take the first, or the last with
+ *  select_last_index). */
+int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd);
+  int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
+  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  split3(r, xd, axis, axis + 1, &outer, &K, &inner);
+  int last = (int)ecg_attr_i(n, "select_last_index", 0), mx = op_of(n) == ECG_OP_ArgMax;
+  const char *T = lw_ctype(L, n->inputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    int64_t *y = %s;\n", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * inner));
+  sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld, best = 0;\n", (long long)inner, (long long)(K * inner), (long long)inner);
+  sb_printf(c, "      %s bv = x[base];\n", T);
+  sb_printf(c, "      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; if (v %s bv) { bv = v; best = k; } }\n", (long long)K, T,
+            (long long)inner, mx ? (last ? ">=" : ">") : (last ? "<=" : "<"));
+  sb_printf(c, "      y[j] = best;\n    }\n  }\n");
+  return ECG_OK;
+}
+
+/** LayerNormalization (axis, epsilon; optional Mean / InvStdDev outputs) and
+ *  InstanceNormalization (per n, c over the spatial dims; scale, B per channel). */
+int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT) return node_err(L, n, e, "only float32 is supported");
+  int inst = op_of(n) == ECG_OP_InstanceNormalization;
+  int axis = inst ? 2 : lw_axis(ecg_attr_i(n, "axis", -1), r);
+  if (axis < 0 || (inst && r < 3)) return node_err(L, n, e, "axis out of range");
+  split3(r, xd, axis, r, &outer, &K, &inner);
+  float eps = ecg_attr_f(n, "epsilon", 1e-5f);
+  int64_t sn = n->inputs[1] >= 0 ? ecg_tensor_numel(L->g->tensors[n->inputs[1]]) : 1;
+  int has_b = n->n_inputs > 2 && n->inputs[2] >= 0;
+  int64_t bn = has_b ? ecg_tensor_numel(L->g->tensors[n->inputs[2]]) : 1;
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const float *x = %s;\n", lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    float *y = %s;\n", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    const float *sc = %s;\n", lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    const float *bi = %s;\n", has_b ? lw_ptr(L, n->inputs[2]) : "NULL");
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n",
+            (long long)outer, (long long)K, (long long)K);
+  sb_printf(c, "      double mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { double d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      float inv = (float)(1.0 / sqrt(var + %.9g));\n", eps);
+  if (inst) {
+    int64_t C = xd[1];
+    sb_printf(c, "      float s = sc[j %% %lld], b = bi ? bi[j %% %lld] : 0.0f;\n", (long long)C, (long long)C);
+    sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) yr[k] = ((float)(xr[k] - mean) * inv) * s + b;\n", (long long)K);
+  } else {
+    sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) yr[k] = ((float)(xr[k] - mean) * inv) * sc[k %% %lld] + (bi ? bi[k %% %lld] : 0.0f);\n",
+              (long long)K, (long long)sn, (long long)bn);
+    if (n->n_outputs > 1 && n->outputs[1] >= 0) sb_printf(c, "      %s[j] = (float)mean;\n", lw_ptr(L, n->outputs[1]));
+    if (n->n_outputs > 2 && n->outputs[2] >= 0) sb_printf(c, "      %s[j] = inv;\n", lw_ptr(L, n->outputs[2]));
+  }
+  (void)inner;
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}

@@ -1,0 +1,84 @@
+/* ecg-lower: the strided loop-nest generator every index-map kernel is built from
+ * (lower.h lw_loops). DNNFusion §3.4.4: One-to-One, Reorganize, Shuffle and
+ * One-to-Many operators are index maps from output to input coordinates. */
+#include <string.h>
+
+#include "lower.h"
+
+/* Parallelise loop nests above this many elements. */
+#define PAR_MIN 32768
+
+int64_t lw_strides(int rank, const int64_t *dims, int64_t *st) {
+  int64_t n = 1;
+  for (int d = rank - 1; d >= 0; d--) {
+    st[d] = n;
+    n *= dims[d];
+  }
+  return n;
+}
+
+void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims, int64_t *st) {
+  int64_t s = 1;
+  for (int d = ro - 1; d >= 0; d--) {
+    int id = d - (ro - ri);
+    if (id < 0) { st[d] = 0; continue; }
+    st[d] = (idims[id] == 1 && odims[d] != 1) ? 0 : s;
+    s *= idims[id];
+  }
+}
+
+void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
+              int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body, int parallel) {
+  int64_t D[ECG_MAX_RANK], S[LW_MAX_OPS][ECG_MAX_RANK];
+  int r = 0;
+  int64_t numel = 1;
+  for (int d = 0; d < rank; d++) numel *= dims[d];
+  if (numel == 0) return;
+  /* drop unit dims, merge mergeable neighbours */
+  for (int d = 0; d < rank; d++) {
+    if (dims[d] == 1) continue;
+    if (r > 0) {
+      int ok = 1;
+      for (int k = 0; k < n_ops; k++)
+        if (S[k][r - 1] != strides[k][d] * dims[d]) ok = 0;
+      if (ok) {
+        D[r - 1] *= dims[d];
+        for (int k = 0; k < n_ops; k++) S[k][r - 1] = strides[k][d];
+        continue;
+      }
+    }
+    D[r] = dims[d];
+    for (int k = 0; k < n_ops; k++) S[k][r] = strides[k][d];
+    r++;
+  }
+  sbuf *c = &L->code;
+  int u = lw_uid(L);
+  sb_printf(c, "  {\n");
+  if (r == 0) {
+    sb_printf(c, "    ");
+    for (int k = 0; k < n_ops; k++) sb_printf(c, "const int64_t o%d = %lld; ", k, (long long)(base ? base[k] : 0));
+    sb_printf(c, "\n    %s\n  }\n", body);
+    return;
+  }
+  for (int l = 0; l < r; l++) {
+    int ind = 4 + 2 * l;
+    int inner = l == r - 1;
+    if (l == 0 && parallel && numel >= PAR_MIN && S[0][0] != 0)
+      sb_printf(c, "%*s#pragma omp parallel for%s\n", ind, "", inner ? " simd" : "");
+    else if (inner && S[0][l] != 0)
+      sb_printf(c, "%*s#pragma omp simd\n", ind, "");
+    sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < %lld; i%d_%d++) {\n", ind, "", u, l, u, l, (long long)D[l], u, l);
+    sb_printf(c, "%*s", ind + 2, "");
+    for (int k = 0; k < n_ops; k++) {
+      const char *name = inner ? "o" : "a";
+      if (l == 0)
+        sb_printf(c, "const int64_t %s%d%s = %lld + i%d_%d * %lld; ", name, k, inner ? "" : "_0", (long long)(base ? base[k] : 0), u, l, (long long)S[k][l]);
+      else
+        sb_printf(c, "const int64_t %s%d%s%.0d = a%d_%d + i%d_%d * %lld; ", name, k, inner ? "" : "_", inner ? 0 : l, k, l - 1, u, l, (long long)S[k][l]);
+    }
+    sb_printf(c, "\n");
+  }
+  sb_printf(c, "%*s%s\n", 4 + 2 * r, "", body);
+  for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
+  sb_printf(c, "  }\n");
+}

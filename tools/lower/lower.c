@@ -1,0 +1,456 @@
+/* ecg-lower: ECG -> a self-contained directory of C sources (tools/lower/LOWERED.md).
+ *
+ * Storage assignment and the static memory plan (liveness-based reuse, greedy
+ * best-fit by size; SOD² §5.4.2 for the static case), the weights blob, model.c's
+ * skeleton (context, create/run/destroy), model.h, model.json and the Makefile.
+ * Kernels come from the per-operator emitters (tools/lower/emit/).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lower.h"
+#include "lower_api.h"
+
+enum { ALIGN = 64 };
+static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
+
+void sb_printf(sbuf *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = b->cap - b->len;
+    int w = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (w < 0) { b->oom = 1; return; }
+    if ((size_t)w < room) { b->len += (size_t)w; return; }
+    size_t cap = (b->cap + (size_t)w + 1) * 2;
+    char *s = realloc(b->s, cap);
+    if (!s) { b->oom = 1; return; }
+    b->s = s;
+    b->cap = cap;
+  }
+}
+
+void sb_free(sbuf *b) { free(b->s); memset(b, 0, sizeof *b); }
+
+const char *lw_ctype(const ecg_lower *L, int id) {
+  const char *c = ecg_dtype_ctype(L->g->tensors[id]->dtype);
+  return c ? c : "void";
+}
+
+const char *lw_ptr(ecg_lower *L, int id) {
+  static __thread char ring[16][160];
+  static __thread int slot;
+  char *b = ring[slot++ & 15];
+  const lw_tensor *t = &L->t[id];
+  const char *ct = lw_ctype(L, id);
+  switch (t->where) {
+  case LW_INPUT: case LW_OUTPUT: snprintf(b, 160, "((%s *)ctx->io[%d])", ct, t->io_index); break;
+  case LW_CONST: snprintf(b, 160, "((const %s *)(ctx->w + %zu))", ct, t->offset); break;
+  case LW_ARENA: snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset); break;
+  default: snprintf(b, 160, "((%s *)0)", ct); break;
+  }
+  return b;
+}
+
+size_t lw_reserve_packed(ecg_lower *L, size_t n) {
+  size_t off = L->packed_floats;
+  L->packed_floats += (n + 15) / 16 * 16;
+  return off;
+}
+
+void lw_need_scratch(ecg_lower *L, const char *expr) {
+  sb_printf(&L->scratch_expr, "  if ((size_t)(%s) > scratch) scratch = (size_t)(%s);\n", expr, expr);
+}
+
+int lw_uid(ecg_lower *L) { return L->n_tmp++; }
+
+int lw_dims(const ecg_lower *L, int id, int64_t *dims) { return ecg_tensor_dims(L->g->tensors[id], dims); }
+
+int lw_axis(int64_t axis, int r) {
+  if (axis < 0) axis += r;
+  return axis >= 0 && axis < r ? (int)axis : -1;
+}
+
+/* ---------------------------------------------------------------- planning */
+
+/* Check every tensor a node touches has a static shape and a C type. */
+static int check_static(const ecg_graph *g, ecg_err *e) {
+  char lb[256], sh[128];
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_node *n = g->nodes[i];
+    for (int pass = 0; pass < 2; pass++) {
+      size_t cnt = pass ? n->n_outputs : n->n_inputs;
+      for (size_t k = 0; k < cnt; k++) {
+        const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
+        if (!t) continue;
+        if (!ecg_tensor_static(t))
+          return ecg_errf(e, ECG_ERR_INPUT,
+                          "node '%s' (%s): tensor '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
+                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh));
+        if (!ecg_dtype_ctype(t->dtype))
+          return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
+                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));
+      }
+    }
+  }
+  for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
+    int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
+    const ecg_tensor *t = g->tensors[id];
+    if (!ecg_tensor_static(t))
+      return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
+                      k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
+    if (!ecg_dtype_ctype(t->dtype))
+      return ecg_errf(e, ECG_ERR_INPUT, "graph input/output '%s' has dtype %s, which the lowering does not support",
+                      t->name, ecg_dtype_name(t->dtype));
+  }
+  return ECG_OK;
+}
+
+static size_t tensor_bytes(const ecg_tensor *t) {
+  return (size_t)ecg_tensor_numel(t) * ecg_dtype_size(t->dtype);
+}
+
+/* Static memory plan: each intermediate tensor lives from its producer's position to
+ * its last consumer's; tensors sorted by size (largest first) take the lowest arena
+ * offset not overlapping any already placed tensor with an intersecting lifetime. */
+static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  size_t nt = g->n_tensors;
+  int *def = malloc(sizeof(int) * (nt + 1)), *last = malloc(sizeof(int) * (nt + 1));
+  int *list = malloc(sizeof(int) * (nt + 1)), *placed = malloc(sizeof(int) * (nt + 1));
+  if (!def || !last || !list || !placed) {
+    free(def); free(last); free(list); free(placed);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  for (size_t t = 0; t < nt; t++) def[t] = last[t] = -1;
+  for (size_t p = 0; p < g->n_nodes; p++) {
+    const ecg_node *n = g->nodes[order[p]];
+    for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0) { def[n->outputs[k]] = (int)p; if (last[n->outputs[k]] < (int)p) last[n->outputs[k]] = (int)p; }
+    for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[n->inputs[k]] = (int)p;
+  }
+  int nl = 0;
+  for (size_t t = 0; t < nt; t++)
+    if (L->t[t].where == LW_ARENA) list[nl++] = (int)t;
+  /* sort by size descending, then id (deterministic) */
+  for (int i = 1; i < nl; i++) {
+    int v = list[i], j = i - 1;
+    while (j >= 0 && (L->t[list[j]].bytes < L->t[v].bytes || (L->t[list[j]].bytes == L->t[v].bytes && list[j] > v))) {
+      list[j + 1] = list[j];
+      j--;
+    }
+    list[j + 1] = v;
+  }
+  int np = 0;
+  size_t total = 0;
+  for (int i = 0; i < nl; i++) {
+    int t = list[i];
+    size_t sz = align_up(L->t[t].bytes ? L->t[t].bytes : 1), off = 0;
+    for (;;) {
+      int moved = 0;
+      for (int j = 0; j < np; j++) {
+        int u = placed[j];
+        if (last[u] < def[t] || last[t] < def[u]) continue; /* lifetimes disjoint */
+        size_t uo = L->t[u].offset, ue = uo + align_up(L->t[u].bytes ? L->t[u].bytes : 1);
+        if (off < ue && uo < off + sz) { off = ue; moved = 1; }
+      }
+      if (!moved) break;
+    }
+    L->t[t].offset = off;
+    placed[np++] = t;
+    if (off + sz > total) total = off + sz;
+  }
+  L->arena_bytes = total;
+  free(def); free(last); free(list); free(placed);
+  return ECG_OK;
+}
+
+static int assign_storage(ecg_lower *L, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  L->t = calloc(g->n_tensors + 1, sizeof *L->t);
+  if (!L->t) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int io = 0;
+  for (size_t k = 0; k < g->n_inputs; k++) {
+    lw_tensor *t = &L->t[g->inputs[k]];
+    t->where = LW_INPUT;
+    t->io_index = io++;
+  }
+  for (size_t k = 0; k < g->n_outputs; k++) {
+    lw_tensor *t = &L->t[g->outputs[k]];
+    if (t->where == LW_NONE && !g->tensors[g->outputs[k]]->is_const) {
+      t->where = LW_OUTPUT;
+      t->io_index = io + (int)k;
+    }
+  }
+  L->n_io = io + (int)g->n_outputs;
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    const ecg_tensor *x = g->tensors[i];
+    lw_tensor *t = &L->t[i];
+    t->bytes = ecg_tensor_static(x) ? tensor_bytes(x) : 0;
+    if (t->where != LW_NONE) continue;
+    if (x->is_const) {
+      t->where = LW_CONST;
+      t->offset = L->weights_bytes;
+      L->weights_bytes += align_up(t->bytes);
+    } else {
+      t->where = LW_ARENA;
+    }
+  }
+  return ECG_OK;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e) {
+  size_t len = strlen(dir) + strlen(name) + 2;
+  char *path = malloc(len);
+  if (!path) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  snprintf(path, len, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  int rc = ECG_OK;
+  if (!f) rc = ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", path, strerror(errno));
+  else {
+    if (n && fwrite(data, 1, n, f) != n) rc = ecg_errf(e, ECG_ERR_INTERNAL, "%s: write error", path);
+    if (fclose(f) != 0 && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", path, strerror(errno));
+  }
+  free(path);
+  return rc;
+}
+
+static void json_str(sbuf *b, const char *s) {
+  sb_printf(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) sb_printf(b, "\\u%04x", *s);
+    else sb_printf(b, "%c", *s);
+  }
+  sb_printf(b, "\"");
+}
+
+static void c_str(sbuf *b, const char *s) {
+  sb_printf(b, "\"");
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f) sb_printf(b, "\\%03o", (unsigned char)*s);
+    else sb_printf(b, "%c", *s);
+  }
+  sb_printf(b, "\"");
+}
+
+static void io_info_table(ecg_lower *L, sbuf *b, const char *which, const int32_t *ids, size_t n) {
+  sb_printf(b, "static const %s_tensor_info %s_%s_info_[%zu] = {\n", L->prefix, L->prefix, which, n ? n : 1);
+  for (size_t k = 0; k < n; k++) {
+    const ecg_tensor *t = L->g->tensors[ids[k]];
+    sb_printf(b, "  {");
+    c_str(b, t->name);
+    sb_printf(b, ", %d, %zu, {", t->dtype, t->n_dims);
+    for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
+    sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", tensor_bytes(t));
+  }
+  if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0},\n");
+  sb_printf(b, "};\n");
+}
+
+static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
+  sbuf b = {0};
+  const char *P = L->prefix;
+  sb_printf(&b, "/* Generated by ecg-lower %s from the ECG of '%s'. Public API: tools/lower/LOWERED.md. */\n",
+            ECG_VERSION_STRING, L->g->name);
+  sb_printf(&b, "#ifndef %s_MODEL_H\n#define %s_MODEL_H\n#include <stddef.h>\n#include <stdint.h>\n", P, P);
+  sb_printf(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+  sb_printf(&b, "/* Runner glue: ECG_MODEL(x) names this model's symbol x. */\n#define ECG_MODEL_PREFIX %s\n#define ECG_MODEL(x) %s_##x\n", P, P);
+  sb_printf(&b, "/** Description of one graph input or output: dense, row-major, little-endian;\n"
+                " *  dtype is the ONNX TensorProto.DataType code; bytes = numel * element size. */\n");
+  sb_printf(&b, "typedef struct %s_tensor_info { const char *name; int dtype; int rank; int64_t dims[8]; size_t bytes; } %s_tensor_info;\n", P, P);
+  sb_printf(&b, "/** Opaque model instance: weights, prepacked weights, arena. */\ntypedef struct %s_ctx %s_ctx;\n", P, P);
+  sb_printf(&b, "/** Load weights.bin (%zu bytes) from weights_path and allocate the arena (%zu bytes).\n"
+                " *  Returns NULL on failure with errno set. Threads: call omp_set_num_threads first. */\n",
+            L->weights_bytes, L->arena_bytes);
+  sb_printf(&b, "%s_ctx *%s_create(const char *weights_path);\n", P, P);
+  sb_printf(&b, "/** Free everything create allocated. NULL is allowed. */\nvoid %s_destroy(%s_ctx *ctx);\n", P, P);
+  sb_printf(&b, "/** Bind the buffer of a graph input or output by name; 0, or -1 for an unknown name. */\n"
+                "int %s_bind(%s_ctx *ctx, const char *name, void *data);\n", P, P);
+  sb_printf(&b, "/** Run the model on the bound buffers; 0, or -1 when a buffer is unbound. */\nint %s_run(%s_ctx *ctx);\n", P, P);
+  sb_printf(&b, "int %s_num_inputs(void);\nint %s_num_outputs(void);\n", P, P);
+  sb_printf(&b, "const %s_tensor_info *%s_input_info(int i);\nconst %s_tensor_info *%s_output_info(int i);\n", P, P, P, P);
+  sb_printf(&b, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
+  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.h", b.s, b.len, e);
+  sb_free(&b);
+  return rc;
+}
+
+static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  const char *P = L->prefix;
+  sbuf b = {0};
+  sb_printf(&b, "/* Generated by ecg-lower %s: %zu nodes, weights %zu bytes, arena %zu bytes. */\n",
+            ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
+  sb_printf(&b, "#include <errno.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+  sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n\n");
+  sb_printf(&b, "/* Scalar helpers of the elementwise expressions (NaN-propagating max/min, ONNX Mod and\n"
+                " * integer Div that never trap). */\n"
+                "#define ecg_max(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))\n"
+                "#define ecg_min(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))\n"
+                "static inline int64_t ecg_imod(int64_t a, int64_t b) { if (b == 0) return 0; int64_t r = b == -1 ? 0 : a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+                "static inline int64_t ecg_tmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a %% b; }\n"
+                "static inline double ecg_fmod_floor(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+                "static inline int64_t ecg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ULL - (uint64_t)a) : a / b; }\n"
+                "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n");
+  sb_printf(&b, "#define NIO %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n#define PACKED_FLOATS ((size_t)%zu)\n",
+            L->n_io > 0 ? L->n_io : 1, L->weights_bytes, L->arena_bytes, L->packed_floats);
+  sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
+                "  float *packed;         /* prepacked weights */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n};\n\n", P);
+  io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
+  io_info_table(L, &b, "outputs", g->outputs, g->n_outputs);
+  sb_printf(&b, "int %s_num_inputs(void) { return %zu; }\nint %s_num_outputs(void) { return %zu; }\n", P, g->n_inputs, P, g->n_outputs);
+  sb_printf(&b, "const %s_tensor_info *%s_input_info(int i) { return i >= 0 && i < %zu ? &%s_inputs_info_[i] : NULL; }\n", P, P, g->n_inputs, P);
+  sb_printf(&b, "const %s_tensor_info *%s_output_info(int i) { return i >= 0 && i < %zu ? &%s_outputs_info_[i] : NULL; }\n\n", P, P, g->n_outputs, P);
+  /* kernels */
+  sb_printf(&b, "%s\n%s\n", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
+  /* graph outputs that are constants, graph inputs or repeated need copies */
+  sb_printf(&b, "static void copy_outputs(struct %s_ctx *ctx) {\n", P);
+  for (size_t k = 0; k < g->n_outputs; k++) {
+    int id = g->outputs[k];
+    const lw_tensor *t = &L->t[id];
+    int slot = (int)g->n_inputs + (int)k;
+    if (t->where == LW_OUTPUT && t->io_index == slot) continue;
+    sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
+  }
+  sb_printf(&b, "  (void)ctx;\n}\n\n");
+  sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n", P, P, L->n_io);
+  for (size_t p = 0; p < g->n_nodes; p++) sb_printf(&b, "  k%d(ctx);\n", order[p]);
+  sb_printf(&b, "  copy_outputs(ctx);\n  return 0;\n}\n\n");
+  sb_printf(&b, "int %s_bind(%s_ctx *ctx, const char *name, void *data) {\n", P, P);
+  for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
+    int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
+    sb_printf(&b, "  if (strcmp(name, ");
+    c_str(&b, g->tensors[id]->name);
+    sb_printf(&b, ") == 0) { ctx->io[%zu] = data; return 0; }\n", k);
+  }
+  sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");
+  sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  free(ctx->w); free(ctx->arena); free(ctx->packed); free(ctx->scratch); free(ctx);\n}\n\n", P, P);
+  sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
+  sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
+  sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
+  sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
+            L->scratch_expr.s ? L->scratch_expr.s : "");
+  sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n  ctx->packed = alloc64(PACKED_FLOATS * sizeof(float));\n"
+                "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
+                "  if (!ctx->w || !ctx->arena || !ctx->packed || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
+  sb_printf(&b, "  FILE *f = fopen(weights_path, \"rb\");\n  if (!f) { %s_destroy(ctx); return NULL; }\n"
+                "  size_t got = WEIGHTS_BYTES ? fread(ctx->w, 1, WEIGHTS_BYTES, f) : 0;\n  int extra = fgetc(f);\n  fclose(f);\n"
+                "  if (got != WEIGHTS_BYTES || extra != EOF) { %s_destroy(ctx); errno = EINVAL; return NULL; }\n", P, P);
+  sb_printf(&b, "%s", L->init.s ? L->init.s : "");
+  sb_printf(&b, "  return ctx;\n}\n");
+  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.c", b.s, b.len, e);
+  sb_free(&b);
+  return rc;
+}
+
+static int write_weights(ecg_lower *L, const char *dir, ecg_err *e) {
+  unsigned char *w = calloc(L->weights_bytes ? L->weights_bytes : 1, 1);
+  if (!w) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory (%zu bytes of weights)", L->weights_bytes);
+  for (size_t i = 0; i < L->g->n_tensors; i++)
+    if (L->t[i].where == LW_CONST && L->t[i].bytes)
+      memcpy(w + L->t[i].offset, L->g->tensors[i]->data.data, L->t[i].bytes);
+  int rc = write_file(dir, "weights.bin", w, L->weights_bytes, e);
+  free(w);
+  return rc;
+}
+
+static void json_io(sbuf *b, const ecg_graph *g, const int32_t *ids, size_t n) {
+  sb_printf(b, "[");
+  for (size_t k = 0; k < n; k++) {
+    const ecg_tensor *t = g->tensors[ids[k]];
+    sb_printf(b, "%s{\"name\": ", k ? ", " : "");
+    json_str(b, t->name);
+    sb_printf(b, ", \"dtype\": %d, \"shape\": [", t->dtype);
+    for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
+    sb_printf(b, "]}");
+  }
+  sb_printf(b, "]");
+}
+
+static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
+  extern const struct { const char *name; const unsigned char *data; size_t size; } ecg_runtime_files[];
+  sbuf b = {0};
+  sb_printf(&b, "{\"model\": ");
+  json_str(&b, L->g->name);
+  sb_printf(&b, ", \"source\": ");
+  json_str(&b, L->g->source ? L->g->source : "");
+  sb_printf(&b, ", \"prefix\": ");
+  json_str(&b, L->prefix);
+  sb_printf(&b, ", \"nodes\": %zu, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"inputs\": ", L->g->n_nodes, L->weights_bytes, L->arena_bytes);
+  json_io(&b, L->g, L->g->inputs, L->g->n_inputs);
+  sb_printf(&b, ", \"outputs\": ");
+  json_io(&b, L->g, L->g->outputs, L->g->n_outputs);
+  sb_printf(&b, "}\n");
+  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.json", b.s, b.len, e);
+  sb_free(&b);
+  if (rc) return rc;
+  /* Makefile */
+  sb_printf(&b,
+            "# Generated by ecg-lower. `make` builds lib%s.a, lib%s.so and runner.\n"
+            "CC ?= cc\nCFLAGS ?= -O3 -march=native -fopenmp\nLDLIBS ?= -lm\nPREFIX = %s\n"
+            "SRCS = model.c $(filter-out runner_main.c,$(wildcard ecg_*.c))\nOBJS = $(SRCS:.c=.o)\nPICOBJS = $(SRCS:.c=.pic.o)\n"
+            "all: lib$(PREFIX).a lib$(PREFIX).so runner\n"
+            "%%.o: %%.c model.h ecg_rt.h\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
+            "%%.pic.o: %%.c model.h ecg_rt.h\n\t$(CC) $(CFLAGS) -fPIC -c $< -o $@\n"
+            "lib$(PREFIX).a: $(OBJS)\n\trm -f $@ && ar rcs $@ $(OBJS)\n"
+            "lib$(PREFIX).so: $(PICOBJS)\n\t$(CC) $(CFLAGS) -shared -o $@ $(PICOBJS) $(LDLIBS)\n"
+            "runner: runner_main.c lib$(PREFIX).a model.h\n\t$(CC) $(CFLAGS) -o $@ runner_main.c lib$(PREFIX).a $(LDLIBS)\n"
+            "clean:\n\trm -f *.o lib$(PREFIX).a lib$(PREFIX).so runner\n.PHONY: all clean\n",
+            L->prefix, L->prefix, L->prefix);
+  rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "Makefile", b.s, b.len, e);
+  sb_free(&b);
+  for (int i = 0; rc == ECG_OK && ecg_runtime_files[i].name; i++)
+    rc = write_file(dir, ecg_runtime_files[i].name, ecg_runtime_files[i].data, ecg_runtime_files[i].size, e);
+  return rc;
+}
+
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_err *e) {
+  ecg_lower L = {0};
+  L.g = g;
+  L.prefix = prefix;
+  int *order = malloc(sizeof(int) * (g->n_nodes + 1));
+  if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int rc = ecg_validate(g, e);
+  if (rc == ECG_OK) rc = check_static(g, e);
+  if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
+  if (rc == ECG_OK) rc = assign_storage(&L, e);
+  if (rc == ECG_OK) rc = plan_memory(&L, order, e);
+  /* Every node gets its kernel; collect all missing emitters at once. */
+  int missing = 0;
+  char lb[256];
+  for (size_t p = 0; rc == ECG_OK && p < g->n_nodes; p++) {
+    const ecg_node *n = g->nodes[order[p]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    ecg_emit_fn fn = op ? ecg_emitter(op->id) : NULL;
+    if (!fn) {
+      if (!missing++)
+        ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+      continue;
+    }
+    sb_printf(&L.code, "/* node %d: %s '%s' (%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", order[p], n->op_type,
+              ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op->mapping), order[p], prefix);
+    rc = fn(&L, n, e);
+    sb_printf(&L.code, "  (void)ctx;\n}\n\n");
+  }
+  if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
+  if (rc == ECG_OK && (L.code.oom || L.decls.oom || L.init.oom || L.scratch_expr.oom)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) rc = write_header(&L, dir, e);
+  if (rc == ECG_OK) rc = write_model_c(&L, dir, order, e);
+  if (rc == ECG_OK) rc = write_weights(&L, dir, e);
+  if (rc == ECG_OK) rc = write_meta(&L, dir, e);
+  free(order);
+  free(L.t);
+  sb_free(&L.code);
+  sb_free(&L.decls);
+  sb_free(&L.init);
+  sb_free(&L.scratch_expr);
+  return rc;
+}

@@ -1,0 +1,11 @@
+/* ecg-lower's entry point, used by main.c. */
+#ifndef ECG_LOWER_API_H
+#define ECG_LOWER_API_H
+#include "ecg.h"
+/** Lower graph g (validated here; every shape must be static) into directory dir,
+ *  which must exist and be empty: model.h, model.c, runtime sources, weights.bin,
+ *  model.json, Makefile (tools/lower/LOWERED.md). Symbols are prefixed with prefix
+ *  (a C identifier). Errors: ECG_ERR_INPUT (invalid graph, symbolic shape, operator or
+ *  dtype without an emitter: the message names the node), ECG_ERR_INTERNAL (I/O, OOM). */
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_err *e);
+#endif

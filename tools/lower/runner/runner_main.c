@@ -1,0 +1,127 @@
+/* runner: the command-line driver of a lowered model (tools/lower/LOWERED.md, "Runner
+ * protocol"). Copied into every lowered directory by ecg-lower; built by its Makefile.
+ *   runner --info
+ *   runner [--weights FILE] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]
+ * Inputs and outputs are raw little-endian files of exactly the tensor's bytes; one
+ * "time_ms <float>" line per timed run goes to stdout. Exit 0 ok, 1 bad input, 2 usage. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "model.h"
+
+#define INFO ECG_MODEL(tensor_info)
+
+static void print_info(const char *kind, const INFO *t) {
+  printf("%s\t%s\t%d\t", kind, t->name, t->dtype);
+  if (t->rank == 0) printf("scalar");
+  for (int d = 0; d < t->rank; d++) printf("%s%lld", d ? "x" : "", (long long)t->dims[d]);
+  printf("\n");
+}
+
+static const INFO *find(const char *name, int *is_out) {
+  for (int i = 0; i < ECG_MODEL(num_inputs)(); i++)
+    if (!strcmp(ECG_MODEL(input_info)(i)->name, name)) { *is_out = 0; return ECG_MODEL(input_info)(i); }
+  for (int i = 0; i < ECG_MODEL(num_outputs)(); i++)
+    if (!strcmp(ECG_MODEL(output_info)(i)->name, name)) { *is_out = 1; return ECG_MODEL(output_info)(i); }
+  return NULL;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: runner --info | runner [--weights FILE] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  const char *weights = "weights.bin";
+  int threads = 0, warmup = 1, runs = 1;
+  int n_in = ECG_MODEL(num_inputs)(), n_out = ECG_MODEL(num_outputs)();
+  void **inbuf = calloc((size_t)n_in + 1, sizeof(void *)), **outbuf = calloc((size_t)n_out + 1, sizeof(void *));
+  const char **outpath = calloc((size_t)n_out + 1, sizeof(char *));
+  if (!inbuf || !outbuf || !outpath) return 3;
+  /* default weights next to the runner binary */
+  static char wpath[4096];
+  const char *slash = strrchr(argv[0], '/');
+  if (slash) { snprintf(wpath, sizeof wpath, "%.*s/weights.bin", (int)(slash - argv[0]), argv[0]); weights = wpath; }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--info")) {
+      for (int k = 0; k < n_in; k++) print_info("input", ECG_MODEL(input_info)(k));
+      for (int k = 0; k < n_out; k++) print_info("output", ECG_MODEL(output_info)(k));
+      return 0;
+    }
+    if (i + 1 >= argc) return usage();
+    const char *v = argv[++i];
+    if (!strcmp(a, "--weights")) weights = v;
+    else if (!strcmp(a, "--threads")) threads = atoi(v);
+    else if (!strcmp(a, "--warmup")) warmup = atoi(v);
+    else if (!strcmp(a, "--runs")) runs = atoi(v);
+    else if (!strcmp(a, "--in") || !strcmp(a, "--out")) {
+      const char *eq = strchr(v, '=');
+      if (!eq) return usage();
+      char name[1024];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
+      int is_out;
+      const INFO *t = find(name, &is_out);
+      if (!t || is_out != !strcmp(a, "--out")) { fprintf(stderr, "runner: no graph %s named '%s'\n", a + 2, name); return 1; }
+      int idx = 0;
+      if (is_out) { while (ECG_MODEL(output_info)(idx) != t) idx++; outpath[idx] = eq + 1; continue; }
+      while (ECG_MODEL(input_info)(idx) != t) idx++;
+      FILE *f = fopen(eq + 1, "rb");
+      if (!f) { fprintf(stderr, "runner: %s: %s\n", eq + 1, strerror(errno)); return 1; }
+      inbuf[idx] = malloc(t->bytes ? t->bytes : 1);
+      size_t got = t->bytes ? fread(inbuf[idx], 1, t->bytes, f) : 0;
+      int extra = fgetc(f);
+      fclose(f);
+      if (got != t->bytes || extra != EOF) { fprintf(stderr, "runner: %s: expected exactly %zu bytes for input '%s'\n", eq + 1, t->bytes, name); return 1; }
+    } else return usage();
+  }
+  if (runs < 1 || warmup < 0) return usage();
+#ifdef _OPENMP
+  if (threads > 0) omp_set_num_threads(threads);
+#endif
+  ECG_MODEL(ctx) *ctx = ECG_MODEL(create)(weights);
+  if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return 1; }
+  for (int k = 0; k < n_in; k++) {
+    const INFO *t = ECG_MODEL(input_info)(k);
+    if (!inbuf[k]) { fprintf(stderr, "runner: input '%s' not given (--in %s=FILE)\n", t->name, t->name); return 1; }
+    ECG_MODEL(bind)(ctx, t->name, inbuf[k]);
+  }
+  for (int k = 0; k < n_out; k++) {
+    const INFO *t = ECG_MODEL(output_info)(k);
+    outbuf[k] = calloc(1, t->bytes ? t->bytes : 1);
+    if (!outbuf[k]) return 3;
+    ECG_MODEL(bind)(ctx, t->name, outbuf[k]);
+  }
+  for (int r = 0; r < warmup; r++) ECG_MODEL(run)(ctx);
+  for (int r = 0; r < runs; r++) {
+    double t0 = now_ms();
+    if (ECG_MODEL(run)(ctx) != 0) { fprintf(stderr, "runner: run failed\n"); return 1; }
+    printf("time_ms %.6f\n", now_ms() - t0);
+  }
+  for (int k = 0; k < n_out; k++) {
+    if (!outpath[k]) continue;
+    const INFO *t = ECG_MODEL(output_info)(k);
+    FILE *f = fopen(outpath[k], "wb");
+    if (!f || (t->bytes && fwrite(outbuf[k], 1, t->bytes, f) != t->bytes) || fclose(f) != 0) {
+      fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
+      return 1;
+    }
+  }
+  ECG_MODEL(destroy)(ctx);
+  for (int k = 0; k < n_in; k++) free(inbuf[k]);
+  for (int k = 0; k < n_out; k++) free(outbuf[k]);
+  free(inbuf); free(outbuf); free(outpath);
+  return 0;
+}
