@@ -155,7 +155,8 @@ const ecg_attr *ecg_attr_find(const ecg_node *n, const char *name);
 int64_t ecg_attr_i(const ecg_node *n, const char *name, int64_t def);
 /** Float attribute, or def when absent. */
 float ecg_attr_f(const ecg_node *n, const char *name, float def);
-/** String attribute copied NUL-terminated into buf (truncated to n_buf-1); def when absent. */
+/** String attribute copied NUL-terminated into buf (truncated to n_buf-1); when absent,
+ *  def is copied into buf (NULL def: returns NULL). Returns buf (or NULL). */
 const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, char *buf,
                        size_t n_buf);
 /** Integer-list attribute: *vals points into the node; returns the count, or -1 absent. */

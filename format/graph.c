@@ -289,7 +289,11 @@ float ecg_attr_f(const ecg_node *n, const char *name, float def) {
 const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, char *buf,
                        size_t n_buf) {
   const ecg_attr *a = ecg_attr_find(n, name);
-  if (!a) return def;
+  if (!a) {
+    if (!def) return NULL;
+    snprintf(buf, n_buf, "%s", def);
+    return buf;
+  }
   size_t len = a->s.len < n_buf - 1 ? a->s.len : n_buf - 1;
   if (len) memcpy(buf, a->s.data, len);
   buf[len] = 0;
