@@ -168,4 +168,4 @@ export function runMain(prog, usage, main) {
   );
 }
 
-export const num = (x) => Number(x.toFixed(4));
+export const num = (x) => Number(x.toPrecision(6));

@@ -1,1 +1,483 @@
-int main(void){return 0;}
+/* ecg-bench: build a lowered model directory, run it on ONNX test data or seeded random
+ * inputs, check its outputs, time it, and optionally time ONNX Runtime side by side.
+ * Prints one JSON object on stdout; messages on stderr prefixed "ecg-bench: ".
+ * Exit: 0 pass (or no data to check), 1 mismatch / invalid input / build failure,
+ * 2 usage, 3 internal error. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static const char usage_text[] =
+    "usage: ecg-bench DIR [--data DIR] [--random SEED] [--rtol 1e-3] [--atol 1e-4]\n"
+    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort] [--model M.onnx]\n"
+    "                 [--cc CC] [--save DIR] [-v] [--help] [--version]\n"
+    "\n"
+    "Builds the lowered model directory DIR (make -C DIR), runs DIR/runner on the\n"
+    "inputs of an ONNX test data set (--data: input_K.pb, checked against output_K.pb)\n"
+    "or on seeded random inputs (--random SEED, default 0: floats in [-1,1), integers\n"
+    "in [0,100), or [0,2) for names containing \"mask\", bools 0/1), and prints one JSON\n"
+    "object: model, pass, max_abs_err, max_rel_err, mismatches, worst_tensor,\n"
+    "median_ms, p10_ms, p90_ms, runs, threads (+ ort_median_ms, ort_p10_ms,\n"
+    "ort_p90_ms, ratio with --ort).\n"
+    "\n"
+    "  --data DIR     ONNX test data set (input_K.pb / output_K.pb)\n"
+    "  --random SEED  seeded random inputs (no check; \"pass\": null)\n"
+    "  --rtol R, --atol A  pass when |ours-exp| <= A + R*|exp| elementwise\n"
+    "  --runs R, --warmup W, --threads N  timing (medians/percentiles in ms)\n"
+    "  --ort          also time ONNX Runtime (node tools/bench/ort_run.mjs; script\n"
+    "                 from $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs\n"
+    "  --model M      ONNX model for --ort (default: \"source\" in DIR/model.json)\n"
+    "  --cc CC        compiler for the lowered directory (make CC=CC)\n"
+    "  --save DIR     write the inputs and our outputs as input_K.pb / output_K.pb\n"
+    "  -v             per-tensor details on stderr\n"
+    "Exit: 0 pass (or no data), 1 mismatch/invalid input/build failure, 2 usage, 3 internal.\n";
+
+/** Options after parsing. Times in ms; tolerances are unitless. */
+typedef struct opts {
+  const char *dir, *data, *model, *cc, *save;
+  uint32_t seed;
+  double rtol, atol;
+  int runs, warmup, threads;
+  bool ort, verbose;
+} opts;
+
+/* ---------------------------------------------------------------- temp files */
+
+/* Temporary directory and the files in it, removed at exit and on SIGINT/SIGTERM.
+ * Paths are built before any file is created, so the signal handler only unlinks. */
+static char g_tmpdir[PATH_MAX];
+static char **g_tmpfiles;
+static int g_ntmp;
+
+/** Remove the temporary files and directory (async-signal-safe). */
+static void cleanup_tmp(void) {
+  for (int i = 0; i < g_ntmp; i++)
+    if (g_tmpfiles[i]) unlink(g_tmpfiles[i]);
+  if (g_tmpdir[0]) rmdir(g_tmpdir);
+}
+
+/** SIGINT/SIGTERM: clean up and exit 128+sig. */
+static void on_signal(int sig) {
+  cleanup_tmp();
+  _exit(128 + sig);
+}
+
+/** Create the temp dir and n file paths (NAME_K.bin style, never from tensor names).
+ *  Returns ECG_ERR_INTERNAL on failure. paths[i] point into g_tmpfiles. */
+static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ecg_err *e) {
+  const char *base = getenv("TMPDIR");
+  snprintf(g_tmpdir, sizeof g_tmpdir, "%s/ecg-bench.XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(g_tmpdir)) {
+    int rc = ecg_errf(e, ECG_ERR_INTERNAL, "mkdtemp %s: %s", g_tmpdir, strerror(errno));
+    g_tmpdir[0] = 0;
+    return rc;
+  }
+  g_tmpfiles = calloc((size_t)(n_in + n_out + 1), sizeof *g_tmpfiles);
+  if (!g_tmpfiles) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (int i = 0; i < n_in + n_out; i++) {
+    if (asprintf(&g_tmpfiles[i], "%s/%s_%d.bin", g_tmpdir, i < n_in ? "in" : "out", i < n_in ? i : i - n_in) < 0) {
+      g_tmpfiles[i] = NULL;
+      return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    }
+    g_ntmp = i + 1;
+  }
+  *in_paths = g_tmpfiles;
+  *out_paths = g_tmpfiles + n_in;
+  return ECG_OK;
+}
+
+/** Write bytes to path. ECG_ERR_INTERNAL on failure. */
+static int write_raw(const char *path, const void *data, size_t bytes, ecg_err *e) {
+  FILE *f = fopen(path, "wb");
+  int ok = f && (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
+  if (f && fclose(f) != 0) ok = 0;
+  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "%s: cannot write: %s", path, strerror(errno));
+}
+
+/** Read exactly t->bytes bytes from path into t->data (allocated here). ECG_ERR_INPUT
+ *  when the runner wrote a file of another size (message names the tensor). */
+static int read_raw(const char *path, bt_tensor *t, ecg_err *e) {
+  struct stat st;
+  if (stat(path, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "output '%s': runner wrote no file", t->name);
+  if ((size_t)st.st_size != t->bytes)
+    return ecg_errf(e, ECG_ERR_INPUT, "output '%s': runner wrote %lld bytes, expected %zu", t->name,
+                    (long long)st.st_size, t->bytes);
+  ECG_TRY(bt_tensor_alloc(t, e));
+  FILE *f = fopen(path, "rb");
+  int ok = f && (t->bytes == 0 || fread(t->data, 1, t->bytes, f) == t->bytes);
+  if (f) fclose(f);
+  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INPUT, "output '%s': cannot read %s", t->name, path);
+}
+
+/* ---------------------------------------------------------------- test data */
+
+/** A loaded set of TensorProtos (input_K.pb or output_K.pb, K = 0, 1, ...). */
+typedef struct pbset {
+  bt_tensor *t;
+  int n;
+} pbset;
+
+/** Free a pbset. */
+static void pbset_clear(pbset *s) {
+  for (int i = 0; i < s->n; i++) bt_tensor_clear(&s->t[i]);
+  free(s->t);
+  memset(s, 0, sizeof *s);
+}
+
+/** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read. */
+static int pbset_load(const char *dir, const char *prefix, pbset *s, ecg_err *e) {
+  memset(s, 0, sizeof *s);
+  for (int k = 0;; k++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
+    if (access(path, F_OK) != 0) return ECG_OK;
+    bt_tensor *nt = realloc(s->t, sizeof *nt * (size_t)(k + 1));
+    if (!nt) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    s->t = nt;
+    ECG_TRY(bt_tensorpb_read(path, &s->t[k], e));
+    s->n = k + 1;
+  }
+}
+
+/** Match each model tensor want[i] with a data tensor: map[i] = index into have.
+ *  By TensorProto name when every wanted name is present, else by order when the
+ *  counts agree. Then check dtype and shape. Errors: ECG_ERR_INPUT naming the tensor. */
+static int match(const bt_tensor *want, int nw, const pbset *have, const char *what, const char *dir,
+                 bool verbose, int *map, ecg_err *e) {
+  bool by_name = true;
+  for (int i = 0; i < nw && by_name; i++) {
+    map[i] = -1;
+    for (int j = 0; j < have->n; j++)
+      if (strcmp(want[i].name, have->t[j].name) == 0) map[i] = j;
+    by_name = map[i] >= 0;
+  }
+  if (!by_name) {
+    if (have->n != nw)
+      return ecg_errf(e, ECG_ERR_INPUT, "%s: %d %s_K.pb files for %d model %ss, and names do not match", dir,
+                      have->n, what, nw, what);
+    for (int i = 0; i < nw; i++) map[i] = i;
+    if (verbose) fprintf(stderr, "ecg-bench: %ss matched by order (names differ)\n", what);
+  }
+  for (int i = 0; i < nw; i++) {
+    const bt_tensor *w = &want[i], *h = &have->t[map[i]];
+    if (w->dtype != h->dtype || !bt_same_shape(w, h)) {
+      char a[256], b[256];
+      return ecg_errf(e, ECG_ERR_INPUT, "%s '%s': %s/%s_%d.pb has %s [%s], the model expects %s [%s]", what,
+                      w->name, dir, what, map[i], ecg_dtype_name(h->dtype), bt_dims_str(h, b, sizeof b),
+                      ecg_dtype_name(w->dtype), bt_dims_str(w, a, sizeof a));
+    }
+  }
+  return ECG_OK;
+}
+
+/* ---------------------------------------------------------------- args */
+
+/** Parse a non-negative int option; false when malformed. */
+static bool parse_int(const char *s, int min, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < min || v > INT_MAX) return false;
+  *out = (int)v;
+  return true;
+}
+
+/** Parse argv into *o. Returns 0 to run, -1 when --help/--version was printed,
+ *  ECG_ERR_USAGE (message in e) otherwise. */
+static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
+  *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
+  enum { O_DATA = 256, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_MODEL, O_CC, O_SAVE,
+         O_HELP, O_VERSION };
+  static const struct option lo[] = {
+      {"data", 1, 0, O_DATA}, {"random", 1, 0, O_RANDOM}, {"rtol", 1, 0, O_RTOL}, {"atol", 1, 0, O_ATOL},
+      {"runs", 1, 0, O_RUNS}, {"warmup", 1, 0, O_WARMUP}, {"threads", 1, 0, O_THREADS}, {"ort", 0, 0, O_ORT},
+      {"model", 1, 0, O_MODEL}, {"cc", 1, 0, O_CC}, {"save", 1, 0, O_SAVE}, {"help", 0, 0, O_HELP},
+      {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
+  bool have_random = false;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
+    char *end;
+    int seed;
+    switch (c) {
+    case O_DATA: o->data = optarg; break;
+    case O_RANDOM:
+      if (!parse_int(optarg, 0, &seed)) return ecg_errf(e, ECG_ERR_USAGE, "--random expects a seed >= 0");
+      o->seed = (uint32_t)seed;
+      have_random = true;
+      break;
+    case O_RTOL: case O_ATOL: {
+      double v = strtod(optarg, &end);
+      if (end == optarg || *end || !(v >= 0) || !isfinite(v))
+        return ecg_errf(e, ECG_ERR_USAGE, "--%s expects a number >= 0", c == O_RTOL ? "rtol" : "atol");
+      *(c == O_RTOL ? &o->rtol : &o->atol) = v;
+      break;
+    }
+    case O_RUNS: if (!parse_int(optarg, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); break;
+    case O_WARMUP: if (!parse_int(optarg, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); break;
+    case O_THREADS: if (!parse_int(optarg, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
+    case O_ORT: o->ort = true; break;
+    case O_MODEL: o->model = optarg; break;
+    case O_CC: o->cc = optarg; break;
+    case O_SAVE: o->save = optarg; break;
+    case 'v': o->verbose = true; break;
+    case 'h': case O_HELP: fputs(usage_text, stdout); return -1;
+    case O_VERSION: printf("ecg-bench %s\n", ECG_VERSION_STRING); return -1;
+    case ':': return ecg_errf(e, ECG_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+    default: return ecg_errf(e, ECG_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind >= argc) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
+  if (optind + 1 < argc) return ecg_errf(e, ECG_ERR_USAGE, "unexpected argument '%s'", argv[optind + 1]);
+  o->dir = argv[optind];
+  if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
+  return 0;
+}
+
+/* ---------------------------------------------------------------- run */
+
+/** What one bench run measured; printed as the JSON object. */
+typedef struct result {
+  char model[PATH_MAX];
+  bool checked;           /**< expected outputs were given */
+  bool pass;              /**< every output within tolerance (when checked) */
+  double max_abs, max_rel;
+  size_t mismatches;
+  char worst[256];        /**< output with the largest |d|/(atol+rtol|exp|) */
+  bt_timing ours, ort;    /**< ms */
+  bool have_ort;
+} result;
+
+/** Model name and ONNX source from DIR/model.json (both optional): name defaults to
+ *  DIR's basename; source is empty when absent. A relative source that does not
+ *  exist from the current directory is tried relative to DIR. */
+static void read_model_json(const char *dir, char *name, size_t ncap, char *source, size_t scap) {
+  const char *b = strrchr(dir, '/');
+  snprintf(name, ncap, "%s", b && b[1] ? b + 1 : dir);
+  source[0] = 0;
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/model.json", dir);
+  FILE *f = fopen(path, "rb");
+  if (!f) return;
+  char *text = calloc(1, 1 << 20);
+  if (text) {
+    size_t got = fread(text, 1, (1 << 20) - 1, f);
+    text[got] = 0;
+    char tmp[PATH_MAX];
+    if (bt_json_string(text, "model", tmp, sizeof tmp) && tmp[0]) snprintf(name, ncap, "%.*s", (int)ncap - 1, tmp);
+    if (bt_json_string(text, "source", tmp, sizeof tmp) && tmp[0]) {
+      if (tmp[0] != '/' && access(tmp, R_OK) != 0) snprintf(source, scap, "%s/%.*s", dir, (int)scap / 2, tmp);
+      else snprintf(source, scap, "%.*s", (int)scap - 1, tmp);
+    }
+  }
+  free(text);
+  fclose(f);
+}
+
+/** Compare every output with its expected tensor; fill r's error fields. */
+static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, const int *map, result *r) {
+  double worst = -1;
+  r->checked = true;
+  r->pass = true;
+  for (int i = 0; i < io->n_out; i++) {
+    const bt_tensor *ours = &io->out[i], *x = &exp->t[map[i]];
+    bt_cmp c;
+    bt_compare(ours, x, o->rtol, o->atol, &c);
+    if (c.max_abs > r->max_abs) r->max_abs = c.max_abs;
+    if (c.max_rel > r->max_rel) r->max_rel = c.max_rel;
+    r->mismatches += c.mismatches;
+    if (c.mismatches) r->pass = false;
+    if (c.worst > worst) {
+      worst = c.worst;
+      snprintf(r->worst, sizeof r->worst, "%s", ours->name);
+    }
+    if (o->verbose || c.mismatches) {
+      fprintf(stderr, "ecg-bench: output '%s': max_abs_err %.6g max_rel_err %.6g mismatches %zu", ours->name,
+              c.max_abs, c.max_rel, c.mismatches);
+      if (c.mismatches) {
+        int sd;
+        size_t n;
+        bt_scalar_view(ours->dtype, ours->nelem, &sd, &n);
+        fprintf(stderr, " (first at %zu: ours %.9g, expected %.9g)", c.first_bad,
+                bt_get_f64(sd, ours->data, c.first_bad), bt_get_f64(sd, x->data, c.first_bad));
+      }
+      fputc('\n', stderr);
+    }
+  }
+}
+
+/** Write inputs and our outputs as TensorProtos into o->save. */
+static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *io, ecg_err *e) {
+  if (mkdir(o->save, 0777) != 0 && errno != EEXIST)
+    return ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", o->save, strerror(errno));
+  char path[PATH_MAX];
+  for (int i = 0; i < n_in + io->n_out; i++) {
+    bool in = i < n_in;
+    snprintf(path, sizeof path, "%s/%s_%d.pb", o->save, in ? "input" : "output", in ? i : i - n_in);
+    ECG_TRY(bt_tensorpb_write(path, in ? &ins[i] : &io->out[i - n_in], e));
+  }
+  return ECG_OK;
+}
+
+/** Build, run, check and time one lowered directory (see usage_text). Fills *r.
+ *  Errors: ECG_ERR_INPUT (build failure: compiler output already on stderr; bad data;
+ *  runner failure), ECG_ERR_INTERNAL. A failing --ort run is reported on stderr and
+ *  returned as ECG_ERR_INPUT in *ort_rc while the rest still completes. */
+static int bench(const opts *o, result *r, int *ort_rc, ecg_err *e) {
+  bt_io io = {0};
+  pbset din = {0}, dout = {0};
+  bt_tensor *rnd = NULL;
+  int *imap = NULL, *omap = NULL, rc;
+  char source[PATH_MAX];
+  char **in_paths = NULL, **out_paths = NULL;
+  bt_tensor *ordered = NULL; /* io.n_in shallow views of the input data, model order */
+  read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source);
+
+  bt_proc bp;
+  if (o->verbose) fprintf(stderr, "ecg-bench: make -C %s\n", o->dir);
+  rc = bt_build(o->dir, o->cc, &bp, e);
+  if (rc == ECG_ERR_INPUT || (o->verbose && !rc)) {
+    fputs(bp.out, stderr);
+    fputs(bp.err, stderr);
+  }
+  if (!rc || rc == ECG_ERR_INPUT) bt_proc_clear(&bp);
+  if (rc) return rc;
+  if ((rc = bt_runner_info(o->dir, &io, e))) goto out;
+  imap = calloc((size_t)io.n_in + 1, sizeof *imap);
+  omap = calloc((size_t)io.n_out + 1, sizeof *omap);
+  if (!imap || !omap) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+
+  if (o->data) {
+    if ((rc = pbset_load(o->data, "input", &din, e)) || (rc = pbset_load(o->data, "output", &dout, e))) goto out;
+    if (dout.n == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: no output_0.pb", o->data); goto out; }
+    if ((rc = match(io.in, io.n_in, &din, "input", o->data, o->verbose, imap, e))) goto out;
+    if ((rc = match(io.out, io.n_out, &dout, "output", o->data, o->verbose, omap, e))) goto out;
+  } else {
+    rnd = calloc((size_t)io.n_in + 1, sizeof *rnd);
+    if (!rnd) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+    uint32_t state = o->seed;
+    for (int i = 0; i < io.n_in; i++) {
+      if ((rc = bt_tensor_init(&rnd[i], io.in[i].name, io.in[i].dtype, io.in[i].rank, io.in[i].dims, e)) ||
+          (rc = bt_tensor_alloc(&rnd[i], e)))
+        goto out;
+      bt_fill_random(&rnd[i], &state);
+      imap[i] = i;
+    }
+  }
+  if ((rc = make_tmp(io.n_in, io.n_out, &in_paths, &out_paths, e))) goto out;
+  ordered = calloc((size_t)io.n_in + 1, sizeof *ordered);
+  if (!ordered) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+  for (int i = 0; i < io.n_in; i++) {
+    ordered[i] = o->data ? din.t[imap[i]] : rnd[i];
+    if ((rc = write_raw(in_paths[i], ordered[i].data, ordered[i].bytes, e))) break;
+  }
+  if (!rc) {
+    if (o->verbose) fprintf(stderr, "ecg-bench: running %s/runner (%d threads, %d warm-up, %d runs)\n", o->dir,
+                            o->threads, o->warmup, o->runs);
+    rc = bt_runner_run(o->dir, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, &r->ours, e);
+  }
+  for (int i = 0; i < io.n_out && !rc; i++) rc = read_raw(out_paths[i], &io.out[i], e);
+  if (!rc && o->data) check_outputs(o, &io, &dout, omap, r);
+  if (!rc && o->save) rc = save_all(o, ordered, io.n_in, &io, e);
+  if (!rc && o->ort) {
+    const char *model = o->model ? o->model : source;
+    ecg_err oe = {0};
+    int orc;
+    if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
+    else {
+      if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
+      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, &r->ort, &oe);
+    }
+    if (orc) {
+      fprintf(stderr, "ecg-bench: %s\n", oe.msg);
+      *ort_rc = orc;
+    } else {
+      r->have_ort = true;
+    }
+  }
+out:
+  free(ordered);
+  for (int i = 0; rnd && i < io.n_in; i++) bt_tensor_clear(&rnd[i]);
+  free(rnd);
+  free(imap);
+  free(omap);
+  pbset_clear(&din);
+  pbset_clear(&dout);
+  bt_io_clear(&io);
+  return rc;
+}
+
+/** Print the result as one JSON object on stdout. */
+static void print_json(const opts *o, const result *r) {
+  FILE *f = stdout;
+  fputs("{\"model\":", f);
+  bt_json_print_string(f, r->model);
+  fprintf(f, ",\"pass\":%s", !r->checked ? "null" : r->pass ? "true" : "false");
+  if (r->checked) {
+    fputs(",\"max_abs_err\":", f);
+    bt_json_print_number(f, r->max_abs);
+    fputs(",\"max_rel_err\":", f);
+    bt_json_print_number(f, r->max_rel);
+    fprintf(f, ",\"mismatches\":%zu,\"worst_tensor\":", r->mismatches);
+    bt_json_print_string(f, r->worst);
+  } else {
+    fputs(",\"max_abs_err\":null,\"max_rel_err\":null,\"mismatches\":null,\"worst_tensor\":null", f);
+  }
+  const char *k[3] = {"median_ms", "p10_ms", "p90_ms"};
+  const double ours[3] = {r->ours.median_ms, r->ours.p10_ms, r->ours.p90_ms};
+  const double ort[3] = {r->ort.median_ms, r->ort.p10_ms, r->ort.p90_ms};
+  for (int i = 0; i < 3; i++) {
+    fprintf(f, ",\"%s\":", k[i]);
+    bt_json_print_number(f, ours[i]);
+  }
+  fprintf(f, ",\"runs\":%d,\"threads\":%d", r->ours.runs, o->threads);
+  if (o->ort) {
+    for (int i = 0; i < 3; i++) {
+      fprintf(f, ",\"ort_%s\":", k[i]);
+      bt_json_print_number(f, r->have_ort ? ort[i] : NAN);
+    }
+    fputs(",\"ratio\":", f);
+    bt_json_print_number(f, r->have_ort && r->ort.median_ms > 0 ? r->ours.median_ms / r->ort.median_ms : NAN);
+  }
+  fputs("}\n", f);
+  fflush(f);
+}
+
+int main(int argc, char **argv) {
+  opts o;
+  ecg_err e = {0};
+  int rc = parse_args(argc, argv, &o, &e);
+  if (rc < 0) return 0;
+  if (rc) {
+    fprintf(stderr, "ecg-bench: %s\n%s", e.msg, "usage: ecg-bench DIR [--data DIR] [--random SEED] ... (--help)\n");
+    return ECG_ERR_USAGE;
+  }
+  atexit(cleanup_tmp);
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGPIPE, SIG_IGN);
+  result r = {0};
+  int ort_rc = 0;
+  rc = bench(&o, &r, &ort_rc, &e);
+  if (rc) {
+    fprintf(stderr, "ecg-bench: %s\n", e.msg);
+    return rc;
+  }
+  print_json(&o, &r);
+  if (r.checked && !r.pass) {
+    fprintf(stderr, "ecg-bench: FAIL: %zu mismatches (worst tensor '%s', rtol %g, atol %g)\n", r.mismatches,
+            r.worst, o.rtol, o.atol);
+    return ECG_ERR_INPUT;
+  }
+  return ort_rc ? ort_rc : ECG_OK;
+}

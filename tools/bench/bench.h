@@ -1,0 +1,165 @@
+/* ecg-bench internals: tensors in memory, TensorProto files, comparison, processes.
+ *
+ * ecg-bench compiles a lowered model directory (tools/lower/LOWERED.md), runs its
+ * `runner` on ONNX backend-test data or seeded random inputs, compares the outputs
+ * with the expected ones, times it, and optionally times ONNX Runtime side by side.
+ *
+ * Errors are values (STYLE 8): functions return ECG_OK or an ECG_ERR_* code and fill an
+ * ecg_err; only main() prints and picks the exit code.
+ * Ownership: a bt_tensor owns its name and data; bt_tensor_clear frees them.
+ */
+#ifndef ECG_BENCH_H
+#define ECG_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ecg.h"
+
+/** A dense tensor: row-major, little-endian, dtype an ONNX code (ECG_FLOAT, ...). */
+typedef struct bt_tensor {
+  char *name;                    /**< owned, never NULL once filled ("" allowed) */
+  int dtype;                     /**< ONNX TensorProto.DataType code */
+  int rank;                      /**< 0..ECG_MAX_RANK */
+  int64_t dims[ECG_MAX_RANK];    /**< each >= 0 */
+  size_t nelem;                  /**< product of dims (1 for rank 0) */
+  size_t bytes;                  /**< nelem * ecg_dtype_size(dtype) */
+  void *data;                    /**< owned, `bytes` bytes; NULL until loaded */
+} bt_tensor;
+
+/* ---------------------------------------------------------------- dtype.c */
+
+/** Free t's name and data and zero it. NULL is allowed. */
+void bt_tensor_clear(bt_tensor *t);
+/** Set t's name (copied), dtype and shape, compute nelem and bytes; data stays NULL.
+ *  Errors: ECG_ERR_INPUT (dtype not numeric/bool, rank > ECG_MAX_RANK, negative dim,
+ *  size overflow; message names the tensor), ECG_ERR_INTERNAL (out of memory). */
+int bt_tensor_init(bt_tensor *t, const char *name, int dtype, int rank, const int64_t *dims,
+                   ecg_err *e);
+/** Allocate t->bytes zeroed bytes of data (at least 1). ECG_ERR_INTERNAL on OOM. */
+int bt_tensor_alloc(bt_tensor *t, ecg_err *e);
+/** Format dims as "1x3x224x224" ("scalar" for rank 0) into buf of cap bytes; returns buf. */
+char *bt_dims_str(const bt_tensor *t, char *buf, size_t cap);
+/** True when a and b have the same rank and dims. */
+bool bt_same_shape(const bt_tensor *a, const bt_tensor *b);
+/** True for integer and bool dtypes (compared exactly). */
+bool bt_dtype_exact(int dtype);
+/** For comparison, view a tensor as scalars: complex64 -> 2*n float32, complex128 ->
+ *  2*n float64, others unchanged. Writes the scalar dtype and count. */
+void bt_scalar_view(int dtype, size_t nelem, int *sdtype, size_t *n);
+/** Element i of buf (dtype, little-endian) converted to double; the one conversion
+ *  path used by comparison and reporting (float16 and bfloat16 included). */
+double bt_get_f64(int dtype, const void *buf, size_t i);
+/** Fill t->data (allocated) with seeded values from *state (mulberry32, the same
+ *  generator as make_data.mjs): floats uniform in [-1,1); integers in [0,2) when the
+ *  name contains "mask" (any case), else [0,100); bool 0/1. */
+void bt_fill_random(bt_tensor *t, uint32_t *state);
+/** One step of mulberry32: advances *state, returns 32 random bits. */
+uint32_t bt_rand32(uint32_t *state);
+
+/* ---------------------------------------------------------------- tensorpb.c */
+
+/** Decode an ONNX TensorProto from buf (len bytes) into t (name, dtype, dims, dense
+ *  data). Accepts raw_data and the typed fields float_data, int32_data (also int8,
+ *  int16, uint8, uint16, bool, float16/bfloat16 bits), int64_data, double_data,
+ *  uint64_data (uint32, uint64), for every numeric dtype and bool. `what` names the
+ *  source in messages (a path). Errors: ECG_ERR_INPUT (not a TensorProto, external
+ *  or segmented data, string tensor, element count not matching dims), ECG_ERR_INTERNAL. */
+int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, ecg_err *e);
+/** Read path and decode it (see bt_tensorpb_decode). ECG_ERR_INPUT when unreadable. */
+int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e);
+/** Write t as a TensorProto (name, dims, data_type, raw_data) to path, through a
+ *  temporary name and rename. Errors: ECG_ERR_INTERNAL (write failure, OOM). */
+int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e);
+
+/* ---------------------------------------------------------------- compare.c */
+
+/** Result of comparing one tensor elementwise: |ours - exp| <= atol + rtol*|exp|. */
+typedef struct bt_cmp {
+  double max_abs;    /**< max |ours - exp| over finite pairs */
+  double max_rel;    /**< max |ours - exp| / |exp| over finite pairs with exp != 0 */
+  double worst;      /**< max |ours - exp| / (atol + rtol*|exp|); > 1 means a mismatch */
+  size_t mismatches; /**< elements failing the test (NaN equals NaN; exact for integers) */
+  size_t first_bad;  /**< scalar index of the first mismatch (valid when mismatches > 0) */
+} bt_cmp;
+
+/** Compare ours with exp (same dtype and shape, checked by the caller). Integer and
+ *  bool dtypes are compared exactly, floats with the tolerance test; NaN == NaN and
+ *  an infinity equals the same infinity. */
+void bt_compare(const bt_tensor *ours, const bt_tensor *exp, double rtol, double atol, bt_cmp *r);
+
+/* ---------------------------------------------------------------- proc.c */
+
+/** Captured output of a child process. */
+typedef struct bt_proc {
+  int status;      /**< exit code, or 128 + signal number when killed */
+  char *out;       /**< stdout, NUL-terminated, owned (may be NULL when not captured) */
+  size_t out_len;  /**< bytes */
+  char *err;       /**< stderr, NUL-terminated, owned */
+  size_t err_len;  /**< bytes */
+} bt_proc;
+
+/** Run argv (argv[0] looked up in PATH) to completion, capturing stdout and stderr.
+ *  Errors: ECG_ERR_INTERNAL (cannot spawn, pipe or memory failure). A non-zero exit
+ *  of the child is not an error here: look at p->status. */
+int bt_proc_run(char *const argv[], bt_proc *p, ecg_err *e);
+/** Free the captured buffers. */
+void bt_proc_clear(bt_proc *p);
+
+/* ---------------------------------------------------------------- runner.c */
+
+/** Model I/O as reported by `runner --info`. Owns the tensors (no data). */
+typedef struct bt_io {
+  bt_tensor *in, *out;
+  int n_in, n_out;
+} bt_io;
+
+/** Timing summary in ms: percentiles by linear interpolation between sorted samples. */
+typedef struct bt_timing {
+  double median_ms, p10_ms, p90_ms;
+  int runs;
+} bt_timing;
+
+/** Build the lowered directory: `make -C dir -s [CC=cc]`, output captured in *p
+ *  (caller clears it). Errors: ECG_ERR_INPUT when make fails (p->status != 0; the
+ *  compiler's messages are in p->out and p->err), ECG_ERR_INTERNAL (cannot spawn). */
+int bt_build(const char *dir, const char *cc, bt_proc *p, ecg_err *e);
+/** Run `dir/runner --info` and parse its lines. Errors: ECG_ERR_INPUT (runner fails,
+ *  malformed line), ECG_ERR_INTERNAL. */
+int bt_runner_info(const char *dir, bt_io *io, ecg_err *e);
+/** Free io's tensors. */
+void bt_io_clear(bt_io *io);
+/** Run dir/runner on input files in_paths[i] (io->in order) writing outputs to
+ *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. Errors:
+ *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
+int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_paths,
+                  int threads, int warmup, int runs, bt_timing *t, ecg_err *e);
+/** Summarise n samples (ms; sorted in place) into *t. */
+void bt_timing_from(double *samples, int n, bt_timing *t);
+
+/* ---------------------------------------------------------------- ort.c */
+
+/** Locate tools/bench/ort_run.mjs: $ECG_BENCH_ORT, else <dir of this executable>/
+ *  ../tools/bench/ort_run.mjs. Writes into buf (cap bytes). ECG_ERR_INPUT if absent. */
+int bt_ort_script(char *buf, size_t cap, ecg_err *e);
+/** Run ONNX Runtime (node ort_run.mjs; node from $ECG_NODE or PATH) on model with the
+ *  inputs (io->in order, with their shapes passed as --input-shape) and the same
+ *  threads/warmup/runs; fill *t from its JSON line. Errors: ECG_ERR_INPUT (script
+ *  missing or failing; its stderr in the message), ECG_ERR_INTERNAL. */
+int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
+               int runs, bt_timing *t, ecg_err *e);
+
+/* ---------------------------------------------------------------- json.c */
+
+/** Find "key": "string" at any depth of a JSON text and copy the unescaped string
+ *  into out (cap bytes). Returns true when found. Minimal: for model.json. */
+bool bt_json_string(const char *json, const char *key, char *out, size_t cap);
+/** Find "key": number in a JSON text; true when found and parsed. */
+bool bt_json_number(const char *json, const char *key, double *v);
+/** Print s as a JSON string literal (quoted, escaped) to f. */
+void bt_json_print_string(FILE *f, const char *s);
+/** Print v as a JSON number (%.6g), or null when not finite. */
+void bt_json_print_number(FILE *f, double v);
+
+#endif

@@ -1,0 +1,46 @@
+/* compare.c: elementwise comparison of an output with its expected value. */
+#include <math.h>
+#include <string.h>
+
+#include "bench.h"
+
+void bt_compare(const bt_tensor *ours, const bt_tensor *exp, double rtol, double atol, bt_cmp *r) {
+  memset(r, 0, sizeof *r);
+  int sdtype;
+  size_t n;
+  bt_scalar_view(exp->dtype, exp->nelem, &sdtype, &n);
+  bool exact = bt_dtype_exact(sdtype);
+  size_t esize = ecg_dtype_size(sdtype);
+  for (size_t i = 0; i < n; i++) {
+    double a = bt_get_f64(sdtype, ours->data, i), b = bt_get_f64(sdtype, exp->data, i);
+    bool bad;
+    if (exact) {
+      /* bytes, not doubles: int64 values above 2^53 must still compare exactly */
+      bad = memcmp((const unsigned char *)ours->data + i * esize,
+                   (const unsigned char *)exp->data + i * esize, esize) != 0;
+      if (sdtype == ECG_BOOL) bad = (a != 0) != (b != 0);
+    } else if (isnan(a) || isnan(b)) {
+      bad = isnan(a) != isnan(b);
+    } else if (isinf(a) || isinf(b)) {
+      bad = a != b;
+    } else {
+      bad = false; /* decided below from the tolerance */
+    }
+    if (!exact && isfinite(a) && isfinite(b)) {
+      double d = fabs(a - b), tol = atol + rtol * fabs(b);
+      if (d > r->max_abs) r->max_abs = d;
+      if (b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
+      double score = tol > 0 ? d / tol : (d > 0 ? INFINITY : 0);
+      if (score > r->worst) r->worst = score;
+      bad = d > tol;
+    } else if (exact) {
+      double d = fabs(a - b);
+      if (d > r->max_abs) r->max_abs = d;
+      if (b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
+      if (bad && r->worst < 1 + d) r->worst = 1 + d;
+    } else if (bad) {
+      r->worst = INFINITY; /* NaN or infinity where the other side has none */
+    }
+    if (bad && r->mismatches++ == 0) r->first_bad = i;
+  }
+}

@@ -1,0 +1,180 @@
+/* runner.c: build a lowered directory and drive its runner (tools/lower/LOWERED.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/** malloc'd printf; NULL on out of memory. */
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+  va_end(ap);
+  return s;
+}
+
+int bt_build(const char *dir, const char *cc, bt_proc *p, ecg_err *e) {
+  char *ccarg = cc ? xasprintf("CC=%s", cc) : NULL;
+  if (cc && !ccarg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  char *argv[] = {"make", "-C", (char *)dir, "-s", ccarg, NULL};
+  int rc = bt_proc_run(argv, p, e);
+  free(ccarg);
+  if (rc) return rc;
+  if (p->status != 0) return ecg_errf(e, ECG_ERR_INPUT, "%s: build failed (make exit %d)", dir, p->status);
+  return ECG_OK;
+}
+
+void bt_io_clear(bt_io *io) {
+  for (int i = 0; i < io->n_in; i++) bt_tensor_clear(&io->in[i]);
+  for (int i = 0; i < io->n_out; i++) bt_tensor_clear(&io->out[i]);
+  free(io->in);
+  free(io->out);
+  memset(io, 0, sizeof *io);
+}
+
+/** Parse "1x3x224x224" or "scalar" into dims; returns rank, or -1 when malformed. */
+static int parse_dims(const char *s, int64_t *dims) {
+  if (strcmp(s, "scalar") == 0) return 0;
+  int rank = 0;
+  for (;;) {
+    if (rank == ECG_MAX_RANK || *s < '0' || *s > '9') return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || v < 0) return -1;
+    dims[rank++] = v;
+    if (*end == 0) return rank;
+    if (*end != 'x') return -1;
+    s = end + 1;
+  }
+}
+
+/** Append one "input|output TAB NAME TAB DTYPE TAB DIMS" line (NUL-terminated, no
+ *  newline) to io. Errors: ECG_ERR_INPUT (malformed), ECG_ERR_INTERNAL. */
+static int info_line(char *line, bt_io *io, ecg_err *e) {
+  char *f[4] = {line}, *rest = line;
+  int nf = 0;
+  while (nf < 4 && rest) f[nf++] = strsep(&rest, "\t");
+  if (nf != 4 || rest) return ecg_errf(e, ECG_ERR_INPUT, "runner --info: malformed line '%s'", f[0]);
+  bool is_in = strcmp(f[0], "input") == 0;
+  if (!is_in && strcmp(f[0], "output") != 0)
+    return ecg_errf(e, ECG_ERR_INPUT, "runner --info: expected input|output, got '%s'", f[0]);
+  char *end;
+  long dtype = strtol(f[2], &end, 10);
+  int64_t dims[ECG_MAX_RANK];
+  int rank = parse_dims(f[3], dims);
+  if (*end || end == f[2] || rank < 0)
+    return ecg_errf(e, ECG_ERR_INPUT, "runner --info: bad dtype or dims for '%s': '%s' '%s'", f[1], f[2], f[3]);
+  bt_tensor **arr = is_in ? &io->in : &io->out;
+  int *n = is_in ? &io->n_in : &io->n_out;
+  bt_tensor *na = realloc(*arr, sizeof **arr * (size_t)(*n + 1));
+  if (!na) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  *arr = na;
+  ECG_TRY(bt_tensor_init(&na[*n], f[1], (int)dtype, rank, dims, e));
+  (*n)++;
+  return ECG_OK;
+}
+
+int bt_runner_info(const char *dir, bt_io *io, ecg_err *e) {
+  memset(io, 0, sizeof *io);
+  char *exe = xasprintf("%s/runner", dir);
+  if (!exe) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  char *argv[] = {exe, "--info", NULL};
+  bt_proc p;
+  int rc = bt_proc_run(argv, &p, e);
+  if (!rc && p.status != 0)
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s --info failed (exit %d): %.600s", exe, p.status, p.err);
+  char *save = NULL;
+  for (char *line = rc ? NULL : strtok_r(p.out, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
+    size_t len = strlen(line);
+    if (len && line[len - 1] == '\r') line[len - 1] = 0;
+    if (*line) rc = info_line(line, io, e);
+  }
+  if (!rc && io->n_out == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s --info lists no outputs", exe);
+  if (rc) bt_io_clear(io);
+  bt_proc_clear(&p);
+  free(exe);
+  return rc;
+}
+
+/** qsort comparator for doubles. */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/** Sorted samples -> value at quantile q in [0,1], linear interpolation (as ort_run.mjs). */
+static double quantile(const double *s, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)floor(pos), hi = (int)ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
+void bt_timing_from(double *samples, int n, bt_timing *t) {
+  memset(t, 0, sizeof *t);
+  t->runs = n;
+  if (n <= 0) {
+    t->median_ms = t->p10_ms = t->p90_ms = NAN;
+    return;
+  }
+  qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+  t->median_ms = quantile(samples, n, 0.5);
+  t->p10_ms = quantile(samples, n, 0.1);
+  t->p90_ms = quantile(samples, n, 0.9);
+}
+
+int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_paths,
+                  int threads, int warmup, int runs, bt_timing *t, ecg_err *e) {
+  int argc = 0, cap = 10 + 2 * (io->n_in + io->n_out);
+  char **argv = calloc((size_t)cap, sizeof *argv);
+  if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int rc = ECG_OK;
+  argv[argc++] = xasprintf("%s/runner", dir);
+  argv[argc++] = strdup("--threads");
+  argv[argc++] = xasprintf("%d", threads);
+  argv[argc++] = strdup("--warmup");
+  argv[argc++] = xasprintf("%d", warmup);
+  argv[argc++] = strdup("--runs");
+  argv[argc++] = xasprintf("%d", runs);
+  for (int i = 0; i < io->n_in; i++) {
+    argv[argc++] = strdup("--in");
+    argv[argc++] = xasprintf("%s=%s", io->in[i].name, in_paths[i]);
+  }
+  for (int i = 0; i < io->n_out; i++) {
+    argv[argc++] = strdup("--out");
+    argv[argc++] = xasprintf("%s=%s", io->out[i].name, out_paths[i]);
+  }
+  for (int i = 0; i < argc; i++)
+    if (!argv[i]) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  bt_proc p = {0};
+  double *samples = NULL;
+  if (!rc) rc = bt_proc_run(argv, &p, e);
+  if (!rc && p.status != 0)
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s failed (exit %d): %.800s", argv[0], p.status, p.err);
+  if (!rc) {
+    int n = 0;
+    samples = malloc(sizeof *samples * (p.out_len / 8 + 1));
+    if (!samples) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    char *save = NULL;
+    for (char *line = rc ? NULL : strtok_r(p.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (strncmp(line, "time_ms", 7) != 0 || (line[7] != ' ' && line[7] != '\t')) continue;
+      char *end;
+      double v = strtod(line + 8, &end);
+      if (end != line + 8 && isfinite(v)) samples[n++] = v;
+    }
+    if (!rc && n == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s printed no time_ms lines", argv[0]);
+    if (!rc) bt_timing_from(samples, n, t);
+  }
+  free(samples);
+  bt_proc_clear(&p);
+  for (int i = 0; i < argc; i++) free(argv[i]);
+  free(argv);
+  return rc;
+}

@@ -1,0 +1,158 @@
+/* tensorpb.c: ONNX TensorProto files (backend test data input_K.pb / output_K.pb). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "onnx.pb-c.h"
+
+/** Largest .pb file read (bytes); larger files are refused, not allocated. */
+#define TPB_MAX_FILE ((size_t)1 << 32)
+
+/** One typed repeated field of a TensorProto: count, element bytes, pointer, and
+ *  whether its values are integers to be truncated to the tensor's element size
+ *  (int32_data/int64_data/uint64_data) or floats stored verbatim (float_data as
+ *  float32, double_data as float64). */
+typedef struct typed_field {
+  size_t n;
+  size_t esize;
+  const void *p;
+  bool integer;
+} typed_field;
+
+/** Which typed field carries the values of dtype (ONNX onnx.proto comments), with
+ *  its expected count per tensor element in *per (2 for complex). */
+static typed_field field_for(const Onnx__TensorProto *tp, int dtype, size_t *per) {
+  *per = 1;
+  switch (dtype) {
+  case ECG_COMPLEX64: *per = 2; /* fall through */
+  case ECG_FLOAT: return (typed_field){tp->n_float_data, 4, tp->float_data, false};
+  case ECG_COMPLEX128: *per = 2; /* fall through */
+  case ECG_DOUBLE: return (typed_field){tp->n_double_data, 8, tp->double_data, false};
+  case ECG_INT64: return (typed_field){tp->n_int64_data, 8, tp->int64_data, true};
+  case ECG_UINT32: case ECG_UINT64: return (typed_field){tp->n_uint64_data, 8, tp->uint64_data, true};
+  default: /* int8/16/32, uint8/16, bool, float16/bfloat16 bits */
+    return (typed_field){tp->n_int32_data, 4, tp->int32_data, true};
+  }
+}
+
+int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, ecg_err *e) {
+  memset(t, 0, sizeof *t);
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+  if (!tp) return ecg_errf(e, ECG_ERR_INPUT, "%s: not a valid ONNX TensorProto", what);
+  int rc = ECG_OK;
+  const char *name = tp->name ? tp->name : "";
+  if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s' uses external data (unsupported)", what, name);
+    goto out;
+  }
+  if (tp->segment) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s' is segmented (unsupported)", what, name);
+    goto out;
+  }
+  if (!tp->has_data_type || tp->data_type == ECG_STRING || ecg_dtype_size(tp->data_type) == 0) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s' has unsupported data_type %d", what, name,
+                  tp->has_data_type ? tp->data_type : 0);
+    goto out;
+  }
+  if (tp->n_dims > ECG_MAX_RANK) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s' has rank %zu (max %d)", what, name, tp->n_dims, ECG_MAX_RANK);
+    goto out;
+  }
+  rc = bt_tensor_init(t, name, tp->data_type, (int)tp->n_dims, tp->dims, e);
+  if (rc) goto out;
+
+  size_t per, esize = ecg_dtype_size(t->dtype);
+  typed_field f = field_for(tp, t->dtype, &per);
+  if (tp->has_raw_data) {
+    if (tp->raw_data.len != t->bytes) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s': raw_data has %zu bytes, shape needs %zu", what,
+                    name, tp->raw_data.len, t->bytes);
+      goto out;
+    }
+    if ((rc = bt_tensor_alloc(t, e))) goto out;
+    if (t->bytes) memcpy(t->data, tp->raw_data.data, t->bytes);
+  } else {
+    size_t want = t->nelem * per, sesize = esize / per;
+    if (f.n != want) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s: tensor '%s' has %zu typed values, shape needs %zu", what, name,
+                    f.n, want);
+      goto out;
+    }
+    if ((rc = bt_tensor_alloc(t, e))) goto out;
+    /* Integers: keep the low sesize bytes (two's complement truncation, which is also
+     * how float16/bfloat16 bits travel in int32_data). Floats: same-size copy. */
+    for (size_t i = 0; i < want; i++)
+      memcpy((unsigned char *)t->data + i * sesize, (const unsigned char *)f.p + i * f.esize, sesize);
+  }
+out:
+  if (rc) bt_tensor_clear(t);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
+  return rc;
+}
+
+int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e) {
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  int rc = ECG_OK;
+  while (buf) {
+    if (len == cap) {
+      if (cap >= TPB_MAX_FILE) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "%s: file too large", path);
+        break;
+      }
+      uint8_t *nb = realloc(buf, cap * 2);
+      if (!nb) break;
+      buf = nb;
+      cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f)) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: read error", path);
+      break;
+    }
+  }
+  fclose(f);
+  if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory reading %s", path);
+  if (!rc) rc = bt_tensorpb_decode(buf, len, path, t, e);
+  free(buf);
+  return rc;
+}
+
+int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e) {
+  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+  tp.n_dims = (size_t)t->rank;
+  tp.dims = (int64_t *)t->dims;
+  tp.has_data_type = 1;
+  tp.data_type = t->dtype;
+  tp.name = t->name;
+  tp.has_raw_data = 1;
+  tp.raw_data.len = t->bytes;
+  tp.raw_data.data = t->data;
+  size_t n = onnx__tensor_proto__get_packed_size(&tp);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory writing %s", path);
+  onnx__tensor_proto__pack(&tp, buf);
+  size_t plen = strlen(path) + 32;
+  char *tmp = malloc(plen);
+  if (!tmp) {
+    free(buf);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  int ok = f && fwrite(buf, 1, n, f) == n;
+  if (f && fclose(f) != 0) ok = 0;
+  if (ok && rename(tmp, path) != 0) ok = 0;
+  int rc = ok ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "%s: cannot write: %s", path, strerror(errno));
+  if (!ok) unlink(tmp);
+  free(tmp);
+  free(buf);
+  return rc;
+}
