@@ -1,1 +1,129 @@
-/* ecg runtime header (placeholder) */
+/* ecg runtime: the kernels that lowered models call.
+ *
+ * Copied verbatim into every lowered model directory and compiled there with any of
+ *   cc -O3 -march=native -fopenmp     (AVX2/FMA micro-kernels, OpenMP threads)
+ *   cc -O2                            (portable C, one thread)
+ * Every function is a pure function of its arguments (no global mutable state).
+ * Threads: OpenMP; the caller picks the count with omp_set_num_threads(). A call made
+ * from inside a parallel region runs on one thread (no nested regions).
+ *
+ * All tensors are float32. Sizes of packed buffers and scratch are in floats; buffers
+ * need no particular alignment (4-byte aligned floats are enough; 64-byte alignment is
+ * a little faster).
+ */
+#ifndef ECG_RT_H
+#define ECG_RT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fused epilogue activation applied after bias. */
+typedef enum {
+  ECG_ACT_NONE = 0,
+  ECG_ACT_RELU,      /* max(x, 0) */
+  ECG_ACT_CLIP,      /* min(max(x, a), b) */
+  ECG_ACT_LEAKY,     /* x < 0 ? a * x : x */
+  ECG_ACT_SIGMOID,   /* 1 / (1 + exp(-x)) */
+  ECG_ACT_HARDSWISH, /* x * clamp(x / 6 + 1/2, 0, 1)  (ONNX HardSwish) */
+  ECG_ACT_SILU       /* x * sigmoid(x) */
+} ecg_act_kind;
+typedef struct {
+  ecg_act_kind kind;
+  float a, b;
+} ecg_act;
+
+/* Apply act in place to x[n]. */
+void ecg_act_apply(ecg_act act, float *x, size_t n);
+
+/* ------------------------------------------------------------------ GEMM */
+
+/* C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major with leading
+ * dimensions (in floats).
+ *   transA == 0: A is [M, lda >= K];  transA != 0: A is [K, lda >= M] and op(A) = A^T.
+ *   transB == 0: B is [K, ldb >= N];  transB != 0: B is [N, ldb >= K] and op(B) = B^T.
+ *   C is [M, ldc >= N].
+ * beta == 0: C is overwritten and never read (it may hold garbage or NaN); any other
+ * beta scales the old C. Temporary pack buffers (about 0.5 MiB per thread) are taken
+ * from malloc; if malloc fails the call falls back to a slow unpacked loop. */
+void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+               const float *B, int ldb, float beta, float *C, int ldc);
+
+/* Prepacked constant B (weights): pack once at model creation, reuse every run.
+ * Layout: ceil(N/16) panels; panel p holds K rows of 16 floats, element (k, j) of panel p
+ * is op(B)[k, 16p + j], zero for columns >= N. Size: ceil(N/16) * 16 * K floats. */
+size_t ecg_sgemm_packed_b_floats(int K, int N);
+/* op(B)[K,N] -> packed[ecg_sgemm_packed_b_floats(K, N)]; transB as in ecg_sgemm. */
+void ecg_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *packed);
+/* C[M,N] = act(op(A)[M,K] * packedB[K,N] + bias_n[N] + beta * C).
+ * A: transA == 0: [M, lda >= K], else [K, lda >= M]. packed from ecg_sgemm_pack_b(K, N).
+ * bias_n [N] may be NULL. beta 0 (C write-only) or 1 (accumulate into C). C [M, ldc >= N]. */
+void ecg_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
+                      const float *bias_n, ecg_act act, float beta, float *C, int ldc);
+
+/* ------------------------------------------------------------------ Conv */
+
+/* 2-D convolution, NCHW float32 (1-D convs are called with h = kh = 1). */
+typedef struct {
+  int n, c, h, w;     /* input  [n, c, h, w] */
+  int m, kh, kw;      /* weight [m, c/group, kh, kw] */
+  int oh, ow;         /* output [n, m, oh, ow] */
+  int sh, sw, dh, dw; /* strides, dilations */
+  int pt, pl, pb, pr; /* pads: top, left, bottom, right */
+  int group;
+  ecg_act act; /* applied after bias */
+} ecg_conv_params;
+
+/* Size in floats of the prepacked weights.
+ * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
+ * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/6) panels of
+ * Kg x 6 floats (element (k, i) of panel q = w[g*mg + 6q + i][k], zero past mg);
+ * total G * ceil(mg/6) * 6 * Kg. */
+size_t ecg_conv2d_packed_floats(const ecg_conv_params *p);
+/* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_conv2d_packed_floats(p)]. */
+void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
+/* Scratch floats that ecg_conv2d needs when it runs on up to `threads` OpenMP threads
+ * (pass the omp_get_max_threads() in force at the time of the call; values < 1 mean 1).
+ * Per thread: a 256 x 192 im2col/pack block, or for depthwise convs one zero-padded,
+ * stride-split input plane (h * sw * (ow + 8 + (kw-1)*dw/sw + 8) floats). */
+size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
+/* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
+ * packed_w from ecg_conv2d_pack, scratch of ecg_conv2d_scratch_floats(p, threads) floats.
+ * x and y never alias. Strategy: 1x1/stride-1/unpadded = GEMM straight on the NCHW input;
+ * depthwise = direct kernel vectorised along the output width; otherwise implicit im2col
+ * (packed straight into GEMM panels, in bounded blocks) + packed GEMM per group. Bias and
+ * activation are applied in the GEMM epilogue while the tile is in L1. */
+void ecg_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
+                float *y, float *scratch);
+
+/* ConvTranspose 2-D NCHW: x [n, c, h, w], w [c, m/group, kh, kw] (ONNX layout), y [n, m, oh, ow];
+ * pads/strides/dilations as in ecg_conv_params with (c, m) meaning (input, output) channels;
+ * oh/ow given (output_padding is implied by them). bias [m] may be NULL; act applies.
+ * Scratch: (m/group)*kh*kw * h*w floats (one column matrix, reused per image and group). */
+size_t ecg_convtranspose2d_scratch_floats(const ecg_conv_params *p);
+void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+                         float *y, float *scratch);
+
+/* ------------------------------------------------------------------ Pooling */
+
+/* Pooling, NCHW float32: x [n, c, h, w] -> y [n, c, oh, ow]; window kh x kw with
+ * strides, dilations and pads as in ecg_conv_params. Max ignores padding (a window with
+ * no element inside the input gives -inf). Average divides by the number of elements
+ * inside the input, or with count_include_pad by those inside the padded input
+ * [-pt, h+pb) x [-pl, w+pr). */
+typedef struct {
+  int n, c, h, w, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, pb, pr;
+  int count_include_pad;
+} ecg_pool_params;
+void ecg_maxpool2d(const ecg_pool_params *p, const float *x, float *y);
+void ecg_avgpool2d(const ecg_pool_params *p, const float *x, float *y);
+/* y[nc] = mean (or max) over hw of x[nc, hw] */
+void ecg_global_avgpool(int nc, int hw, const float *x, float *y);
+void ecg_global_maxpool(int nc, int hw, const float *x, float *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ECG_RT_H */

@@ -1,0 +1,468 @@
+/* Unit test and micro-benchmark of the lowering runtime (tools/lower/runtime).
+ *   cc -O3 -march=native -fopenmp -Itools/lower/runtime tests/unit/rt_test.c \
+ *      tools/lower/runtime/[all .c] -lm -o build/rt_test && build/rt_test [--bench]
+ * Every entry point is compared with naive double-accumulating reference loops over many
+ * random shapes; prints "N passed, M failed" and exits 1 on any failure. --bench prints
+ * GFLOP/s of a few hot layers at 1 and 2 threads. */
+#include "ecg_rt.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int n_pass, n_fail;
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 16);
+}
+static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rf(void) { return (float)((rnd() % 20001) / 10000.0 - 1.0); }
+static float *rbuf(size_t n) {
+  float *p = malloc((n ? n : 1) * sizeof(float));
+  for (size_t i = 0; i < n; i++) p[i] = rf();
+  return p;
+}
+static float *nanbuf(size_t n) {
+  float *p = malloc((n ? n : 1) * sizeof(float));
+  for (size_t i = 0; i < n; i++) p[i] = NAN;
+  return p;
+}
+
+static double act_ref(ecg_act a, double x) {
+  switch (a.kind) {
+  case ECG_ACT_NONE: return x;
+  case ECG_ACT_RELU: return x > 0 ? x : 0;
+  case ECG_ACT_CLIP: return x < a.a ? a.a : x > a.b ? a.b : x;
+  case ECG_ACT_LEAKY: return x < 0 ? a.a * x : x;
+  case ECG_ACT_SIGMOID: return 1 / (1 + exp(-x));
+  case ECG_ACT_HARDSWISH: { double t = x / 6 + 0.5; t = t < 0 ? 0 : t > 1 ? 1 : t; return x * t; }
+  case ECG_ACT_SILU: return x / (1 + exp(-x));
+  }
+  return x;
+}
+static ecg_act rand_act(void) {
+  ecg_act a = {(ecg_act_kind)ri(0, 6), 0, 0};
+  if (a.kind == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }
+  if (a.kind == ECG_ACT_LEAKY) a.a = 0.1f;
+  return a;
+}
+
+/* got vs want, with tol = 1e-4 * (|want| + mag) where mag is sum |terms| of the dot product. */
+static void check(const char *what, const float *got, const double *want, const double *mag, size_t n) {
+  double worst = 0;
+  size_t wi = 0;
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    double tol = 1e-4 * (fabs(want[i]) + (mag ? mag[i] : 0) + 1e-3);
+    double e = fabs((double)got[i] - want[i]);
+    if (!(e <= tol) && !(isinf(want[i]) && got[i] == want[i])) {
+      if (!bad || e > worst) { worst = e; wi = i; }
+      bad = 1;
+    }
+  }
+  if (bad) {
+    n_fail++;
+    printf("FAIL %s: at %zu got %g want %g\n", what, wi, got[wi], want[wi]);
+  } else {
+    n_pass++;
+  }
+}
+
+/* ------------------------------------------------------------------ GEMM */
+
+static void ref_gemm(int tA, int tB, int M, int N, int K, double alpha, const float *A, int lda,
+                     const float *B, int ldb, double beta, const float *C0, int ldc,
+                     const float *bias_n, ecg_act act, double *out, double *mag) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0, m = 0;
+      for (int k = 0; k < K; k++) {
+        double a = tA ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
+        double b = tB ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j];
+        s += a * b;
+        m += fabs(a * b);
+      }
+      s = alpha * s + (beta != 0 ? beta * C0[(size_t)i * ldc + j] : 0);
+      if (bias_n) s += bias_n[j];
+      out[(size_t)i * N + j] = act_ref(act, s);
+      mag[(size_t)i * N + j] = fabs(alpha) * m + 1;
+    }
+}
+
+static void test_gemm(int packed, int M, int N, int K) {
+  int tA = ri(0, 1), tB = ri(0, 1);
+  int lda = (tA ? M : K) + ri(0, 3), ldb = (tB ? K : N) + ri(0, 3), ldc = N + ri(0, 3);
+  float *A = rbuf((size_t)(tA ? K : M) * lda), *B = rbuf((size_t)(tB ? N : K) * ldb);
+  float beta = (float)ri(0, 1), alpha = packed ? 1.f : (ri(0, 1) ? 1.f : 0.75f);
+  float *C = beta != 0 ? rbuf((size_t)M * ldc) : nanbuf((size_t)M * ldc);
+  float *C0 = malloc((size_t)M * ldc * sizeof(float) + 4);
+  memcpy(C0, C, (size_t)M * ldc * sizeof(float));
+  float *bias = packed && ri(0, 1) ? rbuf(N) : NULL;
+  ecg_act act = packed ? rand_act() : (ecg_act){ECG_ACT_NONE, 0, 0};
+  double *want = malloc(((size_t)M * N + 1) * sizeof(double)), *mag = malloc(((size_t)M * N + 1) * sizeof(double));
+  ref_gemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C0, ldc, bias, act, want, mag);
+  if (packed) {
+    float *pb = malloc((ecg_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
+    ecg_sgemm_pack_b(tB, K, N, B, ldb, pb);
+    ecg_sgemm_packed(tA, M, N, K, A, lda, pb, bias, act, beta, C, ldc);
+    free(pb);
+  } else {
+    ecg_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+  float *got = calloc((size_t)M * N + 1, sizeof(float));
+  for (int i = 0; i < M; i++) memcpy(got + (size_t)i * N, C + (size_t)i * ldc, N * sizeof(float));
+  int pad_ok = 1; /* columns past N untouched */
+  for (int i = 0; i < M; i++)
+    for (int j = N; j < ldc; j++)
+      if (memcmp(&C[(size_t)i * ldc + j], &C0[(size_t)i * ldc + j], 4)) pad_ok = 0;
+  char what[160];
+  snprintf(what, sizeof what, "%s tA=%d tB=%d M=%d N=%d K=%d beta=%g act=%d", packed ? "sgemm_packed" : "sgemm",
+           tA, tB, M, N, K, beta, act.kind);
+  check(what, got, want, mag, (size_t)M * N);
+  if (!pad_ok) { n_fail++; printf("FAIL %s: wrote past N\n", what); }
+  free(A); free(B); free(C); free(C0); free(bias); free(want); free(mag); free(got);
+}
+
+/* ------------------------------------------------------------------ Conv */
+
+static void ref_conv(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+                     double *out, double *mag) {
+  int G = p->group, cg = p->c / G, mg = p->m / G;
+  for (int n = 0; n < p->n; n++)
+    for (int oc = 0; oc < p->m; oc++) {
+      int g = oc / mg;
+      for (int oy = 0; oy < p->oh; oy++)
+        for (int ox = 0; ox < p->ow; ox++) {
+          double s = 0, m = 0;
+          for (int ci = 0; ci < cg; ci++)
+            for (int ki = 0; ki < p->kh; ki++)
+              for (int kj = 0; kj < p->kw; kj++) {
+                int iy = oy * p->sh - p->pt + ki * p->dh, ix = ox * p->sw - p->pl + kj * p->dw;
+                if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) continue;
+                double v = (double)x[(((size_t)n * p->c + g * cg + ci) * p->h + iy) * p->w + ix] *
+                           w[(((size_t)oc * cg + ci) * p->kh + ki) * p->kw + kj];
+                s += v;
+                m += fabs(v);
+              }
+          if (bias) s += bias[oc];
+          size_t o = (((size_t)n * p->m + oc) * p->oh + oy) * p->ow + ox;
+          out[o] = act_ref(p->act, s);
+          mag[o] = m + 1;
+        }
+    }
+}
+
+static int out_dim(int in, int k, int s, int d, int pa, int pb) { return (in + pa + pb - ((k - 1) * d + 1)) / s + 1; }
+
+static void fill_conv(ecg_conv_params *p) {
+  p->oh = out_dim(p->h, p->kh, p->sh, p->dh, p->pt, p->pb);
+  p->ow = out_dim(p->w, p->kw, p->sw, p->dw, p->pl, p->pr);
+}
+
+static void test_conv(ecg_conv_params p, int threads) {
+  fill_conv(&p);
+  if (p.oh <= 0 || p.ow <= 0) return;
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
+  size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
+  float *x = rbuf(xs), *w = rbuf(ws), *bias = ri(0, 3) ? rbuf(p.m) : NULL, *y = nanbuf(ys);
+  float *pw = nanbuf(ecg_conv2d_packed_floats(&p));
+  float *scr = nanbuf(ecg_conv2d_scratch_floats(&p, threads));
+  double *want = malloc(ys * sizeof(double)), *mag = malloc(ys * sizeof(double));
+  ecg_conv2d_pack(&p, w, pw);
+  ecg_conv2d(&p, x, pw, bias, y, scr);
+  ref_conv(&p, x, w, bias, want, mag);
+  char what[256];
+  snprintf(what, sizeof what, "conv n%d c%d %dx%d m%d k%dx%d s%d,%d d%d,%d pad%d,%d,%d,%d g%d act%d",
+           p.n, p.c, p.h, p.w, p.m, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb, p.pr, p.group, p.act.kind);
+  check(what, y, want, mag, ys);
+  free(x); free(w); free(bias); free(y); free(pw); free(scr); free(want); free(mag);
+}
+
+static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw, int s, int d, int pad, int g) {
+  ecg_conv_params p;
+  memset(&p, 0, sizeof p);
+  p.n = n; p.c = c; p.h = h; p.w = w; p.m = m; p.kh = kh; p.kw = kw;
+  p.sh = p.sw = s; p.dh = p.dw = d; p.pt = p.pl = p.pb = p.pr = pad; p.group = g;
+  return p;
+}
+
+/* ------------------------------------------------------------------ ConvTranspose */
+
+static void test_convt(ecg_conv_params p) {
+  int G = p.group, cg = p.c / G, mg = p.m / G;
+  p.oh = (p.h - 1) * p.sh - p.pt - p.pb + (p.kh - 1) * p.dh + 1 + ri(0, p.sh - 1);
+  p.ow = (p.w - 1) * p.sw - p.pl - p.pr + (p.kw - 1) * p.dw + 1 + ri(0, p.sw - 1);
+  if (p.oh <= 0 || p.ow <= 0) return;
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.c * mg * p.kh * p.kw;
+  size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
+  float *x = rbuf(xs), *w = rbuf(ws), *bias = ri(0, 1) ? rbuf(p.m) : NULL, *y = nanbuf(ys);
+  float *scr = nanbuf(ecg_convtranspose2d_scratch_floats(&p));
+  double *want = calloc(ys, sizeof(double)), *mag = calloc(ys, sizeof(double));
+  for (int n = 0; n < p.n; n++)
+    for (int ci = 0; ci < p.c; ci++) {
+      int g = ci / cg;
+      for (int o = 0; o < mg; o++)
+        for (int iy = 0; iy < p.h; iy++)
+          for (int ix = 0; ix < p.w; ix++)
+            for (int ki = 0; ki < p.kh; ki++)
+              for (int kj = 0; kj < p.kw; kj++) {
+                int oy = iy * p.sh - p.pt + ki * p.dh, ox = ix * p.sw - p.pl + kj * p.dw;
+                if (oy < 0 || oy >= p.oh || ox < 0 || ox >= p.ow) continue;
+                double v = (double)x[(((size_t)n * p.c + ci) * p.h + iy) * p.w + ix] *
+                           w[(((size_t)ci * mg + o) * p.kh + ki) * p.kw + kj];
+                size_t oi = (((size_t)n * p.m + g * mg + o) * p.oh + oy) * p.ow + ox;
+                want[oi] += v;
+                mag[oi] += fabs(v);
+              }
+    }
+  for (size_t i = 0; i < ys; i++) {
+    int oc = (int)((i / ((size_t)p.oh * p.ow)) % p.m);
+    want[i] = act_ref(p.act, want[i] + (bias ? bias[oc] : 0));
+    mag[i] += 1;
+  }
+  ecg_convtranspose2d(&p, x, w, bias, y, scr);
+  char what[200];
+  snprintf(what, sizeof what, "convT n%d c%d %dx%d m%d k%dx%d s%d,%d d%d,%d g%d", p.n, p.c, p.h, p.w, p.m, p.kh,
+           p.kw, p.sh, p.sw, p.dh, p.dw, p.group);
+  check(what, y, want, mag, ys);
+  free(x); free(w); free(bias); free(y); free(scr); free(want); free(mag);
+}
+
+/* ------------------------------------------------------------------ Pooling */
+
+static void test_pool(ecg_pool_params p, int is_max) {
+  p.oh = out_dim(p.h, p.kh, p.sh, p.dh, p.pt, p.pb);
+  p.ow = out_dim(p.w, p.kw, p.sw, p.dw, p.pl, p.pr);
+  if (p.oh <= 0 || p.ow <= 0) return;
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ys = (size_t)p.n * p.c * p.oh * p.ow;
+  float *x = rbuf(xs), *y = nanbuf(ys);
+  double *want = malloc(ys * sizeof(double));
+  for (int pl = 0; pl < p.n * p.c; pl++)
+    for (int oy = 0; oy < p.oh; oy++)
+      for (int ox = 0; ox < p.ow; ox++) {
+        double s = is_max ? -INFINITY : 0;
+        int cnt = 0;
+        for (int ki = 0; ki < p.kh; ki++)
+          for (int kj = 0; kj < p.kw; kj++) {
+            int iy = oy * p.sh - p.pt + ki * p.dh, ix = ox * p.sw - p.pl + kj * p.dw;
+            int in = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+            int inpad = iy >= -p.pt && iy < p.h + p.pb && ix >= -p.pl && ix < p.w + p.pr;
+            if (p.count_include_pad ? inpad : in) cnt++;
+            if (!in) continue;
+            double v = x[((size_t)pl * p.h + iy) * p.w + ix];
+            if (is_max) s = v > s ? v : s;
+            else s += v;
+          }
+        want[((size_t)pl * p.oh + oy) * p.ow + ox] = is_max ? s : (cnt ? s / cnt : 0);
+      }
+  if (is_max) ecg_maxpool2d(&p, x, y);
+  else ecg_avgpool2d(&p, x, y);
+  char what[200];
+  snprintf(what, sizeof what, "%s n%d c%d %dx%d k%dx%d s%d,%d d%d,%d pad%d,%d,%d,%d cip%d", is_max ? "maxpool" : "avgpool",
+           p.n, p.c, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb, p.pr, p.count_include_pad);
+  check(what, y, want, NULL, ys);
+  free(x); free(y); free(want);
+}
+
+static void test_global(int nc, int hw) {
+  float *x = rbuf((size_t)nc * hw), *y = nanbuf(nc);
+  double *want = malloc(nc * sizeof(double)), *mag = malloc(nc * sizeof(double));
+  for (int is_max = 0; is_max < 2; is_max++) {
+    for (int i = 0; i < nc; i++) {
+      double s = is_max ? -INFINITY : 0;
+      for (int j = 0; j < hw; j++) {
+        double v = x[(size_t)i * hw + j];
+        if (is_max) s = v > s ? v : s;
+        else s += v;
+      }
+      want[i] = is_max ? s : s / hw;
+      mag[i] = 1;
+    }
+    if (is_max) ecg_global_maxpool(nc, hw, x, y);
+    else ecg_global_avgpool(nc, hw, x, y);
+    char what[64];
+    snprintf(what, sizeof what, "global_%s nc%d hw%d", is_max ? "max" : "avg", nc, hw);
+    check(what, y, want, mag, nc);
+  }
+  free(x); free(y); free(want); free(mag);
+}
+
+/* ------------------------------------------------------------------ bench */
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void set_threads(int t) {
+#ifdef _OPENMP
+  omp_set_num_threads(t);
+#else
+  (void)t;
+#endif
+}
+
+static double bench_conv(ecg_conv_params p, int threads) {
+  fill_conv(&p);
+  set_threads(threads);
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
+  float *x = rbuf(xs), *w = rbuf(ws), *b = rbuf(p.m), *y = rbuf((size_t)p.n * p.m * p.oh * p.ow);
+  float *pw = rbuf(ecg_conv2d_packed_floats(&p)), *scr = rbuf(ecg_conv2d_scratch_floats(&p, threads));
+  ecg_conv2d_pack(&p, w, pw);
+  double flops = 2.0 * p.n * p.m * p.oh * p.ow * (p.c / p.group) * p.kh * p.kw;
+  ecg_conv2d(&p, x, pw, b, y, scr);
+  double best = 1e9, t0 = now();
+  int it = 0;
+  while (now() - t0 < 0.4 || it < 5) {
+    double t1 = now();
+    ecg_conv2d(&p, x, pw, b, y, scr);
+    double d = now() - t1;
+    if (d < best) best = d;
+    it++;
+  }
+  free(x); free(w); free(b); free(y); free(pw); free(scr);
+  return flops / best * 1e-9;
+}
+
+static double bench_gemm(int M, int N, int K, int packed, int threads) {
+  set_threads(threads);
+  float *A = rbuf((size_t)M * K), *B = rbuf((size_t)K * N), *C = rbuf((size_t)M * N);
+  float *pb = rbuf(ecg_sgemm_packed_b_floats(K, N));
+  ecg_sgemm_pack_b(0, K, N, B, N, pb);
+  ecg_act none = {ECG_ACT_NONE, 0, 0};
+  double best = 1e9, t0 = now();
+  int it = 0;
+  while (now() - t0 < 0.4 || it < 5) {
+    double t1 = now();
+    if (packed) ecg_sgemm_packed(0, M, N, K, A, K, pb, NULL, none, 0.f, C, N);
+    else ecg_sgemm(0, 0, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+    double d = now() - t1;
+    if (d < best) best = d;
+    it++;
+  }
+  free(A); free(B); free(C); free(pb);
+  return 2.0 * M * N * K / best * 1e-9;
+}
+
+static void bench(void) {
+  struct { const char *name; ecg_conv_params p; } convs[] = {
+      {"mbv2 1x1 96x56x56->24", conv_p(1, 96, 56, 56, 24, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 dw3x3 144x56x56 s1", conv_p(1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144)},
+      {"mbv2 dw3x3 144x56x56 s2", conv_p(1, 144, 56, 56, 144, 3, 3, 2, 1, 1, 144)},
+      {"effnet dw5x5 240x28x28 s1", conv_p(1, 240, 28, 28, 240, 5, 5, 1, 1, 2, 240)},
+      {"resnet18 3x3 64x56x56->64", conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1)},
+      {"resnet18 7x7s2 3x224x224->64", conv_p(1, 3, 224, 224, 64, 7, 7, 2, 1, 3, 1)},
+      {"resnet18 3x3 256x14x14->256", conv_p(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1)},
+      {"mbv2 1x1 320x7x7->1280", conv_p(1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 1)},
+  };
+  for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+    double g1 = bench_conv(convs[i].p, 1), g2 = bench_conv(convs[i].p, 2);
+    printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", convs[i].name, g1, g2);
+  }
+  double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);
+  g1 = bench_gemm(128, 128, 512, 1, 1), g2 = bench_gemm(128, 128, 512, 1, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x128x512", g1, g2);
+  g1 = bench_gemm(128, 128, 512, 0, 1), g2 = bench_gemm(128, 128, 512, 0, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "sgemm 128x128x512", g1, g2);
+  g1 = bench_gemm(1024, 1024, 1024, 0, 1), g2 = bench_gemm(1024, 1024, 1024, 0, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "sgemm 1024^3", g1, g2);
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--bench")) {
+    bench();
+    return 0;
+  }
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  /* GEMM: edge sizes around the 6x16 tile and the 256/240/192 blocks */
+  int sizes[] = {1, 2, 5, 6, 7, 15, 16, 17, 31, 33, 64, 97};
+  for (int i = 0; i < 12; i++)
+    for (int j = 0; j < 12; j += 3)
+      for (int k = 0; k < 12; k += 4) {
+        test_gemm(0, sizes[i], sizes[(j + i) % 12], sizes[k] + 1);
+        test_gemm(1, sizes[(i + 5) % 12], sizes[j], sizes[(k + i) % 12]);
+      }
+  test_gemm(0, 300, 400, 600);
+  test_gemm(1, 250, 200, 530);
+  test_gemm(0, 7, 1000, 257);
+  test_gemm(1, 128, 512, 128);
+  test_gemm(0, 3, 5, 0);
+  test_gemm(1, 3, 5, 0);
+  for (int r = 0; r < 40; r++) test_gemm(r & 1, ri(1, 300), ri(1, 300), ri(1, 600));
+
+  /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
+  ecg_conv_params fixed[] = {
+      conv_p(1, 96, 13, 11, 24, 1, 1, 1, 1, 0, 1),  conv_p(2, 17, 8, 8, 40, 1, 1, 1, 1, 0, 1),
+      conv_p(1, 16, 16, 16, 70, 1, 1, 1, 1, 0, 1),  conv_p(1, 3, 31, 29, 20, 7, 7, 2, 1, 3, 1),
+      conv_p(1, 8, 20, 20, 16, 3, 3, 1, 2, 2, 1),   conv_p(1, 16, 19, 23, 16, 3, 3, 1, 1, 1, 16),
+      conv_p(1, 16, 19, 23, 16, 3, 3, 2, 1, 1, 16), conv_p(2, 12, 17, 40, 12, 5, 5, 1, 1, 2, 12),
+      conv_p(1, 12, 17, 40, 12, 5, 5, 2, 1, 2, 12), conv_p(1, 8, 15, 15, 24, 3, 3, 1, 1, 1, 8),
+      conv_p(1, 8, 15, 15, 8, 3, 3, 1, 2, 2, 8),    conv_p(1, 12, 10, 10, 24, 1, 1, 1, 1, 0, 3),
+      conv_p(1, 12, 10, 10, 24, 3, 3, 2, 1, 1, 4),  conv_p(1, 300, 9, 9, 40, 3, 3, 1, 1, 1, 1),
+      conv_p(1, 1, 12, 12, 7, 3, 3, 1, 1, 1, 1),    conv_p(1, 16, 1, 50, 8, 1, 5, 1, 1, 0, 1),
+      conv_p(1, 64, 8, 8, 32, 1, 1, 1, 1, 0, 1),    conv_p(1, 8, 3, 3, 8, 3, 3, 1, 1, 0, 8),
+  };
+  fixed[15].pl = 2; fixed[15].pr = 2; fixed[15].dw = 2;
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+    fixed[i].act = rand_act();
+    test_conv(fixed[i], threads);
+  }
+  for (int r = 0; r < 120; r++) {
+    int kind = r % 4, G;
+    ecg_conv_params p;
+    memset(&p, 0, sizeof p);
+    p.n = ri(1, 2);
+    if (kind == 0) { G = 1; p.c = ri(1, 40); p.m = ri(1, 50); }
+    else if (kind == 1) { G = ri(2, 4); p.c = G * ri(1, 6); p.m = G * ri(1, 8); }
+    else { G = ri(2, 24); p.c = G; p.m = G * ri(1, 3); if (kind == 3) p.m = G; }
+    p.group = G;
+    int oned = ri(0, 7) == 0;
+    p.h = oned ? 1 : ri(1, 20); p.w = ri(1, 40);
+    p.kh = oned ? 1 : ri(1, 5); p.kw = ri(1, 5);
+    p.sh = oned ? 1 : ri(1, 2); p.sw = ri(1, 2); p.dh = oned ? 1 : ri(1, 2); p.dw = ri(1, 2);
+    p.pt = oned ? 0 : ri(0, 2); p.pb = oned ? 0 : ri(0, 2); p.pl = ri(0, 3); p.pr = ri(0, 2);
+    p.act = rand_act();
+    test_conv(p, threads);
+  }
+  for (int r = 0; r < 30; r++) {
+    ecg_conv_params p;
+    memset(&p, 0, sizeof p);
+    int G = ri(0, 2) ? 1 : ri(2, 3);
+    p.n = ri(1, 2); p.group = G; p.c = G * ri(1, 6); p.m = G * ri(1, 5);
+    p.h = ri(1, 9); p.w = ri(1, 11); p.kh = ri(1, 4); p.kw = ri(1, 4);
+    p.sh = ri(1, 3); p.sw = ri(1, 3); p.dh = ri(1, 2); p.dw = ri(1, 2);
+    p.pt = ri(0, 1); p.pl = ri(0, 2); p.pb = ri(0, 1); p.pr = ri(0, 1);
+    p.act = ri(0, 1) ? rand_act() : (ecg_act){ECG_ACT_NONE, 0, 0};
+    test_convt(p);
+  }
+  for (int r = 0; r < 60; r++) {
+    ecg_pool_params p;
+    memset(&p, 0, sizeof p);
+    p.n = ri(1, 2); p.c = ri(1, 5); p.h = ri(1, 30); p.w = ri(1, 40);
+    p.kh = ri(1, 4); p.kw = ri(1, 4); p.sh = ri(1, 3); p.sw = ri(1, 3); p.dh = ri(1, 2); p.dw = ri(1, 2);
+    p.pt = ri(0, p.kh - 1); p.pl = ri(0, p.kw - 1); p.pb = ri(0, p.kh - 1); p.pr = ri(0, p.kw - 1);
+    p.count_include_pad = ri(0, 1);
+    test_pool(p, r & 1);
+  }
+  test_global(7, 49);
+  test_global(100, 3);
+  test_global(3, 3136);
+  printf("%d passed, %d failed\n", n_pass, n_fail);
+  return n_fail ? 1 : 0;
+}

@@ -1,0 +1,783 @@
+/* ecg runtime: packed SGEMM and convolution (see ecg_rt.h for the contracts).
+ *
+ * GEMM design (BLIS/MLAS style):
+ *   micro-kernel  6 x 16 (AVX2+FMA: 12 ymm accumulators), C tile kept in registers;
+ *   A panels      6 rows x kc, interleaved [k][6]  (weights of a conv: prepacked, full K);
+ *   B panels      kc x 16 columns, [k][16]         (prepacked weights, packed per block,
+ *                 packed straight from the NCHW input by implicit im2col, or read in place
+ *                 with a row stride for 1x1 convs);
+ *   blocking      kc = 256 (B micro-panel 16 KiB in L1), tiles of mc <= 240 rows x
+ *                 nc <= 192 columns (A block and B block in L2), tile shape chosen by a
+ *                 small cost model so the tile count balances across threads;
+ *   epilogue      alpha/beta, bias (per row or per column) and activation applied to each
+ *                 6x16 tile right after its last k block, while it is in L1.
+ * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
+ */
+#include "ecg_rt.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#define ECG_PRAGMA(x) _Pragma(#x)
+#else
+#define ECG_PRAGMA(x)
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define ECG_AVX2 1
+#endif
+
+#define MR 6
+#define NR 16
+#define KC 256
+#define MCMAX 240 /* multiple of MR */
+#define NCMAX 192 /* multiple of NR */
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static inline int imax(int a, int b) { return a > b ? a : b; }
+static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+static int ecg_threads(void) {
+#ifdef _OPENMP
+  if (omp_in_parallel()) return 1;
+  return imax(1, omp_get_max_threads());
+#else
+  return 1;
+#endif
+}
+static int ecg_tid(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/* ------------------------------------------------------------------ activation */
+
+void ecg_act_apply(ecg_act act, float *x, size_t n) {
+  size_t i;
+  switch (act.kind) {
+  case ECG_ACT_NONE: break;
+  case ECG_ACT_RELU:
+    for (i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
+    break;
+  case ECG_ACT_CLIP: {
+    float lo = act.a, hi = act.b;
+    for (i = 0; i < n; i++) {
+      float v = x[i] < lo ? lo : x[i];
+      x[i] = v > hi ? hi : v;
+    }
+    break;
+  }
+  case ECG_ACT_LEAKY: {
+    float al = act.a;
+    for (i = 0; i < n; i++) x[i] = x[i] < 0.f ? al * x[i] : x[i];
+    break;
+  }
+  case ECG_ACT_SIGMOID:
+    for (i = 0; i < n; i++) x[i] = 1.f / (1.f + expf(-x[i]));
+    break;
+  case ECG_ACT_HARDSWISH:
+    for (i = 0; i < n; i++) {
+      float t = x[i] * (1.f / 6.f) + 0.5f;
+      t = t < 0.f ? 0.f : t;
+      t = t > 1.f ? 1.f : t;
+      x[i] = x[i] * t;
+    }
+    break;
+  case ECG_ACT_SILU:
+    for (i = 0; i < n; i++) x[i] = x[i] / (1.f + expf(-x[i]));
+    break;
+  }
+}
+
+/* ------------------------------------------------------------------ micro-kernel */
+
+/* c[6,16] (row stride ldc) = alpha * sum_k a[k*6 + i] * b[k*bs + j] + beta * c
+ * (c not read when beta == 0). */
+static void kern_6x16(int kc, const float *restrict a, const float *restrict b, ptrdiff_t bs,
+                      float *restrict c, ptrdiff_t ldc, float alpha, float beta) {
+#ifdef ECG_AVX2
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+#define ECG_K1                                                                                  \
+  do {                                                                                          \
+    __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), t;                             \
+    t = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(t, b0, c00); c01 = _mm256_fmadd_ps(t, b1, c01); \
+    t = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(t, b0, c10); c11 = _mm256_fmadd_ps(t, b1, c11); \
+    t = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(t, b0, c20); c21 = _mm256_fmadd_ps(t, b1, c21); \
+    t = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(t, b0, c30); c31 = _mm256_fmadd_ps(t, b1, c31); \
+    t = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(t, b0, c40); c41 = _mm256_fmadd_ps(t, b1, c41); \
+    t = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(t, b0, c50); c51 = _mm256_fmadd_ps(t, b1, c51); \
+    a += 6;                                                                                     \
+    b += bs;                                                                                    \
+  } while (0)
+  int k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    _mm_prefetch((const char *)(b + 8 * bs), _MM_HINT_T0);
+    ECG_K1;
+    ECG_K1;
+    ECG_K1;
+    ECG_K1;
+  }
+  for (; k < kc; k++) ECG_K1;
+#undef ECG_K1
+  __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define ECG_ST(i, x0, x1)                                                                  \
+  do {                                                                                     \
+    float *cr = c + (i) * ldc;                                                             \
+    if (alpha != 1.f) { x0 = _mm256_mul_ps(x0, va); x1 = _mm256_mul_ps(x1, va); }            \
+    if (beta == 1.f) {                                                                     \
+      x0 = _mm256_add_ps(x0, _mm256_loadu_ps(cr)); x1 = _mm256_add_ps(x1, _mm256_loadu_ps(cr + 8)); \
+    } else if (beta != 0.f) {                                                              \
+      x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), x0);                                   \
+      x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), x1);                               \
+    }                                                                                      \
+    _mm256_storeu_ps(cr, x0);                                                              \
+    _mm256_storeu_ps(cr + 8, x1);                                                          \
+  } while (0)
+  ECG_ST(0, c00, c01);
+  ECG_ST(1, c10, c11);
+  ECG_ST(2, c20, c21);
+  ECG_ST(3, c30, c31);
+  ECG_ST(4, c40, c41);
+  ECG_ST(5, c50, c51);
+#undef ECG_ST
+#else
+  float acc[MR][NR];
+  memset(acc, 0, sizeof acc);
+  for (int k = 0; k < kc; k++) {
+    for (int i = 0; i < MR; i++) {
+      float ai = a[i];
+      for (int j = 0; j < NR; j++) acc[i][j] += ai * b[j];
+    }
+    a += MR;
+    b += bs;
+  }
+  for (int i = 0; i < MR; i++) {
+    float *cr = c + i * ldc;
+    for (int j = 0; j < NR; j++) {
+      float v = alpha * acc[i][j];
+      cr[j] = beta == 0.f ? v : v + beta * cr[j];
+    }
+  }
+#endif
+}
+
+/* ------------------------------------------------------------------ packing */
+
+/* op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> panels of MR rows: dst[q*kc*MR + k*MR + i]. */
+static void pack_a(int transA, const float *A, int lda, int i0, int mc, int k0, int kc, float *dst) {
+  for (int ip = 0; ip < mc; ip += MR) {
+    int mr = imin(MR, mc - ip);
+    float *d = dst + (size_t)(ip / MR) * kc * MR;
+    if (!transA) {
+      for (int i = 0; i < mr; i++) {
+        const float *s = A + (size_t)(i0 + ip + i) * lda + k0;
+        for (int k = 0; k < kc; k++) d[k * MR + i] = s[k];
+      }
+      for (int i = mr; i < MR; i++)
+        for (int k = 0; k < kc; k++) d[k * MR + i] = 0.f;
+    } else {
+      for (int k = 0; k < kc; k++) {
+        const float *s = A + (size_t)(k0 + k) * lda + i0 + ip;
+        int i = 0;
+        for (; i < mr; i++) d[k * MR + i] = s[i];
+        for (; i < MR; i++) d[k * MR + i] = 0.f;
+      }
+    }
+  }
+}
+
+/* op(B) k [k0, k0+kc) x columns [j0, j0+nc) -> panels of NR columns: dst[p*kc*NR + k*NR + j]. */
+static void pack_b(int transB, const float *B, int ldb, int k0, int kc, int j0, int nc, float *dst) {
+  for (int jp = 0; jp < nc; jp += NR) {
+    int nr = imin(NR, nc - jp);
+    float *d = dst + (size_t)(jp / NR) * kc * NR;
+    if (!transB) {
+      for (int k = 0; k < kc; k++) {
+        const float *s = B + (size_t)(k0 + k) * ldb + j0 + jp;
+        float *dk = d + (size_t)k * NR;
+        if (nr == NR) {
+          memcpy(dk, s, NR * sizeof(float));
+        } else {
+          int j = 0;
+          for (; j < nr; j++) dk[j] = s[j];
+          for (; j < NR; j++) dk[j] = 0.f;
+        }
+      }
+    } else {
+      for (int j = 0; j < nr; j++) {
+        const float *s = B + (size_t)(j0 + jp + j) * ldb + k0;
+        for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = s[k];
+      }
+      for (int j = nr; j < NR; j++)
+        for (int k = 0; k < kc; k++) d[(size_t)k * NR + j] = 0.f;
+    }
+  }
+}
+
+/* Implicit im2col: the B matrix of a conv is X_col[k = (ci, ki, kj), j = (oy, ox)]. */
+typedef struct {
+  const float *x; /* first input channel of this image and group, [cg, h, w] */
+  int h, w, kh, kw, sh, sw, dh, dw, pt, pl, ow;
+} conv_src;
+
+static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float *dst) {
+  const int h = s->h, w = s->w, kw = s->kw, khw = s->kh * s->kw, ow = s->ow, sw = s->sw;
+  const int npan = cdiv(nc, NR);
+  const int oy0 = j0 / ow, ox0 = j0 % ow;
+  for (int k = 0; k < kc; k++) {
+    int kk = k0 + k, ci = kk / khw, r = kk % khw, ki = r / kw, kj = r % kw;
+    const float *plane = s->x + (size_t)ci * h * w;
+    int oy = oy0, ox = ox0, j = 0;
+    int iyoff = ki * s->dh - s->pt, ixoff = kj * s->dw - s->pl;
+    while (j < nc) {
+      int off = j & (NR - 1);
+      int len = imin(imin(NR - off, nc - j), ow - ox);
+      float *d = dst + (size_t)(j / NR) * kc * NR + (size_t)k * NR + off;
+      int iy = oy * s->sh + iyoff;
+      if (iy < 0 || iy >= h) {
+        for (int t = 0; t < len; t++) d[t] = 0.f;
+      } else {
+        const float *row = plane + (size_t)iy * w;
+        int ix0 = ox * sw + ixoff;
+        if (sw == 1) {
+          int a = imin(imax(-ix0, 0), len), b = imax(imin(w - ix0, len), a), t = 0;
+          for (; t < a; t++) d[t] = 0.f;
+          for (; t < b; t++) d[t] = row[ix0 + t];
+          for (; t < len; t++) d[t] = 0.f;
+        } else {
+          for (int t = 0; t < len; t++) {
+            int ix = ix0 + t * sw;
+            d[t] = (unsigned)ix < (unsigned)w ? row[ix] : 0.f;
+          }
+        }
+      }
+      j += len;
+      ox += len;
+      if (ox == ow) { ox = 0; oy++; }
+    }
+    if (nc & (NR - 1)) {
+      float *d = dst + (size_t)(npan - 1) * kc * NR + (size_t)k * NR;
+      for (int t = nc & (NR - 1); t < NR; t++) d[t] = 0.f;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ tile driver */
+
+enum { B_PACKED, B_PACK, B_DIRECT, B_CONV };
+
+typedef struct {
+  int M, N, K;
+  const float *A; int lda, transA, a_packed; /* a_packed: panels [ceil(M/6)][K][6] */
+  const float *B; int ldb, transB, b_mode;   /* B_PACKED: panels [ceil(N/16)][K][16] */
+  conv_src cs;                               /* B_CONV */
+  float alpha, beta;
+  const float *bias_m, *bias_n; /* per row of C / per column of C, or NULL */
+  ecg_act act;
+  float *C; int ldc;
+} job_t;
+
+static void epilogue(const job_t *J, float *c, int i0, int mr, int j0, int nr) {
+  if (!J->bias_m && !J->bias_n && J->act.kind == ECG_ACT_NONE) return;
+  for (int i = 0; i < mr; i++) {
+    float *r = c + (size_t)i * J->ldc;
+    if (J->bias_m) {
+      float bm = J->bias_m[i0 + i];
+      for (int j = 0; j < nr; j++) r[j] += bm;
+    }
+    if (J->bias_n) {
+      const float *bn = J->bias_n + j0;
+      for (int j = 0; j < nr; j++) r[j] += bn[j];
+    }
+    ecg_act_apply(J->act, r, (size_t)nr);
+  }
+}
+
+/* C tile rows [i0, i0+mc) x columns [j0, j0+nc); i0 % MR == 0, j0 % NR == 0.
+ * bufA: MCMAX*KC floats (when A is not prepacked), bufB: KC*NCMAX floats. */
+static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA, float *bufB) {
+  const int K = J->K;
+  if (K == 0) {
+    for (int i = 0; i < mc; i++) {
+      float *r = J->C + (size_t)(i0 + i) * J->ldc + j0;
+      for (int j = 0; j < nc; j++) r[j] = J->beta == 0.f ? 0.f : J->beta * r[j];
+    }
+    epilogue(J, J->C + (size_t)i0 * J->ldc + j0, i0, mc, j0, nc);
+    return;
+  }
+  for (int pc = 0; pc < K; pc += KC) {
+    const int kc = imin(KC, K - pc);
+    const float *bp, *ap;
+    ptrdiff_t bpanel, bs, apanel;
+    switch (J->b_mode) {
+    case B_PACKED:
+      bp = J->B + (size_t)(j0 / NR) * K * NR + (size_t)pc * NR;
+      bpanel = (ptrdiff_t)K * NR;
+      bs = NR;
+      break;
+    case B_DIRECT:
+      bp = J->B + (size_t)pc * J->ldb + j0;
+      bpanel = NR;
+      bs = J->ldb;
+      break;
+    case B_CONV:
+      pack_b_conv(&J->cs, pc, kc, j0, nc, bufB);
+      bp = bufB;
+      bpanel = (ptrdiff_t)kc * NR;
+      bs = NR;
+      break;
+    default:
+      pack_b(J->transB, J->B, J->ldb, pc, kc, j0, nc, bufB);
+      bp = bufB;
+      bpanel = (ptrdiff_t)kc * NR;
+      bs = NR;
+      break;
+    }
+    if (J->a_packed) {
+      ap = J->A + (size_t)(i0 / MR) * K * MR + (size_t)pc * MR;
+      apanel = (ptrdiff_t)K * MR;
+    } else {
+      pack_a(J->transA, J->A, J->lda, i0, mc, pc, kc, bufA);
+      ap = bufA;
+      apanel = (ptrdiff_t)kc * MR;
+    }
+    const float beta = pc == 0 ? J->beta : 1.f;
+    const int last = pc + kc >= K;
+    for (int jp = 0; jp < nc; jp += NR) {
+      const int nr = imin(NR, nc - jp);
+      const float *b = bp + (jp / NR) * bpanel;
+      ptrdiff_t s = bs;
+      if (J->b_mode == B_DIRECT && nr < NR) {
+        pack_b(0, J->B, J->ldb, pc, kc, j0 + jp, nr, bufB);
+        b = bufB;
+        s = NR;
+      }
+      for (int ip = 0; ip < mc; ip += MR) {
+        const int mr = imin(MR, mc - ip);
+        const float *a = ap + (ip / MR) * apanel;
+        float *c = J->C + (size_t)(i0 + ip) * J->ldc + j0 + jp;
+        if (mr == MR && nr == NR) {
+          kern_6x16(kc, a, b, s, c, J->ldc, J->alpha, beta);
+        } else {
+          float tmp[MR * NR];
+          kern_6x16(kc, a, b, s, tmp, NR, 1.f, 0.f);
+          for (int i = 0; i < mr; i++) {
+            float *cr = c + (size_t)i * J->ldc;
+            for (int j = 0; j < nr; j++) {
+              float v = J->alpha * tmp[i * NR + j];
+              cr[j] = beta == 0.f ? v : v + beta * cr[j];
+            }
+          }
+        }
+        if (last) epilogue(J, c, i0 + ip, mr, j0 + jp, nr);
+      }
+    }
+  }
+}
+
+/* A batch of `njobs` GEMMs sharing shapes: job t uses A + t%G*a_g, B/conv x + t/G*b_img +
+ * t%G*b_g, C + t/G*c_img + t%G*c_g, bias_m + t%G*bias_g (t = img*G + g). */
+typedef struct {
+  job_t j;
+  int G;
+  size_t a_g, b_img, b_g, c_img, c_g, bias_g;
+} batch_t;
+
+/* Pick the tile shape (mc, nc) minimising a simple cost: rounds of tiles per thread times
+ * (multiply-adds incl. padding waste + packing work + fixed overhead per tile). */
+static void choose_tiles(const job_t *J, int njobs, int T, int *pmc, int *pnc) {
+  const int M = J->M, N = J->N;
+  const double K = J->K > 0 ? J->K : 1;
+  const double ca = J->a_packed ? 0.0 : 6.0;
+  const double cb = J->b_mode == B_PACKED ? 0.0 : J->b_mode == B_DIRECT ? 1.0 : 6.0;
+  int tm0 = cdiv(M, MCMAX), tn0 = cdiv(N, NCMAX);
+  int tm1 = imin(tm0 + 8, imax(tm0, cdiv(M, MR))), tn1 = imin(tn0 + 24, imax(tn0, cdiv(N, NR)));
+  double best = -1;
+  int bmc = MR, bnc = NR;
+  for (int tm = tm0; tm <= tm1; tm++) {
+    int mc = cdiv(cdiv(M, tm), MR) * MR;
+    int rtm = cdiv(M, mc);
+    for (int tn = tn0; tn <= tn1; tn++) {
+      int nc = cdiv(cdiv(N, tn), NR) * NR;
+      int rtn = cdiv(N, nc);
+      double tiles = (double)njobs * rtm * rtn;
+      double rounds = ceil(tiles / T);
+      double per = (double)mc * nc * K + cb * nc * K + ca * mc * K + 4000.0;
+      double cost = rounds * per;
+      if (best < 0 || cost < best * 0.999) { best = cost; bmc = mc; bnc = nc; }
+    }
+  }
+  *pmc = imax(MR, imin(bmc, MCMAX));
+  *pnc = imax(NR, imin(bnc, NCMAX));
+}
+
+#define ECG_BUF_FLOATS ((size_t)MCMAX * KC + (size_t)KC * NCMAX + 32)
+#define ECG_CONV_BUF_FLOATS ((size_t)KC * NCMAX + 32)
+
+static float *align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
+static void naive_job(const job_t *J);
+
+/* Runs every tile of every job. scratch: T * per_thread floats, or NULL to malloc. */
+static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_thread) {
+  const job_t *J = &bt->j;
+  if (J->M <= 0 || J->N <= 0 || njobs <= 0) return;
+  int T = ecg_threads(), mc, nc;
+  choose_tiles(J, njobs, T, &mc, &nc);
+  const int tm = cdiv(J->M, mc), tn = cdiv(J->N, nc);
+  const long total = (long)njobs * tm * tn;
+  const double flops = 2.0 * J->M * J->N * (double)J->K * njobs;
+  if (flops < 2e5) T = 1;
+  if (T > total) T = (int)total;
+  float *own = NULL;
+  if (!scratch) { /* one malloc for all threads; on failure fewer threads, then unpacked */
+    per_thread = ECG_BUF_FLOATS;
+    while (T > 1 && !(own = (float *)malloc((size_t)T * per_thread * sizeof(float)))) T = 1;
+    if (!own) own = (float *)malloc(per_thread * sizeof(float));
+    if (!own) {
+      for (int t = 0; t < njobs; t++) {
+        int g = t % bt->G, img = t / bt->G;
+        job_t jj = *J;
+        jj.A += (size_t)g * bt->a_g;
+        jj.B += (size_t)img * bt->b_img + (size_t)g * bt->b_g;
+        jj.C += (size_t)img * bt->c_img + (size_t)g * bt->c_g;
+        naive_job(&jj);
+      }
+      return;
+    }
+    scratch = own;
+  }
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  for (long t = 0; t < total; t++) {
+    float *buf = scratch + (size_t)ecg_tid() * per_thread;
+    long q = t;
+    int jn = (int)(q % tn); q /= tn;
+    int jm = (int)(q % tm); q /= tm;
+    int job = (int)q, g = job % bt->G, img = job / bt->G;
+    job_t jj = *J;
+    jj.A += (size_t)g * bt->a_g;
+    if (J->b_mode == B_CONV)
+      jj.cs.x += (size_t)img * bt->b_img + (size_t)g * bt->b_g;
+    else
+      jj.B += (size_t)img * bt->b_img + (size_t)g * bt->b_g;
+    jj.C += (size_t)img * bt->c_img + (size_t)g * bt->c_g;
+    if (jj.bias_m) jj.bias_m += (size_t)g * bt->bias_g;
+    float *b0 = align64(buf);
+    float *bA = J->a_packed ? NULL : b0;
+    float *bB = J->a_packed ? b0 : align64(b0 + (size_t)MCMAX * KC);
+    int i0 = jm * mc, j0 = jn * nc;
+    run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
+  }
+  free(own);
+}
+
+/* Only reached when no pack buffer could be allocated (ecg_sgemm, ecg_sgemm_packed). */
+static void naive_job(const job_t *J) {
+  for (int i = 0; i < J->M; i++) {
+    float *cr = J->C + (size_t)i * J->ldc;
+    for (int j = 0; j < J->N; j++) {
+      float s = 0.f;
+      for (int k = 0; k < J->K; k++) {
+        float a = J->transA ? J->A[(size_t)k * J->lda + i] : J->A[(size_t)i * J->lda + k];
+        float b = J->b_mode == B_PACKED ? J->B[(size_t)(j / NR) * J->K * NR + (size_t)k * NR + j % NR]
+                  : J->transB ? J->B[(size_t)j * J->ldb + k] : J->B[(size_t)k * J->ldb + j];
+        s += a * b;
+      }
+      s *= J->alpha;
+      cr[j] = J->beta == 0.f ? s : s + J->beta * cr[j];
+    }
+    epilogue(J, cr, i, 1, 0, J->N);
+  }
+}
+
+/* ------------------------------------------------------------------ GEMM entry points */
+
+void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+               const float *B, int ldb, float beta, float *C, int ldc) {
+  batch_t bt;
+  memset(&bt, 0, sizeof bt);
+  bt.G = 1;
+  job_t *J = &bt.j;
+  J->M = M; J->N = N; J->K = K;
+  J->A = A; J->lda = lda; J->transA = transA;
+  J->B = B; J->ldb = ldb; J->transB = transB; J->b_mode = B_PACK;
+  J->alpha = alpha; J->beta = beta;
+  J->C = C; J->ldc = ldc;
+  run_batch(&bt, 1, NULL, 0);
+}
+
+size_t ecg_sgemm_packed_b_floats(int K, int N) { return (size_t)cdiv(N, NR) * NR * (size_t)(K > 0 ? K : 0); }
+
+void ecg_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *packed) {
+  if (K > 0 && N > 0) pack_b(transB, B, ldb, 0, K, 0, N, packed);
+}
+
+void ecg_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
+                      const float *bias_n, ecg_act act, float beta, float *C, int ldc) {
+  batch_t bt;
+  memset(&bt, 0, sizeof bt);
+  bt.G = 1;
+  job_t *J = &bt.j;
+  J->M = M; J->N = N; J->K = K;
+  J->A = A; J->lda = lda; J->transA = transA;
+  J->B = packed; J->b_mode = B_PACKED;
+  J->alpha = 1.f; J->beta = beta;
+  J->bias_n = bias_n; J->act = act;
+  J->C = C; J->ldc = ldc;
+  if (K <= 0) J->b_mode = B_PACK; /* nothing to read */
+  run_batch(&bt, 1, NULL, 0);
+}
+
+/* ------------------------------------------------------------------ convolution */
+
+static int conv_is_dw(const ecg_conv_params *p) {
+  return p->group > 1 && p->group == p->c && p->m % p->c == 0;
+}
+static int conv_is_1x1(const ecg_conv_params *p) {
+  return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
+         p->pb == 0 && p->pr == 0 && p->oh == p->h && p->ow == p->w;
+}
+/* Row length of a stride-split padded plane for the depthwise kernel. */
+static int dw_row_len(const ecg_conv_params *p) {
+  return cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 8;
+}
+
+size_t ecg_conv2d_packed_floats(const ecg_conv_params *p) {
+  if (conv_is_dw(p)) return (size_t)p->m * p->kh * p->kw;
+  int G = p->group, mg = p->m / G;
+  size_t Kg = (size_t)(p->c / G) * p->kh * p->kw;
+  return (size_t)G * cdiv(mg, MR) * MR * Kg;
+}
+
+void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed) {
+  if (conv_is_dw(p)) {
+    memcpy(packed, w, (size_t)p->m * p->kh * p->kw * sizeof(float));
+    return;
+  }
+  int G = p->group, mg = p->m / G, Kg = (p->c / G) * p->kh * p->kw;
+  if (Kg <= 0 || mg <= 0) return;
+  for (int g = 0; g < G; g++)
+    pack_a(0, w + (size_t)g * mg * Kg, Kg, 0, mg, 0, Kg, packed + (size_t)g * cdiv(mg, MR) * MR * Kg);
+}
+
+static size_t conv_per_thread(const ecg_conv_params *p) {
+  if (conv_is_dw(p)) return (size_t)p->h * p->sw * dw_row_len(p) + 32;
+  return ECG_CONV_BUF_FLOATS;
+}
+
+size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
+  return (size_t)(threads < 1 ? 1 : threads) * conv_per_thread(p);
+}
+
+/* out[ox] = bias + sum_t tw[t] * tp[t][ox], ox in [0, ow); tp rows readable up to
+ * round_up(ow, 8). */
+static void dw_row(int ow, int nt, const float *const *tp, const float *tw, float bias, float *out) {
+#ifdef ECG_AVX2
+  int ox = 0;
+  for (; ox + 32 <= ow; ox += 32) {
+    __m256 a0 = _mm256_set1_ps(bias), a1 = a0, a2 = a0, a3 = a0;
+    for (int t = 0; t < nt; t++) {
+      __m256 wv = _mm256_broadcast_ss(tw + t);
+      const float *s = tp[t] + ox;
+      a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+      a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
+      a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
+    }
+    _mm256_storeu_ps(out + ox, a0);
+    _mm256_storeu_ps(out + ox + 8, a1);
+    _mm256_storeu_ps(out + ox + 16, a2);
+    _mm256_storeu_ps(out + ox + 24, a3);
+  }
+  for (; ox + 16 <= ow; ox += 16) {
+    __m256 a0 = _mm256_set1_ps(bias), a1 = a0;
+    for (int t = 0; t < nt; t++) {
+      __m256 wv = _mm256_broadcast_ss(tw + t);
+      const float *s = tp[t] + ox;
+      a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+    }
+    _mm256_storeu_ps(out + ox, a0);
+    _mm256_storeu_ps(out + ox + 8, a1);
+  }
+  for (; ox < ow; ox += 8) {
+    __m256 a0 = _mm256_set1_ps(bias);
+    for (int t = 0; t < nt; t++)
+      a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(tw + t), _mm256_loadu_ps(tp[t] + ox), a0);
+    if (ox + 8 <= ow) {
+      _mm256_storeu_ps(out + ox, a0);
+    } else {
+      float tmp[8];
+      _mm256_storeu_ps(tmp, a0);
+      for (int j = 0; ox + j < ow; j++) out[ox + j] = tmp[j];
+    }
+  }
+#else
+  for (int ox = 0; ox < ow; ox++) out[ox] = bias;
+  for (int t = 0; t < nt; t++) {
+    const float *s = tp[t];
+    float wt = tw[t];
+    for (int ox = 0; ox < ow; ox++) out[ox] += wt * s[ox];
+  }
+#endif
+}
+
+/* Depthwise (channel multiplier mult = m/c): per input channel, build a zero-padded plane
+ * split by the horizontal stride (phase r holds padded columns r, r+sw, ...), so every tap
+ * reads a contiguous row; then each output row is a sum of shifted rows. */
+static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+                    float *y, float *scratch) {
+  const int c = p->c, h = p->h, wd = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
+  const int sw = p->sw, mult = p->m / p->c, Lp = dw_row_len(p);
+  const size_t per = conv_per_thread(p);
+  const long total = (long)p->n * c;
+  int T = ecg_threads();
+  if ((double)p->n * p->m * oh * ow * kh * kw < 5e4) T = 1;
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  for (long t = 0; t < total; t++) {
+    float *plane = align64(scratch + (size_t)ecg_tid() * per);
+    const int img = (int)(t / c), ic = (int)(t % c);
+    const float *xc = x + ((size_t)img * c + ic) * h * wd;
+    for (int iy = 0; iy < h; iy++) {
+      const float *src = xc + (size_t)iy * wd;
+      for (int r = 0; r < sw; r++) {
+        float *d = plane + ((size_t)iy * sw + r) * Lp;
+        if (sw == 1) {
+          int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp), u = 0;
+          for (; u < a; u++) d[u] = 0.f;
+          for (; u < b; u++) d[u] = src[u - p->pl];
+          for (; u < Lp; u++) d[u] = 0.f;
+        } else {
+          for (int u = 0; u < Lp; u++) {
+            int ix = u * sw + r - p->pl;
+            d[u] = (unsigned)ix < (unsigned)wd ? src[ix] : 0.f;
+          }
+        }
+      }
+    }
+    const float *tp[kh * kw];
+    float tw[kh * kw];
+    for (int q = 0; q < mult; q++) {
+      const int oc = ic * mult + q;
+      const float *wk = w + (size_t)oc * kh * kw;
+      const float b = bias ? bias[oc] : 0.f;
+      float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
+      for (int oy = 0; oy < oh; oy++) {
+        int nt = 0;
+        for (int ki = 0; ki < kh; ki++) {
+          int iy = oy * p->sh - p->pt + ki * p->dh;
+          if (iy < 0 || iy >= h) continue;
+          for (int kj = 0; kj < kw; kj++) {
+            int u = kj * p->dw;
+            tp[nt] = plane + ((size_t)iy * sw + u % sw) * Lp + u / sw;
+            tw[nt] = wk[ki * kw + kj];
+            nt++;
+          }
+        }
+        float *yr = yc + (size_t)oy * ow;
+        dw_row(ow, nt, tp, tw, b, yr);
+        ecg_act_apply(p->act, yr, (size_t)ow);
+      }
+    }
+  }
+}
+
+void ecg_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
+                float *y, float *scratch) {
+  if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
+  if (conv_is_dw(p)) {
+    conv_dw(p, x, packed_w, bias, y, scratch);
+    return;
+  }
+  const int G = p->group, mg = p->m / G, cg = p->c / G, ohw = p->oh * p->ow;
+  const int Kg = cg * p->kh * p->kw;
+  batch_t bt;
+  memset(&bt, 0, sizeof bt);
+  job_t *J = &bt.j;
+  J->M = mg; J->N = ohw; J->K = Kg;
+  J->A = packed_w; J->a_packed = 1;
+  J->alpha = 1.f; J->beta = 0.f;
+  J->bias_m = bias; J->act = p->act;
+  J->C = y; J->ldc = ohw;
+  bt.G = G;
+  bt.a_g = (size_t)cdiv(mg, MR) * MR * Kg;
+  bt.b_img = (size_t)p->c * p->h * p->w;
+  bt.b_g = (size_t)cg * p->h * p->w;
+  bt.c_img = (size_t)p->m * ohw;
+  bt.c_g = (size_t)mg * ohw;
+  bt.bias_g = (size_t)mg;
+  /* In-place B rows with a stride that is a multiple of 256 bytes would thrash L1 sets. */
+  if (conv_is_1x1(p) && (ohw % 64) != 0) {
+    J->B = x; J->ldb = ohw; J->b_mode = B_DIRECT;
+  } else if (conv_is_1x1(p)) {
+    J->B = x; J->ldb = ohw; J->b_mode = B_PACK;
+  } else {
+    J->b_mode = B_CONV;
+    conv_src *s = &J->cs;
+    s->x = x; s->h = p->h; s->w = p->w; s->kh = p->kh; s->kw = p->kw;
+    s->sh = p->sh; s->sw = p->sw; s->dh = p->dh; s->dw = p->dw;
+    s->pt = p->pt; s->pl = p->pl; s->ow = p->ow;
+  }
+  run_batch(&bt, p->n * G, scratch, conv_per_thread(p));
+}
+
+/* ------------------------------------------------------------------ ConvTranspose */
+
+size_t ecg_convtranspose2d_scratch_floats(const ecg_conv_params *p) {
+  return (size_t)(p->m / p->group) * p->kh * p->kw * p->h * p->w;
+}
+
+/* Per image and group: cols[(oc, ki, kj), (iy, ix)] = W_g^T * X_g (GEMM), then col2im:
+ * y[oc, iy*sh - pt + ki*dh, ix*sw - pl + kj*dw] += cols[...]. */
+void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+                         float *y, float *scratch) {
+  const int G = p->group, mg = p->m / G, cg = p->c / G, h = p->h, wd = p->w, hw = h * wd;
+  const int kh = p->kh, kw = p->kw, oh = p->oh, ow = p->ow, Mc = mg * kh * kw;
+  int T = ecg_threads();
+  if ((double)p->n * p->m * oh * ow < 2e4) T = 1;
+  (void)T;
+  for (int img = 0; img < p->n; img++) {
+    for (int g = 0; g < G; g++) {
+      ecg_sgemm(1, 0, Mc, hw, cg, 1.f, w + (size_t)g * cg * Mc, Mc,
+                x + ((size_t)img * p->c + (size_t)g * cg) * hw, hw, 0.f, scratch, hw);
+      ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
+      for (int o = 0; o < mg; o++) {
+        const int oc = g * mg + o;
+        float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
+        const float b = bias ? bias[oc] : 0.f;
+        for (int i = 0; i < oh * ow; i++) yc[i] = b;
+        for (int ki = 0; ki < kh; ki++)
+          for (int kj = 0; kj < kw; kj++) {
+            const float *col = scratch + ((size_t)(o * kh + ki) * kw + kj) * hw;
+            for (int iy = 0; iy < h; iy++) {
+              int oy = iy * p->sh - p->pt + ki * p->dh;
+              if (oy < 0 || oy >= oh) continue;
+              float *yr = yc + (size_t)oy * ow;
+              const float *cr = col + (size_t)iy * wd;
+              int off = kj * p->dw - p->pl;
+              for (int ix = 0; ix < wd; ix++) {
+                int ox = ix * p->sw + off;
+                if ((unsigned)ox < (unsigned)ow) yr[ox] += cr[ix];
+              }
+            }
+          }
+        ecg_act_apply(p->act, yc, (size_t)oh * ow);
+      }
+    }
+  }
+}
