@@ -190,6 +190,9 @@ double ecg_const_f64(const ecg_tensor *t, int64_t i);
 void ecg_store_f64(void *buf, int dtype, int64_t i, double v);
 /** Store v (converted) as element i of a buffer of dtype. */
 void ecg_store_i64(void *buf, int dtype, int64_t i, int64_t v);
+/** Read a constant integer tensor (any int dtype) into vals[max]; returns the count, or
+ *  -1 when t is NULL, not a constant, or has more than max elements. */
+int ecg_const_ints(const ecg_tensor *t, int64_t *vals, int max);
 /** True for float16/float32/float64/bfloat16. */
 bool ecg_dtype_is_float(int dtype);
 

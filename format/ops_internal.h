@@ -23,8 +23,4 @@ int ecg_node_errf(ecg_err *e, const ecg_graph *g, const ecg_node *n, const char 
  *  returns a pointer to the zero-filled bytes or NULL on OOM. */
 void *ecg_alloc_output_data(ecg_graph *g, ecg_node *n, int i);
 
-/** Read a constant integer tensor (any int dtype) into vals[max]; returns count or -1
- *  when t is not a constant or has more than max elements. */
-int ecg_const_ints(const ecg_tensor *t, int64_t *vals, int max);
-
 #endif
