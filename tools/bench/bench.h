@@ -140,8 +140,10 @@ void bt_timing_from(double *samples, int n, bt_timing *t);
 
 /* ---------------------------------------------------------------- ort.c */
 
-/** Locate tools/bench/ort_run.mjs: $ECG_BENCH_ORT, else <dir of this executable>/
- *  ../tools/bench/ort_run.mjs. Writes into buf (cap bytes). ECG_ERR_INPUT if absent. */
+/** Locate tools/bench/ort_run.mjs: $ECG_BENCH_ORT, else the first
+ *  <ancestor>/tools/bench/ort_run.mjs going up from this executable's directory's
+ *  parent (bin/.., build-san/bin/../..). Writes into buf (cap bytes).
+ *  ECG_ERR_INPUT if absent. */
 int bt_ort_script(char *buf, size_t cap, ecg_err *e);
 /** Run ONNX Runtime (node ort_run.mjs; node from $ECG_NODE or PATH) on model with the
  *  inputs (io->in order, with their shapes passed as --input-shape) and the same

@@ -44,10 +44,10 @@ export function parseDims(s) {
   return dims;
 }
 
-// Split "NAME=VALUE" at the LAST '=' (names may contain '=' only in odd models;
-// values never do).
+// Split "NAME=VALUE" at the first '=' (as the lowered runner does: file paths may
+// contain '=', tensor names practically never).
 export function splitAssign(opt, s) {
-  const i = s.lastIndexOf('=');
+  const i = s.indexOf('=');
   if (i <= 0 || i === s.length - 1) throw new UsageError(`${opt} expects NAME=VALUE, got '${s}'`);
   return [s.slice(0, i), s.slice(i + 1)];
 }

@@ -13,18 +13,22 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e) {
   const char *env = getenv("ECG_BENCH_ORT");
   if (env && *env) {
     snprintf(buf, cap, "%s", env);
-  } else {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return ecg_errf(e, ECG_ERR_INPUT, "cannot locate ort_run.mjs (set ECG_BENCH_ORT)");
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = 0;
-    snprintf(buf, cap, "%s/../tools/bench/ort_run.mjs", exe);
+    if (access(buf, R_OK) != 0) return ecg_errf(e, ECG_ERR_INPUT, "ECG_BENCH_ORT=%s: not readable", buf);
+    return ECG_OK;
   }
-  if (access(buf, R_OK) != 0)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s not found (set ECG_BENCH_ORT to tools/bench/ort_run.mjs)", buf);
-  return ECG_OK;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return ecg_errf(e, ECG_ERR_INPUT, "cannot locate ort_run.mjs (set ECG_BENCH_ORT)");
+  exe[n] = 0;
+  /* bin/ecg-bench -> bin/../tools/bench; build-san/bin/ecg-bench -> two levels up */
+  for (int up = 1; up <= 3; up++) {
+    char *slash = strrchr(exe, '/');
+    if (!slash) break;
+    *slash = 0;
+    snprintf(buf, cap, "%s/tools/bench/ort_run.mjs", exe[0] ? exe : "/");
+    if (up > 1 && access(buf, R_OK) == 0) return ECG_OK;
+  }
+  return ecg_errf(e, ECG_ERR_INPUT, "tools/bench/ort_run.mjs not found above the ecg-bench binary (set ECG_BENCH_ORT)");
 }
 
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
