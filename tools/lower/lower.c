@@ -57,10 +57,11 @@ const char *lw_ptr(ecg_lower *L, int id) {
   return b;
 }
 
-size_t lw_reserve_packed(ecg_lower *L, size_t n) {
-  size_t off = L->packed_floats;
-  L->packed_floats += (n + 15) / 16 * 16;
-  return off;
+int lw_packed_slot(ecg_lower *L, const char *size_expr) {
+  int slot = L->n_packed++;
+  sb_printf(&L->init, "  if (!(ctx->pk[%d] = alloc64(sizeof(float) * (size_t)(%s)))) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n",
+            slot, size_expr, L->prefix);
+  return slot;
 }
 
 void lw_need_scratch(ecg_lower *L, const char *expr) {
@@ -300,10 +301,10 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                 "static inline double ecg_fmod_floor(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
                 "static inline int64_t ecg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ULL - (uint64_t)a) : a / b; }\n"
                 "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n");
-  sb_printf(&b, "#define NIO %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n#define PACKED_FLOATS ((size_t)%zu)\n",
-            L->n_io > 0 ? L->n_io : 1, L->weights_bytes, L->arena_bytes, L->packed_floats);
+  sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
+            L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
   sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                "  float *packed;         /* prepacked weights */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n};\n\n", P);
+                "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n};\n\n", P);
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
   io_info_table(L, &b, "outputs", g->outputs, g->n_outputs);
   sb_printf(&b, "int %s_num_inputs(void) { return %zu; }\nint %s_num_outputs(void) { return %zu; }\n", P, g->n_inputs, P, g->n_outputs);
@@ -332,15 +333,15 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, ") == 0) { ctx->io[%zu] = data; return 0; }\n", k);
   }
   sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");
-  sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  free(ctx->w); free(ctx->arena); free(ctx->packed); free(ctx->scratch); free(ctx);\n}\n\n", P, P);
+  sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx);\n}\n\n", P, P);
   sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
   sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
   sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
   sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
             L->scratch_expr.s ? L->scratch_expr.s : "");
-  sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n  ctx->packed = alloc64(PACKED_FLOATS * sizeof(float));\n"
+  sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
                 "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
-                "  if (!ctx->w || !ctx->arena || !ctx->packed || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
+                "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
   sb_printf(&b, "  FILE *f = fopen(weights_path, \"rb\");\n  if (!f) { %s_destroy(ctx); return NULL; }\n"
                 "  size_t got = WEIGHTS_BYTES ? fread(ctx->w, 1, WEIGHTS_BYTES, f) : 0;\n  int extra = fgetc(f);\n  fclose(f);\n"
                 "  if (got != WEIGHTS_BYTES || extra != EOF) { %s_destroy(ctx); errno = EINVAL; return NULL; }\n", P, P);

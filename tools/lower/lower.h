@@ -43,7 +43,7 @@ typedef struct ecg_lower {
   sbuf init;             /**< statements run once in create (weight packing) */
   size_t weights_bytes;  /**< size of weights.bin */
   size_t arena_bytes;
-  size_t packed_floats;  /**< ctx->packed, filled at create */
+  int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;
   int n_tmp;             /**< counter for unique local names */
@@ -62,8 +62,10 @@ ecg_emit_fn ecg_emitter(ecg_op_id id);
 const char *lw_ptr(ecg_lower *L, int tensor_id);
 /** C element type of tensor id ("float", "int64_t", ...). */
 const char *lw_ctype(const ecg_lower *L, int tensor_id);
-/** Reserve n floats of ctx->packed; returns the offset (floats). */
-size_t lw_reserve_packed(ecg_lower *L, size_t n);
+/** A prepacked-weight buffer ctx->pk[slot] of size_expr floats (a C expression, e.g. a
+ *  runtime size query), allocated in create before any packing statement that follows
+ *  in L->init. Returns the slot. */
+int lw_packed_slot(ecg_lower *L, const char *size_expr);
 /** Ask for `expr` floats of per-call scratch (ctx->scratch); the plan keeps the max. */
 void lw_need_scratch(ecg_lower *L, const char *expr);
 /** A fresh identifier suffix for locals. */

@@ -71,20 +71,17 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
-  /* packed size is only known to the runtime: reserve it at create time */
-  size_t wfloats = (size_t)ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
-  size_t off = lw_reserve_packed(L, wfloats * 2 + 4096);
-  sb_printf(&L->init, "  if (ecg_conv2d_packed_floats(&cp%d) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n", u,
-            wfloats * 2 + 4096, L->prefix);
+  snprintf(buf, sizeof buf, "ecg_conv2d_packed_floats(&cp%d)", u);
+  int off = lw_packed_slot(L, buf);
   const char *wp = lw_ptr(L, n->inputs[1]);
   if (L->t[n->inputs[1]].where == LW_CONST) {
-    sb_printf(&L->init, "  ecg_conv2d_pack(&cp%d, %s, ctx->packed + %zu);\n", u, wp, off);
+    sb_printf(&L->init, "  ecg_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
   } else {
-    sb_printf(&L->code, "  ecg_conv2d_pack(&cp%d, %s, ctx->packed + %zu);\n", u, wp, off);
+    sb_printf(&L->code, "  ecg_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
   }
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-  sb_printf(&L->code, "  ecg_conv2d(&cp%d, %s, ctx->packed + %zu, %s, ", u, lw_ptr(L, n->inputs[0]), off, bias);
+  sb_printf(&L->code, "  ecg_conv2d(&cp%d, %s, ctx->pk[%d], %s, ", u, lw_ptr(L, n->inputs[0]), off, bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
 }
@@ -167,12 +164,12 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   if (b_batches == 1 && a_full) {
     /* one GEMM: [batches*M, K] x [K, N] */
-    size_t off = lw_reserve_packed(L, (size_t)K * (size_t)N + 4096);
-    sb_printf(&L->init, "  if (ecg_sgemm_packed_b_floats(%lld, %lld) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n",
-              (long long)K, (long long)N, (size_t)K * (size_t)N + 4096, L->prefix);
+    char sz[96];
+    snprintf(sz, sizeof sz, "ecg_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
+    int off = lw_packed_slot(L, sz);
     sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
-    sb_printf(dst, "  ecg_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->packed + %zu);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->packed + %zu, NULL, (ecg_act)%s, 0.0f, %s, %lld);\n",
+    sb_printf(dst, "  ecg_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
+    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, (ecg_act)%s, 0.0f, %s, %lld);\n",
               (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_none, Ob, (long long)N);
     return ECG_OK;
   }
@@ -207,14 +204,14 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int rc_ = has_c ? lw_dims(L, n->inputs[2], cd) : 0;
   int bias_n = has_c && beta == 1.0f && ((rc_ == 1 && cd[0] == N) || (rc_ == 2 && cd[0] == 1 && cd[1] == N));
   if (L->t[n->inputs[1]].where == LW_CONST && alpha == 1.0f && (!has_c || bias_n)) {
-    size_t off = lw_reserve_packed(L, (size_t)K * (size_t)N + 4096);
-    sb_printf(&L->init, "  if (ecg_sgemm_packed_b_floats(%lld, %lld) > %zu) { %s_destroy(ctx); errno = EOVERFLOW; return NULL; }\n",
-              (long long)K, (long long)N, (size_t)K * (size_t)N + 4096, L->prefix);
-    sb_printf(&L->init, "  ecg_sgemm_pack_b(%d, %lld, %lld, %s, %lld, ctx->packed + %zu);\n", tb, (long long)K, (long long)N, Bb,
+    char sz[96];
+    snprintf(sz, sizeof sz, "ecg_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
+    int off = lw_packed_slot(L, sz);
+    sb_printf(&L->init, "  ecg_sgemm_pack_b(%d, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", tb, (long long)K, (long long)N, Bb,
               (long long)bd[1], off);
     char bias[200] = "NULL";
     if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->packed + %zu, %s, (ecg_act)%s, 0.0f, %s, %lld);\n", ta,
+    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, (ecg_act)%s, 0.0f, %s, %lld);\n", ta,
               (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_none, Ob, (long long)N);
     return ECG_OK;
   }

@@ -254,6 +254,10 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
         int ix0 = ox * sw + ixoff;
         if (sw == 1) {
           int a = imin(imax(-ix0, 0), len), b = imax(imin(w - ix0, len), a), t = 0;
+          if (len == NR && a == 0 && b == NR) { /* whole panel row inside the image */
+            memcpy(d, row + ix0, NR * sizeof(float));
+            goto next;
+          }
           for (; t < a; t++) d[t] = 0.f;
           for (; t < b; t++) d[t] = row[ix0 + t];
           for (; t < len; t++) d[t] = 0.f;
@@ -264,6 +268,7 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
           }
         }
       }
+    next:
       j += len;
       ox += len;
       if (ox == ow) { ox = 0; oy++; }
@@ -553,7 +558,7 @@ static int conv_is_1x1(const ecg_conv_params *p) {
 }
 /* Row length of a stride-split padded plane for the depthwise kernel. */
 static int dw_row_len(const ecg_conv_params *p) {
-  return cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 8;
+  return cdiv(cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 1, 8) * 8;
 }
 
 size_t ecg_conv2d_packed_floats(const ecg_conv_params *p) {
@@ -655,6 +660,24 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
     const float *xc = x + ((size_t)img * c + ic) * h * wd;
     for (int iy = 0; iy < h; iy++) {
       const float *src = xc + (size_t)iy * wd;
+#ifdef ECG_AVX2
+      if (sw == 2) { /* pad the row, then split even/odd columns 8 at a time */
+        float row[2 * Lp];
+        int a = imin(p->pl, 2 * Lp), b = imin(p->pl + wd, 2 * Lp), u = 0;
+        for (; u < a; u++) row[u] = 0.f;
+        for (; u < b; u++) row[u] = src[u - p->pl];
+        for (; u < 2 * Lp; u++) row[u] = 0.f;
+        float *d0 = plane + (size_t)iy * 2 * Lp, *d1 = d0 + Lp;
+        for (u = 0; u < Lp; u += 8) {
+          __m256 v0 = _mm256_loadu_ps(row + 2 * u), v1 = _mm256_loadu_ps(row + 2 * u + 8);
+          __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+          __m256 od = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+          _mm256_storeu_ps(d0 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+          _mm256_storeu_ps(d1 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
+        }
+        continue;
+      }
+#endif
       for (int r = 0; r < sw; r++) {
         float *d = plane + ((size_t)iy * sw + r) * Lp;
         if (sw == 1) {
@@ -662,16 +685,26 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
           for (; u < a; u++) d[u] = 0.f;
           for (; u < b; u++) d[u] = src[u - p->pl];
           for (; u < Lp; u++) d[u] = 0.f;
-        } else {
-          for (int u = 0; u < Lp; u++) {
-            int ix = u * sw + r - p->pl;
-            d[u] = (unsigned)ix < (unsigned)wd ? src[ix] : 0.f;
-          }
+        } else { /* columns u with 0 <= u*sw + r - pl < wd: [a, b) */
+          int off = r - p->pl;
+          int a = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int b = wd - 1 - off < 0 ? 0 : (wd - 1 - off) / sw + 1, u = 0;
+          a = imin(a, Lp);
+          b = imax(imin(b, Lp), a);
+          const float *sr = src + off;
+          for (; u < a; u++) d[u] = 0.f;
+          for (; u < b; u++) d[u] = sr[u * sw];
+          for (; u < Lp; u++) d[u] = 0.f;
         }
       }
     }
     const float *tp[kh * kw];
     float tw[kh * kw];
+    size_t coff[kw]; /* tap column kj: phase row and offset inside it */
+    for (int kj = 0; kj < kw; kj++) {
+      int u = kj * p->dw;
+      coff[kj] = (size_t)(u % sw) * Lp + (size_t)(u / sw);
+    }
     for (int q = 0; q < mult; q++) {
       const int oc = ic * mult + q;
       const float *wk = w + (size_t)oc * kh * kw;
@@ -682,9 +715,9 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
         for (int ki = 0; ki < kh; ki++) {
           int iy = oy * p->sh - p->pt + ki * p->dh;
           if (iy < 0 || iy >= h) continue;
+          const float *rowp = plane + (size_t)iy * sw * Lp;
           for (int kj = 0; kj < kw; kj++) {
-            int u = kj * p->dw;
-            tp[nt] = plane + ((size_t)iy * sw + u % sw) * Lp + u / sw;
+            tp[nt] = rowp + coff[kj];
             tw[nt] = wk[ki * kw + kj];
             nt++;
           }
