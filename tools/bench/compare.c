@@ -13,34 +13,27 @@ void bt_compare(const bt_tensor *ours, const bt_tensor *exp, double rtol, double
   size_t esize = ecg_dtype_size(sdtype);
   for (size_t i = 0; i < n; i++) {
     double a = bt_get_f64(sdtype, ours->data, i), b = bt_get_f64(sdtype, exp->data, i);
+    double d = fabs(a - b), score;
     bool bad;
     if (exact) {
       /* bytes, not doubles: int64 values above 2^53 must still compare exactly */
-      bad = memcmp((const unsigned char *)ours->data + i * esize,
-                   (const unsigned char *)exp->data + i * esize, esize) != 0;
-      if (sdtype == ECG_BOOL) bad = (a != 0) != (b != 0);
-    } else if (isnan(a) || isnan(b)) {
-      bad = isnan(a) != isnan(b);
-    } else if (isinf(a) || isinf(b)) {
-      bad = a != b;
+      bad = sdtype == ECG_BOOL ? (a != 0) != (b != 0)
+                               : memcmp((const unsigned char *)ours->data + i * esize,
+                                        (const unsigned char *)exp->data + i * esize, esize) != 0;
+      score = bad ? INFINITY : 0;
+    } else if (!isfinite(a) || !isfinite(b)) {
+      bad = !(isnan(a) && isnan(b)) && a != b; /* NaN == NaN, inf == same inf */
+      score = bad ? INFINITY : 0;
     } else {
-      bad = false; /* decided below from the tolerance */
-    }
-    if (!exact && isfinite(a) && isfinite(b)) {
-      double d = fabs(a - b), tol = atol + rtol * fabs(b);
-      if (d > r->max_abs) r->max_abs = d;
-      if (b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
-      double score = tol > 0 ? d / tol : (d > 0 ? INFINITY : 0);
-      if (score > r->worst) r->worst = score;
+      double tol = atol + rtol * fabs(b);
       bad = d > tol;
-    } else if (exact) {
-      double d = fabs(a - b);
+      score = tol > 0 ? d / tol : (d > 0 ? INFINITY : 0);
+    }
+    if (isfinite(a) && isfinite(b)) {
       if (d > r->max_abs) r->max_abs = d;
       if (b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
-      if (bad && r->worst < 1 + d) r->worst = 1 + d;
-    } else if (bad) {
-      r->worst = INFINITY; /* NaN or infinity where the other side has none */
     }
+    if (score > r->worst) r->worst = score;
     if (bad && r->mismatches++ == 0) r->first_bad = i;
   }
 }

@@ -308,8 +308,9 @@ static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, cons
         int sd;
         size_t n;
         bt_scalar_view(ours->dtype, ours->nelem, &sd, &n);
-        fprintf(stderr, " (first at %zu: ours %.9g, expected %.9g)", c.first_bad,
-                bt_get_f64(sd, ours->data, c.first_bad), bt_get_f64(sd, x->data, c.first_bad));
+        int prec = bt_dtype_exact(sd) ? 17 : 9;
+        fprintf(stderr, " (first at %zu: ours %.*g, expected %.*g)", c.first_bad, prec,
+                bt_get_f64(sd, ours->data, c.first_bad), prec, bt_get_f64(sd, x->data, c.first_bad));
       }
       fputc('\n', stderr);
     }
@@ -453,6 +454,7 @@ static void print_json(const opts *o, const result *r) {
   fflush(f);
 }
 
+/** Parse arguments, run the bench, print the JSON; exit codes as in the header. */
 int main(int argc, char **argv) {
   opts o;
   ecg_err e = {0};
