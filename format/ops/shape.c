@@ -304,6 +304,31 @@ int ecg_eval_concat(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/** Split folding: each output copies its slab along 'axis' (sizes from the inferred
+ *  output shapes). */
+int ecg_eval_split(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int64_t d[ECG_MAX_RANK];
+  size_t es;
+  if (!x || !x->is_const) return ecg_node_errf(e, g, n, "input is not a constant");
+  ECG_TRY(ops_elem_size(g, n, x, &es, e));
+  int r = ecg_tensor_dims(x, d), ax;
+  if (!ops_axis(ecg_attr_i(n, "axis", 0), r, &ax)) return ecg_node_errf(e, g, n, "bad axis");
+  int64_t outer = ops_prod(d, ax), inner = ops_prod(d + ax + 1, r - ax - 1), off = 0;
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    ecg_tensor *y = ecg_node_output(g, n, (int)k);
+    if (!y) continue;
+    int64_t len = y->dims[ax]->value;
+    char *buf;
+    ECG_TRY(ops_alloc(g, n, (int)k, (void **)&buf, e));
+    size_t blk = (size_t)(len * inner) * es, src_blk = (size_t)(d[ax] * inner) * es;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy(buf + (size_t)o * blk, (const char *)x->data.data + (size_t)o * src_blk + (size_t)(off * inner) * es, blk);
+    off += len;
+  }
+  return ECG_OK;
+}
+
 /** Split along 'axis' into the outputs: sizes from the 'split' attribute (< 13) or
  *  input 1 (>= 13), or num_outputs (18, last chunk smaller), or equal parts. */
 int ecg_infer_split(ecg_graph *g, ecg_node *n, ecg_err *e) {
