@@ -653,9 +653,13 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
   int T = ecg_threads();
   if ((double)p->n * p->m * oh * ow * kh * kw < 5e4) T = 1;
   (void)T;
-  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
+  {
+  /* Stride 1 writes only the image columns of each row: the pad columns stay zero. */
+  float *plane = align64(scratch + (size_t)ecg_tid() * per);
+  memset(plane, 0, (size_t)h * sw * Lp * sizeof(float));
+  ECG_PRAGMA(omp for schedule(dynamic, 1))
   for (long t = 0; t < total; t++) {
-    float *plane = align64(scratch + (size_t)ecg_tid() * per);
     const int img = (int)(t / c), ic = (int)(t % c);
     const float *xc = x + ((size_t)img * c + ic) * h * wd;
     for (int iy = 0; iy < h; iy++) {
@@ -681,10 +685,8 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
       for (int r = 0; r < sw; r++) {
         float *d = plane + ((size_t)iy * sw + r) * Lp;
         if (sw == 1) {
-          int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp), u = 0;
-          for (; u < a; u++) d[u] = 0.f;
-          for (; u < b; u++) d[u] = src[u - p->pl];
-          for (; u < Lp; u++) d[u] = 0.f;
+          int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp);
+          if (b > a) memcpy(d + a, src, (size_t)(b - a) * sizeof(float));
         } else { /* columns u with 0 <= u*sw + r - pl < wd: [a, b) */
           int off = r - p->pl;
           int a = off >= 0 ? 0 : (-off + sw - 1) / sw;
@@ -727,6 +729,7 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
         ecg_act_apply(p->act, yr, (size_t)ow);
       }
     }
+  }
   }
 }
 
