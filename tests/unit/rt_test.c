@@ -419,6 +419,12 @@ int main(int argc, char **argv) {
       conv_p(1, 64, 8, 8, 32, 1, 1, 1, 1, 0, 1),    conv_p(1, 8, 3, 3, 8, 3, 3, 1, 1, 0, 8),
   };
   fixed[15].pl = 2; fixed[15].pr = 2; fixed[15].dw = 2;
+  /* large enough to run threaded */
+  test_conv(conv_p(1, 64, 30, 30, 40, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(2, 48, 28, 28, 36, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 96, 33, 31, 96, 3, 3, 1, 1, 1, 96), threads);
+  test_conv(conv_p(1, 64, 33, 31, 128, 5, 5, 2, 1, 2, 64), threads);
+  test_conv(conv_p(1, 64, 21, 21, 64, 3, 3, 1, 1, 1, 4), threads);
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
     fixed[i].act = rand_act();
     test_conv(fixed[i], threads);

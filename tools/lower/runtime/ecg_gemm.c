@@ -641,95 +641,101 @@ static void dw_row(int ow, int nt, const float *const *tp, const float *tw, floa
 #endif
 }
 
+/* One input channel t = img*c + ic of a depthwise conv: stride-split padded plane, then
+ * the mult output channels ic*mult .. ic*mult+mult-1. plane: h*sw*Lp floats whose pad
+ * columns are zero when sw == 1. */
+static void dw_channel(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+                       float *y, float *plane, long t) {
+  const int c = p->c, h = p->h, wd = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
+  const int sw = p->sw, mult = p->m / p->c, Lp = dw_row_len(p);
+  const int img = (int)(t / c), ic = (int)(t % c);
+  const float *xc = x + ((size_t)img * c + ic) * h * wd;
+  for (int iy = 0; iy < h; iy++) {
+    const float *src = xc + (size_t)iy * wd;
+#ifdef ECG_AVX2
+    if (sw == 2) { /* pad the row, then split even/odd columns 8 at a time */
+      float row[2 * Lp];
+      int a = imin(p->pl, 2 * Lp), b = imin(p->pl + wd, 2 * Lp), u = 0;
+      for (; u < a; u++) row[u] = 0.f;
+      for (; u < b; u++) row[u] = src[u - p->pl];
+      for (; u < 2 * Lp; u++) row[u] = 0.f;
+      float *d0 = plane + (size_t)iy * 2 * Lp, *d1 = d0 + Lp;
+      for (u = 0; u < Lp; u += 8) {
+        __m256 v0 = _mm256_loadu_ps(row + 2 * u), v1 = _mm256_loadu_ps(row + 2 * u + 8);
+        __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 od = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+        _mm256_storeu_ps(d0 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+        _mm256_storeu_ps(d1 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
+      }
+      continue;
+    }
+#endif
+    for (int r = 0; r < sw; r++) {
+      float *d = plane + ((size_t)iy * sw + r) * Lp;
+      if (sw == 1) {
+        int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp);
+        if (b > a) memcpy(d + a, src, (size_t)(b - a) * sizeof(float));
+      } else { /* columns u with 0 <= u*sw + r - pl < wd: [a, b) */
+        int off = r - p->pl;
+        int a = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        int b = wd - 1 - off < 0 ? 0 : (wd - 1 - off) / sw + 1, u = 0;
+        a = imin(a, Lp);
+        b = imax(imin(b, Lp), a);
+        const float *sr = src + off;
+        for (; u < a; u++) d[u] = 0.f;
+        for (; u < b; u++) d[u] = sr[u * sw];
+        for (; u < Lp; u++) d[u] = 0.f;
+      }
+    }
+  }
+  const float *tp[kh * kw];
+  float tw[kh * kw];
+  size_t coff[kw]; /* tap column kj: phase row and offset inside it */
+  for (int kj = 0; kj < kw; kj++) {
+    int u = kj * p->dw;
+    coff[kj] = (size_t)(u % sw) * Lp + (size_t)(u / sw);
+  }
+  for (int q = 0; q < mult; q++) {
+    const int oc = ic * mult + q;
+    const float *wk = w + (size_t)oc * kh * kw;
+    const float b = bias ? bias[oc] : 0.f;
+    float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
+    for (int oy = 0; oy < oh; oy++) {
+      int nt = 0;
+      for (int ki = 0; ki < kh; ki++) {
+        int iy = oy * p->sh - p->pt + ki * p->dh;
+        if (iy < 0 || iy >= h) continue;
+        const float *rowp = plane + (size_t)iy * sw * Lp;
+        for (int kj = 0; kj < kw; kj++) {
+          tp[nt] = rowp + coff[kj];
+          tw[nt] = wk[ki * kw + kj];
+          nt++;
+        }
+      }
+      float *yr = yc + (size_t)oy * ow;
+      dw_row(ow, nt, tp, tw, b, yr);
+      ecg_act_apply(p->act, yr, (size_t)ow);
+    }
+  }
+}
+
 /* Depthwise (channel multiplier mult = m/c): per input channel, build a zero-padded plane
  * split by the horizontal stride (phase r holds padded columns r, r+sw, ...), so every tap
  * reads a contiguous row; then each output row is a sum of shifted rows. */
 static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                     float *y, float *scratch) {
-  const int c = p->c, h = p->h, wd = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw;
-  const int sw = p->sw, mult = p->m / p->c, Lp = dw_row_len(p);
-  const size_t per = conv_per_thread(p);
-  const long total = (long)p->n * c;
+  const size_t per = conv_per_thread(p), plane_floats = (size_t)p->h * p->sw * dw_row_len(p);
+  const long total = (long)p->n * p->c;
   int T = ecg_threads();
-  if ((double)p->n * p->m * oh * ow * kh * kw < 5e4) T = 1;
+  if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
   (void)T;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
-  /* Stride 1 writes only the image columns of each row: the pad columns stay zero. */
-  float *plane = align64(scratch + (size_t)ecg_tid() * per);
-  memset(plane, 0, (size_t)h * sw * Lp * sizeof(float));
-  ECG_PRAGMA(omp for schedule(dynamic, 1))
-  for (long t = 0; t < total; t++) {
-    const int img = (int)(t / c), ic = (int)(t % c);
-    const float *xc = x + ((size_t)img * c + ic) * h * wd;
-    for (int iy = 0; iy < h; iy++) {
-      const float *src = xc + (size_t)iy * wd;
-#ifdef ECG_AVX2
-      if (sw == 2) { /* pad the row, then split even/odd columns 8 at a time */
-        float row[2 * Lp];
-        int a = imin(p->pl, 2 * Lp), b = imin(p->pl + wd, 2 * Lp), u = 0;
-        for (; u < a; u++) row[u] = 0.f;
-        for (; u < b; u++) row[u] = src[u - p->pl];
-        for (; u < 2 * Lp; u++) row[u] = 0.f;
-        float *d0 = plane + (size_t)iy * 2 * Lp, *d1 = d0 + Lp;
-        for (u = 0; u < Lp; u += 8) {
-          __m256 v0 = _mm256_loadu_ps(row + 2 * u), v1 = _mm256_loadu_ps(row + 2 * u + 8);
-          __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-          __m256 od = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-          _mm256_storeu_ps(d0 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
-          _mm256_storeu_ps(d1 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
-        }
-        continue;
-      }
-#endif
-      for (int r = 0; r < sw; r++) {
-        float *d = plane + ((size_t)iy * sw + r) * Lp;
-        if (sw == 1) {
-          int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp);
-          if (b > a) memcpy(d + a, src, (size_t)(b - a) * sizeof(float));
-        } else { /* columns u with 0 <= u*sw + r - pl < wd: [a, b) */
-          int off = r - p->pl;
-          int a = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int b = wd - 1 - off < 0 ? 0 : (wd - 1 - off) / sw + 1, u = 0;
-          a = imin(a, Lp);
-          b = imax(imin(b, Lp), a);
-          const float *sr = src + off;
-          for (; u < a; u++) d[u] = 0.f;
-          for (; u < b; u++) d[u] = sr[u * sw];
-          for (; u < Lp; u++) d[u] = 0.f;
-        }
-      }
-    }
-    const float *tp[kh * kw];
-    float tw[kh * kw];
-    size_t coff[kw]; /* tap column kj: phase row and offset inside it */
-    for (int kj = 0; kj < kw; kj++) {
-      int u = kj * p->dw;
-      coff[kj] = (size_t)(u % sw) * Lp + (size_t)(u / sw);
-    }
-    for (int q = 0; q < mult; q++) {
-      const int oc = ic * mult + q;
-      const float *wk = w + (size_t)oc * kh * kw;
-      const float b = bias ? bias[oc] : 0.f;
-      float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
-      for (int oy = 0; oy < oh; oy++) {
-        int nt = 0;
-        for (int ki = 0; ki < kh; ki++) {
-          int iy = oy * p->sh - p->pt + ki * p->dh;
-          if (iy < 0 || iy >= h) continue;
-          const float *rowp = plane + (size_t)iy * sw * Lp;
-          for (int kj = 0; kj < kw; kj++) {
-            tp[nt] = rowp + coff[kj];
-            tw[nt] = wk[ki * kw + kj];
-            nt++;
-          }
-        }
-        float *yr = yc + (size_t)oy * ow;
-        dw_row(ow, nt, tp, tw, b, yr);
-        ecg_act_apply(p->act, yr, (size_t)ow);
-      }
-    }
-  }
+    /* Stride 1 writes only the image columns of each row: the pad columns stay zero. */
+    float *plane = align64(scratch + (size_t)ecg_tid() * per);
+    memset(plane, 0, plane_floats * sizeof(float));
+    ECG_PRAGMA(omp for schedule(dynamic, 1))
+    for (long t = 0; t < total; t++) dw_channel(p, x, w, bias, y, plane, t);
   }
 }
 
