@@ -466,6 +466,23 @@ int main(int argc, char **argv) {
     p.count_include_pad = ri(0, 1);
     test_pool(p, r & 1);
   }
+  for (int k = 0; k <= 6; k++) { /* activations over a wide range, vector body and tail */
+    ecg_act a = {(ecg_act_kind)k, 0, 0};
+    if (k == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }
+    if (k == ECG_ACT_LEAKY) a.a = 0.1f;
+    int n = 203;
+    float *v = malloc(n * sizeof(float));
+    double *want = malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) {
+      v[i] = i < 6 ? (float[]){-100.f, 100.f, -88.5f, 89.f, 0.f, -3.f}[i] : (float)((i - 100) * 0.21);
+      want[i] = act_ref(a, v[i]);
+    }
+    ecg_act_apply(a, v, n);
+    char what[32];
+    snprintf(what, sizeof what, "act %d", k);
+    check(what, v, want, NULL, n);
+    free(v); free(want);
+  }
   test_global(7, 49);
   test_global(100, 3);
   test_global(3, 3136);

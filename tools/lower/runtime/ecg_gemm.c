@@ -60,8 +60,39 @@ static int ecg_tid(void) {
 
 /* ------------------------------------------------------------------ activation */
 
+#ifdef ECG_AVX2
+/* exp(x) for x in [-88.37, 88.37] (clamped), Cephes polynomial, relative error ~2e-7. */
+static inline __m256 exp256(__m256 x) {
+  x = _mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f));
+  x = _mm256_max_ps(x, _mm256_set1_ps(-88.3762626647949f));
+  __m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
+  fx = _mm256_floor_ps(fx);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.f)));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+#endif
+
 void ecg_act_apply(ecg_act act, float *x, size_t n) {
-  size_t i;
+  size_t i = 0;
+#ifdef ECG_AVX2
+  if (act.kind == ECG_ACT_SIGMOID || act.kind == ECG_ACT_SILU) {
+    const __m256 one = _mm256_set1_ps(1.f), zero = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+      __m256 v = _mm256_loadu_ps(x + i);
+      __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v))));
+      _mm256_storeu_ps(x + i, act.kind == ECG_ACT_SILU ? _mm256_mul_ps(v, s) : s);
+    }
+  }
+#endif
   switch (act.kind) {
   case ECG_ACT_NONE: break;
   case ECG_ACT_RELU:
@@ -81,7 +112,7 @@ void ecg_act_apply(ecg_act act, float *x, size_t n) {
     break;
   }
   case ECG_ACT_SIGMOID:
-    for (i = 0; i < n; i++) x[i] = 1.f / (1.f + expf(-x[i]));
+    for (; i < n; i++) x[i] = 1.f / (1.f + expf(-x[i]));
     break;
   case ECG_ACT_HARDSWISH:
     for (i = 0; i < n; i++) {
@@ -92,7 +123,7 @@ void ecg_act_apply(ecg_act act, float *x, size_t n) {
     }
     break;
   case ECG_ACT_SILU:
-    for (i = 0; i < n; i++) x[i] = x[i] / (1.f + expf(-x[i]));
+    for (; i < n; i++) x[i] = x[i] / (1.f + expf(-x[i]));
     break;
   }
 }
