@@ -93,12 +93,12 @@ models:
 	sh scripts/fetch_models.sh models
 
 # ---------------------------------------------------------------- run
-DEMO_MODEL ?= mobilenet_v2
-demo: all
+DEMO_MODEL ?= blazeface_front_128
+demo: all models
 	sh scripts/demo.sh $(DEMO_MODEL)
 
-test: all san
-	bats tests/bats
+test: all san models
+	sh tests/run.sh
 
 bench: all
 	sh scripts/bench.sh
