@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# Command-line conventions of every tool (DESIGN.md "Conventions every tool follows"):
+# --help/--version exit 0 on stdout, usage errors exit 2 with a message on stderr.
+
+load helpers
+
+TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench"
+
+setup() {
+  require_tools
+  RELU="$NODE_DATA/test_relu/model.onnx"
+}
+
+@test "--help: every tool exits 0 and prints usage on stdout, nothing on stderr" {
+  for t in $TOOLS; do
+    run --separate-stderr "$BIN/$t" --help
+    [ "$status" -eq 0 ] || { echo "$t --help: exit $status"; false; }
+    [[ "$output" == *"usage: $t"* ]] || { echo "$t --help: no 'usage: $t' on stdout"; false; }
+    [ -z "$stderr" ] || { echo "$t --help wrote to stderr: $stderr"; false; }
+  done
+}
+
+@test "-h: every tool accepts the short form" {
+  for t in $TOOLS; do
+    run --separate-stderr "$BIN/$t" -h
+    [ "$status" -eq 0 ] || { echo "$t -h: exit $status"; false; }
+    [[ "$output" == *"usage: $t"* ]]
+  done
+}
+
+@test "--version: every tool exits 0 and prints its name and version" {
+  for t in $TOOLS; do
+    run --separate-stderr "$BIN/$t" --version
+    [ "$status" -eq 0 ] || { echo "$t --version: exit $status"; false; }
+    [[ "$output" =~ ^$t\ [0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "$t --version printed: $output"; false; }
+  done
+}
+
+@test "unknown option: every tool exits 2, names the option on stderr, nothing on stdout" {
+  for t in $TOOLS; do
+    run --separate-stderr "$BIN/$t" --no-such-option
+    [ "$status" -eq 2 ] || { echo "$t: exit $status, expected 2"; false; }
+    [ -z "$output" ] || { echo "$t wrote to stdout: $output"; false; }
+    [[ "$stderr" == *"--no-such-option"* ]] || { echo "$t stderr: $stderr"; false; }
+  done
+}
+
+@test "onnx2ecg: missing MODEL exits 2 with a message" {
+  run --separate-stderr "$BIN/onnx2ecg" -o "$BATS_TEST_TMPDIR/x.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"missing MODEL"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/x.ecg" ]
+}
+
+@test "onnx2ecg: two models exit 2" {
+  run --separate-stderr "$BIN/onnx2ecg" "$RELU" "$RELU" -o "$BATS_TEST_TMPDIR/x.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"exactly one"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/x.ecg" ]
+}
+
+@test "onnx2ecg: -o without its argument exits 2" {
+  run --separate-stderr "$BIN/onnx2ecg" "$RELU" -o
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"-o"* ]]
+}
+
+@test "onnx2ecg: malformed --input-shape exits 2" {
+  require_file "$RELU"
+  run --separate-stderr "$BIN/onnx2ecg" --input-shape nonsense "$RELU" -o "$BATS_TEST_TMPDIR/x.ecg"
+  [ "$status" -eq 2 ]
+  [ -n "$stderr" ]
+  [ ! -e "$BATS_TEST_TMPDIR/x.ecg" ]
+}
+
+@test "onnx2ecg: refuses to write binary to a terminal (exit 2)" {
+  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  require_file "$RELU"
+  run script -qec "'$BIN/onnx2ecg' '$RELU'" /dev/null
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"terminal"* ]]
+  [[ "$output" != *ECGF* ]]
+}
+
+@test "onnx2ecg: --list-ops lists Conv and Relu as 'Name since-opset'" {
+  run --separate-stderr "$BIN/onnx2ecg" --list-ops
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output" | grep -Eq '^Conv [0-9]+$'
+  printf '%s\n' "$output" | grep -Eq '^Relu [0-9]+$'
+  # every line has the documented shape
+  ! printf '%s\n' "$output" | grep -Evq '^[A-Za-z0-9_]+ [0-9]+$'
+}
+
+@test "ecg-dump: terminal stdin and no file exits 2" {
+  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  run script -qec "'$BIN/ecg-dump'" /dev/null
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"no input"* ]]
+}
+
+@test "ecg-dump: two input files exit 2" {
+  run --separate-stderr "$BIN/ecg-dump" a.ecg b.ecg
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"more than one"* ]]
+}
+
+@test "ecg-lower: missing -o DIR exits 2" {
+  run --separate-stderr "$BIN/ecg-lower" "$BATS_TEST_TMPDIR/none.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"missing -o"* ]]
+}
+
+@test "ecg-lower: -o without its argument exits 2" {
+  run --separate-stderr "$BIN/ecg-lower" -o
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"-o"* ]]
+}
+
+@test "ecg-lower: --prefix that is not a C identifier exits 2, no output dir" {
+  run --separate-stderr "$BIN/ecg-lower" --prefix 9bad-name -o "$BATS_TEST_TMPDIR/d" "$BATS_TEST_TMPDIR/none.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"9bad-name"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/d" ]
+}
+
+@test "ecg-lower: terminal stdin and no file exits 2" {
+  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  run script -qec "'$BIN/ecg-lower' -o '$BATS_TEST_TMPDIR/d'" /dev/null
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"no input"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/d" ]
+}
+
+@test "ecg-bench: missing DIR exits 2" {
+  run --separate-stderr "$BIN/ecg-bench"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"missing"* ]]
+  [ -z "$output" ]
+}
+
+@test "ecg-bench: option without its value exits 2" {
+  run --separate-stderr "$BIN/ecg-bench" "$BATS_TEST_TMPDIR" --runs
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--runs"* ]]
+}

@@ -1,0 +1,52 @@
+# Shared setup for the bats suites: locate the repository, the tools and their
+# sanitizer builds, and the model/test-data directories.  Load with `load helpers`.
+
+bats_require_minimum_version 1.5.0
+
+ROOT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+BIN="$ROOT/bin"
+SAN="$ROOT/build-san/bin"
+SHARED_MODELS="$ROOT/../shared/models"
+NODE_DATA="${ECG_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}"
+export ROOT BIN SAN SHARED_MODELS NODE_DATA
+
+# Sanitizer settings for every build-san tool run from a test.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99:allocator_may_return_null=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=98"
+
+# require_file PATH...: skip the test (with the reason) when a prerequisite is missing.
+require_file() {
+  local f
+  for f in "$@"; do
+    [ -e "$f" ] || skip "missing $f (run make / make san / make models)"
+  done
+}
+
+require_tools() { require_file "$BIN/onnx2ecg" "$BIN/ecg-dump" "$BIN/ecg-lower" "$BIN/ecg-bench"; }
+require_san() { require_file "$SAN/onnx2ecg" "$SAN/ecg-dump" "$SAN/ecg-lower"; }
+
+# no_sanitizer_report TEXT: fail when TEXT holds an ASan/UBSan/LSan report.
+no_sanitizer_report() {
+  if printf '%s' "$1" | grep -E -q 'Sanitizer|runtime error|SUMMARY: '; then
+    echo "sanitizer report:" >&2
+    printf '%s\n' "$1" >&2
+    return 1
+  fi
+}
+
+# one_line TEXT: TEXT is exactly one non-empty line.
+one_line() {
+  local n
+  n=$(printf '%s\n' "$1" | grep -c .)
+  [ "$n" -eq 1 ] || { echo "expected one line, got $n:" >&2; printf '%s\n' "$1" >&2; return 1; }
+}
+
+# build_gen NAME: compile tests/bats/NAME.c against build/libecg.a (and the ONNX
+# protobuf-c bindings) into $BATS_FILE_TMPDIR/NAME, once per file.
+build_gen() {
+  local name=$1 out="$BATS_FILE_TMPDIR/$1"
+  [ -x "$out" ] && return 0
+  [ -f "$ROOT/build/libecg.a" ] || return 1
+  cc -std=gnu11 -O1 -g -I"$ROOT/format" -I"$ROOT/build/gen" "$BATS_TEST_DIRNAME/$name.c" \
+    "$ROOT/build/gen/onnx.pb-c.c" "$ROOT/build/libecg.a" -lprotobuf-c -lzstd -lm -o "$out"
+}
