@@ -364,6 +364,10 @@ static void bench(void) {
       {"resnet18 7x7s2 3x224x224->64", conv_p(1, 3, 224, 224, 64, 7, 7, 2, 1, 3, 1)},
       {"resnet18 3x3 256x14x14->256", conv_p(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1)},
       {"mbv2 1x1 320x7x7->1280", conv_p(1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 first 3x3s2 3x224x224->32", conv_p(1, 3, 224, 224, 32, 3, 3, 2, 1, 1, 1)},
+      {"mbv2 1x1 24x56x56->144", conv_p(1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 1)},
+      {"squeezenet 3x3 16x55x55->64", conv_p(1, 16, 55, 55, 64, 3, 3, 1, 1, 1, 1)},
+      {"shufflenet dw3x3 58x28x28 s1", conv_p(1, 58, 28, 28, 58, 3, 3, 1, 1, 1, 58)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     double g1 = bench_conv(convs[i].p, 1), g2 = bench_conv(convs[i].p, 2);
@@ -373,6 +377,8 @@ static void bench(void) {
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);
   g1 = bench_gemm(128, 128, 512, 1, 1), g2 = bench_gemm(128, 128, 512, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x128x512", g1, g2);
+  g1 = bench_gemm(128, 128, 128, 1, 1), g2 = bench_gemm(128, 128, 128, 1, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x128x128", g1, g2);
   g1 = bench_gemm(128, 128, 512, 0, 1), g2 = bench_gemm(128, 128, 512, 0, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "sgemm 128x128x512", g1, g2);
   g1 = bench_gemm(1024, 1024, 1024, 0, 1), g2 = bench_gemm(1024, 1024, 1024, 0, 2);

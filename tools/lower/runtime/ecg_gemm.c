@@ -343,7 +343,7 @@ static void epilogue(const job_t *J, float *c, int i0, int mr, int j0, int nr) {
 }
 
 /* C tile rows [i0, i0+mc) x columns [j0, j0+nc); i0 % MR == 0, j0 % NR == 0.
- * bufA: MCMAX*KC floats (when A is not prepacked), bufB: KC*NCMAX floats. */
+ * bufA: mc*KC floats (when A is not prepacked), bufB: KC*nc floats (B not prepacked). */
 static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA, float *bufB) {
   const int K = J->K;
   if (K == 0) {
@@ -460,7 +460,6 @@ static void choose_tiles(const job_t *J, int njobs, int T, int *pmc, int *pnc) {
   *pnc = imax(NR, imin(bnc, NCMAX));
 }
 
-#define ECG_BUF_FLOATS ((size_t)MCMAX * KC + (size_t)KC * NCMAX + 32)
 #define ECG_CONV_BUF_FLOATS ((size_t)KC * NCMAX + 32)
 
 static float *align64(float *p) { return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
@@ -480,7 +479,7 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
   if (T > total) T = (int)total;
   float *own = NULL;
   if (!scratch) { /* one malloc for all threads; on failure fewer threads, then unpacked */
-    per_thread = ECG_BUF_FLOATS;
+    per_thread = (J->a_packed ? 0 : (size_t)mc * KC) + (J->b_mode == B_PACKED ? 0 : (size_t)KC * nc) + 32;
     while (T > 1 && !(own = (float *)malloc((size_t)T * per_thread * sizeof(float)))) T = 1;
     if (!own) own = (float *)malloc(per_thread * sizeof(float));
     if (!own) {
@@ -514,7 +513,7 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
     if (jj.bias_m) jj.bias_m += (size_t)g * bt->bias_g;
     float *b0 = align64(buf);
     float *bA = J->a_packed ? NULL : b0;
-    float *bB = J->a_packed ? b0 : align64(b0 + (size_t)MCMAX * KC);
+    float *bB = J->a_packed ? b0 : align64(b0 + (size_t)mc * KC);
     int i0 = jm * mc, j0 = jn * nc;
     run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
   }

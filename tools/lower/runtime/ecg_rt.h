@@ -46,8 +46,9 @@ void ecg_act_apply(ecg_act act, float *x, size_t n);
  *   transB == 0: B is [K, ldb >= N];  transB != 0: B is [N, ldb >= K] and op(B) = B^T.
  *   C is [M, ldc >= N].
  * beta == 0: C is overwritten and never read (it may hold garbage or NaN); any other
- * beta scales the old C. Temporary pack buffers (about 0.5 MiB per thread) are taken
- * from malloc; if malloc fails the call falls back to a slow unpacked loop. */
+ * beta scales the old C. Temporary pack buffers (at most 240*256 + 256*192 floats, about
+ * 430 KiB, per thread) come from one malloc per call; if malloc fails the call runs on
+ * fewer threads, or as a slow unpacked loop. */
 void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
                const float *B, int ldb, float beta, float *C, int ldc);
 
@@ -86,8 +87,9 @@ size_t ecg_conv2d_packed_floats(const ecg_conv_params *p);
 void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
 /* Scratch floats that ecg_conv2d needs when it runs on up to `threads` OpenMP threads
  * (pass the omp_get_max_threads() in force at the time of the call; values < 1 mean 1).
- * Per thread: a 256 x 192 im2col/pack block, or for depthwise convs one zero-padded,
- * stride-split input plane (h * sw * (ow + 8 + (kw-1)*dw/sw + 8) floats). */
+ * Per thread (plus 32 floats of alignment slack): a 256 x 192 im2col/pack block, or for
+ * depthwise convs one zero-padded, stride-split input plane of h * sw * Lp floats,
+ * Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8). */
 size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
  * packed_w from ecg_conv2d_pack, scratch of ecg_conv2d_scratch_floats(p, threads) floats.
