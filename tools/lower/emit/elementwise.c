@@ -36,7 +36,7 @@ static const ew_row EW[] = {
   {ECG_OP_Softplus, "($0 > ($T)20 ? $0 : log1p(exp($0)))"},
   {ECG_OP_HardSigmoid, "fmax(($T)0, fmin(($T)1, ($T)$a * $0 + ($T)$b))"},
   {ECG_OP_HardSwish, "($0 * fmax(($T)0, fmin(($T)1, $0 * ($T)(1.0 / 6.0) + ($T)0.5)))"},
-  {ECG_OP_Clip, "($0 < $1 ? $1 : ($0 > $2 ? $2 : $0))"},
+  {ECG_OP_Clip, "clip: see emit_elementwise"},
   {ECG_OP_Cast, "(($T)$0)"},
   {ECG_OP_Identity, "$0"},
   {ECG_OP_Add, "($0 + $1)"},
@@ -102,20 +102,28 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
   int64_t od[ECG_MAX_RANK], st[LW_MAX_OPS][ECG_MAX_RANK];
   int r = lw_dims(L, out_id, od);
   lw_strides(r, od, st[0]);
-  char ptrs[LW_MAX_OPS][200];
-  char vals[LW_MAX_OPS][220];
+  char vals[LW_MAX_OPS][32];
   const char *vp[LW_MAX_OPS];
+  /* Local restrict pointers: the memory plan never lets an output overlap a live input. */
+  sb_printf(&L->code, "  {\n    %s *restrict p0 = %s;\n", lw_ctype(L, out_id), lw_ptr(L, out_id));
   for (int k = 0; k < n_in; k++) {
     lw_bcast_strides(r, od, in_rank[k], in_dims[k], st[k + 1]);
-    snprintf(ptrs[k], sizeof ptrs[k], "%s", lw_ptr(L, in_ids[k]));
-    snprintf(vals[k], sizeof vals[k], "%s[o%d]", ptrs[k], k + 1);
+    sb_printf(&L->code, "    const %s *restrict p%d = %s;\n", lw_ctype(L, in_ids[k]), k + 1, lw_ptr(L, in_ids[k]));
+    int64_t numel = 1;
+    for (int d = 0; d < in_rank[k]; d++) numel *= in_dims[k][d];
+    if (numel == 1) { /* a broadcast scalar: load once */
+      sb_printf(&L->code, "    const %s s%d = p%d[0];\n", lw_ctype(L, in_ids[k]), k + 1, k + 1);
+      snprintf(vals[k], sizeof vals[k], "s%d", k + 1);
+    } else
+      snprintf(vals[k], sizeof vals[k], "p%d[o%d]", k + 1, k + 1);
     vp[k] = vals[k];
   }
   sbuf body = {0};
-  sb_printf(&body, "%s[o0] = (%s)", lw_ptr(L, out_id), lw_ctype(L, out_id));
+  sb_printf(&body, "p0[o0] = (%s)", lw_ctype(L, out_id));
   if (lw_expand_expr(&body, tmpl, vp, n_in, lw_ctype(L, out_id), a, b) != 0) { sb_free(&body); return -1; }
   sb_printf(&body, ";");
   lw_loops(L, r, od, n_in + 1, st, NULL, body.s, 1);
+  sb_printf(&L->code, "  }\n");
   sb_free(&body);
   return 0;
 }
@@ -164,15 +172,16 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (op->id == ECG_OP_Div && !isf) tmpl = "ecg_idiv($0, $1)";
   if (op->id == ECG_OP_Cast && L->g->tensors[out]->dtype == ECG_BOOL) tmpl = "($0 != 0)";
   if (op->id == ECG_OP_Clip) {
+    /* bounds become block-local scalars so the loop body is a pure select (vectorises) */
     char lo[200] = "", hi[200] = "";
     clip_bounds(L, n, lo, hi, sizeof lo);
     ids[0] = n->inputs[0];
     rank[0] = lw_dims(L, ids[0], dims[0]);
-    sbuf t = {0};
-    const char *vals[3] = {"$0", lo, hi};
-    lw_expand_expr(&t, tmpl, vals, 3, "$T", 0, 0);
-    int rc = lw_emit_map(L, out, 1, ids, dims, rank, t.s, a, b);
-    sb_free(&t);
+    const char *ct = lw_ctype(L, out);
+    sb_printf(&L->code, "  {\n  const %s clip_lo = %s;\n", ct, lo);
+    sb_printf(&L->code, "  const %s clip_hi = %s;\n", ct, hi);
+    int rc = lw_emit_map(L, out, 1, ids, dims, rank, "($0 < clip_lo ? clip_lo : ($0 > clip_hi ? clip_hi : $0))", a, b);
+    sb_printf(&L->code, "  }\n");
     return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "bad template") : ECG_OK;
   }
   if (op->id == ECG_OP_BatchNormalization) {

@@ -1,7 +1,8 @@
 /* runner: the command-line driver of a lowered model (tools/lower/LOWERED.md, "Runner
  * protocol"). Copied into every lowered directory by ecg-lower; built by its Makefile.
  *   runner --info
- *   runner [--weights FILE] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]
+ *   runner [--weights FILE] [--threads N] [--warmup W] [--runs R] [--profile FILE|-] --in NAME=FILE ... [--out NAME=FILE ...]
+ * --profile writes mean milliseconds per kernel (per node) over the timed runs.
  * Inputs and outputs are raw little-endian files of exactly the tensor's bytes; one
  * "time_ms <float>" line per timed run goes to stdout. Exit 0 ok, 1 bad input, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
@@ -44,7 +45,7 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *weights = "weights.bin";
+  const char *weights = "weights.bin", *profile = NULL;
   int threads = 0, warmup = 1, runs = 1;
   int n_in = ECG_MODEL(num_inputs)(), n_out = ECG_MODEL(num_outputs)();
   void **inbuf = calloc((size_t)n_in + 1, sizeof(void *)), **outbuf = calloc((size_t)n_out + 1, sizeof(void *));
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--threads")) threads = atoi(v);
     else if (!strcmp(a, "--warmup")) warmup = atoi(v);
     else if (!strcmp(a, "--runs")) runs = atoi(v);
+    else if (!strcmp(a, "--profile")) profile = v;
     else if (!strcmp(a, "--in") || !strcmp(a, "--out")) {
       const char *eq = strchr(v, '=');
       if (!eq) return usage();
@@ -105,6 +107,7 @@ int main(int argc, char **argv) {
     ECG_MODEL(bind)(ctx, t->name, outbuf[k]);
   }
   for (int r = 0; r < warmup; r++) ECG_MODEL(run)(ctx);
+  if (profile && ECG_MODEL(profile)(ctx, 1) != 0) return 3;
   for (int r = 0; r < runs; r++) {
     double t0 = now_ms();
     if (ECG_MODEL(run)(ctx) != 0) { fprintf(stderr, "runner: run failed\n"); return 1; }
@@ -118,6 +121,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
       return 1;
     }
+  }
+  if (profile) {
+    FILE *f = strcmp(profile, "-") ? fopen(profile, "w") : stderr;
+    if (!f) { fprintf(stderr, "runner: cannot write %s\n", profile); return 1; }
+    const char *name;
+    double ms, total = 0;
+    for (int i = 0; ECG_MODEL(profile_read)(ctx, i, &name, &ms) == 0; i++) total += ms;
+    fprintf(f, "# per-kernel profile: mean ms per run over %d runs (total %.3f ms)\n", runs, total / runs);
+    for (int i = 0; ECG_MODEL(profile_read)(ctx, i, &name, &ms) == 0; i++)
+      fprintf(f, "%.4f\t%5.1f%%\t%d\t%s\n", ms / runs, total > 0 ? 100 * ms / total : 0, i, name);
+    if (f != stderr) fclose(f);
   }
   ECG_MODEL(destroy)(ctx);
   for (int k = 0; k < n_in; k++) free(inbuf[k]);
