@@ -41,12 +41,14 @@ one_line() {
   [ "$n" -eq 1 ] || { echo "expected one line, got $n:" >&2; printf '%s\n' "$1" >&2; return 1; }
 }
 
-# build_gen NAME: compile tests/bats/NAME.c against build/libecg.a (and the ONNX
-# protobuf-c bindings) into $BATS_FILE_TMPDIR/NAME, once per file.
+# build_gen NAME [LIBS...]: compile tests/bats/NAME.c (with the given extra sources or
+# archives, e.g. build/libecg.a or build/gen/onnx.pb-c.c, relative to the repo root)
+# into $BATS_FILE_TMPDIR/NAME, once per test file.
 build_gen() {
-  local name=$1 out="$BATS_FILE_TMPDIR/$1"
+  local name=$1 out="$BATS_FILE_TMPDIR/$1" extra=() f
+  shift
   [ -x "$out" ] && return 0
-  [ -f "$ROOT/build/libecg.a" ] || return 1
+  for f in "$@"; do [ -f "$ROOT/$f" ] || { echo "build_gen: missing $f (run make)" >&2; return 1; }; extra+=("$ROOT/$f"); done
   cc -std=gnu11 -O1 -g -I"$ROOT/format" -I"$ROOT/build/gen" "$BATS_TEST_DIRNAME/$name.c" \
-    "$ROOT/build/gen/onnx.pb-c.c" "$ROOT/build/libecg.a" -lprotobuf-c -lzstd -lm -o "$out"
+    "${extra[@]}" -lprotobuf-c -lzstd -lm -o "$out"
 }
