@@ -609,8 +609,10 @@ void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed) {
     pack_a(0, w + (size_t)g * mg * Kg, Kg, 0, mg, 0, Kg, packed + (size_t)g * cdiv(mg, MR) * MR * Kg);
 }
 
+/* Rows of the padded plane: input rows -pt .. (oh-1)*sh - pt + (kh-1)*dh. */
+static int dw_plane_rows(const ecg_conv_params *p) { return (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1; }
 static size_t conv_per_thread(const ecg_conv_params *p) {
-  if (conv_is_dw(p)) return (size_t)p->h * p->sw * dw_row_len(p) + 32;
+  if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
   return ECG_CONV_BUF_FLOATS;
 }
 
@@ -618,16 +620,17 @@ size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
   return (size_t)(threads < 1 ? 1 : threads) * conv_per_thread(p);
 }
 
-/* out[ox] = bias + sum_t tw[t] * tp[t][ox], ox in [0, ow); tp rows readable up to
- * round_up(ow, 8). */
-static void dw_row(int ow, int nt, const float *const *tp, const float *tw, float bias, float *out) {
+/* out[ox] = bias + sum_t tw[t] * base[toff[t] + ox], ox in [0, ow); readable up to
+ * ox = round_up(ow, 8). */
+static void dw_row(int ow, int nt, const float *base, const ptrdiff_t *toff, const float *tw, float bias,
+                   float *out) {
 #ifdef ECG_AVX2
   int ox = 0;
   for (; ox + 32 <= ow; ox += 32) {
     __m256 a0 = _mm256_set1_ps(bias), a1 = a0, a2 = a0, a3 = a0;
     for (int t = 0; t < nt; t++) {
       __m256 wv = _mm256_broadcast_ss(tw + t);
-      const float *s = tp[t] + ox;
+      const float *s = base + toff[t] + ox;
       a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
       a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
       a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
@@ -642,7 +645,7 @@ static void dw_row(int ow, int nt, const float *const *tp, const float *tw, floa
     __m256 a0 = _mm256_set1_ps(bias), a1 = a0;
     for (int t = 0; t < nt; t++) {
       __m256 wv = _mm256_broadcast_ss(tw + t);
-      const float *s = tp[t] + ox;
+      const float *s = base + toff[t] + ox;
       a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
       a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
     }
@@ -652,7 +655,7 @@ static void dw_row(int ow, int nt, const float *const *tp, const float *tw, floa
   for (; ox < ow; ox += 8) {
     __m256 a0 = _mm256_set1_ps(bias);
     for (int t = 0; t < nt; t++)
-      a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(tw + t), _mm256_loadu_ps(tp[t] + ox), a0);
+      a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(tw + t), _mm256_loadu_ps(base + toff[t] + ox), a0);
     if (ox + 8 <= ow) {
       _mm256_storeu_ps(out + ox, a0);
     } else {
@@ -664,7 +667,7 @@ static void dw_row(int ow, int nt, const float *const *tp, const float *tw, floa
 #else
   for (int ox = 0; ox < ow; ox++) out[ox] = bias;
   for (int t = 0; t < nt; t++) {
-    const float *s = tp[t];
+    const float *s = base + toff[t];
     float wt = tw[t];
     for (int ox = 0; ox < ow; ox++) out[ox] += wt * s[ox];
   }
@@ -680,8 +683,10 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
   const int sw = p->sw, mult = p->m / p->c, Lp = dw_row_len(p);
   const int img = (int)(t / c), ic = (int)(t % c);
   const float *xc = x + ((size_t)img * c + ic) * h * wd;
-  for (int iy = 0; iy < h; iy++) {
+  const int Hp = dw_plane_rows(p);
+  for (int iy = imax(0, -p->pt); iy < h && iy + p->pt < Hp; iy++) {
     const float *src = xc + (size_t)iy * wd;
+    float *prow = plane + (size_t)(iy + p->pt) * sw * Lp;
 #ifdef ECG_AVX2
     if (sw == 2) { /* pad the row, then split even/odd columns 8 at a time */
       float row[2 * Lp];
@@ -689,7 +694,7 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
       for (; u < a; u++) row[u] = 0.f;
       for (; u < b; u++) row[u] = src[u - p->pl];
       for (; u < 2 * Lp; u++) row[u] = 0.f;
-      float *d0 = plane + (size_t)iy * 2 * Lp, *d1 = d0 + Lp;
+      float *d0 = prow, *d1 = prow + Lp;
       for (u = 0; u < Lp; u += 8) {
         __m256 v0 = _mm256_loadu_ps(row + 2 * u), v1 = _mm256_loadu_ps(row + 2 * u + 8);
         __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
@@ -701,7 +706,7 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
     }
 #endif
     for (int r = 0; r < sw; r++) {
-      float *d = plane + ((size_t)iy * sw + r) * Lp;
+      float *d = prow + (size_t)r * Lp;
       if (sw == 1) {
         int a = imin(p->pl, Lp), b = imin(p->pl + wd, Lp);
         if (b > a) memcpy(d + a, src, (size_t)(b - a) * sizeof(float));
@@ -718,32 +723,20 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
       }
     }
   }
-  const float *tp[kh * kw];
-  float tw[kh * kw];
-  size_t coff[kw]; /* tap column kj: phase row and offset inside it */
-  for (int kj = 0; kj < kw; kj++) {
-    int u = kj * p->dw;
-    coff[kj] = (size_t)(u % sw) * Lp + (size_t)(u / sw);
-  }
+  ptrdiff_t toff[kh * kw]; /* tap (ki, kj): offset from the first padded row of a window */
+  for (int ki = 0; ki < kh; ki++)
+    for (int kj = 0; kj < kw; kj++) {
+      int u = kj * p->dw;
+      toff[ki * kw + kj] = ((ptrdiff_t)ki * p->dh * sw + u % sw) * Lp + u / sw;
+    }
   for (int q = 0; q < mult; q++) {
     const int oc = ic * mult + q;
     const float *wk = w + (size_t)oc * kh * kw;
     const float b = bias ? bias[oc] : 0.f;
     float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
     for (int oy = 0; oy < oh; oy++) {
-      int nt = 0;
-      for (int ki = 0; ki < kh; ki++) {
-        int iy = oy * p->sh - p->pt + ki * p->dh;
-        if (iy < 0 || iy >= h) continue;
-        const float *rowp = plane + (size_t)iy * sw * Lp;
-        for (int kj = 0; kj < kw; kj++) {
-          tp[nt] = rowp + coff[kj];
-          tw[nt] = wk[ki * kw + kj];
-          nt++;
-        }
-      }
       float *yr = yc + (size_t)oy * ow;
-      dw_row(ow, nt, tp, tw, b, yr);
+      dw_row(ow, kh * kw, plane + (size_t)oy * p->sh * sw * Lp, toff, wk, b, yr);
       ecg_act_apply(p->act, yr, (size_t)ow);
     }
   }
@@ -754,14 +747,14 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
  * reads a contiguous row; then each output row is a sum of shifted rows. */
 static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                     float *y, float *scratch) {
-  const size_t per = conv_per_thread(p), plane_floats = (size_t)p->h * p->sw * dw_row_len(p);
+  const size_t per = conv_per_thread(p), plane_floats = (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p);
   const long total = (long)p->n * p->c;
   int T = ecg_threads();
   if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
   (void)T;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
-    /* Stride 1 writes only the image columns of each row: the pad columns stay zero. */
+    /* Only image rows (and for stride 1 only image columns) are ever written: pads stay 0. */
     float *plane = align64(scratch + (size_t)ecg_tid() * per);
     memset(plane, 0, plane_floats * sizeof(float));
     ECG_PRAGMA(omp for schedule(dynamic, 1))
