@@ -103,5 +103,9 @@ test: all san models
 bench: all
 	sh scripts/bench.sh
 
+# ONNX's backend test suite (libonnx-testdata) through the pipeline; conformance.json
+conformance: all
+	sh tools/bench/conformance.sh $(CONFORMANCE_ARGS)
+
 clean:
 	rm -rf build build-san bin out

@@ -817,7 +817,13 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
   bool have = false;
   for (size_t i = 0; i < m->n_opset_import; i++) have |= default_domain(m->opset_import[i]->domain);
   int64_t opset = domain_opset(m, "");
-  if (!have) return ecg_errf(e, ECG_ERR_INPUT, "model imports no ai.onnx opset");
+  if (!have) {
+    char doms[256] = "";
+    for (size_t i = 0; i < m->n_opset_import; i++)
+      snprintf(doms + strlen(doms), sizeof doms - strlen(doms), "%s'%s'", i ? ", " : "",
+               m->opset_import[i]->domain ? m->opset_import[i]->domain : "");
+    return ecg_errf(e, ECG_ERR_INPUT, "unsupported: the model imports no ai.onnx opset, only domain %s", doms);
+  }
   if (opset < ONNX2ECG_OPSET_MIN || opset > ONNX2ECG_OPSET_MAX)
     return ecg_errf(e, ECG_ERR_INPUT, "ai.onnx opset %lld is not supported (supported: %d to %d)",
                     (long long)opset, ONNX2ECG_OPSET_MIN, ONNX2ECG_OPSET_MAX);

@@ -35,7 +35,10 @@ static void usage(FILE *f) {
           "                            write the graph as imported (debugging)\n"
           "  --zstd                    compress the stream (zstd level 3)\n"
           "  --report                  print a JSON line of what changed on stderr\n"
-          "  --list-ops                print the supported operators (\"Name since-opset\")\n"
+          "  --list-ops                print the supported operators with their opset\n"
+          "                            range (\"Name first-last\")\n"
+          "  --model-ops               print the operators MODEL.onnx uses, one per line\n"
+          "                            (\"Name domain opset supported|unsupported\"), and exit\n"
           "  -v, --verbose             progress on stderr\n"
           "  -h, --help                this help\n"
           "  --version                 print the version\n"
@@ -97,7 +100,29 @@ static void json_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-enum { OPT_INPUT_SHAPE = 256, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER, OPT_VERSION };
+/** --model-ops: each distinct (domain, op_type) of m's main graph once, in order of first
+ *  use: "Name domain opset supported|unsupported" (domain "" printed as "ai.onnx"). */
+static void print_model_ops(const Onnx__ModelProto *m) {
+  const Onnx__GraphProto *gr = m->graph;
+  for (size_t i = 0; i < gr->n_node; i++) {
+    const char *op = gr->node[i]->op_type ? gr->node[i]->op_type : "";
+    const char *dom = gr->node[i]->domain && gr->node[i]->domain[0] ? gr->node[i]->domain : "ai.onnx";
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) {
+      const char *dj = gr->node[j]->domain && gr->node[j]->domain[0] ? gr->node[j]->domain : "ai.onnx";
+      seen = gr->node[j]->op_type && strcmp(gr->node[j]->op_type, op) == 0 && strcmp(dj, dom) == 0;
+    }
+    if (seen) continue;
+    long long opset = 0;
+    for (size_t k = 0; k < m->n_opset_import; k++) {
+      const char *d = m->opset_import[k]->domain && m->opset_import[k]->domain[0] ? m->opset_import[k]->domain : "ai.onnx";
+      if (strcmp(d, dom) == 0) opset = (long long)m->opset_import[k]->version;
+    }
+    printf("%s %s %lld %s\n", op, dom, opset, ecg_op_lookup(op, strcmp(dom, "ai.onnx") ? dom : "") ? "supported" : "unsupported");
+  }
+}
+
+enum { OPT_INPUT_SHAPE = 256, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER, OPT_VERSION, OPT_MODEL_OPS };
 
 /** The whole tool; shapes (argc + 1 zeroed slots, owned by main) receives the
  *  --input-shape bindings.  Returns the exit code. */
@@ -107,6 +132,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       {"zstd", no_argument, NULL, OPT_ZSTD},
       {"report", no_argument, NULL, OPT_REPORT},
       {"list-ops", no_argument, NULL, OPT_LIST_OPS},
+      {"model-ops", no_argument, NULL, OPT_MODEL_OPS},
       {"no-fold", no_argument, NULL, OPT_NO_FOLD},
       {"no-infer", no_argument, NULL, OPT_NO_INFER},
       {"verbose", no_argument, NULL, 'v'},
@@ -115,7 +141,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       {"output", required_argument, NULL, 'o'},
       {NULL, 0, NULL, 0}};
   const char *out_path = "-";
-  bool zstd = false, report = false, fold = true, infer = true, verbose = false;
+  bool zstd = false, report = false, fold = true, infer = true, verbose = false, model_ops = false;
   int n_shapes = 0;
   ecg_err e = {0};
   opterr = 0;
@@ -130,10 +156,12 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     case OPT_REPORT: report = true; break;
     case OPT_NO_FOLD: fold = false; break;
     case OPT_NO_INFER: fold = infer = false; break;
+    case OPT_MODEL_OPS: model_ops = true; break;
     case OPT_LIST_OPS:
       for (int i = 0; i < ECG_OP_COUNT; i++) {
         const ecg_op_info *op = ecg_op_get((ecg_op_id)i);
-        printf("%s %d\n", op->name, op->since);
+        printf("%s %d-%d\n", op->name, op->since > ONNX2ECG_OPSET_MIN ? op->since : ONNX2ECG_OPSET_MIN,
+               ONNX2ECG_OPSET_MAX);
       }
       return 0;
     case OPT_INPUT_SHAPE:
@@ -155,7 +183,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   if (optind != argc - 1)
     return fail(ECG_ERR_USAGE, optind >= argc ? "missing MODEL.onnx (try --help)" : "expected exactly one MODEL.onnx (try --help)");
   const char *model = argv[optind];
-  if (strcmp(out_path, "-") == 0 && isatty(fileno(stdout)))
+  if (!model_ops && strcmp(out_path, "-") == 0 && isatty(fileno(stdout)))
     return fail(ECG_ERR_USAGE, "refusing to write a binary ECG to a terminal (redirect stdout or use -o FILE)");
 
   /* read */
@@ -180,6 +208,11 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   Onnx__ModelProto *m = NULL;
   if (onnx2ecg_parse(buf, len, label, &m, &e) != ECG_OK) { free(buf); return fail(e.code, e.msg); }
   free(buf);
+  if (model_ops) {
+    print_model_ops(m);
+    onnx__model_proto__free_unpacked(m, NULL);
+    return 0;
+  }
   if (verbose)
     fprintf(stderr, PROG ": ONNX IR %lld, producer '%s%s%s', %zu nodes, %zu initializers\n",
             (long long)(m->has_ir_version ? m->ir_version : 0), m->producer_name ? m->producer_name : "",
