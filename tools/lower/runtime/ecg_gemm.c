@@ -674,6 +674,74 @@ static void dw_row(int ow, int nt, const float *base, const ptrdiff_t *toff, con
 #endif
 }
 
+#ifdef ECG_AVX2
+/* Two output rows at once (more independent FMA chains): rows base and base + rs give
+ * out0[ox] and out1[ox], as in dw_row. */
+static void dw_row2(int ow, int nt, const float *base, ptrdiff_t rs, const ptrdiff_t *toff, const float *tw,
+                    float bias, float *out0, float *out1) {
+  int ox = 0;
+  for (; ox + 32 <= ow; ox += 32) {
+    __m256 a0 = _mm256_set1_ps(bias), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (int t = 0; t < nt; t++) {
+      __m256 wv = _mm256_broadcast_ss(tw + t);
+      const float *s = base + toff[t] + ox, *u = s + rs;
+      a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+      a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
+      a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
+      b0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u), b0);
+      b1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u + 8), b1);
+      b2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u + 16), b2);
+      b3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u + 24), b3);
+    }
+    _mm256_storeu_ps(out0 + ox, a0);
+    _mm256_storeu_ps(out0 + ox + 8, a1);
+    _mm256_storeu_ps(out0 + ox + 16, a2);
+    _mm256_storeu_ps(out0 + ox + 24, a3);
+    _mm256_storeu_ps(out1 + ox, b0);
+    _mm256_storeu_ps(out1 + ox + 8, b1);
+    _mm256_storeu_ps(out1 + ox + 16, b2);
+    _mm256_storeu_ps(out1 + ox + 24, b3);
+  }
+  for (; ox + 16 <= ow; ox += 16) {
+    __m256 a0 = _mm256_set1_ps(bias), a1 = a0, b0 = a0, b1 = a0;
+    for (int t = 0; t < nt; t++) {
+      __m256 wv = _mm256_broadcast_ss(tw + t);
+      const float *s = base + toff[t] + ox, *u = s + rs;
+      a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+      a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+      b0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u), b0);
+      b1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(u + 8), b1);
+    }
+    _mm256_storeu_ps(out0 + ox, a0);
+    _mm256_storeu_ps(out0 + ox + 8, a1);
+    _mm256_storeu_ps(out1 + ox, b0);
+    _mm256_storeu_ps(out1 + ox + 8, b1);
+  }
+  for (; ox < ow; ox += 8) {
+    __m256 a0 = _mm256_set1_ps(bias), b0 = a0;
+    for (int t = 0; t < nt; t++) {
+      __m256 wv = _mm256_broadcast_ss(tw + t);
+      const float *s = base + toff[t] + ox;
+      a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+      b0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + rs), b0);
+    }
+    if (ox + 8 <= ow) {
+      _mm256_storeu_ps(out0 + ox, a0);
+      _mm256_storeu_ps(out1 + ox, b0);
+    } else {
+      float t0[8], t1[8];
+      _mm256_storeu_ps(t0, a0);
+      _mm256_storeu_ps(t1, b0);
+      for (int j = 0; ox + j < ow; j++) {
+        out0[ox + j] = t0[j];
+        out1[ox + j] = t1[j];
+      }
+    }
+  }
+}
+#endif
+
 /* One input channel t = img*c + ic of a depthwise conv: stride-split padded plane, then
  * the mult output channels ic*mult .. ic*mult+mult-1. plane: h*sw*Lp floats whose pad
  * columns are zero when sw == 1. */
@@ -734,9 +802,18 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
     const float *wk = w + (size_t)oc * kh * kw;
     const float b = bias ? bias[oc] : 0.f;
     float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
-    for (int oy = 0; oy < oh; oy++) {
+    const ptrdiff_t rs = (ptrdiff_t)p->sh * sw * Lp; /* plane floats per output row */
+    int oy = 0;
+#ifdef ECG_AVX2
+    for (; oy + 2 <= oh; oy += 2) {
       float *yr = yc + (size_t)oy * ow;
-      dw_row(ow, kh * kw, plane + (size_t)oy * p->sh * sw * Lp, toff, wk, b, yr);
+      dw_row2(ow, kh * kw, plane + oy * rs, rs, toff, wk, b, yr, yr + ow);
+      ecg_act_apply(p->act, yr, (size_t)2 * ow);
+    }
+#endif
+    for (; oy < oh; oy++) {
+      float *yr = yc + (size_t)oy * ow;
+      dw_row(ow, kh * kw, plane + oy * rs, toff, wk, b, yr);
       ecg_act_apply(p->act, yr, (size_t)ow);
     }
   }
