@@ -756,15 +756,25 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
     const float *src = xc + (size_t)iy * wd;
     float *prow = plane + (size_t)(iy + p->pt) * sw * Lp;
 #ifdef ECG_AVX2
-    if (sw == 2) { /* pad the row, then split even/odd columns 8 at a time */
-      float row[2 * Lp];
-      int a = imin(p->pl, 2 * Lp), b = imin(p->pl + wd, 2 * Lp), u = 0;
-      for (; u < a; u++) row[u] = 0.f;
-      for (; u < b; u++) row[u] = src[u - p->pl];
-      for (; u < 2 * Lp; u++) row[u] = 0.f;
+    if (sw == 2) { /* split even/odd padded columns 8 at a time */
       float *d0 = prow, *d1 = prow + Lp;
-      for (u = 0; u < Lp; u += 8) {
-        __m256 v0 = _mm256_loadu_ps(row + 2 * u), v1 = _mm256_loadu_ps(row + 2 * u + 8);
+      for (int u = 0; u < Lp; u += 8) {
+        const int lo = 2 * u - p->pl; /* input column of padded column 2u */
+        __m256 v0, v1;
+        if (lo >= 0 && lo + 16 <= wd) {
+          v0 = _mm256_loadu_ps(src + lo);
+          v1 = _mm256_loadu_ps(src + lo + 8);
+        } else { /* masked loads: lanes outside [0, wd) read as 0 and are never touched */
+          const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+          const __m256i i0 = _mm256_add_epi32(_mm256_set1_epi32(lo), iota);
+          const __m256i i1 = _mm256_add_epi32(i0, _mm256_set1_epi32(8));
+          const __m256i m1 = _mm256_set1_epi32(-1), wv = _mm256_set1_epi32(wd);
+          __m256i k0 = _mm256_and_si256(_mm256_cmpgt_epi32(i0, m1), _mm256_cmpgt_epi32(wv, i0));
+          __m256i k1 = _mm256_and_si256(_mm256_cmpgt_epi32(i1, m1), _mm256_cmpgt_epi32(wv, i1));
+          const float *sp = (const float *)((uintptr_t)src + (intptr_t)lo * (intptr_t)sizeof(float));
+          v0 = _mm256_maskload_ps(sp, k0);
+          v1 = _mm256_maskload_ps(sp + 8, k1);
+        }
         __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
         __m256 od = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
         _mm256_storeu_ps(d0 + u, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
