@@ -293,7 +293,17 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
           for (; t < b; t++) d[t] = row[ix0 + t];
           for (; t < len; t++) d[t] = 0.f;
         } else {
-          for (int t = 0; t < len; t++) {
+          int t = 0;
+#ifdef ECG_AVX2
+          if (sw == 2 && ix0 >= 0 && ix0 + 2 * len <= w) { /* even columns, 8 at a time */
+            for (; t + 8 <= len; t += 8) {
+              __m256 v0 = _mm256_loadu_ps(row + ix0 + 2 * t), v1 = _mm256_loadu_ps(row + ix0 + 2 * t + 8);
+              __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+              _mm256_storeu_ps(d + t, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+            }
+          }
+#endif
+          for (; t < len; t++) {
             int ix = ix0 + t * sw;
             d[t] = (unsigned)ix < (unsigned)w ? row[ix] : 0.f;
           }
