@@ -76,6 +76,15 @@ int ecg_infer_unary(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ecg_set_output(g, n, 0, x->dtype, r, d, x);
 }
 
+/** IsNaN, IsInf: input 0's shape, bool output. */
+int ecg_infer_unary_bool(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  ECG_TRY(ops_input(g, n, 0, &x, e));
+  int64_t d[ECG_MAX_RANK];
+  int r = ecg_tensor_dims(x, d);
+  return ecg_set_output(g, n, 0, ECG_BOOL, r, d, x);
+}
+
 /** Cast: input 0's shape, dtype from the required attribute 'to'. */
 int ecg_infer_cast(ecg_graph *g, ecg_node *n, ecg_err *e) {
   ecg_tensor *x;

@@ -855,9 +855,14 @@ int onnx2ecg_unsupported(const ecg_graph *g, onnx2ecg_line_fn fn, void *ctx) {
   char lb[256], line[700];
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *nd = g->nodes[i];
-    if (ecg_op_lookup(nd->op_type, nd->domain)) continue;
-    snprintf(line, sizeof line, "unsupported operator: node '%s' op %s (domain '%s', opset %lld)",
-             ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, nd->domain, (long long)nd->opset);
+    const ecg_op_info *op = ecg_op_lookup(nd->op_type, nd->domain);
+    if (op && nd->opset >= op->since) continue;
+    if (op) /* the registry's since column: older versions have other semantics */
+      snprintf(line, sizeof line, "unsupported operator version: node '%s' op %s opset %lld (supported from opset %d)",
+               ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, (long long)nd->opset, op->since);
+    else
+      snprintf(line, sizeof line, "unsupported operator: node '%s' op %s (domain '%s', opset %lld)",
+               ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, nd->domain, (long long)nd->opset);
     fn(ctx, line);
     n++;
   }

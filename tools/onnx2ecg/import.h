@@ -23,7 +23,7 @@
 #include "onnx.pb-c.h"
 
 /** Supported range of the model's ai.onnx opset. */
-#define ONNX2ECG_OPSET_MIN 7
+#define ONNX2ECG_OPSET_MIN 1
 #define ONNX2ECG_OPSET_MAX 17
 
 /** One --input-shape NAME=D0xD1x... binding.  dims[i] >= 0 fixes dim i; dims[i] < 0

@@ -37,6 +37,21 @@ static const ew_row EW[] = {
   {ECG_OP_HardSigmoid, "fmax(($T)0, fmin(($T)1, ($T)$a * $0 + ($T)$b))"},
   {ECG_OP_HardSwish, "($0 * fmax(($T)0, fmin(($T)1, $0 * ($T)(1.0 / 6.0) + ($T)0.5)))"},
   {ECG_OP_Clip, "clip: see emit_elementwise"},
+  {ECG_OP_Tan, "tan($0)"},
+  {ECG_OP_Asin, "asin($0)"},
+  {ECG_OP_Acos, "acos($0)"},
+  {ECG_OP_Atan, "atan($0)"},
+  {ECG_OP_Sinh, "sinh($0)"},
+  {ECG_OP_Cosh, "cosh($0)"},
+  {ECG_OP_Asinh, "asinh($0)"},
+  {ECG_OP_Acosh, "acosh($0)"},
+  {ECG_OP_Atanh, "atanh($0)"},
+  {ECG_OP_Softsign, "($0 / (($T)1 + fabs($0)))"},
+  {ECG_OP_ThresholdedRelu, "($0 > ($T)$a ? $0 : ($T)0)"},
+  {ECG_OP_Shrink, "($0 < -($T)$a ? $0 + ($T)$b : ($0 > ($T)$a ? $0 - ($T)$b : ($T)0))"},
+  {ECG_OP_Celu, "(fmax(0.0, (double)$0) + fmin(0.0, $a * expm1((double)$0 / $a)))"},
+  {ECG_OP_IsNaN, "($0 != $0)"},
+  {ECG_OP_IsInf, "(isinf($0) && ($0 > 0 ? $a != 0 : $b != 0))"},
   {ECG_OP_Cast, "(($T)$0)"},
   {ECG_OP_Identity, "$0"},
   {ECG_OP_Add, "($0 + $1)"},
@@ -54,6 +69,7 @@ static const ew_row EW[] = {
   {ECG_OP_And, "($0 && $1)"},
   {ECG_OP_Or, "($0 || $1)"},
   {ECG_OP_Xor, "(!$0 != !$1)"},
+  {ECG_OP_BitShift, "bitshift: see emit_elementwise"},
   {ECG_OP_Where, "($0 ? $1 : $2)"},
   {ECG_OP_BatchNormalization, "(($0 - $3) / sqrt($4 + ($T)$a) * $1 + $2)"},
 };
@@ -76,6 +92,13 @@ static void attrs_of(const ecg_node *n, ecg_op_id id, double *a, double *b) {
     break;
   case ECG_OP_HardSigmoid: *a = ecg_attr_f(n, "alpha", 0.2f); *b = ecg_attr_f(n, "beta", 0.5f); break;
   case ECG_OP_BatchNormalization: *a = ecg_attr_f(n, "epsilon", 1e-5f); break;
+  case ECG_OP_ThresholdedRelu: *a = ecg_attr_f(n, "alpha", 1.0f); break;
+  case ECG_OP_Shrink: *a = ecg_attr_f(n, "lambd", 0.5f); *b = ecg_attr_f(n, "bias", 0.0f); break;
+  case ECG_OP_Celu: *a = ecg_attr_f(n, "alpha", 1.0f); break;
+  case ECG_OP_IsInf:
+    *a = (double)ecg_attr_i(n, "detect_positive", 1);
+    *b = (double)ecg_attr_i(n, "detect_negative", 1);
+    break;
   default: break;
   }
 }
@@ -171,6 +194,14 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     tmpl = ecg_attr_i(n, "fmod", 0) ? (isf ? "fmod($0, $1)" : "ecg_tmod($0, $1)") : (isf ? "ecg_fmod_floor($0, $1)" : "ecg_imod($0, $1)");
   if (op->id == ECG_OP_Div && !isf) tmpl = "ecg_idiv($0, $1)";
   if (op->id == ECG_OP_Cast && L->g->tensors[out]->dtype == ECG_BOOL) tmpl = "($0 != 0)";
+  if (op->id == ECG_OP_BitShift) {
+    char dir[16];
+    ecg_attr_s(n, "direction", "", dir, sizeof dir);
+    if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+      return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (BitShift): direction must be LEFT or RIGHT", ecg_node_label(L->g, n, lb, sizeof lb));
+    /* shifting by the type's width or more is 0 in ONNX (undefined in C) */
+    tmpl = strcmp(dir, "LEFT") == 0 ? "($1 >= 8 * sizeof $0 ? 0 : $0 << $1)" : "($1 >= 8 * sizeof $0 ? 0 : $0 >> $1)";
+  }
   if (op->id == ECG_OP_Clip) {
     /* bounds become block-local scalars so the loop body is a pure select (vectorises) */
     char lo[200] = "", hi[200] = "";

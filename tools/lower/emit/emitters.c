@@ -11,7 +11,9 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   EWISE(HardSigmoid), EWISE(HardSwish), EWISE(Clip), EWISE(Cast), EWISE(Identity), EWISE(Add),
   EWISE(Sub), EWISE(Mul), EWISE(Div), EWISE(Pow), EWISE(Mod), EWISE(PRelu), EWISE(Equal),
   EWISE(Less), EWISE(LessOrEqual), EWISE(Greater), EWISE(GreaterOrEqual), EWISE(And), EWISE(Or),
-  EWISE(Xor), EWISE(Where), EWISE(BatchNormalization),
+  EWISE(Xor), EWISE(Where), EWISE(BatchNormalization), EWISE(Tan), EWISE(Asin), EWISE(Acos),
+  EWISE(Atan), EWISE(Sinh), EWISE(Cosh), EWISE(Asinh), EWISE(Acosh), EWISE(Atanh), EWISE(Softsign),
+  EWISE(ThresholdedRelu), EWISE(Shrink), EWISE(Celu), EWISE(IsNaN), EWISE(IsInf), EWISE(BitShift),
 #undef EWISE
   [ECG_OP_Max] = emit_variadic, [ECG_OP_Min] = emit_variadic, [ECG_OP_Sum] = emit_variadic,
   [ECG_OP_Mean] = emit_variadic,
