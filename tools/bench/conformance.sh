@@ -16,6 +16,7 @@
 #   FAIL         a mismatch (worst tensor and error), a build failure, or a tool that
 #                rejected a valid model without saying "unsupported"
 #   UNSUPPORTED  a tool exited 1 saying the operator/dtype/attribute is unsupported
+#                ("support" in its message), has no emitter, or needs static shapes
 #   CRASH        a tool died on a signal, or exited 2 (usage) / 3 (internal) / other
 #   TIMEOUT      the test ran past --timeout
 # then totals per suite, and a JSON summary (--json, default conformance.json):
@@ -49,7 +50,7 @@ tolerance() {
 classify() {
 	msg=$(grep -v '^[[:space:]]*$' "$3" | head -n 3 | tr '\t\n' '  ' | sed "s/^$1: //; s/ *\$//" | cut -c1-300)
 	if [ "$2" -eq 1 ]; then
-		if printf '%s' "$msg" | grep -qiE 'unsupported|not supported|no kernel emitter|does not support'; then
+		if printf '%s' "$msg" | grep -qiE 'support|no kernel emitter|not static'; then
 			printf 'UNSUPPORTED\t%s: %s\n' "$1" "$msg"
 		elif printf '%s' "$msg" | grep -qE 'failed \(exit (1(29|[3-9][0-9])|2[0-9][0-9])\)'; then
 			printf 'CRASH\t%s: %s\n' "$1" "$msg" # the runner died on a signal

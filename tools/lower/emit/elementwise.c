@@ -151,30 +151,21 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
   return 0;
 }
 
-/* Clip: min/max come from attributes (opset < 11) or optional scalar inputs. */
-static int clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, size_t sz) {
+/* Clip: min/max come from attributes (opset < 11) or optional scalar inputs; an empty
+ * string means no bound on that side (integers without a bound are not clamped). */
+static void clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, size_t sz) {
   const ecg_tensor *x = L->g->tensors[n->inputs[0]];
   int isf = ecg_dtype_is_float(x->dtype);
   const char *ct = lw_ctype(L, n->inputs[0]);
-  if (ecg_attr_find(n, "min") || ecg_attr_find(n, "max") || n->n_inputs == 1) {
-    snprintf(lo, sz, "(%s)%.9g", ct, ecg_attr_f(n, "min", isf ? -3.402823466e38f : 0));
-    snprintf(hi, sz, "(%s)%.9g", ct, ecg_attr_f(n, "max", isf ? 3.402823466e38f : 0));
-    if (!isf && !ecg_attr_find(n, "min")) snprintf(lo, sz, "(%s)0", ct);
-  }
+  lo[0] = hi[0] = 0;
+  if (ecg_attr_find(n, "min")) snprintf(lo, sz, "(%s)%.9g", ct, ecg_attr_f(n, "min", 0));
+  else if (isf && n->n_inputs == 1) snprintf(lo, sz, "(%s)-3.402823466e38", ct); /* opset < 11 default */
+  if (ecg_attr_find(n, "max")) snprintf(hi, sz, "(%s)%.9g", ct, ecg_attr_f(n, "max", 0));
+  else if (isf && n->n_inputs == 1) snprintf(hi, sz, "(%s)3.402823466e38", ct);
   for (int k = 1; k <= 2; k++) {
-    char *dst = k == 1 ? lo : hi;
     int id = (size_t)k < n->n_inputs ? n->inputs[k] : -1;
-    if (id >= 0) snprintf(dst, sz, "%s[0]", lw_ptr(L, id));
-    else if (n->n_inputs > 1 || (!ecg_attr_find(n, k == 1 ? "min" : "max") && n->n_inputs == 1 && isf))
-      snprintf(dst, sz, "(%s)%s", ct, k == 1 ? (isf ? "-INFINITY" : "INT64_MIN") : (isf ? "INFINITY" : "INT64_MAX"));
+    if (id >= 0) snprintf(k == 1 ? lo : hi, sz, "%s[0]", lw_ptr(L, id));
   }
-  if (!isf && !(n->n_inputs > 1)) {
-    /* integer Clip without attributes: the type's range */
-    char tmp[64];
-    if (!ecg_attr_find(n, "min")) { snprintf(tmp, sizeof tmp, "(%s)%s", ct, "-9223372036854775807LL"); snprintf(lo, sz, "%s", tmp); }
-    if (!ecg_attr_find(n, "max")) { snprintf(tmp, sizeof tmp, "(%s)%s", ct, "9223372036854775807LL"); snprintf(hi, sz, "%s", tmp); }
-  }
-  return 0;
 }
 
 /** Emitter for every row of EW: Relu .. Where, BatchNormalization (inference form). */
@@ -209,9 +200,14 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     ids[0] = n->inputs[0];
     rank[0] = lw_dims(L, ids[0], dims[0]);
     const char *ct = lw_ctype(L, out);
-    sb_printf(&L->code, "  {\n  const %s clip_lo = %s;\n", ct, lo);
-    sb_printf(&L->code, "  const %s clip_hi = %s;\n", ct, hi);
-    int rc = lw_emit_map(L, out, 1, ids, dims, rank, "($0 < clip_lo ? clip_lo : ($0 > clip_hi ? clip_hi : $0))", a, b);
+    sb_printf(&L->code, "  {\n");
+    if (lo[0]) sb_printf(&L->code, "  const %s clip_lo = %s;\n", ct, lo);
+    if (hi[0]) sb_printf(&L->code, "  const %s clip_hi = %s;\n", ct, hi);
+    const char *t = lo[0] && hi[0] ? "($0 < clip_lo ? clip_lo : ($0 > clip_hi ? clip_hi : $0))"
+                    : lo[0]        ? "($0 < clip_lo ? clip_lo : $0)"
+                    : hi[0]        ? "($0 > clip_hi ? clip_hi : $0)"
+                                   : "$0";
+    int rc = lw_emit_map(L, out, 1, ids, dims, rank, t, a, b);
     sb_printf(&L->code, "  }\n");
     return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "bad template") : ECG_OK;
   }
