@@ -1,12 +1,16 @@
 /* ecg runtime: pooling (see ecg_rt.h for the contracts).
- * Each output row is built tap by tap: for every window position (ki, kj) the range of
- * output columns whose input column is inside the image is computed once, so the inner
- * loops have no bounds checks and vectorise for stride 1. Threads over the n*c planes. */
+ * Per output row: the columns whose whole window lies inside the input (computed once per
+ * call) go 8 at a time through AVX2 (strides 1 and 2, stride 2 by an even/odd shuffle);
+ * border columns and everything in the portable build take a scalar per-column loop.
+ * Threads over the n*c planes. */
 #include "ecg_rt.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #define ECG_PRAGMA(x) _Pragma(#x)
@@ -34,57 +38,83 @@ static void col_range(int ow, int w, int s, int off, int *lo, int *hi) {
   *hi = b;
 }
 
+/* Max or sum over the taps of output column ox; *cols = number of window columns counted
+ * for the average. */
+static float pool_col(const ecg_pool_params *p, const float *const *xr, int nr, int ox, int is_max, int *cols) {
+  float acc = is_max ? -INFINITY : 0.f;
+  int c = 0;
+  for (int kj = 0; kj < p->kw; kj++) {
+    int ix = ox * p->sw - p->pl + kj * p->dw;
+    c += p->count_include_pad ? (ix >= -p->pl && ix < p->w + p->pr) : (ix >= 0 && ix < p->w);
+    if (ix < 0 || ix >= p->w) continue;
+    for (int r = 0; r < nr; r++) {
+      float v = xr[r][ix];
+      acc = is_max ? (v > acc ? v : acc) : acc + v;
+    }
+  }
+  *cols = c;
+  return acc;
+}
+
+#if defined(__AVX2__)
+/* 8 consecutive outputs from input columns ix, ix+sw, ... (sw 1 or 2); needs ix+8*sw <= w. */
+static inline __m256 load_cols(const float *r, int sw) {
+  if (sw == 1) return _mm256_loadu_ps(r);
+  __m256 v0 = _mm256_loadu_ps(r), v1 = _mm256_loadu_ps(r + 8);
+  __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+#endif
+
 static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
   const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw, sw = p->sw;
   const long planes = (long)p->n * p->c;
   int T = pool_threads((double)planes * oh * ow * kh * kw);
   (void)T;
+  /* Interior columns [ilo, ihi): every window column inside the input. */
+  int ilo = 0, ihi = ow;
+  for (int kj = 0; kj < kw; kj++) {
+    int lo, hi;
+    col_range(ow, w, sw, kj * p->dw - p->pl, &lo, &hi);
+    ilo = lo > ilo ? lo : ilo;
+    ihi = hi < ihi ? hi : ihi;
+  }
+  if (ihi < ilo) ihi = ilo;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long pl = 0; pl < planes; pl++) {
     const float *xp = x + (size_t)pl * h * w;
     float *yp = y + (size_t)pl * oh * ow;
+    const float *xr[kh];
     for (int oy = 0; oy < oh; oy++) {
-      float *restrict yr = yp + (size_t)oy * ow;
-      const float init = is_max ? -INFINITY : 0.f;
-      for (int ox = 0; ox < ow; ox++) yr[ox] = init;
-      int rows = 0;
+      float *yr = yp + (size_t)oy * ow;
+      int nr = 0, rows = 0;
       for (int ki = 0; ki < kh; ki++) {
         int iy = oy * p->sh - p->pt + ki * p->dh;
-        if (p->count_include_pad && iy >= -p->pt && iy < h + p->pb) rows++;
-        if (iy < 0 || iy >= h) continue;
-        if (!p->count_include_pad) rows++;
-        const float *restrict xr = xp + (size_t)iy * w;
-        for (int kj = 0; kj < kw; kj++) {
-          int off = kj * p->dw - p->pl, lo, hi;
-          col_range(ow, w, sw, off, &lo, &hi);
-          if (is_max) {
-            if (sw == 1) {
-              for (int ox = lo; ox < hi; ox++) yr[ox] = xr[ox + off] > yr[ox] ? xr[ox + off] : yr[ox];
-            } else {
-              for (int ox = lo; ox < hi; ox++) {
-                float v = xr[ox * sw + off];
-                yr[ox] = v > yr[ox] ? v : yr[ox];
-              }
+        if (p->count_include_pad ? (iy >= -p->pt && iy < h + p->pb) : (iy >= 0 && iy < h)) rows++;
+        if (iy >= 0 && iy < h) xr[nr++] = xp + (size_t)iy * w;
+      }
+      int ox = 0, cols;
+      for (; ox < ilo; ox++) {
+        float v = pool_col(p, xr, nr, ox, is_max, &cols);
+        yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
+      }
+#if defined(__AVX2__)
+      if (sw <= 2) {
+        const __m256 inv = _mm256_set1_ps(rows > 0 ? 1.f / (float)(rows * kw) : 0.f);
+        for (; ox + 8 <= ihi && (ox + 7) * sw + (kw - 1) * p->dw - p->pl + sw <= w; ox += 8) {
+          __m256 acc = _mm256_set1_ps(is_max ? -INFINITY : 0.f);
+          for (int r = 0; r < nr; r++)
+            for (int kj = 0; kj < kw; kj++) {
+              __m256 v = load_cols(xr[r] + ox * sw + kj * p->dw - p->pl, sw);
+              acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
             }
-          } else {
-            if (sw == 1) {
-              for (int ox = lo; ox < hi; ox++) yr[ox] += xr[ox + off];
-            } else {
-              for (int ox = lo; ox < hi; ox++) yr[ox] += xr[ox * sw + off];
-            }
-          }
+          _mm256_storeu_ps(yr + ox, is_max ? acc : _mm256_mul_ps(acc, inv));
         }
       }
-      if (!is_max) {
-        for (int ox = 0; ox < ow; ox++) {
-          int cols = 0;
-          for (int kj = 0; kj < kw; kj++) {
-            int ix = ox * sw - p->pl + kj * p->dw;
-            cols += p->count_include_pad ? (ix >= -p->pl && ix < w + p->pr) : (ix >= 0 && ix < w);
-          }
-          int cnt = rows * cols;
-          yr[ox] = cnt > 0 ? yr[ox] / (float)cnt : 0.f;
-        }
+#endif
+      for (; ox < ow; ox++) {
+        float v = pool_col(p, xr, nr, ox, is_max, &cols);
+        yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
       }
     }
   }
