@@ -119,6 +119,30 @@ static size_t tensor_bytes(const ecg_tensor *t) {
 /* Static memory plan: each intermediate tensor lives from its producer's position to
  * its last consumer's; tensors sorted by size (largest first) take the lowest arena
  * offset not overlapping any already placed tensor with an intersecting lifetime. */
+static int root_of(const ecg_lower *L, int t) {
+  while (L->t[t].alias_of >= 0) t = L->t[t].alias_of;
+  return t;
+}
+
+int lw_same_storage(const ecg_lower *L, int a, int b) {
+  const lw_tensor *x = &L->t[a], *y = &L->t[b];
+  return x->where == y->where && x->offset == y->offset && x->io_index == y->io_index;
+}
+
+/* Reorganize nodes (Reshape, Flatten, Squeeze, Unsqueeze: DNNFusion Table 3.2) do not
+ * move bytes: an output that is an ordinary intermediate shares its input's storage. */
+static void find_aliases(ecg_lower *L, const int *order) {
+  const ecg_graph *g = L->g;
+  for (size_t p = 0; p < g->n_nodes; p++) {
+    const ecg_node *n = g->nodes[order[p]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    if (!op || op->mapping != ECG_MAP_REORGANIZE || n->n_inputs < 1 || n->n_outputs != 1) continue;
+    int in = n->inputs[0], out = n->outputs[0];
+    if (in < 0 || out < 0 || L->t[out].where != LW_ARENA || L->t[in].bytes != L->t[out].bytes) continue;
+    L->t[out].alias_of = in;
+  }
+}
+
 static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nt = g->n_tensors;
@@ -129,14 +153,22 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (size_t t = 0; t < nt; t++) def[t] = last[t] = -1;
+  /* Liveness is tracked on alias roots: a Reorganize output aliasing its input keeps
+   * the root's storage alive until the alias's last use. */
   for (size_t p = 0; p < g->n_nodes; p++) {
     const ecg_node *n = g->nodes[order[p]];
-    for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0) { def[n->outputs[k]] = (int)p; if (last[n->outputs[k]] < (int)p) last[n->outputs[k]] = (int)p; }
-    for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[n->inputs[k]] = (int)p;
+    for (size_t k = 0; k < n->n_outputs; k++) {
+      int t = n->outputs[k];
+      if (t < 0) continue;
+      t = root_of(L, t);
+      if (def[t] < 0) def[t] = (int)p;
+      if (last[t] < (int)p) last[t] = (int)p;
+    }
+    for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[root_of(L, n->inputs[k])] = (int)p;
   }
   int nl = 0;
   for (size_t t = 0; t < nt; t++)
-    if (L->t[t].where == LW_ARENA) list[nl++] = (int)t;
+    if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0) list[nl++] = (int)t;
   /* sort by size descending, then id (deterministic) */
   for (int i = 1; i < nl; i++) {
     int v = list[i], j = i - 1;
@@ -166,6 +198,13 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     if (off + sz > total) total = off + sz;
   }
   L->arena_bytes = total;
+  for (size_t t = 0; t < nt; t++)
+    if (L->t[t].alias_of >= 0) {
+      const lw_tensor *r = &L->t[root_of(L, (int)t)];
+      L->t[t].where = r->where;
+      L->t[t].offset = r->offset;
+      L->t[t].io_index = r->io_index;
+    }
   free(def); free(last); free(list); free(placed);
   return ECG_OK;
 }
@@ -188,6 +227,7 @@ static int assign_storage(ecg_lower *L, ecg_err *e) {
     }
   }
   L->n_io = io + (int)g->n_outputs;
+  for (size_t i = 0; i < g->n_tensors; i++) L->t[i].alias_of = -1;
   for (size_t i = 0; i < g->n_tensors; i++) {
     const ecg_tensor *x = g->tensors[i];
     lw_tensor *t = &L->t[i];
@@ -446,6 +486,7 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_e
   if (rc == ECG_OK) rc = check_static(g, e);
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
+  if (rc == ECG_OK) find_aliases(&L, order);
   if (rc == ECG_OK) rc = plan_memory(&L, order, e);
   /* Every node gets its kernel; collect all missing emitters at once. */
   int missing = 0;

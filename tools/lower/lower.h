@@ -31,6 +31,7 @@ typedef struct lw_tensor {
   int io_index;      /**< slot in ctx->io[] for LW_INPUT/LW_OUTPUT */
   size_t offset;     /**< bytes into the weights blob (LW_CONST) or the arena (LW_ARENA) */
   size_t bytes;
+  int alias_of;      /**< Reorganize output sharing its input's storage: that tensor id; -1 none */
 } lw_tensor;
 
 /** The lowering of one graph. */
@@ -60,6 +61,8 @@ ecg_emit_fn ecg_emitter(ecg_op_id id);
 /** C expression of tensor id's base pointer, typed as pointer to its C element type
  *  (const for weights). Writes into a small rotating buffer: copy if kept long. */
 const char *lw_ptr(ecg_lower *L, int tensor_id);
+/** True when tensors a and b resolve to the same storage (a Reorganize alias). */
+int lw_same_storage(const ecg_lower *L, int a, int b);
 /** C element type of tensor id ("float", "int64_t", ...). */
 const char *lw_ctype(const ecg_lower *L, int tensor_id);
 /** A prepacked-weight buffer ctx->pk[slot] of size_expr floats (a C expression, e.g. a

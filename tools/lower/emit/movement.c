@@ -15,6 +15,10 @@ static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *wha
 /** Reshape, Flatten, Squeeze, Unsqueeze: the bytes do not change (Reorganize). */
 int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int in = n->inputs[0], out = n->outputs[0];
+  if (lw_same_storage(L, in, out)) {
+    sb_printf(&L->code, "  /* aliases its input: nothing to move */\n");
+    return ECG_OK;
+  }
   sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
   sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
   return ECG_OK;
