@@ -14,14 +14,14 @@ typedef struct { ecg_op_id id; const char *expr; } ew_row;
 /* Unary, binary and ternary elementwise operators. */
 static const ew_row EW[] = {
   {ECG_OP_Relu, "($0 > 0 ? $0 : ($T)0)"},
-  {ECG_OP_Sigmoid, "(($T)1 / (($T)1 + exp(-$0)))"},
+  {ECG_OP_Sigmoid, "(($T)1 / (($T)1 + ecg_exp(-$0)))"},
   {ECG_OP_Tanh, "tanh($0)"},
-  {ECG_OP_Exp, "exp($0)"},
+  {ECG_OP_Exp, "ecg_exp($0)"},
   {ECG_OP_Log, "log($0)"},
   {ECG_OP_Sqrt, "sqrt($0)"},
   {ECG_OP_Neg, "(-$0)"},
   {ECG_OP_Abs, "($0 < 0 ? -$0 : $0)"},
-  {ECG_OP_Erf, "erf($0)"},
+  {ECG_OP_Erf, "ecg_erf($0)"},
   {ECG_OP_Floor, "floor($0)"},
   {ECG_OP_Ceil, "ceil($0)"},
   {ECG_OP_Round, "nearbyint($0)"},
@@ -184,6 +184,16 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (op->id == ECG_OP_Mod)
     tmpl = ecg_attr_i(n, "fmod", 0) ? (isf ? "fmod($0, $1)" : "ecg_tmod($0, $1)") : (isf ? "ecg_fmod_floor($0, $1)" : "ecg_imod($0, $1)");
   if (op->id == ECG_OP_Div && !isf) tmpl = "ecg_idiv($0, $1)";
+  if (op->id == ECG_OP_Pow && isf) { /* a constant scalar exponent: multiply instead of pow() */
+    const ecg_tensor *p = n->n_inputs > 1 && n->inputs[1] >= 0 ? L->g->tensors[n->inputs[1]] : NULL;
+    if (p && p->is_const && ecg_tensor_numel(p) == 1) {
+      double v = ecg_const_f64(p, 0);
+      if (v == 1) tmpl = "$0";
+      else if (v == 2) tmpl = "($0 * $0)";
+      else if (v == 3) tmpl = "($0 * $0 * $0)";
+      else if (v == 0.5) tmpl = "sqrt($0)";
+    }
+  }
   if (op->id == ECG_OP_Cast && L->g->tensors[out]->dtype == ECG_BOOL) tmpl = "($0 != 0)";
   if (op->id == ECG_OP_BitShift) {
     char dir[16];

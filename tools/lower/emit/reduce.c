@@ -38,16 +38,18 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K * inner));
   sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * inner));
   sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld;\n", (long long)inner, (long long)(K * inner), (long long)inner);
-  sb_printf(c, "      %s mx = x[base];\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; if (v > mx) mx = v; }\n", T,
+  sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; mx = v > mx ? v : mx; }\n", T,
             (long long)K, T, (long long)inner);
+  sb_printf(c, "      if (mx != mx) { for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = mx; continue; }\n", (long long)K, (long long)inner);
   if (logsm) {
-    sb_printf(c, "      double sum = 0;\n      for (int64_t k = 0; k < %lld; k++) sum += exp((double)(x[base + k * %lld] - mx));\n", (long long)K, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) sum += ecg_exp(x[base + k * %lld] - mx);\n", T,
+              (long long)K, (long long)inner);
     sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = x[base + k * %lld] - mx - ls;\n", T, T,
               (long long)K, (long long)inner, (long long)inner);
   } else {
-    sb_printf(c, "      double sum = 0;\n      for (int64_t k = 0; k < %lld; k++) { %s v = exp(x[base + k * %lld] - mx); y[base + k * %lld] = v; sum += v; }\n",
-              (long long)K, T, (long long)inner, (long long)inner);
-    sb_printf(c, "      %s inv = (%s)(1.0 / sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] *= inv;\n", T, T, (long long)K, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) { %s v = ecg_exp(x[base + k * %lld] - mx); y[base + k * %lld] = v; sum += v; }\n",
+              T, (long long)K, T, (long long)inner, (long long)inner);
+    sb_printf(c, "      %s inv = (%s)1 / sum;\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] *= inv;\n", T, T, (long long)K, (long long)inner);
   }
   sb_printf(c, "    }\n  }\n");
   return ECG_OK;
