@@ -1,8 +1,9 @@
 #!/bin/sh
 # Convert, lower, run and check one model from scripts/models.tsv against ONNX Runtime:
 #   scripts/e2e.sh NAME [ecg-bench options...]
-# Writes out/NAME.ecg, out/NAME/ (lowered), out/NAME.data/test_data_set_0 (seeded inputs and
+# Writes OUT/NAME.ecg, OUT/NAME/ (lowered), OUT/NAME.data/test_data_set_0 (seeded inputs and
 # ONNX Runtime outputs), and prints ecg-bench's JSON line. Exit status is ecg-bench's.
+# OUT is $ECG_OUT, default out/ in the repo.
 set -eu
 name=$1; shift
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,12 +17,13 @@ args=""; dargs=""
 if [ "$shapes" != "-" ]; then
   for s in $(printf '%s' "$shapes" | tr ',' ' '); do args="$args --input-shape $s"; dargs="$dargs --input-shape $s"; done
 fi
-mkdir -p out
+out=${ECG_OUT:-out}
+mkdir -p "$out"
 # shellcheck disable=SC2086
-bin/onnx2ecg "$path" $args -o "out/$name.ecg"
-bin/ecg-lower -o "out/$name" "out/$name.ecg"
-if [ ! -f "out/$name.data/test_data_set_0/output_0.pb" ]; then
+bin/onnx2ecg "$path" $args -o "$out/$name.ecg"
+bin/ecg-lower -o "$out/$name" "$out/$name.ecg"
+if [ ! -f "$out/$name.data/test_data_set_0/output_0.pb" ]; then
   # shellcheck disable=SC2086
-  node tools/bench/make_data.mjs --model "$path" --out "out/$name.data/test_data_set_0" --seed 1 $dargs >&2
+  node tools/bench/make_data.mjs --model "$path" --out "$out/$name.data/test_data_set_0" --seed 1 $dargs >&2
 fi
-exec bin/ecg-bench "out/$name" --data "out/$name.data/test_data_set_0" "$@"
+exec bin/ecg-bench "$out/$name" --data "$out/$name.data/test_data_set_0" "$@"
