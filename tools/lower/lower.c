@@ -70,6 +70,11 @@ void lw_need_scratch(ecg_lower *L, const char *expr) {
 
 int lw_uid(ecg_lower *L) { return L->n_tmp++; }
 
+ecg_op_id lw_op(const ecg_node *n) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  return op ? op->id : ECG_OP_NONE;
+}
+
 int lw_dims(const ecg_lower *L, int id, int64_t *dims) { return ecg_tensor_dims(L->g->tensors[id], dims); }
 
 int lw_axis(int64_t axis, int r) {
@@ -463,7 +468,20 @@ static void json_io(sbuf *b, const ecg_graph *g, const int32_t *ids, size_t n) {
 static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   extern const struct { const char *name; const unsigned char *data; size_t size; } ecg_runtime_files[];
   sbuf b = {0};
+  /* model: the source file's base name without .onnx (the graph name when unknown) */
+  char model[256];
+  const char *src = L->g->source && L->g->source[0] ? L->g->source : NULL;
+  if (src) {
+    const char *base = strrchr(src, '/');
+    snprintf(model, sizeof model, "%s", base ? base + 1 : src);
+    char *dot = strrchr(model, '.');
+    if (dot && !strcmp(dot, ".onnx")) *dot = 0;
+  } else {
+    snprintf(model, sizeof model, "%s", L->g->name);
+  }
   sb_printf(&b, "{\"model\": ");
+  json_str(&b, model);
+  sb_printf(&b, ", \"graph\": ");
   json_str(&b, L->g->name);
   sb_printf(&b, ", \"source\": ");
   json_str(&b, L->g->source ? L->g->source : "");

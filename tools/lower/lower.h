@@ -63,6 +63,8 @@ ecg_emit_fn ecg_emitter(ecg_op_id id);
 const char *lw_ptr(ecg_lower *L, int tensor_id);
 /** True when tensors a and b resolve to the same storage (a Reorganize alias). */
 int lw_same_storage(const ecg_lower *L, int a, int b);
+/** The registry id of node n's operator (lowering only sees registered ops). */
+ecg_op_id lw_op(const ecg_node *n);
 /** C element type of tensor id ("float", "int64_t", ...). */
 const char *lw_ctype(const ecg_lower *L, int tensor_id);
 /** A prepacked-weight buffer ctx->pk[slot] of size_expr floats (a C expression, e.g. a

@@ -63,7 +63,7 @@ int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char mode[16];
   ecg_attr_s(n, "mode", "DCR", mode, sizeof mode);
   int64_t N = id[0], dims[6], st[6], vs[6], ost[6];
-  if (!strcmp(n->op_type, "DepthToSpace")) {
+  if (lw_op(n) == ECG_OP_DepthToSpace) {
     int64_t C = id[1] / (b * b), H = id[2], W = id[3];
     /* output viewed as [N, C, H, b1, W, b2] (contiguous) */
     int64_t d6[6] = {N, C, H, b, W, b};

@@ -240,7 +240,7 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)OH, (long long)OW,
             (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
             (long long)ecg_attr_i(n, "count_include_pad", 0));
-  const char *fn = !strcmp(n->op_type, "MaxPool") ? "ecg_maxpool2d" : "ecg_avgpool2d";
+  const char *fn = lw_op(n) == ECG_OP_MaxPool ? "ecg_maxpool2d" : "ecg_avgpool2d";
   sb_printf(&L->code, "  %s(&pp%d, %s, ", fn, u, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
@@ -253,7 +253,7 @@ int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   int64_t hw = 1;
   for (int i = 2; i < r; i++) hw *= xd[i];
-  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", !strcmp(n->op_type, "GlobalMaxPool") ? "ecg_global_maxpool" : "ecg_global_avgpool",
+  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", lw_op(n) == ECG_OP_GlobalMaxPool ? "ecg_global_maxpool" : "ecg_global_avgpool",
             (long long)(xd[0] * xd[1]), (long long)hw, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
