@@ -144,6 +144,9 @@ command -v jq > /dev/null || { echo "conformance.sh: needs jq" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ecg-conformance.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
+# a snapshot of the tools, so a rebuild during the run cannot mix versions
+mkdir "$work/bin" && cp "$BINDIR/onnx2ecg" "$BINDIR/ecg-lower" "$BINDIR/ecg-bench" "$work/bin/" || exit 2
+BINDIR=$work/bin
 : > "$work/list"
 for s in $SUITES; do
 	[ -d "$ROOT/$s" ] || { echo "conformance.sh: no suite '$s' under $ROOT" >&2; exit 2; }

@@ -36,4 +36,7 @@ int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_trilu(ecg_lower *L, const ecg_node *n, ecg_err *e);
 #endif

@@ -33,6 +33,8 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_SpaceToDepth] = emit_space_depth,
   [ECG_OP_Concat] = emit_concat, [ECG_OP_Split] = emit_split, [ECG_OP_Slice] = emit_slice,
   [ECG_OP_Expand] = emit_expand, [ECG_OP_Gather] = emit_gather, [ECG_OP_Tile] = emit_tile,
+  [ECG_OP_NegativeLogLikelihoodLoss] = emit_loss, [ECG_OP_SoftmaxCrossEntropyLoss] = emit_loss,
+  [ECG_OP_GatherElements] = emit_gather_elements, [ECG_OP_Trilu] = emit_trilu,
   [ECG_OP_Pad] = emit_pad, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
 };
 
