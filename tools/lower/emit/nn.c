@@ -53,6 +53,19 @@ static int spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int
 
 static const char *act_none = "{ECG_ACT_NONE, 0, 0}";
 
+/* Declare `static const ecg_conv_params cp<u>` for a 1-D or 2-D NCHW operator with input
+ * dims xd (rank r), output dims od, m output channels; returns u. */
+static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
+                            const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
+  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
+  int u = lw_uid(L);
+  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)m, (long long)k[0], (long long)k[1],
+            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
+            (long long)p[2], (long long)p[3], (long long)group, act_none);
+  return u;
+}
+
 /** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_conv2d with weights packed
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
@@ -62,12 +75,7 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->inputs[1], wd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(spatial(L, n, e, r, xd, od, wd + 2, 0, k, s, d, p));
-  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
-  int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
-            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)wd[0], (long long)k[0], (long long)k[1],
-            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
-            (long long)p[2], (long long)p[3], (long long)ecg_attr_i(n, "group", 1), act_none);
+  int u = conv_params_decl(L, r, xd, od, wd[0], k, s, d, p, ecg_attr_i(n, "group", 1));
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
@@ -113,12 +121,7 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
   }
   int64_t group = ecg_attr_i(n, "group", 1);
-  int u = lw_uid(L);
-  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
-  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
-            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)(wd[1] * group), (long long)k[0], (long long)k[1],
-            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
-            (long long)p[2], (long long)p[3], (long long)group, act_none);
+  int u = conv_params_decl(L, r, xd, od, wd[1] * group, k, s, d, p, group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_convtranspose2d_scratch_floats(&cp%d)", u);
   lw_need_scratch(L, buf);
