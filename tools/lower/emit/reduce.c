@@ -105,6 +105,8 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   case ECG_OP_ReduceMin: init = isf ? "INFINITY" : "INT64_MAX"; acc = "ecg_min(y[o0], x[o1])"; break;
   case ECG_OP_ReduceProd: init = "1"; acc = "y[o0] * x[o1]"; break;
   case ECG_OP_ReduceL2: case ECG_OP_ReduceSumSquare: acc = "y[o0] + x[o1] * x[o1]"; break;
+  case ECG_OP_ReduceL1: acc = "y[o0] + (x[o1] < 0 ? -x[o1] : x[o1])"; break;
+  case ECG_OP_ReduceLogSumExp: acc = "y[o0] + exp(x[o1])"; break;
   default: break;
   }
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
@@ -116,6 +118,8 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   snprintf(body, sizeof body, "y[o0] = %s;", acc);
   lw_loops(L, r, xd, 2, st, NULL, body, 0);
   if (id == ECG_OP_ReduceMean) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(y[i] / (%s)%lld);\n", (long long)on, T, T, (long long)count);
+  if (id == ECG_OP_ReduceLogSum || id == ECG_OP_ReduceLogSumExp)
+    sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)log(y[i]);\n", (long long)on, T);
   if (id == ECG_OP_ReduceL2) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)sqrt(y[i]);\n", (long long)on, T);
   sb_printf(c, "  }\n");
   return ECG_OK;
