@@ -14,11 +14,13 @@ export ROOT BIN SAN SHARED_MODELS NODE_DATA
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=99:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=98"
 
-# require_file PATH...: skip the test (with the reason) when a prerequisite is missing.
+# require_file PATH...: fail the test, naming what is missing, when a prerequisite that
+# `make test` provides (make, make san, make models, make setup) is absent.  A failure,
+# not a skip: tests/run.sh counts "ok ... # skip" lines as passes.
 require_file() {
   local f
   for f in "$@"; do
-    [ -e "$f" ] || skip "missing $f (run make / make san / make models)"
+    [ -e "$f" ] || { echo "missing prerequisite $f (run make, make san, make models, make setup)" >&2; return 1; }
   done
 }
 

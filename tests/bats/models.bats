@@ -11,6 +11,9 @@ MODELS="mobilenet_v2 mnasnet1_0 squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0
 
 setup() {
   require_tools
+  # e2e.sh's working files go to a directory of their own (not the interactive out/,
+  # which other runs may be rewriting); kept under build/ so ORT reference data is reused.
+  export ECG_OUT="$ROOT/build/bats-out"
 }
 
 # e2e NAME: run scripts/e2e.sh NAME --runs 3; assert exit 0 and "pass": true.
@@ -19,8 +22,8 @@ e2e() {
   path=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$name" '$1 == n {print $2}')
   [ -n "$path" ] || { echo "$name is not in scripts/models.tsv"; return 1; }
   require_file "$ROOT/$path"
-  [ -f "$ROOT/out/$name.data/test_data_set_0/output_0.pb" ] ||
-    require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
+  [ -f "$ECG_OUT/$name.data/test_data_set_0/output_0.pb" ] ||
+    require_file "$ROOT/tools/bench/node_modules/onnxruntime-node" # make setup
   run --separate-stderr sh "$ROOT/scripts/e2e.sh" "$name" --runs 3
   echo "exit $status"
   echo "stdout: $output"
