@@ -13,6 +13,7 @@ static void usage(FILE *f) {
              "  --dot       Graphviz DOT; fusion blocks are clusters\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o FILE     write to FILE instead of stdout\n"
+             "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
              "  -h, --help  this help;  --version  the version\n");
 }
 
@@ -162,7 +163,7 @@ static void dump_summary(FILE *f, const ecg_graph *g) {
 
 int main(int argc, char **argv) {
   const char *in = "-", *out = NULL;
-  int mode = 0, have_in = 0;
+  int mode = 0, have_in = 0, validate = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -170,6 +171,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--json")) { mode = 0; continue; }
     if (!strcmp(a, "--dot")) { mode = 1; continue; }
     if (!strcmp(a, "--summary")) { mode = 2; continue; }
+    if (!strcmp(a, "--no-validate")) { validate = 0; continue; }
     if (!strcmp(a, "-o") && i + 1 < argc) { out = argv[++i]; continue; }
     if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-dump: unknown option '%s'\n", a); usage(stderr); return 2; }
     if (have_in++) { fprintf(stderr, "ecg-dump: more than one input file\n"); return 2; }
@@ -179,7 +181,11 @@ int main(int argc, char **argv) {
   ecg_err e = {0};
   ecg_graph *g = NULL;
   int rc = ecg_read_path(in, &g, &e);
-  if (rc) { fprintf(stderr, "ecg-dump: %s\n", e.msg); return rc; }
+  if (rc == ECG_OK && validate) {
+    rc = ecg_validate(g, &e);
+    if (rc) ecg_graph_free(g);
+  }
+  if (rc) { fprintf(stderr, "ecg-dump: %s%s\n", e.msg, validate && rc == ECG_ERR_INPUT ? " (--no-validate dumps it anyway)" : ""); return rc; }
   FILE *f = stdout;
   char tmp[4096];
   if (out) {
