@@ -404,6 +404,14 @@ int main(int argc, char **argv) {
         test_gemm(0, sizes[i], sizes[(j + i) % 12], sizes[k] + 1);
         test_gemm(1, sizes[(i + 5) % 12], sizes[j], sizes[(k + i) % 12]);
       }
+  { /* edges of the 8x48 AVX-512 tile (8 rows, 16-column vectors) */
+    int ms[] = {8, 9, 15, 47}, ns[] = {32, 47, 48, 49, 96, 97}, ks[] = {1, 255, 257};
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 6; j++) {
+        test_gemm(j & 1, ms[i], ns[j], ks[(i + j) % 3]);
+        test_gemm(!(j & 1), ns[j], ms[i], ks[(i + j + 1) % 3]);
+      }
+  }
   test_gemm(0, 300, 400, 600);
   test_gemm(1, 250, 200, 530);
   test_gemm(0, 7, 1000, 257);

@@ -1,16 +1,20 @@
 /* ecg runtime: packed SGEMM and convolution (see ecg_rt.h for the contracts).
  *
  * GEMM design (BLIS/MLAS style):
- *   micro-kernel  6 x 16 (AVX2+FMA: 12 ymm accumulators), C tile kept in registers;
- *   A panels      6 rows x kc, interleaved [k][6]  (weights of a conv: prepacked, full K);
- *   B panels      kc x 16 columns, [k][16]         (prepacked weights, packed per block,
+ *   micro-kernel  MR x NR, C tile kept in registers: 8 x 48 with AVX-512F (24 zmm
+ *                 accumulators; edge tiles use 1..8 rows and 1..3 vectors, masked stores),
+ *                 else 6 x 16 (AVX2+FMA: 12 ymm accumulators; portable C the same shape);
+ *   A panels      MR rows x kc, interleaved [k][MR] (weights of a conv: prepacked, full K);
+ *   B panels      kc x NR columns, [k][NR]         (prepacked weights, packed per block,
  *                 packed straight from the NCHW input by implicit im2col, or read in place
  *                 with a row stride for 1x1 convs);
- *   blocking      kc = 256 (B micro-panel 16 KiB in L1), tiles of mc <= 240 rows x
+ *   blocking      kc = 256 (B micro-panel 16 KiB, or 48 KiB for NR = 48: kc 128..384 measured
+ *                 the same on Zen 5), tiles of mc <= 240 rows x
  *                 nc <= 192 columns (A block and B block in L2), tile shape chosen by a
  *                 small cost model so the tile count balances across threads;
  *   epilogue      alpha/beta, bias (per row or per column) and activation applied to each
- *                 6x16 tile right after its last k block, while it is in L1.
+ *                 tile right after its last k block, while it is in L1 (AVX-512: in the
+ *                 micro-kernel's registers, before the store).
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"
@@ -31,12 +35,26 @@
 #include <immintrin.h>
 #define ECG_AVX2 1
 #endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define ECG_AVX512 1
+#endif
 
+#ifdef ECG_AVX512
+/* 8 x 48 micro-kernel: 24 zmm accumulators; 8 divides the channel counts of nearly every
+ * conv, so the weight panels carry no padding rows. */
+#define MR 8
+#define NR 48
+#define KC 256
+#define MCMAX 240 /* multiple of MR */
+#define NCMAX 192 /* multiple of NR */
+#else
 #define MR 6
 #define NR 16
 #define KC 256
 #define MCMAX 240 /* multiple of MR */
 #define NCMAX 192 /* multiple of NR */
+#endif
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
@@ -130,6 +148,120 @@ void ecg_act_apply(ecg_act act, float *x, size_t n) {
 
 /* ------------------------------------------------------------------ micro-kernel */
 
+#ifdef ECG_AVX512
+#define ECG_AI static inline __attribute__((always_inline))
+
+/* exp(x), as exp256 (Cephes polynomial, x clamped to +-88.37). */
+ECG_AI __m512 exp512(__m512 x) {
+  x = _mm512_min_ps(x, _mm512_set1_ps(88.3762626647949f));
+  x = _mm512_max_ps(x, _mm512_set1_ps(-88.3762626647949f));
+  __m512 fx = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f));
+  fx = _mm512_roundscale_ps(fx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+  x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
+  __m512 y = _mm512_set1_ps(1.9875691500E-4f);
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
+  y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.f)));
+  __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(fx), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+/* act applied to 16 lanes, same results (NaN included) as the scalar loops of ecg_act_apply. */
+ECG_AI __m512 act512(ecg_act act, __m512 v) {
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
+  switch (act.kind) {
+  case ECG_ACT_NONE: return v;
+  case ECG_ACT_RELU: return _mm512_max_ps(v, zero); /* NaN -> 0, as x > 0 ? x : 0 */
+  case ECG_ACT_CLIP: return _mm512_min_ps(_mm512_set1_ps(act.b), _mm512_max_ps(_mm512_set1_ps(act.a), v));
+  case ECG_ACT_LEAKY:
+    return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(act.a));
+  case ECG_ACT_SIGMOID: return _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(zero, v))));
+  case ECG_ACT_HARDSWISH: {
+    __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
+    t = _mm512_min_ps(_mm512_max_ps(t, zero), one);
+    return _mm512_mul_ps(v, t);
+  }
+  case ECG_ACT_SILU: return _mm512_div_ps(v, _mm512_add_ps(one, exp512(_mm512_sub_ps(zero, v))));
+  }
+  return v;
+}
+
+/* Epilogue fused into the micro-kernel's store (only after the last k block). */
+typedef struct {
+  const float *bias_m; /* bias of the tile's first row, or NULL */
+  const float *bias_n; /* bias of the tile's first column, or NULL */
+  ecg_act act;
+} ep_t;
+
+static inline __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
+
+/* c[mr, nr] (row stride ldc) = ep(alpha * sum_k a[k*MR + i] * b[k*bs + j] + beta * c),
+ * nv = ceil(nr/16) vectors per row; c is not read when beta == 0; columns >= nr untouched.
+ * b must be readable for nv*16 columns per row. */
+ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, const float *restrict b,
+                 ptrdiff_t bs, float *restrict c, ptrdiff_t ldc, int nr, float alpha, float beta,
+                 const ep_t *ep) {
+  __m512 acc[MR][3];
+#pragma GCC unroll 8
+  for (int i = 0; i < mr; i++)
+#pragma GCC unroll 3
+    for (int v = 0; v < nv; v++) acc[i][v] = _mm512_setzero_ps();
+  for (int k = 0; k < kc; k++) {
+    __m512 bv[3];
+#pragma GCC unroll 3
+    for (int v = 0; v < nv; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 8
+    for (int i = 0; i < mr; i++) {
+      __m512 t = _mm512_set1_ps(a[i]);
+#pragma GCC unroll 3
+      for (int v = 0; v < nv; v++) acc[i][v] = _mm512_fmadd_ps(t, bv[v], acc[i][v]);
+    }
+    a += MR;
+    b += bs;
+  }
+  const __mmask16 lm = tail_mask(nr - 16 * (nv - 1));
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 8
+  for (int i = 0; i < mr; i++) {
+    float *cr = c + (size_t)i * ldc;
+#pragma GCC unroll 3
+    for (int v = 0; v < nv; v++) {
+      const __mmask16 m = v == nv - 1 ? lm : (__mmask16)0xFFFF;
+      __m512 x = acc[i][v];
+      if (alpha != 1.f) x = _mm512_mul_ps(x, va);
+      if (beta == 1.f) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, cr + 16 * v));
+      else if (beta != 0.f) x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), x);
+      if (ep) {
+        if (ep->bias_m) x = _mm512_add_ps(x, _mm512_set1_ps(ep->bias_m[i]));
+        if (ep->bias_n) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, ep->bias_n + 16 * v));
+        x = act512(ep->act, x);
+      }
+      if (m == 0xFFFF) _mm512_storeu_ps(cr + 16 * v, x);
+      else _mm512_mask_storeu_ps(cr + 16 * v, m, x);
+    }
+  }
+}
+
+#define ECG_K512(r, v)                                                                           \
+  static void k512_##r##_##v(int kc, const float *a, const float *b, ptrdiff_t bs, float *c,     \
+                             ptrdiff_t ldc, int nr, float alpha, float beta, const ep_t *ep) {   \
+    k512(r, v, kc, a, b, bs, c, ldc, nr, alpha, beta, ep);                                       \
+  }
+#define ECG_K512R(r) ECG_K512(r, 1) ECG_K512(r, 2) ECG_K512(r, 3)
+ECG_K512R(1) ECG_K512R(2) ECG_K512R(3) ECG_K512R(4) ECG_K512R(5) ECG_K512R(6) ECG_K512R(7) ECG_K512R(8)
+#undef ECG_K512R
+#undef ECG_K512
+typedef void (*k512_fn)(int, const float *, const float *, ptrdiff_t, float *, ptrdiff_t, int, float, float,
+                        const ep_t *);
+static const k512_fn k512_tab[MR][3] = {
+    {k512_1_1, k512_1_2, k512_1_3}, {k512_2_1, k512_2_2, k512_2_3}, {k512_3_1, k512_3_2, k512_3_3},
+    {k512_4_1, k512_4_2, k512_4_3}, {k512_5_1, k512_5_2, k512_5_3}, {k512_6_1, k512_6_2, k512_6_3},
+    {k512_7_1, k512_7_2, k512_7_3}, {k512_8_1, k512_8_2, k512_8_3}};
+#else
 /* c[6,16] (row stride ldc) = alpha * sum_k a[k*6 + i] * b[k*bs + j] + beta * c
  * (c not read when beta == 0). */
 static void kern_6x16(int kc, const float *restrict a, const float *restrict b, ptrdiff_t bs,
@@ -205,6 +337,8 @@ static void kern_6x16(int kc, const float *restrict a, const float *restrict b, 
 #endif
 }
 
+#endif /* ECG_AVX512 */
+
 /* ------------------------------------------------------------------ packing */
 
 /* op(A) rows [i0, i0+mc) x k [k0, k0+kc) -> panels of MR rows: dst[q*kc*MR + k*MR + i]. */
@@ -274,7 +408,7 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
     int oy = oy0, ox = ox0, j = 0;
     int iyoff = ki * s->dh - s->pt, ixoff = kj * s->dw - s->pl;
     while (j < nc) {
-      int off = j & (NR - 1);
+      int off = j % NR;
       int len = imin(imin(NR - off, nc - j), ow - ox);
       float *d = dst + (size_t)(j / NR) * kc * NR + (size_t)k * NR + off;
       int iy = oy * s->sh + iyoff;
@@ -314,9 +448,9 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
       ox += len;
       if (ox == ow) { ox = 0; oy++; }
     }
-    if (nc & (NR - 1)) {
+    if (nc % NR) {
       float *d = dst + (size_t)(npan - 1) * kc * NR + (size_t)k * NR;
-      for (int t = nc & (NR - 1); t < NR; t++) d[t] = 0.f;
+      for (int t = nc % NR; t < NR; t++) d[t] = 0.f;
     }
   }
 }
@@ -415,6 +549,14 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
         const int mr = imin(MR, mc - ip);
         const float *a = ap + (ip / MR) * apanel;
         float *c = J->C + (size_t)(i0 + ip) * J->ldc + j0 + jp;
+#ifdef ECG_AVX512
+        if (last && (J->bias_m || J->bias_n || J->act.kind != ECG_ACT_NONE)) {
+          ep_t ep = {J->bias_m ? J->bias_m + i0 + ip : NULL, J->bias_n ? J->bias_n + j0 + jp : NULL, J->act};
+          k512_tab[mr - 1][(nr + 15) / 16 - 1](kc, a, b, s, c, J->ldc, nr, J->alpha, beta, &ep);
+        } else {
+          k512_tab[mr - 1][(nr + 15) / 16 - 1](kc, a, b, s, c, J->ldc, nr, J->alpha, beta, NULL);
+        }
+#else
         if (mr == MR && nr == NR) {
           kern_6x16(kc, a, b, s, c, J->ldc, J->alpha, beta);
         } else {
@@ -429,6 +571,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
           }
         }
         if (last) epilogue(J, c, i0 + ip, mr, j0 + jp, nr);
+#endif
       }
     }
   }

@@ -53,8 +53,11 @@ void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const f
                const float *B, int ldb, float beta, float *C, int ldc);
 
 /* Prepacked constant B (weights): pack once at model creation, reuse every run.
- * Layout: ceil(N/16) panels; panel p holds K rows of 16 floats, element (k, j) of panel p
- * is op(B)[k, 16p + j], zero for columns >= N. Size: ceil(N/16) * 16 * K floats. */
+ * Layout: ceil(N/NR) panels; panel p holds K rows of NR floats, element (k, j) of panel p
+ * is op(B)[k, NR*p + j], zero for columns >= N. Size: ceil(N/NR) * NR * K floats.
+ * NR is the micro-kernel width of this build: 48 with AVX-512F (8x48 kernel), else 16
+ * (6x16 AVX2 kernel, or portable C). Pack and use in the same build (they always are:
+ * the runtime is compiled once per model directory). */
 size_t ecg_sgemm_packed_b_floats(int K, int N);
 /* op(B)[K,N] -> packed[ecg_sgemm_packed_b_floats(K, N)]; transB as in ecg_sgemm. */
 void ecg_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *packed);
@@ -79,9 +82,9 @@ typedef struct {
 
 /* Size in floats of the prepacked weights.
  * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
- * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/6) panels of
- * Kg x 6 floats (element (k, i) of panel q = w[g*mg + 6q + i][k], zero past mg);
- * total G * ceil(mg/6) * 6 * Kg. */
+ * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/MR) panels of
+ * Kg x MR floats (element (k, i) of panel q = w[g*mg + MR*q + i][k], zero past mg);
+ * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F, else 6 (see NR above). */
 size_t ecg_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_conv2d_packed_floats(p)]. */
 void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
