@@ -24,7 +24,7 @@
 #    "tests": [{"suite", "test", "status", "reason", "time_s"}]}
 # Exit: 0 when there is no FAIL, CRASH or TIMEOUT; 1 otherwise; 2 usage.
 #
-# --fast keeps, per suite, the first test (in name order) of every operator type not
+# --fast keeps, over the suites in order, the first test (in name order) of every operator type not
 # already covered (onnx2ecg --model-ops): every op type at least once, for CI.
 # Generated C is compiled with $CONFORMANCE_CFLAGS (default -O1 -fopenmp: the lowered
 # Makefile honours CFLAGS from the environment); OMP_NUM_THREADS=1 per test.
@@ -148,9 +148,9 @@ trap 'rm -rf "$work"' EXIT INT TERM
 mkdir "$work/bin" && cp "$BINDIR/onnx2ecg" "$BINDIR/ecg-lower" "$BINDIR/ecg-bench" "$work/bin/" || exit 2
 BINDIR=$work/bin
 : > "$work/list"
+: > "$work/seen"
 for s in $SUITES; do
 	[ -d "$ROOT/$s" ] || { echo "conformance.sh: no suite '$s' under $ROOT" >&2; exit 2; }
-	: > "$work/seen"
 	for d in "$ROOT/$s"/*/; do
 		d=${d%/}
 		[ -f "$d/model.onnx" ] || continue
