@@ -150,7 +150,7 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e);
  *  threads/warmup/runs; fill *t from its JSON line. Errors: ECG_ERR_INPUT (script
  *  missing or failing; its stderr in the message), ECG_ERR_INTERNAL. */
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
-               int runs, bt_timing *t, ecg_err *e);
+               int runs, const char *opt_level, const char *out_dir, bt_timing *t, ecg_err *e);
 
 /* ---------------------------------------------------------------- json.c */
 

@@ -4,6 +4,7 @@
  * Exit: 0 pass (or no data to check), 1 mismatch / invalid input / build failure,
  * 2 usage, 3 internal error. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -19,7 +20,7 @@
 
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR] [--random SEED] [--rtol 1e-3] [--atol 1e-4]\n"
-    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort] [--model M.onnx]\n"
+    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort] [--ort-noise] [--model M.onnx]\n"
     "                 [--cc CC] [--save DIR] [-v] [--help] [--version]\n"
     "\n"
     "Builds the lowered model directory DIR (make -C DIR), runs DIR/runner on the\n"
@@ -36,7 +37,11 @@ static const char usage_text[] =
     "  --runs R, --warmup W, --threads N  timing (medians/percentiles in ms)\n"
     "  --ort          also time ONNX Runtime (node tools/bench/ort_run.mjs; script\n"
     "                 from $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs\n"
-    "  --model M      ONNX model for --ort (default: \"source\" in DIR/model.json)\n"
+    "  --ort-noise    with --data: also run ONNX Runtime with graph optimisations disabled\n"
+    "                 and report how far IT is from the expected outputs at the same\n"
+    "                 tolerance (ort_noise_max_abs_err, ort_noise_mismatches): the\n"
+    "                 reference's own float32 disagreement on this input\n"
+    "  --model M      ONNX model for --ort/--ort-noise (default: \"source\" in DIR/model.json)\n"
     "  --cc CC        compiler for the lowered directory (make CC=CC)\n"
     "  --save DIR     write the inputs and our outputs as input_K.pb / output_K.pb\n"
     "  -v             per-tensor details on stderr\n"
@@ -48,7 +53,7 @@ typedef struct opts {
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
-  bool ort, verbose;
+  bool ort, ort_noise, verbose;
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -196,11 +201,11 @@ static bool parse_int(const char *s, int min, int *out) {
  *  ECG_ERR_USAGE (message in e) otherwise. */
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
-  enum { O_DATA = 256, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_MODEL, O_CC, O_SAVE,
+  enum { O_DATA = 256, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
          O_HELP, O_VERSION };
   static const struct option lo[] = {
       {"data", 1, 0, O_DATA}, {"random", 1, 0, O_RANDOM}, {"rtol", 1, 0, O_RTOL}, {"atol", 1, 0, O_ATOL},
-      {"runs", 1, 0, O_RUNS}, {"warmup", 1, 0, O_WARMUP}, {"threads", 1, 0, O_THREADS}, {"ort", 0, 0, O_ORT},
+      {"runs", 1, 0, O_RUNS}, {"warmup", 1, 0, O_WARMUP}, {"threads", 1, 0, O_THREADS}, {"ort", 0, 0, O_ORT}, {"ort-noise", 0, 0, O_ORT_NOISE},
       {"model", 1, 0, O_MODEL}, {"cc", 1, 0, O_CC}, {"save", 1, 0, O_SAVE}, {"help", 0, 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
   bool have_random = false;
@@ -227,6 +232,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_WARMUP: if (!parse_int(optarg, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); break;
     case O_THREADS: if (!parse_int(optarg, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
     case O_ORT: o->ort = true; break;
+    case O_ORT_NOISE: o->ort_noise = true; break;
     case O_MODEL: o->model = optarg; break;
     case O_CC: o->cc = optarg; break;
     case O_SAVE: o->save = optarg; break;
@@ -256,6 +262,9 @@ typedef struct result {
   char worst[256];        /**< output with the largest |d|/(atol+rtol|exp|) */
   bt_timing ours, ort;    /**< ms */
   bool have_ort;
+  bool have_noise;        /**< --ort-noise measured the reference's own disagreement */
+  double noise_max_abs;   /**< max |ORT unoptimised - expected| over all outputs */
+  size_t noise_mismatches;
 } result;
 
 /** Model name and ONNX source from DIR/model.json (both optional): name defaults to
@@ -330,6 +339,49 @@ static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *
   return ECG_OK;
 }
 
+/** --ort-noise: run ONNX Runtime once more with graph optimisations disabled on the
+ *  same inputs and compare ITS outputs with the expected ones (made by ORT with all
+ *  optimisations): how far the reference disagrees with itself at this tolerance, the
+ *  float32 noise floor of the model on this input. Fills r->noise_*. Errors:
+ *  ECG_ERR_INPUT (ORT failed or wrote unexpected files), ECG_ERR_INTERNAL. */
+static int ort_noise(const char *model, const bt_io *io, char **in_paths, const pbset *exp, const int *map,
+                     const opts *o, result *r, ecg_err *e) {
+  char dir[PATH_MAX + 16];
+  snprintf(dir, sizeof dir, "%s/ortnoise", g_tmpdir);
+  bt_timing t;
+  int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, &t, e);
+  r->noise_max_abs = 0;
+  r->noise_mismatches = 0;
+  for (int i = 0; !rc && i < io->n_out; i++) {
+    char safe[256], path[PATH_MAX + 300];
+    size_t k = 0;
+    for (const char *p = io->out[i].name; *p && k < sizeof safe - 1; p++)
+      safe[k++] = (isalnum((unsigned char)*p) || strchr("._:-", *p)) ? *p : '_';
+    safe[k] = 0;
+    snprintf(path, sizeof path, "%s/%s.bin", dir, safe);
+    bt_tensor ref = io->out[i];
+    ref.data = NULL;
+    rc = read_raw(path, &ref, e);
+    if (!rc) {
+      bt_cmp c;
+      bt_compare(&ref, &exp->t[map[i]], o->rtol, o->atol, &c);
+      if (c.max_abs > r->noise_max_abs) r->noise_max_abs = c.max_abs;
+      r->noise_mismatches += c.mismatches;
+      if (o->verbose)
+        fprintf(stderr, "ecg-bench: ORT unoptimised vs expected, output '%s': max_abs_err %.6g mismatches %zu\n", ref.name,
+                c.max_abs, c.mismatches);
+    }
+    free(ref.data);
+    remove(path);
+  }
+  char js[PATH_MAX + 32];
+  snprintf(js, sizeof js, "%s/outputs.json", dir);
+  remove(js);
+  rmdir(dir);
+  if (!rc) r->have_noise = true;
+  return rc;
+}
+
 /** Build, run, check and time one lowered directory (see usage_text). Fills *r.
  *  Errors: ECG_ERR_INPUT (build failure: compiler output already on stderr; bad data;
  *  runner failure), ECG_ERR_INTERNAL. A failing --ort run is reported on stderr and
@@ -397,13 +449,23 @@ static int bench(const opts *o, result *r, int *ort_rc, ecg_err *e) {
     if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
     else {
       if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
-      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, &r->ort, &oe);
+      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, NULL, &r->ort, &oe);
     }
     if (orc) {
       fprintf(stderr, "ecg-bench: %s\n", oe.msg);
       *ort_rc = orc;
     } else {
       r->have_ort = true;
+    }
+  }
+  if (!rc && o->ort_noise && o->data) {
+    const char *model = o->model ? o->model : source;
+    ecg_err oe = {0};
+    int orc = model[0] ? ort_noise(model, &io, in_paths, &dout, omap, o, r, &oe)
+                       : ecg_errf(&oe, ECG_ERR_INPUT, "--ort-noise: no --model and no \"source\" in %s/model.json", o->dir);
+    if (orc) {
+      fprintf(stderr, "ecg-bench: %s\n", oe.msg);
+      *ort_rc = orc;
     }
   }
 out:
@@ -449,6 +511,13 @@ static void print_json(const opts *o, const result *r) {
     }
     fputs(",\"ratio\":", f);
     bt_json_print_number(f, r->have_ort && r->ort.median_ms > 0 ? r->ours.median_ms / r->ort.median_ms : NAN);
+  }
+  if (o->ort_noise && o->data) {
+    fputs(",\"ort_noise_max_abs_err\":", f);
+    bt_json_print_number(f, r->have_noise ? r->noise_max_abs : NAN);
+    fputs(",\"ort_noise_mismatches\":", f);
+    if (r->have_noise) fprintf(f, "%zu", r->noise_mismatches);
+    else fputs("null", f);
   }
   fputs("}\n", f);
   fflush(f);

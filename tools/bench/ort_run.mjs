@@ -10,7 +10,8 @@
 // that input, it is inferred from the file size; a leading symbolic dim is otherwise 1.
 // The file size must equal the tensor's bytes exactly.
 //
-// Session: intraOpNumThreads=N, interOpNumThreads=1, graphOptimizationLevel 'all',
+// Session: intraOpNumThreads=N, interOpNumThreads=1, graphOptimizationLevel 'all' (or
+// --opt-level disabled|basic|extended|all),
 // executionMode 'sequential'. W warm-up runs, then R timed runs (process.hrtime.bigint).
 // Prints one JSON line on stdout: {"median_ms","p10_ms","p90_ms","runs","threads"}
 // (percentiles by linear interpolation between sorted samples, like ecg-bench).
@@ -24,7 +25,7 @@ import path from 'node:path';
 import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, num, UsageError } from './common.mjs';
 
 const USAGE = `usage: node ort_run.mjs --model M.onnx [--threads N] [--warmup W] [--runs R]
-       --in NAME=FILE.bin ... [--input-shape NAME=DIMS ...] [--out-dir D]
+       --in NAME=FILE.bin ... [--input-shape NAME=DIMS ...] [--out-dir D] [--opt-level all]
 `;
 
 // Sorted samples -> value at quantile q (0..1), linear interpolation.
@@ -39,7 +40,7 @@ const safeName = (s) => s.replace(/[^A-Za-z0-9._:-]/g, '_');
 
 async function main(argv) {
   const { opts, positional } = parseArgs(argv, {
-    model: 'str', threads: 'int', warmup: 'int', runs: 'int', in: 'list', 'input-shape': 'list', 'out-dir': 'str', help: 'flag',
+    model: 'str', threads: 'int', warmup: 'int', runs: 'int', in: 'list', 'input-shape': 'list', 'out-dir': 'str', 'opt-level': 'str', help: 'flag',
   });
   if (opts.help) { process.stdout.write(USAGE); return 0; }
   if (positional.length) throw new UsageError(`unexpected argument '${positional[0]}'`);
@@ -47,6 +48,8 @@ async function main(argv) {
   const threads = opts.threads ?? 1, warmup = opts.warmup ?? 3, runs = opts.runs ?? 20;
   if (threads < 1) throw new UsageError('--threads must be >= 1');
   if (runs < 1) throw new UsageError('--runs must be >= 1');
+  const optLevel = opts['opt-level'] ?? 'all';
+  if (!['disabled', 'basic', 'extended', 'all'].includes(optLevel)) throw new UsageError(`--opt-level must be disabled, basic, extended or all`);
 
   const files = new Map();
   for (const s of opts.in ?? []) { const [n, f] = splitAssign('--in', s); files.set(n, f); }
@@ -58,7 +61,7 @@ async function main(argv) {
   let session;
   try {
     session = await ort.InferenceSession.create(opts.model, {
-      intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+      intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: optLevel,
       executionMode: 'sequential', logSeverityLevel: 3,
     });
   } catch (e) {
