@@ -115,6 +115,8 @@ case ${1:-} in
 esac
 
 # ---------------------------------------------------------------- driver
+# One function, parsed whole before it runs: editing this file during a run is safe.
+main() {
 usage() {
 	sed -n '2,/^set -u/p' "$self" | sed '$d; s/^# \{0,1\}//'
 }
@@ -144,9 +146,11 @@ command -v jq > /dev/null || { echo "conformance.sh: needs jq" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ecg-conformance.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT INT TERM
-# a snapshot of the tools, so a rebuild during the run cannot mix versions
+# a snapshot of the tools and of this script, so a rebuild or an edit during the run
+# cannot mix versions
 mkdir "$work/bin" && cp "$BINDIR/onnx2ecg" "$BINDIR/ecg-lower" "$BINDIR/ecg-bench" "$work/bin/" || exit 2
-BINDIR=$work/bin
+cp "$self" "$work/conformance.sh" || exit 2
+BINDIR=$work/bin self=$work/conformance.sh
 : > "$work/list"
 : > "$work/seen"
 for s in $SUITES; do
@@ -194,3 +198,6 @@ jq -r '.suites | to_entries[] | "\(.key): \(.value.pass)/\(.value.total) pass, \
 bad=$(jq '[.tests[] | select(.status == "FAIL" or .status == "CRASH" or .status == "TIMEOUT")] | length' "$JSON")
 [ "$QUIET" -eq 1 ] || echo "conformance: summary in $JSON" >&2
 [ "$bad" -eq 0 ]
+}
+main "$@"
+exit $?
