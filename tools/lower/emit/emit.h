@@ -39,4 +39,6 @@ int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_trilu(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e);
 #endif

@@ -26,6 +26,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_ReduceMin] = emit_reduce, [ECG_OP_ReduceProd] = emit_reduce, [ECG_OP_ReduceL2] = emit_reduce,
   [ECG_OP_ReduceSumSquare] = emit_reduce, [ECG_OP_ReduceL1] = emit_reduce,
   [ECG_OP_ReduceLogSum] = emit_reduce, [ECG_OP_ReduceLogSumExp] = emit_reduce,
+  [ECG_OP_Hardmax] = emit_hardmax, [ECG_OP_CumSum] = emit_cumsum,
   [ECG_OP_ArgMax] = emit_argreduce, [ECG_OP_ArgMin] = emit_argreduce,
   [ECG_OP_InstanceNormalization] = emit_norm, [ECG_OP_LayerNormalization] = emit_norm,
   [ECG_OP_Reshape] = emit_copy, [ECG_OP_Flatten] = emit_copy, [ECG_OP_Squeeze] = emit_copy,

@@ -188,3 +188,48 @@ int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    }\n  }\n");
   return ECG_OK;
 }
+
+/** Hardmax: 1 at the first maximum along axis (opset < 13: of the 2-D view at axis,
+ *  default 1; from 13: the single axis, default -1), 0 elsewhere. */
+int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd);
+  int legacy = n->opset > 0 && n->opset < 13;
+  int axis = lw_axis(ecg_attr_i(n, "axis", legacy ? 1 : -1), r);
+  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
+  const char *T = lw_ctype(L, n->outputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n    %s *y = %s;\n", T, lw_ptr(L, n->inputs[0]), T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * inner));
+  sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld, best = 0;\n", (long long)inner, (long long)(K * inner), (long long)inner);
+  sb_printf(c, "      for (int64_t k = 1; k < %lld; k++) if (x[base + k * %lld] > x[base + best * %lld]) best = k;\n", (long long)K, (long long)inner, (long long)inner);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = (%s)(k == best);\n    }\n  }\n", (long long)K, (long long)inner, T);
+  return ECG_OK;
+}
+
+/** CumSum(x, axis): running sums along axis (exclusive, reverse attributes).  The axis
+ *  is a scalar input read at run time: one loop nest per possible axis. */
+int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (r < 1) return node_err(L, n, e, "input must have rank >= 1");
+  int excl = ecg_attr_i(n, "exclusive", 0) != 0, rev = ecg_attr_i(n, "reverse", 0) != 0;
+  const char *T = lw_ctype(L, n->outputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n    %s *y = %s;\n", T, lw_ptr(L, n->inputs[0]), T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    int64_t ax = (int64_t)%s[0];\n    if (ax < 0) ax += %d;\n    switch (ax) {\n", lw_ptr(L, n->inputs[1]), r);
+  for (int a = 0; a < r; a++) {
+    split3(r, xd, a, a + 1, &outer, &K, &inner);
+    sb_printf(c, "    case %d:\n      for (int64_t j = 0; j < %lld; j++) {\n", a, (long long)(outer * inner));
+    sb_printf(c, "        int64_t base = (j / %lld) * %lld + j %% %lld;\n        %s acc = 0;\n", (long long)inner, (long long)(K * inner), (long long)inner, T);
+    sb_printf(c, "        for (int64_t q = 0; q < %lld; q++) {\n          int64_t k = q;\n", (long long)K);
+    if (rev) sb_printf(c, "          k = %lld - 1 - q;\n", (long long)K);
+    sb_printf(c, "          %s v = x[base + k * %lld];\n", T, (long long)inner);
+    if (excl) sb_printf(c, "          y[base + k * %lld] = acc; acc += v;\n", (long long)inner);
+    else sb_printf(c, "          acc += v; y[base + k * %lld] = acc;\n", (long long)inner);
+    sb_printf(c, "        }\n      }\n      break;\n");
+  }
+  sb_printf(c, "    default: break;\n    }\n  }\n");
+  return ECG_OK;
+}
