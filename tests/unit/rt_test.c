@@ -3,7 +3,8 @@
  *      tools/lower/runtime/[all .c] -lm -o build/rt_test && build/rt_test [--bench]
  * Every entry point is compared with naive double-accumulating reference loops over many
  * random shapes; prints "N passed, M failed" and exits 1 on any failure. --bench prints
- * GFLOP/s of a few hot layers at 1 and 2 threads. */
+ * GFLOP/s of a few hot layers at 1 and 2 threads (--bench WORD: only layers whose name
+ * contains WORD). */
 #include "ecg_rt.h"
 
 #include <math.h>
@@ -354,7 +355,7 @@ static double bench_gemm(int M, int N, int K, int packed, int threads) {
   return 2.0 * M * N * K / best * 1e-9;
 }
 
-static void bench(void) {
+static void bench(const char *filter) { /* filter: substring of the layer names, or NULL */
   struct { const char *name; ecg_conv_params p; } convs[] = {
       {"mbv2 1x1 96x56x56->24", conv_p(1, 96, 56, 56, 24, 1, 1, 1, 1, 0, 1)},
       {"mbv2 dw3x3 144x56x56 s1", conv_p(1, 144, 56, 56, 144, 3, 3, 1, 1, 1, 144)},
@@ -368,11 +369,20 @@ static void bench(void) {
       {"mbv2 1x1 24x56x56->144", conv_p(1, 24, 56, 56, 144, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 3x3 16x55x55->64", conv_p(1, 16, 55, 55, 64, 3, 3, 1, 1, 1, 1)},
       {"shufflenet dw3x3 58x28x28 s1", conv_p(1, 58, 28, 28, 58, 3, 3, 1, 1, 1, 58)},
+      {"mbv2 dw3x3 96x112x112 s2", conv_p(1, 96, 112, 112, 96, 3, 3, 2, 1, 1, 96)},
+      {"mbv2 dw3x3 960x7x7 s1", conv_p(1, 960, 7, 7, 960, 3, 3, 1, 1, 1, 960)},
+      {"effnet dw5x5 144x56x56 s2", conv_p(1, 144, 56, 56, 144, 5, 5, 2, 1, 2, 144)},
+      {"effnet dw5x5 672x14x14 s1", conv_p(1, 672, 14, 14, 672, 5, 5, 1, 1, 2, 672)},
+      {"mbv2 1x1 16x112x112->96", conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
+      {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+    if (filter && !strstr(convs[i].name, filter)) continue;
     double g1 = bench_conv(convs[i].p, 1), g2 = bench_conv(convs[i].p, 2);
     printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", convs[i].name, g1, g2);
   }
+  if (filter && !strstr("gemm", filter)) return;
   double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);
   g1 = bench_gemm(128, 128, 512, 1, 1), g2 = bench_gemm(128, 128, 512, 1, 2);
@@ -389,7 +399,7 @@ static void bench(void) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--bench")) {
-    bench();
+    bench(argc > 2 ? argv[2] : NULL);
     return 0;
   }
   int threads = 1;

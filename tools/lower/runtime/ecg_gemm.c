@@ -764,7 +764,14 @@ void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed) {
 
 /* Rows of the padded plane: input rows -pt .. (oh-1)*sh - pt + (kh-1)*dh. */
 static int dw_plane_rows(const ecg_conv_params *p) { return (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1; }
+#ifdef ECG_AVX512
+/* AVX-512 depthwise reads the input in place for horizontal strides 1 and 2. */
+static int dw_direct(const ecg_conv_params *p) { return (p->sw == 1 || p->sw == 2) && p->kw <= 8; }
+#endif
 static size_t conv_per_thread(const ecg_conv_params *p) {
+#ifdef ECG_AVX512
+  if (conv_is_dw(p) && dw_direct(p)) return (size_t)p->w + 64 + 32; /* one zero row */
+#endif
   if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
   return ECG_CONV_BUF_FLOATS;
 }
@@ -982,11 +989,148 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
   }
 }
 
+#ifdef ECG_AVX512
+static inline const float *fptr(const float *p, ptrdiff_t off) {
+  return (const float *)((uintptr_t)p + (intptr_t)off * (intptr_t)sizeof(float));
+}
+/* Lanes l of a 16-float load at input column base with 0 <= base + l < w. */
+static inline __mmask16 col_mask(int base, int w) {
+  int lo = imax(0, -base), hi = imin(16, w - base);
+  if (hi <= lo) return 0;
+  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+static __attribute__((noinline)) __m512 act512_call(ecg_act act, __m512 v) { return act512(act, v); }
+
+#define ECG_DW_KWMAX 8
+/* Output rows oy .. oy+R-1, columns ox0 .. ox0+16*C-1 (stores clipped to ow) of one
+ * depthwise output plane: acc = bias + sum over taps of w * input, the input read in place
+ * from xc [h, w] (stride S = 1, or 2: two loads and an even-lane permute), rows outside the
+ * image read from zrow (w zero floats). mk[(2*cc + half)*ECG_DW_KWMAX + kj]: load mask of chunk cc,
+ * tap column kj (half 1: the second load of stride 2), lanes inside [0, w) only. */
+ECG_AI void dw512_blk(const int R, const int C, const int S, const ecg_conv_params *p, const float *xc,
+                      const float *zrow, const float *wk, float bias, float *yc, int oy, int ox0,
+                      const __mmask16 *mk) {
+  const int kh = p->kh, kw = p->kw, w = p->w, h = p->h, ow = p->ow;
+  __m512 acc[8][4];
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) acc[r][cc] = _mm512_set1_ps(bias);
+  const intptr_t shift = ((intptr_t)ox0 * S - p->pl) * (intptr_t)sizeof(float);
+  for (int ki = 0; ki < kh; ki++) {
+    uintptr_t rb[8]; /* address of input column ox0*S - pl of the tap row of output row r */
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) {
+      int iy = (oy + r) * p->sh - p->pt + ki * p->dh;
+      rb[r] = (uintptr_t)((unsigned)iy < (unsigned)h ? xc + (size_t)iy * w : zrow) + shift;
+    }
+    const float *wr = wk + (size_t)ki * kw;
+    intptr_t o = 0; /* bytes: kj * dw floats */
+    const intptr_t od = (intptr_t)p->dw * (intptr_t)sizeof(float);
+    for (int kj = 0; kj < kw; kj++, o += od) {
+      const __m512 wv = _mm512_set1_ps(wr[kj]);
+#pragma GCC unroll 4
+      for (int cc = 0; cc < C; cc++) {
+        const __mmask16 m0 = mk[2 * cc * ECG_DW_KWMAX + kj], m1 = mk[(2 * cc + 1) * ECG_DW_KWMAX + kj];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) {
+          const uintptr_t a = rb[r] + o + (uintptr_t)(64 * S * cc);
+          __m512 v = _mm512_maskz_loadu_ps(m0, (const float *)a);
+          if (S == 2) v = _mm512_permutex2var_ps(v, ev, _mm512_maskz_loadu_ps(m1, (const float *)(a + 64)));
+          acc[r][cc] = _mm512_fmadd_ps(wv, v, acc[r][cc]);
+        }
+      }
+    }
+  }
+  const ecg_act act = p->act;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+    float *yr = yc + (size_t)(oy + r) * ow;
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) {
+      const int ox = ox0 + 16 * cc;
+      __m512 x = acc[r][cc];
+      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
+      else if (!cheap) x = act512_call(act, x);
+      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
+      if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
+      else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
+    }
+  }
+}
+
+#define ECG_DWB(R, C)                                                                             \
+  static void dw512_##R##_##C(int S, const ecg_conv_params *p, const float *xc, const float *zrow, \
+                              const float *wk, float bias, float *yc, int oy, int ox0,           \
+                              const __mmask16 *mk) {                                              \
+    if (S == 1) dw512_blk(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                       \
+    else dw512_blk(R, C, 2, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                              \
+  }
+ECG_DWB(1, 1) ECG_DWB(2, 1) ECG_DWB(3, 1) ECG_DWB(4, 1) ECG_DWB(5, 1) ECG_DWB(6, 1) ECG_DWB(7, 1) ECG_DWB(8, 1)
+ECG_DWB(1, 2) ECG_DWB(2, 2) ECG_DWB(3, 2) ECG_DWB(4, 2)
+ECG_DWB(1, 3) ECG_DWB(2, 3) ECG_DWB(3, 3)
+ECG_DWB(1, 4) ECG_DWB(2, 4)
+#undef ECG_DWB
+typedef void (*dw512_fn)(int, const ecg_conv_params *, const float *, const float *, const float *, float, float *,
+                         int, int, const __mmask16 *);
+
+/* One output plane (image img, output channel oc) straight from the input: column groups
+ * of C <= 4 chunks of 16, rows in blocks of 8/C (about 8 accumulators). */
+static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+                        const float *zrow, long t) {
+  static const dw512_fn tab[4][8] = {
+      {dw512_1_1, dw512_2_1, dw512_3_1, dw512_4_1, dw512_5_1, dw512_6_1, dw512_7_1, dw512_8_1},
+      {dw512_1_2, dw512_2_2, dw512_3_2, dw512_4_2},
+      {dw512_1_3, dw512_2_3, dw512_3_3},
+      {dw512_1_4, dw512_2_4}};
+  static const int rows[4] = {8, 4, 3, 2};
+  const int mult = p->m / p->c, oc = (int)(t % p->m), img = (int)(t / p->m), ic = oc / mult;
+  const int S = p->sw, ow = p->ow, oh = p->oh, kw = p->kw;
+  const float *xc = x + ((size_t)img * p->c + ic) * p->h * p->w;
+  const float *wk = w + (size_t)oc * p->kh * kw;
+  float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
+  const float b = bias ? bias[oc] : 0.f;
+  const int nch = cdiv(ow, 16);
+  __mmask16 mk[4 * 2 * ECG_DW_KWMAX];
+  for (int c0 = 0; c0 < nch;) {
+    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = rows[C - 1];
+    for (int cc = 0; cc < C; cc++)
+      for (int kj = 0; kj < kw; kj++) {
+        int base = (ox0 + 16 * cc) * S + kj * p->dw - p->pl;
+        mk[2 * cc * ECG_DW_KWMAX + kj] = col_mask(base, p->w);
+        mk[(2 * cc + 1) * ECG_DW_KWMAX + kj] = col_mask(base + 16, p->w);
+      }
+    const int nb = cdiv(oh, R); /* row blocks of (almost) equal size */
+    for (int q = 0, oy = 0; q < nb; q++) {
+      const int r = (oh - oy) / (nb - q) + ((oh - oy) % (nb - q) != 0);
+      tab[C - 1][r - 1](S, p, xc, zrow, wk, b, yc, oy, ox0, mk);
+      oy += r;
+    }
+    c0 += C;
+  }
+}
+#endif
+
 /* Depthwise (channel multiplier mult = m/c): per input channel, build a zero-padded plane
  * split by the horizontal stride (phase r holds padded columns r, r+sw, ...), so every tap
  * reads a contiguous row; then each output row is a sum of shifted rows. */
 static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                     float *y, float *scratch) {
+#ifdef ECG_AVX512
+  if (dw_direct(p)) {
+    float *zrow = align64(scratch);
+    memset(zrow, 0, ((size_t)p->w + 64) * sizeof(float));
+    const long planes = (long)p->n * p->m;
+    int T = ecg_threads();
+    if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
+    (void)T;
+    ECG_PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(T) if (T > 1))
+    for (long t = 0; t < planes; t++) dw512_plane(p, x, w, bias, y, zrow, t);
+    return;
+  }
+#endif
   const size_t per = conv_per_thread(p), plane_floats = (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p);
   const long total = (long)p->n * p->c;
   int T = ecg_threads();
