@@ -376,6 +376,7 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 1x1 16x112x112->96", conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1)},
       {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
+      {"resnet18 3x3 512x7x7->512", conv_p(1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;
