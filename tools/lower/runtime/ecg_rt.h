@@ -92,7 +92,9 @@ void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
  * (pass the omp_get_max_threads() in force at the time of the call; values < 1 mean 1).
  * Per thread (plus 32 floats of alignment slack): a 256 x 192 im2col/pack block, or for
  * depthwise convs one zero-padded, stride-split input plane of Hp * sw * Lp floats,
- * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8).
+ * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8)
+ * (AVX-512 builds read depthwise inputs in place when sw <= 2 and kw <= 8: then only one
+ * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for).
  * The call uses omp_get_max_threads() threads, so `threads` must be at least that. */
 size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
