@@ -224,7 +224,7 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     rank[0] = lw_dims(L, ids[0], dims[0]);
     if (lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, "(($T)$a * $0)", beta, 0)) return ecg_errf(e, ECG_ERR_INTERNAL, "template");
   }
-  sb_printf(&L->code, "  ecg_sgemm(%d, %d, %lld, %lld, %lld, %.9gf, %s, %lld, %s, %lld, %s, %s, %lld);\n", ta, tb, (long long)M, (long long)N,
+  sb_printf(&L->code, "  ecg_sgemm(%d, %d, %lld, %lld, %lld, (float)%.9g, %s, %lld, %s, %lld, %s, %s, %lld);\n", ta, tb, (long long)M, (long long)N,
             (long long)K, alpha, Ab, (long long)ad[1], Bb, (long long)bd[1], has_c ? "1.0f" : "0.0f", Ob, (long long)N);
   return ECG_OK;
 }
