@@ -13,6 +13,7 @@
 
 #include "lower.h"
 #include "lower_api.h"
+#include "emit/emit.h"
 
 enum { ALIGN = 64 };
 static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
@@ -37,9 +38,41 @@ void sb_printf(sbuf *b, const char *fmt, ...) {
 
 void sb_free(sbuf *b) { free(b->s); memset(b, 0, sizeof *b); }
 
+/* The C storage type of a dtype in generated code: the C type, or uint16_t for the
+ * 16-bit floats (float16, bfloat16), whose values are computed in float. */
+static const char *storage_ctype(int dtype) {
+  if (dtype == ECG_FLOAT16 || dtype == ECG_BFLOAT16) return "uint16_t";
+  return ecg_dtype_ctype(dtype);
+}
+
 const char *lw_ctype(const ecg_lower *L, int id) {
-  const char *c = ecg_dtype_ctype(L->g->tensors[id]->dtype);
+  const char *c = storage_ctype(L->g->tensors[id]->dtype);
   return c ? c : "void";
+}
+
+const char *lw_vtype(const ecg_lower *L, int id) {
+  return lw_half(L, id) ? "float" : lw_ctype(L, id);
+}
+
+int lw_half(const ecg_lower *L, int id) {
+  int dt = L->g->tensors[id]->dtype;
+  return dt == ECG_FLOAT16 ? 1 : dt == ECG_BFLOAT16 ? 2 : 0;
+}
+
+/* Emitters that handle the 16-bit floats: elementwise maps (values converted to float
+ * at load and back at store) and pure data movement (bit copies). */
+static int half_capable(ecg_emit_fn fn) {
+  static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_copy, emit_transpose, emit_concat,
+                                   emit_split, emit_slice, emit_gather, emit_expand, emit_tile, emit_space_depth};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (ok[i] == fn) return 1;
+  return 0;
+}
+
+static int node_touches_half(const ecg_lower *L, const ecg_node *n) {
+  for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0 && lw_half(L, n->inputs[k])) return 1;
+  for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0 && lw_half(L, n->outputs[k])) return 1;
+  return 0;
 }
 
 const char *lw_ptr(ecg_lower *L, int id) {
@@ -98,7 +131,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
           return ecg_errf(e, ECG_ERR_INPUT,
                           "node '%s' (%s): tensor '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh));
-        if (!ecg_dtype_ctype(t->dtype))
+        if (!storage_ctype(t->dtype))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));
       }
@@ -110,7 +143,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
     if (!ecg_tensor_static(t))
       return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
-    if (!ecg_dtype_ctype(t->dtype))
+    if (!storage_ctype(t->dtype))
       return ecg_errf(e, ECG_ERR_INPUT, "graph input/output '%s' has dtype %s, which the lowering does not support",
                       t->name, ecg_dtype_name(t->dtype));
   }
@@ -370,6 +403,33 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                 "  float y = 1.0f - ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t * ecg_expf(-a * a);\n"
                 "  return a < 0.5f ? small : (x < 0 ? -y : y);\n}\n"
                 "#define ecg_exp(x) _Generic((x), float: ecg_expf, default: exp)(x)\n"
+                "/* IEEE binary16 and bfloat16 <-> float, round to nearest even. */\n"
+                "static inline float ecg_h2f(uint16_t h) {\n"
+                "  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, b;\n"
+                "  if (e == 0x1f) b = s | 0x7f800000u | (m << 13);\n"
+                "  else if (e) b = s | ((e + 112) << 23) | (m << 13);\n"
+                "  else if (!m) b = s;\n"
+                "  else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } b = s | (e << 23) | ((m & 0x3ff) << 13); }\n"
+                "  float f; memcpy(&f, &b, 4); return f;\n}\n"
+                "static inline uint16_t ecg_f2h(float f) {\n"
+                "  uint32_t x; memcpy(&x, &f, 4);\n"
+                "  uint32_t s = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;\n"
+                "  if (ax > 0x7f800000u) return (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));\n"
+                "  if (ax >= 0x477ff000u) return (uint16_t)(s | 0x7c00);\n"
+                "  if (ax < 0x38800000u) { /* subnormal or zero */\n"
+                "    if (ax < 0x33000000u) return (uint16_t)s;\n"
+                "    uint32_t m = (ax & 0x7fffff) | 0x800000, sh = 126 - (ax >> 23);\n"
+                "    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);\n"
+                "    if (rem > half || (rem == half && (r & 1))) r++;\n"
+                "    return (uint16_t)(s | r);\n  }\n"
+                "  uint32_t r = ((ax >> 13) - (112u << 10)), rem = ax & 0x1fff;\n"
+                "  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;\n"
+                "  return (uint16_t)(s | r);\n}\n"
+                "static inline float ecg_bf2f(uint16_t h) { uint32_t b = (uint32_t)h << 16; float f; memcpy(&f, &b, 4); return f; }\n"
+                "static inline uint16_t ecg_f2bf(float f) {\n"
+                "  uint32_t x; memcpy(&x, &f, 4);\n"
+                "  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);\n"
+                "  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);\n}\n"
                 "#define ecg_erf(x) _Generic((x), float: ecg_erff, default: erf)(x)\n\n");
   sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
             L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
@@ -540,6 +600,11 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_e
       if (!missing++)
         ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       continue;
+    }
+    if (node_touches_half(&L, n) && !half_capable(fn)) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel",
+                    ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+      break;
     }
     sb_printf(&L.code, "/* node %d: %s '%s' (%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", order[p], n->op_type,
               ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op->mapping), order[p], prefix);

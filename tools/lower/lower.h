@@ -65,6 +65,12 @@ const char *lw_ptr(ecg_lower *L, int tensor_id);
 int lw_same_storage(const ecg_lower *L, int a, int b);
 /** The registry id of node n's operator (lowering only sees registered ops). */
 ecg_op_id lw_op(const ecg_node *n);
+/** C type in which tensor id's values are computed: its storage type, or float for
+ *  float16/bfloat16 (stored as uint16_t; see lw_half). */
+const char *lw_vtype(const ecg_lower *L, int tensor_id);
+/** 1 when tensor id is float16, 2 when bfloat16, else 0: its elements are converted
+ *  with ecg_h2f/ecg_f2h (ecg_bf2f/ecg_f2bf) in generated code. */
+int lw_half(const ecg_lower *L, int tensor_id);
 /** C element type of tensor id ("float", "int64_t", ...). */
 const char *lw_ctype(const ecg_lower *L, int tensor_id);
 /** A prepacked-weight buffer ctx->pk[slot] of size_expr floats (a C expression, e.g. a

@@ -120,14 +120,21 @@ int lw_expand_expr(sbuf *out, const char *tmpl, const char *const *vals, int n_v
   return 0;
 }
 
+/* "ecg_h2f(" / "ecg_bf2f(" for a 16-bit float operand, else "(". */
+static const char *load_conv(const ecg_lower *L, int id) {
+  int h = lw_half(L, id);
+  return h == 1 ? "ecg_h2f(" : h == 2 ? "ecg_bf2f(" : "(";
+}
+
 int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t in_dims[][ECG_MAX_RANK],
                 const int *in_rank, const char *tmpl, double a, double b) {
   int64_t od[ECG_MAX_RANK], st[LW_MAX_OPS][ECG_MAX_RANK];
   int r = lw_dims(L, out_id, od);
   lw_strides(r, od, st[0]);
-  char vals[LW_MAX_OPS][32];
+  char vals[LW_MAX_OPS][48];
   const char *vp[LW_MAX_OPS];
-  /* Local restrict pointers: the memory plan never lets an output overlap a live input. */
+  /* Local restrict pointers: the memory plan never lets an output overlap a live input.
+   * 16-bit floats are converted to float at load and back at store. */
   sb_printf(&L->code, "  {\n    %s *restrict p0 = %s;\n", lw_ctype(L, out_id), lw_ptr(L, out_id));
   for (int k = 0; k < n_in; k++) {
     lw_bcast_strides(r, od, in_rank[k], in_dims[k], st[k + 1]);
@@ -135,16 +142,17 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
     int64_t numel = 1;
     for (int d = 0; d < in_rank[k]; d++) numel *= in_dims[k][d];
     if (numel == 1) { /* a broadcast scalar: load once */
-      sb_printf(&L->code, "    const %s s%d = p%d[0];\n", lw_ctype(L, in_ids[k]), k + 1, k + 1);
+      sb_printf(&L->code, "    const %s s%d = %sp%d[0]);\n", lw_vtype(L, in_ids[k]), k + 1, load_conv(L, in_ids[k]), k + 1);
       snprintf(vals[k], sizeof vals[k], "s%d", k + 1);
     } else
-      snprintf(vals[k], sizeof vals[k], "p%d[o%d]", k + 1, k + 1);
+      snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", load_conv(L, in_ids[k]), k + 1, k + 1);
     vp[k] = vals[k];
   }
   sbuf body = {0};
-  sb_printf(&body, "p0[o0] = (%s)", lw_ctype(L, out_id));
-  if (lw_expand_expr(&body, tmpl, vp, n_in, lw_ctype(L, out_id), a, b) != 0) { sb_free(&body); return -1; }
-  sb_printf(&body, ";");
+  int h = lw_half(L, out_id);
+  sb_printf(&body, "p0[o0] = %s(%s)", h == 1 ? "ecg_f2h(" : h == 2 ? "ecg_f2bf(" : "", lw_vtype(L, out_id));
+  if (lw_expand_expr(&body, tmpl, vp, n_in, lw_vtype(L, out_id), a, b) != 0) { sb_free(&body); return -1; }
+  sb_printf(&body, "%s;", h ? ")" : "");
   lw_loops(L, r, od, n_in + 1, st, NULL, body.s, 1);
   sb_printf(&L->code, "  }\n");
   sb_free(&body);
@@ -156,7 +164,7 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
 static void clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, size_t sz) {
   const ecg_tensor *x = L->g->tensors[n->inputs[0]];
   int isf = ecg_dtype_is_float(x->dtype);
-  const char *ct = lw_ctype(L, n->inputs[0]);
+  const char *ct = lw_vtype(L, n->inputs[0]);
   lo[0] = hi[0] = 0;
   if (ecg_attr_find(n, "min")) snprintf(lo, sz, "(%s)%.9g", ct, ecg_attr_f(n, "min", 0));
   else if (isf && n->n_inputs == 1) snprintf(lo, sz, "(%s)-3.402823466e38", ct); /* opset < 11 default */
@@ -164,7 +172,7 @@ static void clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, siz
   else if (isf && n->n_inputs == 1) snprintf(hi, sz, "(%s)3.402823466e38", ct);
   for (int k = 1; k <= 2; k++) {
     int id = (size_t)k < n->n_inputs ? n->inputs[k] : -1;
-    if (id >= 0) snprintf(k == 1 ? lo : hi, sz, "%s[0]", lw_ptr(L, id));
+    if (id >= 0) snprintf(k == 1 ? lo : hi, sz, "%s%s[0])", load_conv(L, id), lw_ptr(L, id));
   }
 }
 
@@ -209,7 +217,7 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     clip_bounds(L, n, lo, hi, sizeof lo);
     ids[0] = n->inputs[0];
     rank[0] = lw_dims(L, ids[0], dims[0]);
-    const char *ct = lw_ctype(L, out);
+    const char *ct = lw_vtype(L, out);
     sb_printf(&L->code, "  {\n");
     if (lo[0]) sb_printf(&L->code, "  const %s clip_lo = %s;\n", ct, lo);
     if (hi[0]) sb_printf(&L->code, "  const %s clip_hi = %s;\n", ct, hi);
