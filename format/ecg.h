@@ -103,6 +103,12 @@ int ecg_add_tensor(ecg_graph *g, const char *name, int dtype, int rank, const in
  *  syms[i] (syms may be NULL: symbol "?"). rank < 0 makes the shape unknown.
  *  Returns ECG_OK or ECG_ERR_INTERNAL (out of memory). */
 int ecg_tensor_set_shape(ecg_tensor *t, int rank, const int64_t *dims, const char *const *syms);
+/** Set the inferred shape of a node output like ecg_tensor_set_shape, but where an
+ *  inferred dim is unknown (< 0) and t already holds a known dim at that position with
+ *  the same rank (a shape the model declared in value_info or its graph outputs), keep
+ *  the declared dim (SOD² §5.3: declared shapes as hints). Returns ECG_OK or
+ *  ECG_ERR_INTERNAL. */
+int ecg_tensor_refine_shape(ecg_tensor *t, int rank, const int64_t *dims, const char *const *syms);
 /** Make t a constant holding nbytes of raw little-endian data (copied).
  *  Returns ECG_OK or ECG_ERR_INTERNAL. */
 int ecg_tensor_set_data(ecg_tensor *t, const void *data, size_t nbytes);

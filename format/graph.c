@@ -108,6 +108,14 @@ int ecg_tensor_set_shape(ecg_tensor *t, int rank, const int64_t *dims, const cha
   return ECG_OK;
 }
 
+int ecg_tensor_refine_shape(ecg_tensor *t, int rank, const int64_t *dims, const char *const *syms) {
+  int64_t d[ECG_MAX_RANK];
+  if (rank < 0 || rank > ECG_MAX_RANK || !t->shape_known || (int)t->n_dims != rank)
+    return ecg_tensor_set_shape(t, rank, dims, syms);
+  for (int k = 0; k < rank; k++) d[k] = dims[k] < 0 && t->dims[k]->value >= 0 ? t->dims[k]->value : dims[k];
+  return ecg_tensor_set_shape(t, rank, d, syms);
+}
+
 int ecg_add_tensor(ecg_graph *g, const char *name, int dtype, int rank, const int64_t *dims) {
   if (grow(&g->tensors, g->n_tensors, sizeof *g->tensors)) return -1;
   ecg_tensor *t = malloc(sizeof *t);

@@ -104,7 +104,7 @@ int ecg_set_output(ecg_graph *g, ecg_node *n, int i, int dtype, int rank, const 
     }
   }
   t->dtype = dtype;
-  return ecg_tensor_set_shape(t, rank, dims, syms);
+  return ecg_tensor_refine_shape(t, rank, dims, syms);
 }
 
 int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {

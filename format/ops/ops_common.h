@@ -20,7 +20,7 @@ static inline int ops_set_out_syms(ecg_graph *g, ecg_node *n, int i, int dtype, 
   if (!t) return ECG_OK; /* omitted optional output */
   if (rank > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output rank %d exceeds %d", rank, ECG_MAX_RANK);
   t->dtype = dtype;
-  if (ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK)
+  if (ecg_tensor_refine_shape(t, rank, dims, syms) != ECG_OK)
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   return ECG_OK;
 }
@@ -66,6 +66,25 @@ static inline int ops_const_input(const ecg_graph *g, const ecg_node *n, int i, 
   *count = ecg_const_ints(t, vals, max);
   if (*count < 0) return ecg_node_errf(e, g, n, "input '%s' has too many elements", t->name);
   return ECG_OK;
+}
+
+/** Length of input i when it is present, not a constant, and a static scalar or 1-D
+ *  tensor (a shape-like operand known only at run time: Reshape's shape, Slice's
+ *  starts, ...); -1 otherwise. The output rank may then still be known. */
+static inline int ops_runtime_operand(const ecg_graph *g, const ecg_node *n, int i) {
+  const ecg_tensor *t = ecg_node_input(g, n, i);
+  if (!t || t->is_const || !t->shape_known || t->n_dims > 1) return -1;
+  int64_t m = ecg_tensor_numel(t);
+  return m >= 0 && m <= 64 ? (int)m : -1;
+}
+
+/** Output i of n as dtype with rank r and every dim unknown (declared shapes from the
+ *  model may fill them: ecg_tensor_refine_shape). */
+static inline int ops_set_out_unknown(ecg_graph *g, ecg_node *n, int i, int dtype, int r, ecg_err *e) {
+  int64_t d[ECG_MAX_RANK];
+  if (r < 0 || r > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output rank %d out of range", r);
+  for (int k = 0; k < r; k++) d[k] = -1;
+  return ops_set_out_syms(g, n, i, dtype, r, d, NULL, e);
 }
 
 /** Product of dims[0..r); -1 when any is symbolic. */

@@ -59,8 +59,13 @@ int ecg_infer_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int r = (int)x->n_dims;
   ECG_TRY(reduce_axes(g, n, r, red, &noop, &dynamic, e));
   if (dynamic) { /* rank known only with keepdims: every dim may be reduced */
-    if (!keep) return ecg_node_errf(e, g, n, "axes input '%s' is not a constant: a dynamic reduction with keepdims=0 is not supported",
-                                    ecg_node_input(g, n, 1)->name);
+    if (!keep) { /* rank = r - number of axes (all dims when the list is empty and not a no-op) */
+      int na = ops_runtime_operand(g, n, 1);
+      if (na < 0) return ecg_node_errf(e, g, n, "axes input '%s' is not a constant of known length: a dynamic reduction with keepdims=0 is not supported",
+                                      ecg_node_input(g, n, 1)->name);
+      int ro = na > 0 ? r - na : (ecg_attr_i(n, "noop_with_empty_axes", 0) ? r : 0);
+      return ops_set_out_unknown(g, n, 0, x->dtype, ro, e);
+    }
     int64_t od[ECG_MAX_RANK];
     for (int i = 0; i < r; i++) od[i] = x->dims[i]->value == 1 ? 1 : -1;
     return ops_set_out(g, n, 0, x->dtype, r, od, NULL, NULL, e);

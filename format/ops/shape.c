@@ -70,6 +70,8 @@ int ecg_infer_reshape(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int rx, ns, from[ECG_MAX_RANK], neg = -1;
   bool used[ECG_MAX_RANK] = {0}, allowzero = ecg_attr_i(n, "allowzero", 0) != 0;
   ECG_TRY(data_input(g, n, &x, xd, &rx, e));
+  int rt = ops_runtime_operand(g, n, 1);
+  if (rt >= 0 && !ecg_attr_find(n, "shape")) return ops_set_out_unknown(g, n, 0, x->dtype, rt, e);
   ECG_TRY(ints_operand(g, n, "shape", 1, s, ECG_MAX_RANK + 1, &ns, "Reshape", e));
   if (ns < 0) return ecg_node_errf(e, g, n, "missing shape input");
   if (ns > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "target rank %d exceeds %d", ns, ECG_MAX_RANK);
@@ -118,6 +120,8 @@ int ecg_infer_squeeze(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int r, na, from[ECG_MAX_RANK], k = 0;
   bool drop[ECG_MAX_RANK] = {0};
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  int rt = ops_runtime_operand(g, n, 1);
+  if (rt >= 0 && !ecg_attr_find(n, "axes")) return ops_set_out_unknown(g, n, 0, x->dtype, r - rt, e);
   ECG_TRY(ints_operand(g, n, "axes", 1, axes, ECG_MAX_RANK + 1, &na, "Squeeze", e));
   ECG_TRY(norm_axes(g, n, axes, na, r, e));
   for (int i = 0; i < na; i++) {
@@ -141,6 +145,8 @@ int ecg_infer_unsqueeze(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int r, na, from[ECG_MAX_RANK];
   bool ins[ECG_MAX_RANK] = {0};
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  int rt = ops_runtime_operand(g, n, 1);
+  if (rt >= 0 && !ecg_attr_find(n, "axes")) return ops_set_out_unknown(g, n, 0, x->dtype, r + rt, e);
   ECG_TRY(ints_operand(g, n, "axes", 1, axes, ECG_MAX_RANK + 1, &na, "Unsqueeze", e));
   if (na <= 0) return ecg_node_errf(e, g, n, "missing axes");
   if (r + na > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output rank %d exceeds %d", r + na, ECG_MAX_RANK);
@@ -339,6 +345,16 @@ int ecg_infer_split(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (no < 1 || no > 64) return ecg_node_errf(e, g, n, "expected 1 to 64 outputs, got %d", no);
   if (!ops_axis(ecg_attr_i(n, "axis", 0), r, &ax))
     return ecg_node_errf(e, g, n, "axis %lld out of range for rank %d", (long long)ecg_attr_i(n, "axis", 0), r);
+  if (ops_runtime_operand(g, n, 1) >= 0 && !ecg_attr_find(n, "split")) {
+    /* split sizes known at run time only: the axis dim of each output is unknown */
+    int64_t od[ECG_MAX_RANK];
+    for (int k = 0; k < no; k++) {
+      memcpy(od, d, sizeof(int64_t) * (size_t)r);
+      od[ax] = -1;
+      ECG_TRY(ops_set_out_syms(g, n, k, x->dtype, r, od, NULL, e));
+    }
+    return ECG_OK;
+  }
   ECG_TRY(ints_operand(g, n, "split", 1, sp, 64, &ns, "Split", e));
   int64_t dim = d[ax], num = ecg_attr_i(n, "num_outputs", no);
   if (ns >= 0 && ns != no) return ecg_node_errf(e, g, n, "split has %d sizes for %d outputs", ns, no);
@@ -423,6 +439,9 @@ int ecg_infer_slice(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int r, from[ECG_MAX_RANK];
   slice_plan p;
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  if (n->n_inputs > 1)
+    for (int k = 1; k < 5; k++)
+      if (ops_runtime_operand(g, n, k) >= 0) return ops_set_out_unknown(g, n, 0, x->dtype, r, e);
   ECG_TRY(slice_plan_of(g, n, d, r, &p, e));
   for (int i = 0; i < r; i++) {
     od[i] = p.len[i] < 0 ? -1 : p.len[i];
@@ -509,6 +528,8 @@ int ecg_infer_expand(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int64_t d[ECG_MAX_RANK], s[ECG_MAX_RANK + 1], od[ECG_MAX_RANK];
   int r, ns;
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  int rt = ops_runtime_operand(g, n, 1);
+  if (rt >= 0) return ops_set_out_unknown(g, n, 0, x->dtype, rt > r ? rt : r, e);
   ECG_TRY(ops_const_input(g, n, 1, s, ECG_MAX_RANK + 1, &ns, "Expand", e));
   if (ns < 0 || ns > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "missing or too long shape input");
   int ro = ecg_broadcast_shape(r, d, ns, s, od);
@@ -522,6 +543,7 @@ int ecg_infer_tile(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int64_t d[ECG_MAX_RANK], rep[ECG_MAX_RANK + 1];
   int r, nr, from[ECG_MAX_RANK];
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  if (ops_runtime_operand(g, n, 1) >= 0) return ops_set_out_unknown(g, n, 0, x->dtype, r, e);
   ECG_TRY(ops_const_input(g, n, 1, rep, ECG_MAX_RANK + 1, &nr, "Tile", e));
   if (nr != r) return ecg_node_errf(e, g, n, "repeats has %d values for rank %d", nr, r);
   for (int i = 0; i < r; i++) {
@@ -544,6 +566,7 @@ int ecg_infer_pad(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
     return ecg_node_errf(e, g, n, "unknown mode '%s'", mode);
   const char *pa = ecg_attr_find(n, "paddings") ? "paddings" : "pads";
+  if (!ecg_attr_find(n, pa) && ops_runtime_operand(g, n, 1) >= 0) return ops_set_out_unknown(g, n, 0, x->dtype, r, e);
   ECG_TRY(ints_operand(g, n, pa, 1, pads, 2 * ECG_MAX_RANK, &np, "Pad", e));
   ECG_TRY(ops_const_input(g, n, 3, axes, ECG_MAX_RANK, &na, "Pad", e));
   if (na < 0) { na = r; for (int i = 0; i < r; i++) axes[i] = i; }

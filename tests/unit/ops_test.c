@@ -256,7 +256,16 @@ static void test_reshape_squeeze(void) {
   g = ecg_graph_new();
   x = tens(g, "x", ECG_FLOAT, DIMS(2, 3), NULL);
   node(g, "Reshape", 14, IDS(x, tens(g, "dyn", ECG_INT64, DIMS(2), NULL)), IDS(out(g, "r")));
-  infer(g, ECG_ERR_INPUT, "dynamic reshape");
+  infer(g, ECG_OK, "dynamic reshape: rank from the shape operand's length");
+  expect_shape(g, "r", "?x?");
+  ecg_graph_free(g);
+
+  /* the same with the output's shape declared by the model: the declared dims fill in */
+  g = ecg_graph_new();
+  x = tens(g, "x", ECG_FLOAT, DIMS(2, 3), NULL);
+  node(g, "Reshape", 14, IDS(x, tens(g, "dyn", ECG_INT64, DIMS(2), NULL)), IDS(tens(g, "r", ECG_FLOAT, DIMS(3, 2), NULL)));
+  infer(g, ECG_OK, "dynamic reshape with a declared output shape");
+  expect_shape(g, "r", "3x2");
   ecg_graph_free(g);
 }
 

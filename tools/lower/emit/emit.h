@@ -41,4 +41,9 @@ int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_trilu(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/* quant.c: quantization (QuantizeLinear .. QLinearConv) */
+int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e);
 #endif

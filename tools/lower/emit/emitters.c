@@ -38,6 +38,11 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_NegativeLogLikelihoodLoss] = emit_loss, [ECG_OP_SoftmaxCrossEntropyLoss] = emit_loss,
   [ECG_OP_GatherElements] = emit_gather_elements, [ECG_OP_Trilu] = emit_trilu,
   [ECG_OP_Pad] = emit_pad, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
+  /* quantization (quant.c) */
+  [ECG_OP_QuantizeLinear] = emit_quantize, [ECG_OP_DequantizeLinear] = emit_quantize,
+  [ECG_OP_DynamicQuantizeLinear] = emit_dynamic_quantize,
+  [ECG_OP_MatMulInteger] = emit_matmul_integer, [ECG_OP_QLinearMatMul] = emit_matmul_integer,
+  [ECG_OP_ConvInteger] = emit_conv_integer, [ECG_OP_QLinearConv] = emit_conv_integer,
 };
 
 ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EMITTERS[id] : NULL; }

@@ -135,8 +135,49 @@ static int slice_param(ecg_lower *L, const ecg_node *n, int input, const char *a
   return c;
 }
 
+/* Slice whose starts/ends/axes/steps are known only at run time (the output shape is
+ * static: declared by the model). Generated code reads the operands, clamps as ONNX
+ * Slice-13 does, and walks the output with run-time strides. */
+static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  lw_strides(r, id, ist);
+  sbuf *c = &L->code;
+  int64_t ns = ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
+  sb_printf(c, "  {\n    static const int64_t dim[%d] = {", r > 0 ? r : 1);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)id[d]);
+  sb_printf(c, "%s}, ist[%d] = {", r ? "" : "0", r > 0 ? r : 1);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)ist[d]);
+  sb_printf(c, "%s};\n    int64_t start[%d] = {0}, step[%d];\n    for (int d = 0; d < %d; d++) step[d] = 1;\n", r ? "" : "0",
+            r > 0 ? r : 1, r > 0 ? r : 1, r);
+  sb_printf(c, "    for (int64_t k = 0; k < %lld; k++) {\n", (long long)ns);
+  sb_printf(c, "      int64_t s = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[1]));
+  if (n->n_inputs > 3 && n->inputs[3] >= 0) sb_printf(c, "      int64_t ax = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[3]));
+  else sb_printf(c, "      int64_t ax = k;\n");
+  if (n->n_inputs > 4 && n->inputs[4] >= 0) sb_printf(c, "      int64_t st = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[4]));
+  else sb_printf(c, "      int64_t st = 1;\n");
+  sb_printf(c, "      if (ax < 0) ax += %d;\n      if (ax < 0 || ax >= %d || st == 0) continue;\n", r, r);
+  sb_printf(c, "      int64_t n_ = dim[ax];\n      if (s < 0) s += n_;\n"
+               "      if (st > 0) s = s < 0 ? 0 : s > n_ ? n_ : s;\n      else s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s;\n"
+               "      start[ax] = s;\n      step[ax] = st;\n    }\n");
+  sb_printf(c, "    int64_t base = 0;\n    for (int d = 0; d < %d; d++) base += start[d] * ist[d];\n", r);
+  int64_t numel = 1;
+  for (int d = 0; d < r; d++) numel *= od[d];
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      int64_t rem = j, src = base;\n", (long long)numel);
+  for (int d = r - 1; d >= 0; d--)
+    sb_printf(c, "      { int64_t i = rem %% %lld; rem /= %lld; src += i * step[%d] * ist[%d]; }\n", (long long)od[d], (long long)od[d], d, d);
+  sb_printf(c, "      int64_t lim = src < 0 ? 0 : src >= %lld ? %lld : src;\n", (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]),
+            (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]) - 1);
+  sb_printf(c, "      %s[j] = ", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "%s[lim];\n    }\n  }\n", lw_ptr(L, n->inputs[0]));
+  return ECG_OK;
+}
+
 /** Slice with negative indices, clamping and negative steps (ONNX Slice-13). */
 int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  for (size_t k = 1; k < n->n_inputs && k < 5; k++)
+    if (n->inputs[k] >= 0 && !L->g->tensors[n->inputs[k]]->is_const) return emit_slice_runtime(L, n);
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], sst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
@@ -233,8 +274,12 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, id, ist);
   lw_strides(r, od, ost);
-  int np;
-  if (n->n_inputs > 1 && n->inputs[1] >= 0) np = ecg_const_ints(L->g->tensors[n->inputs[1]], pads, 2 * ECG_MAX_RANK);
+  int np, rt = 0;
+  if (n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const) {
+    /* pads known at run time only (the output shape is declared): read them in the kernel */
+    rt = 1;
+    np = (int)ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
+  } else if (n->n_inputs > 1 && n->inputs[1] >= 0) np = ecg_const_ints(L->g->tensors[n->inputs[1]], pads, 2 * ECG_MAX_RANK);
   else {
     const int64_t *p;
     np = ecg_attr_ints(n, "pads", &p);
@@ -254,10 +299,15 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sbuf *c = &L->code;
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
+  sb_printf(c, "  {\n  int64_t pb[%d];\n", r > 0 ? r : 1);
+  for (int d = 0; d < r; d++) {
+    if (rt) sb_printf(c, "  pb[%d] = (int64_t)%s[%d];\n", d, lw_ptr(L, n->inputs[1]), d);
+    else sb_printf(c, "  pb[%d] = %lld;\n", d, (long long)pads[d]);
+  }
   sb_printf(c, "  #pragma omp parallel for if(%lld > 32768)\n", (long long)numel);
   sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n    int64_t rem = j, src = 0, inside = 1;\n", (long long)numel);
   for (int d = 0; d < r; d++) {
-    sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - %lld;\n", (long long)ost[d], (long long)ost[d], (long long)pads[d]);
+    sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - pb[%d];\n", (long long)ost[d], (long long)ost[d], d);
     if (m == 0) sb_printf(c, "      if (s < 0 || s >= %lld) inside = 0;\n", (long long)id[d]);
     else if (m == 2) sb_printf(c, "      if (s < 0) s = 0; if (s >= %lld) s = %lld;\n", (long long)id[d], (long long)id[d] - 1);
     else sb_printf(c, "      if (%lld > 1) { while (s < 0 || s >= %lld) { if (s < 0) s = -s; if (s >= %lld) s = 2 * %lld - s; } } else s = 0;\n",
@@ -265,6 +315,6 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "      src += s * %lld; }\n", (long long)ist[d]);
   }
   sb_printf(c, "    %s[j] = inside ? ", lw_ptr(L, n->outputs[0]));
-  sb_printf(c, "%s[inside ? src : 0] : (%s)%s;\n  }\n", lw_ptr(L, n->inputs[0]), lw_ctype(L, n->outputs[0]), value);
+  sb_printf(c, "%s[inside ? src : 0] : (%s)%s;\n  }\n  }\n", lw_ptr(L, n->inputs[0]), lw_ctype(L, n->outputs[0]), value);
   return ECG_OK;
 }

@@ -83,11 +83,65 @@ static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
   return 0;
 }
 
+/* The accumulation of a Reduce* as C: initial value, step (y = step(y, x)) and final
+ * transform (NULL for none) over the output type T; float when isf. */
+static void reduce_parts(ecg_op_id id, int isf, const char **init, const char **acc, const char **fin) {
+  *init = "0";
+  *acc = "y[o] + x[j]";
+  *fin = NULL;
+  switch (id) {
+  case ECG_OP_ReduceMax: *init = isf ? "-INFINITY" : "INT64_MIN"; *acc = "ecg_max(y[o], x[j])"; break;
+  case ECG_OP_ReduceMin: *init = isf ? "INFINITY" : "INT64_MAX"; *acc = "ecg_min(y[o], x[j])"; break;
+  case ECG_OP_ReduceProd: *init = "1"; *acc = "y[o] * x[j]"; break;
+  case ECG_OP_ReduceL2: *acc = "y[o] + x[j] * x[j]"; *fin = "sqrt(y[i])"; break;
+  case ECG_OP_ReduceSumSquare: *acc = "y[o] + x[j] * x[j]"; break;
+  case ECG_OP_ReduceMean: *fin = "y[i] / cnt"; break;
+  default: break;
+  }
+}
+
+/* Reduce* whose axes are a graph input (known at run time; the output shape is static,
+ * declared by the model): the kernel builds the reduced-axis mask from the axes values,
+ * checks it against the compiled output size (a mismatch leaves the output zeroed rather
+ * than writing out of bounds), then accumulates with run-time output strides. */
+static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  const char *T = lw_ctype(L, n->outputs[0]), *init, *acc, *fin;
+  ecg_op_id id = op_of(n);
+  if (id != ECG_OP_ReduceSum && id != ECG_OP_ReduceMean && id != ECG_OP_ReduceMax && id != ECG_OP_ReduceMin &&
+      id != ECG_OP_ReduceProd && id != ECG_OP_ReduceL2 && id != ECG_OP_ReduceSumSquare)
+    return node_err(L, n, e, "run-time axes are not supported for this reduction");
+  reduce_parts(id, ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype), &init, &acc, &fin);
+  int64_t na = ecg_tensor_numel(L->g->tensors[n->inputs[1]]), xn = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
+  int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    static const int64_t dim[%d] = {", r > 0 ? r : 1);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)xd[d]);
+  sb_printf(c, "%s};\n    int red[%d] = {0};\n", r ? "" : "0", r > 0 ? r : 1);
+  sb_printf(c, "    for (int64_t k = 0; k < %lld; k++) { int64_t a = (int64_t)%s[k]; if (a < 0) a += %d; if (a >= 0 && a < %d) red[a] = 1; }\n",
+            (long long)na, lw_ptr(L, n->inputs[1]), r, r);
+  if (na == 0 && !ecg_attr_i(n, "noop_with_empty_axes", 0)) sb_printf(c, "    for (int d = 0; d < %d; d++) red[d] = 1;\n", r);
+  sb_printf(c, "    int64_t ost[%d], s = 1;\n    double cnt = 1;\n", r > 0 ? r : 1);
+  sb_printf(c, "    for (int d = %d - 1; d >= 0; d--) { if (red[d]) { ost[d] = 0; cnt *= dim[d]; } else { ost[d] = s; s *= dim[d]; } }\n", r);
+  sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
+  sb_printf(c, "    if (s == %lld) {\n      for (int64_t j = 0; j < %lld; j++) {\n        int64_t rem = j, o = 0;\n", (long long)on, (long long)xn);
+  sb_printf(c, "        for (int d = %d - 1; d >= 0; d--) { o += (rem %% dim[d]) * ost[d]; rem /= dim[d]; }\n", r);
+  sb_printf(c, "        y[o] = (%s)(%s);\n      }\n", T, acc);
+  if (fin) sb_printf(c, "      for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);
+  sb_printf(c, "    } else {\n      for (int64_t i = 0; i < %lld; i++) y[i] = 0;\n    }\n  }\n", (long long)on);
+  return ECG_OK;
+}
+
 /** ReduceSum/Mean/Max/Min/Prod/L2/SumSquare over any set of axes: the output is the
  *  accumulator; operand 0 (output) has stride 0 along reduced axes. */
 int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], st[2][ECG_MAX_RANK], xst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
+  if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
+    return emit_reduce_runtime(L, n, e);
   if (reduce_axes(L, n, r, red)) return node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
