@@ -36,11 +36,25 @@ int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_trilu(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/* index operators (index.c) */
+int emit_gather_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_scatter_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_scatter_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_onehot(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_max_unpool(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_compress(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_nonzero(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_topk(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_eyelike(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_castlike(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_reverse_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* quant.c: quantization (QuantizeLinear .. QLinearConv) */
 int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);

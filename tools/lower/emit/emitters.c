@@ -37,7 +37,14 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_Expand] = emit_expand, [ECG_OP_Gather] = emit_gather, [ECG_OP_Tile] = emit_tile,
   [ECG_OP_NegativeLogLikelihoodLoss] = emit_loss, [ECG_OP_SoftmaxCrossEntropyLoss] = emit_loss,
   [ECG_OP_GatherElements] = emit_gather_elements, [ECG_OP_Trilu] = emit_trilu,
+  [ECG_OP_ConstantOfShape] = emit_constant_of_shape, [ECG_OP_Range] = emit_range,
   [ECG_OP_Pad] = emit_pad, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
+  /* index operators (index.c) */
+  [ECG_OP_GatherND] = emit_gather_nd, [ECG_OP_ScatterElements] = emit_scatter_elements,
+  [ECG_OP_Scatter] = emit_scatter_elements, [ECG_OP_ScatterND] = emit_scatter_nd,
+  [ECG_OP_OneHot] = emit_onehot, [ECG_OP_MaxUnpool] = emit_max_unpool, [ECG_OP_Compress] = emit_compress,
+  [ECG_OP_NonZero] = emit_nonzero, [ECG_OP_TopK] = emit_topk, [ECG_OP_EyeLike] = emit_eyelike,
+  [ECG_OP_CastLike] = emit_castlike, [ECG_OP_ReverseSequence] = emit_reverse_sequence,
   /* quantization (quant.c) */
   [ECG_OP_QuantizeLinear] = emit_quantize, [ECG_OP_DequantizeLinear] = emit_quantize,
   [ECG_OP_DynamicQuantizeLinear] = emit_dynamic_quantize,

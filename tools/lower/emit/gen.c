@@ -1,0 +1,38 @@
+/* Emitters for generator operators whose operands are known only at run time (when
+ * constant they are folded by onnx2ecg): ConstantOfShape and Range. Their output shape
+ * is static (declared by the model; ecg_tensor_refine_shape). */
+#include <string.h>
+
+#include "emit.h"
+
+/** ConstantOfShape: fill the (static) output with the 'value' tensor attribute's single
+ *  element (default float32 0); the shape operand itself is not read. */
+int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int out = n->outputs[0];
+  int64_t numel = ecg_tensor_numel(L->g->tensors[out]);
+  const ecg_attr *a = ecg_attr_find(n, "value");
+  double v = 0;
+  if (a && a->t && a->t->is_const && a->t->data.len > 0) v = ecg_const_f64(a->t, 0);
+  const char *T = lw_ctype(L, out);
+  int h = lw_half(L, out);
+  char lb[256];
+  if (h) return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (ConstantOfShape): float16/bfloat16 is not supported", ecg_node_label(L->g, n, lb, sizeof lb));
+  sb_printf(&L->code, "  {\n    %s *y = %s;\n", T, lw_ptr(L, out));
+  sb_printf(&L->code, "    for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%.17g;\n  }\n", (long long)numel, T, v);
+  return ECG_OK;
+}
+
+/** Range: y[i] = start + i * delta (start, delta scalars read at run time); the
+ *  output length is static. */
+int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int out = n->outputs[0];
+  int64_t numel = ecg_tensor_numel(L->g->tensors[out]);
+  const char *T = lw_ctype(L, out);
+  char lb[256];
+  if (lw_half(L, out)) return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (Range): float16/bfloat16 is not supported", ecg_node_label(L->g, n, lb, sizeof lb));
+  sb_printf(&L->code, "  {\n    %s *y = %s;\n", T, lw_ptr(L, out));
+  sb_printf(&L->code, "    const %s start = %s[0];\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(&L->code, "    const %s delta = %s[0];\n", T, lw_ptr(L, n->inputs[2]));
+  sb_printf(&L->code, "    for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(start + (%s)i * delta);\n  }\n", (long long)numel, T, T);
+  return ECG_OK;
+}
