@@ -43,6 +43,13 @@ int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_trilu(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/* recurrent, Einsum, LRN, MVN, Det, Dropout (rnn.c) */
+int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_einsum(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_lrn(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_mvn(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_det(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_dropout(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* index operators (index.c) */
 int emit_gather_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_scatter_elements(ecg_lower *L, const ecg_node *n, ecg_err *e);

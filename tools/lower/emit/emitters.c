@@ -27,6 +27,10 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_ReduceSumSquare] = emit_reduce, [ECG_OP_ReduceL1] = emit_reduce,
   [ECG_OP_ReduceLogSum] = emit_reduce, [ECG_OP_ReduceLogSumExp] = emit_reduce,
   [ECG_OP_Hardmax] = emit_hardmax, [ECG_OP_CumSum] = emit_cumsum,
+  /* recurrent, Einsum, LRN, MVN, Det, Dropout (rnn.c) */
+  [ECG_OP_RNN] = emit_rnn, [ECG_OP_GRU] = emit_rnn, [ECG_OP_LSTM] = emit_rnn, [ECG_OP_Einsum] = emit_einsum,
+  [ECG_OP_LRN] = emit_lrn, [ECG_OP_MeanVarianceNormalization] = emit_mvn, [ECG_OP_Det] = emit_det,
+  [ECG_OP_Dropout] = emit_dropout,
   [ECG_OP_ArgMax] = emit_argreduce, [ECG_OP_ArgMin] = emit_argreduce,
   [ECG_OP_InstanceNormalization] = emit_norm, [ECG_OP_LayerNormalization] = emit_norm,
   [ECG_OP_Reshape] = emit_copy, [ECG_OP_Flatten] = emit_copy, [ECG_OP_Squeeze] = emit_copy,
