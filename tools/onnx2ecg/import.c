@@ -696,11 +696,10 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     onnx_node_label(np, i, lb, sizeof lb);
     if (np->n_input < 1 || !np->input[0][0] || np->n_output < 1 || !np->output[0][0])
       FAIL(ecg_errf(e, ECG_ERR_INPUT, "node '%s' op %s: missing input or output", lb, np->op_type));
-    if (drop && np->n_output >= 2 && np->output[1][0]) {
-      int mi = names_find(nm, np->output[1]);
-      if (nm->flags[mi] & F_CONSUMED)
-        FAIL(ecg_errf(e, ECG_ERR_INPUT, "node '%s' op Dropout: its mask output '%s' is used (not supported)", lb, np->output[1]));
-    }
+    /* a Dropout whose mask is used, or with a training_mode input, stays a node (the
+     * registry's Dropout: inference copy and all-true mask, training mode refused) */
+    if (drop && np->n_output >= 2 && np->output[1][0] && (nm->flags[names_find(nm, np->output[1])] & F_CONSUMED)) continue;
+    if (drop && np->n_input >= 3 && np->input[2][0]) continue;
     int a = names_find(nm, np->input[0]), b = names_find(nm, np->output[0]);
     if (merge_names(nm, a, b)) {
       removed[i] = true;
