@@ -54,8 +54,7 @@ int ecg_infer_grid_sample(ecg_graph *g, ecg_node *n, ecg_err *e) {
     return ecg_node_errf(e, g, n, "grid's last dim is %lld, expected %d", (long long)gd[r - 1], r - 2);
   if (xd[0] >= 0 && gd[0] >= 0 && xd[0] != gd[0])
     return ecg_node_errf(e, g, n, "batch of X (%lld) and grid (%lld) differ", (long long)xd[0], (long long)gd[0]);
-  if (!ecg_dtype_is_float(x->dtype) || !ecg_dtype_is_float(gr->dtype))
-    return ecg_node_errf(e, g, n, "X and grid must be floating point");
+  if (!ecg_dtype_is_float(gr->dtype)) return ecg_node_errf(e, g, n, "grid '%s' must be floating point", gr->name);
   od[0] = xd[0] >= 0 ? xd[0] : gd[0];
   od[1] = xd[1];
   for (int i = 1; i < r - 1; i++) od[i + 1] = gd[i];
@@ -175,18 +174,16 @@ static void mel_fill(double *out, int64_t S, int64_t M, int64_t nmel, int64_t df
   double lm = 2595 * log10(1 + lo / 700), hm = 2595 * log10(1 + hi / 700), step = (hm - lm) / (double)(nmel + 2);
   for (int64_t i = 0; i < nmel && i < M; i++) {
     int64_t f[3];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++) { /* band edge k as a DFT bin (bounded: never a loop bound past S) */
       double hz = 700 * (pow(10, ((double)(i + k) * step + lm) / 2595) - 1), b = floor((double)(dftl + 1) * hz / (double)rate);
-      f[k] = b != b ? -1 : b < -1 ? -1 : b > (double)S ? S : (int64_t)b;
+      f[k] = b != b ? 0 : b < -1e15 ? (int64_t)-1e15 : b > 1e15 ? (int64_t)1e15 : (int64_t)b;
     }
     if (f[1] == f[0]) {
       if (f[1] >= 0 && f[1] < S) out[f[1] * M + i] = 1;
     } else {
-      for (int64_t j = f[0]; j <= f[1]; j++)
-        if (j >= 0 && j < S) out[j * M + i] = (double)(j - f[0]) / (double)(f[1] - f[0]);
+      for (int64_t j = f[0] < 0 ? 0 : f[0]; j <= f[1] && j < S; j++) out[j * M + i] = (double)(j - f[0]) / (double)(f[1] - f[0]);
     }
-    for (int64_t j = f[1]; j < f[2]; j++)
-      if (j >= 0 && j < S) out[j * M + i] = (double)(f[2] - j) / (double)(f[2] - f[1]);
+    for (int64_t j = f[1] < 0 ? 0 : f[1]; j < f[2] && j < S; j++) out[j * M + i] = (double)(f[2] - j) / (double)(f[2] - f[1]);
   }
 }
 

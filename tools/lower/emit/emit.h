@@ -35,6 +35,13 @@ int emit_expand(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/* sampling and signal processing (signal.c) */
+int emit_grid_sample(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_roi_align(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_window(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_mel_weight_matrix(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_dft(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_stft(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e);
