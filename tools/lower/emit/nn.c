@@ -69,7 +69,7 @@ static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_
 /** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_conv2d with weights packed
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 Conv is supported");
+  if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_conv_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->inputs[1], wd);
@@ -96,7 +96,7 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** ConvTranspose (1-D, 2-D) through ecg_convtranspose2d; output shape from inference. */
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 ConvTranspose is supported");
+  if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_convtranspose_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->inputs[1], wd);
@@ -231,8 +231,8 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** MaxPool / AveragePool, 1-D and 2-D (ceil_mode via the inferred output shape). */
 int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 pooling is supported");
-  if (n->n_outputs > 1 && n->outputs[1] >= 0) return node_err(L, n, e, "MaxPool's Indices output is not supported");
+  if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4 || (n->n_outputs > 1 && n->outputs[1] >= 0))
+    return emit_pool_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);

@@ -1,0 +1,210 @@
+/* Generic N-D direct kernels for Conv, ConvTranspose, MaxPool (with Indices) and
+ * AveragePool: any number of spatial dims, any float dtype (pooling: any numeric
+ * dtype). Used where the blocked runtime kernels do not apply (3-D, float64, integer
+ * pooling, MaxPool's Indices output); the 1-D/2-D float32 cases keep the runtime's
+ * packed GEMM paths (nn.c). Loops are plain: correctness first, OpenMP over the
+ * outermost output planes. */
+#include <string.h>
+
+#include "emit.h"
+
+/* Spatial attributes for sp spatial dims: kernel k, strides s, dilations d, pads
+ * begin pb / end pe. Pads come from auto_pad, the pads attribute, or (ConvTranspose)
+ * output_shape. */
+typedef struct { int sp; int64_t in[ECG_MAX_RANK], out[ECG_MAX_RANK], k[ECG_MAX_RANK], s[ECG_MAX_RANK], d[ECG_MAX_RANK], pb[ECG_MAX_RANK], pe[ECG_MAX_RANK]; } nd_geom;
+
+static int nd_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
+  char lb[256];
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
+}
+
+static int nd_geometry(ecg_lower *L, const ecg_node *n, ecg_err *e, const int64_t *wk, int transposed, nd_geom *gm) {
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->outputs[0], od);
+  gm->sp = r - 2;
+  if (gm->sp < 1) return nd_err(L, n, e, "input must have at least one spatial dim");
+  const int64_t *a;
+  for (int i = 0; i < gm->sp; i++) {
+    gm->in[i] = xd[2 + i];
+    gm->out[i] = od[2 + i];
+    gm->k[i] = wk ? wk[i] : 1;
+    gm->s[i] = gm->d[i] = 1;
+    gm->pb[i] = gm->pe[i] = 0;
+  }
+  if (ecg_attr_ints(n, "kernel_shape", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->k[i] = a[i];
+  if (ecg_attr_ints(n, "strides", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->s[i] = a[i];
+  if (ecg_attr_ints(n, "dilations", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->d[i] = a[i];
+  char ap[32];
+  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
+  int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+  const int64_t *opad;
+  int nop = ecg_attr_ints(n, "output_padding", &opad);
+  if (ecg_attr_ints(n, "pads", &a) == 2 * gm->sp && !same) {
+    for (int i = 0; i < gm->sp; i++) { gm->pb[i] = a[i]; gm->pe[i] = a[gm->sp + i]; }
+  } else if (same || (transposed && ecg_attr_ints(n, "output_shape", &a) > 0)) {
+    for (int i = 0; i < gm->sp; i++) {
+      int64_t kk = (gm->k[i] - 1) * gm->d[i] + 1, total;
+      if (transposed) total = gm->s[i] * (gm->in[i] - 1) + (nop == gm->sp ? opad[i] : 0) + kk - gm->out[i];
+      else total = (gm->out[i] - 1) * gm->s[i] + kk - gm->in[i];
+      if (total < 0) total = 0;
+      int64_t lo = !strcmp(ap, "SAME_LOWER") ? total - total / 2 : total / 2;
+      if (transposed && !strcmp(ap, "SAME_UPPER")) lo = total / 2;
+      if (transposed && !same) lo = total / 2;
+      gm->pb[i] = lo;
+      gm->pe[i] = total - lo;
+    }
+  }
+  return ECG_OK;
+}
+
+/* static const int64_t NAME[sp] = {...}; */
+static void nd_array(sbuf *c, const char *name, const int64_t *v, int n) {
+  sb_printf(c, "    static const int64_t %s[%d] = {", name, n);
+  for (int i = 0; i < n; i++) sb_printf(c, "%s%lld", i ? ", " : "", (long long)v[i]);
+  sb_printf(c, "};\n");
+}
+
+static void nd_geom_decls(sbuf *c, const nd_geom *gm) {
+  nd_array(c, "IN", gm->in, gm->sp);
+  nd_array(c, "OUT", gm->out, gm->sp);
+  nd_array(c, "K", gm->k, gm->sp);
+  nd_array(c, "S", gm->s, gm->sp);
+  nd_array(c, "D", gm->d, gm->sp);
+  nd_array(c, "PB", gm->pb, gm->sp);
+  nd_array(c, "PE", gm->pe, gm->sp);
+}
+
+static int64_t prod(const int64_t *v, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) p *= v[i];
+  return p;
+}
+
+/** MaxPool / AveragePool, N-D, any numeric dtype (average: float dtypes), with
+ *  MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
+ *  indices over N, C and the spatial dims, as ONNX defines). */
+int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  nd_geom gm;
+  ECG_TRY(nd_geometry(L, n, e, NULL, 0, &gm));
+  int is_max = lw_op(n) == ECG_OP_MaxPool;
+  int x = n->inputs[0], y = n->outputs[0], ind = n->n_outputs > 1 ? n->outputs[1] : -1;
+  int isf = ecg_dtype_is_float(L->g->tensors[x]->dtype);
+  if (lw_half(L, x)) return nd_err(L, n, e, "float16 pooling is not supported");
+  if (!is_max && !isf) return nd_err(L, n, e, "AveragePool of an integer tensor is not supported");
+  int64_t xd[ECG_MAX_RANK];
+  lw_dims(L, x, xd);
+  int64_t nc = xd[0] * xd[1], in_sp = prod(gm.in, gm.sp), out_sp = prod(gm.out, gm.sp), ksz = prod(gm.k, gm.sp);
+  int sp = gm.sp, cip = (int)ecg_attr_i(n, "count_include_pad", 0), so = (int)ecg_attr_i(n, "storage_order", 0);
+  const char *T = lw_ctype(L, x);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, x));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, y));
+  if (ind >= 0) sb_printf(c, "    int64_t *ind = %s;\n", lw_ptr(L, ind));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(nc * out_sp * ksz));
+  sb_printf(c, "    for (int64_t p = 0; p < %lld; p++) {\n      const %s *xp = x + p * %lld;\n", (long long)nc, T, (long long)in_sp);
+  sb_printf(c, "      for (int64_t o = 0; o < %lld; o++) {\n        int64_t oi[%d], rem = o;\n", (long long)out_sp, sp);
+  sb_printf(c, "        for (int q = %d - 1; q >= 0; q--) { oi[q] = rem %% OUT[q]; rem /= OUT[q]; }\n", sp);
+  if (is_max) sb_printf(c, "        %s best = 0; int64_t arg = -1;\n", T);
+  else sb_printf(c, "        double sum = 0; int64_t cnt = 0;\n");
+  sb_printf(c, "        for (int64_t kk = 0; kk < %lld; kk++) {\n          int64_t r2 = kk, off = 0, offc = 0, inside = 1, inpad = 1;\n", (long long)ksz);
+  sb_printf(c, "          for (int q = %d - 1; q >= 0; q--) {\n            int64_t ki = r2 %% K[q]; r2 /= K[q];\n"
+               "            int64_t pos = oi[q] * S[q] - PB[q] + ki * D[q];\n"
+               "            if (pos < 0 || pos >= IN[q]) inside = 0;\n"
+               "            if (pos < -PB[q] || pos >= IN[q] + PE[q]) inpad = 0;\n", sp);
+  sb_printf(c, "          }\n          if (inside) {\n            int64_t m = 1, mc = 1; rem = kk;\n"
+               "            for (int q = %d - 1; q >= 0; q--) { int64_t ki = rem %% K[q]; rem /= K[q]; int64_t pos = oi[q] * S[q] - PB[q] + ki * D[q]; off += pos * m; m *= IN[q]; }\n"
+               "            for (int q = 0; q < %d; q++) { int64_t r3 = kk, ki = 0; for (int t = %d - 1; t >= q; t--) { ki = r3 %% K[t]; r3 /= K[t]; } offc += (oi[q] * S[q] - PB[q] + ki * D[q]) * mc; mc *= IN[q]; }\n",
+            sp, sp, sp);
+  if (is_max) sb_printf(c, "            %s v = xp[off];\n            if (arg < 0 || v > best) { best = v; arg = %s; }\n", T,
+                        so ? "offc" : "off");
+  else sb_printf(c, "            sum += xp[off]; cnt++;\n");
+  sb_printf(c, "          }\n");
+  if (!is_max && cip) sb_printf(c, "          else if (inpad) cnt++;\n");
+  sb_printf(c, "        }\n");
+  if (is_max) {
+    sb_printf(c, "        y[p * %lld + o] = best;\n", (long long)out_sp);
+    if (ind >= 0) sb_printf(c, "        ind[p * %lld + o] = arg < 0 ? 0 : p * %lld + arg;\n", (long long)out_sp, (long long)in_sp);
+  } else {
+    sb_printf(c, "        y[p * %lld + o] = (%s)(cnt ? sum / cnt : 0);\n", (long long)out_sp, T);
+  }
+  sb_printf(c, "      }\n    }\n  }\n");
+  return ECG_OK;
+}
+
+/** Conv, N-D, float dtypes: direct loops (groups, dilations, strides, pads, bias). */
+int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->inputs[1], wd);
+  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
+    return nd_err(L, n, e, "only float32/float64 Conv is supported");
+  nd_geom gm;
+  ECG_TRY(nd_geometry(L, n, e, wd + 2, 0, &gm));
+  int sp = gm.sp;
+  int64_t N = xd[0], C = xd[1], M = wd[0], G = ecg_attr_i(n, "group", 1), Cg = C / G, Mg = M / G;
+  int64_t in_sp = prod(gm.in, sp), out_sp = prod(gm.out, sp), ksz = prod(gm.k, sp);
+  const char *T = lw_ctype(L, n->inputs[0]);
+  sbuf *c = &L->code;
+  (void)r;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    const %s *w = %s;\n", T, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    const %s *b = %s;\n", T, n->n_inputs > 2 && n->inputs[2] >= 0 ? lw_ptr(L, n->inputs[2]) : "NULL");
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(N * M * out_sp * Cg * ksz));
+  sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld;\n", (long long)(N * M),
+            (long long)M, (long long)M, (long long)Mg);
+  sb_printf(c, "      for (int64_t o = 0; o < %lld; o++) {\n        int64_t oi[%d], rem = o;\n", (long long)out_sp, sp);
+  sb_printf(c, "        for (int q = %d - 1; q >= 0; q--) { oi[q] = rem %% OUT[q]; rem /= OUT[q]; }\n", sp);
+  sb_printf(c, "        double acc = b ? b[m] : 0;\n");
+  sb_printf(c, "        for (int64_t kk = 0; kk < %lld; kk++) {\n          int64_t r2 = kk, off = 0, mul = 1, inside = 1;\n", (long long)ksz);
+  sb_printf(c, "          for (int q = %d - 1; q >= 0; q--) { int64_t ki = r2 %% K[q]; r2 /= K[q]; int64_t pos = oi[q] * S[q] - PB[q] + ki * D[q];\n"
+               "            if (pos < 0 || pos >= IN[q]) { inside = 0; break; } off += pos * mul; mul *= IN[q]; }\n", sp);
+  sb_printf(c, "          if (!inside) continue;\n");
+  sb_printf(c, "          for (int64_t ci = 0; ci < %lld; ci++)\n            acc += (double)x[(nn * %lld + g * %lld + ci) * %lld + off] * w[(m * %lld + ci) * %lld + kk];\n",
+            (long long)Cg, (long long)C, (long long)Cg, (long long)in_sp, (long long)Cg, (long long)ksz);
+  sb_printf(c, "        }\n        y[nm * %lld + o] = (%s)acc;\n      }\n    }\n  }\n", (long long)out_sp, T);
+  return ECG_OK;
+}
+
+/** ConvTranspose, N-D, float dtypes: each output element gathers the input positions
+ *  and kernel taps that map onto it (o = i*s - pb + k*d). */
+int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->inputs[1], wd);
+  lw_dims(L, n->outputs[0], od);
+  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
+    return nd_err(L, n, e, "only float32/float64 ConvTranspose is supported");
+  nd_geom gm;
+  ECG_TRY(nd_geometry(L, n, e, wd + 2, 1, &gm));
+  int sp = gm.sp;
+  int64_t N = xd[0], C = xd[1], G = ecg_attr_i(n, "group", 1), Mg = wd[1], M = od[1], Cg = C / G;
+  int64_t in_sp = prod(gm.in, sp), out_sp = prod(gm.out, sp), ksz = prod(gm.k, sp);
+  const char *T = lw_ctype(L, n->inputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    const %s *w = %s;\n", T, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    const %s *b = %s;\n", T, n->n_inputs > 2 && n->inputs[2] >= 0 ? lw_ptr(L, n->inputs[2]) : "NULL");
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(N * M * out_sp * Cg * ksz));
+  sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld, mg = m %% %lld;\n",
+            (long long)(N * M), (long long)M, (long long)M, (long long)Mg, (long long)Mg);
+  sb_printf(c, "      for (int64_t o = 0; o < %lld; o++) {\n        int64_t oi[%d], rem = o;\n", (long long)out_sp, sp);
+  sb_printf(c, "        for (int q = %d - 1; q >= 0; q--) { oi[q] = rem %% OUT[q]; rem /= OUT[q]; }\n", sp);
+  sb_printf(c, "        double acc = b ? b[m] : 0;\n");
+  sb_printf(c, "        for (int64_t kk = 0; kk < %lld; kk++) {\n          int64_t r2 = kk, off = 0, mul = 1, ok = 1;\n", (long long)ksz);
+  sb_printf(c, "          for (int q = %d - 1; q >= 0; q--) { int64_t ki = r2 %% K[q]; r2 /= K[q]; int64_t t = oi[q] + PB[q] - ki * D[q];\n"
+               "            if (t < 0 || t %% S[q]) { ok = 0; break; } int64_t i = t / S[q]; if (i >= IN[q]) { ok = 0; break; } off += i * mul; mul *= IN[q]; }\n", sp);
+  sb_printf(c, "          if (!ok) continue;\n");
+  sb_printf(c, "          for (int64_t ci = 0; ci < %lld; ci++)\n            acc += (double)x[(nn * %lld + g * %lld + ci) * %lld + off] * w[((g * %lld + ci) * %lld + mg) * %lld + kk];\n",
+            (long long)Cg, (long long)C, (long long)Cg, (long long)in_sp, (long long)Cg, (long long)Mg, (long long)ksz);
+  sb_printf(c, "        }\n        y[nm * %lld + o] = (%s)acc;\n      }\n    }\n  }\n", (long long)out_sp, T);
+  return ECG_OK;
+}
