@@ -304,6 +304,12 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
  *  returns the rank, or -1 when incompatible. Symbolic dims (-1) broadcast
  *  with 1 and with themselves. */
 int ecg_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int64_t *out);
+/** The dims of input i of node n as the elementwise broadcast sees them. Usually the
+ *  tensor's own shape; for the legacy (opset < 7) broadcasting of Add, Sub, Mul, Div,
+ *  Pow, the comparisons and logic ops (attribute broadcast=1 with 'axis'), and PRelu's
+ *  per-channel slope (opset < 7, 1-D slope of the channel count), input 1 is aligned at
+ *  the axis: its dims followed by 1s up to input 0's rank. Returns the rank (-1 unknown). */
+int ecg_bcast_dims(const ecg_graph *g, const ecg_node *n, int i, int64_t *dims);
 /** Set output i of n to dtype and the given dims; symbols for -1 dims are copied from
  *  `like` where its dims line up from the right (may be NULL). */
 int ecg_set_output(ecg_graph *g, ecg_node *n, int i, int dtype, int rank, const int64_t *dims,

@@ -90,6 +90,25 @@ int ecg_broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int6
   return r;
 }
 
+int ecg_bcast_dims(const ecg_graph *g, const ecg_node *n, int i, int64_t *dims) {
+  const ecg_tensor *t = ecg_node_input(g, n, i), *a = ecg_node_input(g, n, 0);
+  if (!t) return -1;
+  int r = ecg_tensor_dims(t, dims);
+  if (i != 1 || !a || r < 0 || n->opset <= 0 || n->opset >= 7) return r;
+  int64_t ad[ECG_MAX_RANK];
+  int ra = ecg_tensor_dims(a, ad), axis = -1;
+  const ecg_op_info *op = ecg_node_op(n);
+  if (op && op->id == ECG_OP_PRelu) {
+    if (r == 1 && ra >= 2 && dims[0] == ad[1] && dims[0] != 1) axis = 1;
+  } else if (ecg_attr_i(n, "broadcast", 0) && ecg_attr_find(n, "axis")) {
+    int64_t ax = ecg_attr_i(n, "axis", 0);
+    axis = (int)(ax < 0 ? ax + ra : ax);
+  }
+  if (axis < 0 || ra < 0 || axis + r > ra || ra > ECG_MAX_RANK) return r;
+  for (int k = r; k < ra - axis; k++) dims[k] = 1;
+  return ra - axis;
+}
+
 int ecg_set_output(ecg_graph *g, ecg_node *n, int i, int dtype, int rank, const int64_t *dims,
                    const ecg_tensor *like) {
   ecg_tensor *t = ecg_node_output(g, n, i);

@@ -20,7 +20,7 @@ static int bcast_inputs(ecg_graph *g, ecg_node *n, int first, int count, int64_t
     ecg_tensor *t;
     ECG_TRY(ops_input(g, n, first + k, &t, e));
     int64_t d[ECG_MAX_RANK], tmp[ECG_MAX_RANK];
-    int rt = ecg_tensor_dims(t, d);
+    int rt = ecg_bcast_dims(g, n, first + k, d);
     int rr = k == 0 ? ecg_broadcast_shape(rt, d, 0, NULL, tmp) : ecg_broadcast_shape(r, out, rt, d, tmp);
     if (rr < 0) {
       char a[128], b[128];
@@ -135,6 +135,8 @@ int ecg_infer_variadic(ecg_graph *g, ecg_node *n, ecg_err *e) {
  *  (running/saved mean and var) are [C]. Parameters must be [C]. */
 int ecg_infer_batchnorm(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (n->n_inputs != 5) return ecg_node_errf(e, g, n, "expected 5 inputs, got %zu", n->n_inputs);
+  if (ecg_attr_i(n, "spatial", 1) == 0) /* opset < 9: per-activation statistics */
+    return ecg_node_errf(e, g, n, "spatial=0 (per-activation statistics) is not supported");
   ecg_tensor *x, *p;
   ECG_TRY(ops_input(g, n, 0, &x, e));
   int64_t d[ECG_MAX_RANK];

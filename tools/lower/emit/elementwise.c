@@ -246,7 +246,7 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     for (size_t k = 0; k < n->n_inputs; k++) {
       if (n->inputs[k] < 0) continue;
       ids[n_in] = n->inputs[k];
-      rank[n_in] = lw_dims(L, ids[n_in], dims[n_in]);
+      rank[n_in] = ecg_bcast_dims(L->g, n, (int)k, dims[n_in]); /* legacy axis broadcast */
       n_in++;
     }
   }
