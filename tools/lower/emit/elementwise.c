@@ -176,6 +176,40 @@ static void clip_bounds(ecg_lower *L, const ecg_node *n, char *lo, char *hi, siz
   }
 }
 
+/* BatchNormalization with training_mode (opset 14+): normalise with the batch's own
+ * per-channel mean and (population) variance over N and the spatial dims; the optional
+ * outputs running_mean / running_var = input * momentum + batch * (1 - momentum). */
+static int emit_batchnorm_training(ecg_lower *L, const ecg_node *n, double eps) {
+  int64_t xd[ECG_MAX_RANK];
+  int xr = lw_dims(L, n->inputs[0], xd);
+  int64_t N = xd[0], C = xr > 1 ? xd[1] : 1, S = 1;
+  for (int d = 2; d < xr; d++) S *= xd[d];
+  double mom = ecg_attr_f(n, "momentum", 0.9f);
+  const char *T = lw_ctype(L, n->inputs[0]);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    const %s *sc = %s;\n", T, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    const %s *bi = %s;\n", T, lw_ptr(L, n->inputs[2]));
+  sb_printf(c, "    const %s *im = %s;\n", T, lw_ptr(L, n->inputs[3]));
+  sb_printf(c, "    const %s *iv = %s;\n", T, lw_ptr(L, n->inputs[4]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    for (int64_t ch = 0; ch < %lld; ch++) {\n      double mean = 0, var = 0;\n", (long long)C);
+  sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) for (int64_t s = 0; s < %lld; s++) mean += x[(b * %lld + ch) * %lld + s];\n",
+            (long long)N, (long long)S, (long long)C, (long long)S);
+  sb_printf(c, "      mean /= %lld;\n", (long long)(N * S));
+  sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) for (int64_t s = 0; s < %lld; s++) { double d = x[(b * %lld + ch) * %lld + s] - mean; var += d * d; }\n",
+            (long long)N, (long long)S, (long long)C, (long long)S);
+  sb_printf(c, "      var /= %lld;\n      double inv = 1.0 / sqrt(var + %.9g);\n", (long long)(N * S), eps);
+  sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) for (int64_t s = 0; s < %lld; s++) { int64_t i = (b * %lld + ch) * %lld + s; y[i] = (%s)((x[i] - mean) * inv * sc[ch] + bi[ch]); }\n",
+            (long long)N, (long long)S, (long long)C, (long long)S, T);
+  if (n->n_outputs > 1 && n->outputs[1] >= 0)
+    sb_printf(c, "      %s[ch] = (%s)(im[ch] * %.9g + mean * %.9g);\n", lw_ptr(L, n->outputs[1]), T, mom, 1 - mom);
+  if (n->n_outputs > 2 && n->outputs[2] >= 0)
+    sb_printf(c, "      %s[ch] = (%s)(iv[ch] * %.9g + var * %.9g);\n", lw_ptr(L, n->outputs[2]), T, mom, 1 - mom);
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}
+
 /** Emitter for every row of EW: Relu .. Where, BatchNormalization (inference form). */
 int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
@@ -230,8 +264,11 @@ int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     return rc ? ecg_errf(e, ECG_ERR_INTERNAL, "bad template") : ECG_OK;
   }
   if (op->id == ECG_OP_BatchNormalization) {
-    if (n->n_outputs > 1 && (n->outputs[1] >= 0 || (n->n_outputs > 2 && n->outputs[2] >= 0)))
-      return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (BatchNormalization): training-mode outputs are not supported", ecg_node_label(L->g, n, lb, sizeof lb));
+    if (ecg_attr_i(n, "training_mode", 0) || (n->n_outputs > 1 && (n->outputs[1] >= 0 || (n->n_outputs > 2 && n->outputs[2] >= 0)))) {
+      if (n->opset < 14 || n->n_outputs > 3 || lw_half(L, n->inputs[0]))
+        return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (BatchNormalization): training-mode outputs before opset 14 (or float16) are not supported", ecg_node_label(L->g, n, lb, sizeof lb));
+      return emit_batchnorm_training(L, n, a);
+    }
     int64_t xd[ECG_MAX_RANK];
     int xr = lw_dims(L, n->inputs[0], xd);
     for (int k = 0; k < 5; k++) {
