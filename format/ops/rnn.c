@@ -229,6 +229,7 @@ int ecg_eval_dropout(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (tm && ecg_const_i64(tm, 0) &&
       !(ratio && ratio->is_const && ecg_tensor_numel(ratio) == 1 && ecg_const_f64(ratio, 0) == 0))
     return ecg_node_errf(e, g, n, "training-mode dropout is random");
+  if (ecg_node_output(g, n, 1) && n->opset < 12) return ecg_node_errf(e, g, n, "mask before opset 12 is unspecified");
   if (!x || !y || !x->is_const || !ops_fold_dtype(x->dtype)) return ecg_node_errf(e, g, n, "input not foldable");
   size_t es = ecg_dtype_size(x->dtype);
   int64_t m = ecg_tensor_numel(x);

@@ -430,6 +430,14 @@ int emit_det(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /* ---------------------------------------------------------------- Dropout */
 
+/* True when tensor id is read by a node or is a graph output. */
+static int mask_used(const ecg_graph *g, int id) {
+  for (size_t i = 0; i < g->n_outputs; i++) if (g->outputs[i] == id) return 1;
+  for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) if (g->nodes[i]->inputs[k] == id) return 1;
+  return 0;
+}
+
 /** Dropout in inference: Y = X and mask all true.  training_mode must be absent or a
  *  constant false (or true with a constant ratio 0): training-mode dropout is random. */
 int emit_dropout(ecg_lower *L, const ecg_node *n, ecg_err *e) {
@@ -442,6 +450,8 @@ int emit_dropout(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       return node_err(L, n, e, "training mode is not supported (dropout with ratio > 0 is random)");
   }
   int yi = out_id(n, 0), mi = out_id(n, 1);
+  if (mi >= 0 && n->opset < 12 && mask_used(L->g, mi))
+    return node_err(L, n, e, "the mask output before opset 12 is not supported (its inference value is unspecified)");
   int64_t m = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
   sbuf *c = &L->code;
   if (yi >= 0 && !lw_same_storage(L, n->inputs[0], yi)) {
