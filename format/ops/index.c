@@ -7,9 +7,11 @@
  * Data-dependent output dims (TopK's k, OneHot's depth, MaxUnpool's output_shape,
  * Compress's condition, NonZero's count) are read from the operand when it is a
  * constant.  When it is not, a static shape the model itself declares for the output
- * (graph output or value_info, seeded by onnx2ecg before inference) is kept, and the
- * kernel checks the operand against it at run time (never writing past it); otherwise
- * the dim stays symbolic and ecg-lower refuses the graph as not static. */
+ * (graph output or value_info, seeded by onnx2ecg before inference; as
+ * ecg_tensor_refine_shape) is kept: the kernel is compiled for it, reads the operand
+ * at run time where it matters (TopK's k, OneHot's depth, the condition, the data) and
+ * never writes past the static shape (entries the data leaves are 0).  Otherwise the
+ * dim stays symbolic and ecg-lower refuses the graph as not static. */
 #include "ops_common.h"
 
 /* The static dims the output i already carries when its rank is r (a shape the model

@@ -289,6 +289,11 @@ int emit_topk(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   for (int i = 0; i < axis; i++) outer *= xd[i];
   for (int i = axis + 1; i < r; i++) inner *= xd[i];
   if (K > N) return node_err(L, n, e, "K exceeds the axis length");
+  if (io >= 0) {
+    int64_t id2[ECG_MAX_RANK];
+    if (lw_dims(L, io, id2) != r || memcmp(id2, od, sizeof(int64_t) * (size_t)r))
+      return node_err(L, n, e, "values and indices of different shapes are not supported");
+  }
   int largest = ecg_attr_i(n, "largest", 1) != 0;
   char sc[64];
   snprintf(sc, sizeof sc, "%lld", LL(4 * (N > 0 ? N : 1))); /* two int64 position arrays, in floats */
