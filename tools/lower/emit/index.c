@@ -92,6 +92,7 @@ int emit_gather_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n    const %s *ix = %s;\n", lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
   sb_printf(c, "    const unsigned char *x = (const unsigned char *)%s;\n", lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    unsigned char *y = (unsigned char *)%s;\n", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 32768)\n", LL(tuples * slice));
   sb_printf(c, "    for (int64_t t = 0; t < %lld; t++) {\n", LL(tuples));
   sb_printf(c, "      int64_t off = (t / %lld) * %lld; int ok = 1;\n", LL(per_batch > 0 ? per_batch : 1), LL(bstride));
   tuple_offset(c, (int)k, dd + b, ds + b);
@@ -365,6 +366,7 @@ int emit_reverse_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n    const %s *x = %s;\n", lw_ctype(L, n->inputs[0]), lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    const %s *sl = %s;\n", lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
   sb_printf(c, "    %s *y = %s;\n", lw_ctype(L, out), lw_ptr(L, out));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 32768)\n", LL(total));
   sb_printf(c, "    for (int64_t p = 0; p < %lld; p++) {\n", LL(total));
   sb_printf(c, "      int64_t t = (p / %lld) %% %lld, b = (p / %lld) %% %lld, len = (int64_t)sl[b];\n",
             LL(xs[ta]), LL(T), LL(xs[ba]), LL(xd[ba]));
