@@ -353,24 +353,28 @@ int emit_castlike(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, tmpl, 0, 0) ? ecg_errf(e, ECG_ERR_INTERNAL, "template") : ECG_OK;
 }
 
-/** ReverseSequence: y[.., t, .., b, ..] = x[.., L-1-t, .., b, ..] for t < L =
- *  clamp(sequence_lens[b], 0, T), else x itself. */
+/** ReverseSequence: x viewed as [d0, d1, inner]; row (t, b) of y is row
+ *  (L-1-t, b) of x for t < L = clamp(sequence_lens[b], 0, T), else row (t, b). */
 int emit_reverse_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ECG_TRY(check_ctypes(L, n, e));
-  int64_t xd[ECG_MAX_RANK], xs[ECG_MAX_RANK];
+  int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), out = n->outputs[0];
   int ba = (int)ecg_attr_i(n, "batch_axis", 1), ta = (int)ecg_attr_i(n, "time_axis", 0);
   if (ba < 0 || ba > 1 || ta < 0 || ta > 1 || ba == ta) return node_err(L, n, e, "batch_axis/time_axis must be 0 and 1");
-  int64_t total = lw_strides(r, xd, xs), T = xd[ta];
+  int64_t inner = 1, T = xd[ta];
+  for (int i = 2; i < r; i++) inner *= xd[i];
+  size_t es = esize(L, n->inputs[0]), blk = (size_t)inner * es;
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const %s *x = %s;\n", lw_ctype(L, n->inputs[0]), lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "  {\n    const unsigned char *x = (const unsigned char *)%s;\n", lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    const %s *sl = %s;\n", lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
-  sb_printf(c, "    %s *y = %s;\n", lw_ctype(L, out), lw_ptr(L, out));
-  sb_printf(c, "    #pragma omp parallel for if(%lld > 32768)\n", LL(total));
-  sb_printf(c, "    for (int64_t p = 0; p < %lld; p++) {\n", LL(total));
-  sb_printf(c, "      int64_t t = (p / %lld) %% %lld, b = (p / %lld) %% %lld, len = (int64_t)sl[b];\n",
-            LL(xs[ta]), LL(T), LL(xs[ba]), LL(xd[ba]));
+  sb_printf(c, "    unsigned char *y = (unsigned char *)%s;\n", lw_ptr(L, out));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 32768)\n", LL(xd[0] * xd[1] * inner));
+  sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) {\n", LL(xd[0] * xd[1]));
+  sb_printf(c, "      int64_t i0 = i / %lld, i1 = i %% %lld, t = %s, len = (int64_t)sl[%s];\n", LL(xd[1]), LL(xd[1]),
+            ta == 0 ? "i0" : "i1", ta == 0 ? "i1" : "i0");
   sb_printf(c, "      if (len > %lld) len = %lld;\n", LL(T), LL(T));
-  sb_printf(c, "      y[p] = t < len ? x[p + (len - 1 - 2 * t) * %lld] : x[p];\n    }\n  }\n", LL(xs[ta]));
+  sb_printf(c, "      int64_t st = t < len ? len - 1 - t : t, src = %s * %lld + %s;\n", ta == 0 ? "st" : "i0", LL(xd[1]),
+            ta == 0 ? "i1" : "st");
+  sb_printf(c, "      memcpy(y + (size_t)i * %zu, x + (size_t)src * %zu, %zu);\n    }\n  }\n", blk, blk, blk);
   return ECG_OK;
 }
