@@ -96,7 +96,7 @@ int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** DynamicQuantizeLinear: x float32 [D...] -> y uint8, y_scale = (max(x, 0) - min(x, 0))
  *  / 255, y_zero_point = round(clip(-min(x, 0) / y_scale, 0, 255)) (float32 steps of the
- *  ONNX function body); an all-zero x (scale 0) gives y = 0, zero point 0. */
+ *  ONNX function body); an all-zero x gives scale 1 (as ONNX Runtime), y = 0, zero point 0. */
 int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int x = in_id(n, 0);
   if (dtype_of(L, x) != ECG_FLOAT) return node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(dtype_of(L, x)));
@@ -106,10 +106,10 @@ int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n    const float *x = %s;\n    uint8_t *y = %s;\n", lw_ptr(L, x), lw_ptr(L, n->outputs[0]));
   sb_printf(c, "    float mn = 0.0f, mx = 0.0f;\n");
   sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) { float v = x[i]; mn = v < mn ? v : mn; mx = v > mx ? v : mx; }\n", (long long)cnt);
-  sb_printf(c, "    float sc = (mx - mn) / 255.0f, zf = 0.0f;\n");
-  sb_printf(c, "    if (sc != 0.0f) { zf = 0.0f - mn / sc; zf = zf < 0.0f ? 0.0f : zf > 255.0f ? 255.0f : zf; zf = nearbyintf(zf); }\n");
+  sb_printf(c, "    float sc = mx == mn ? 1.0f : (mx - mn) / 255.0f;\n");
+  sb_printf(c, "    float zf = 0.0f - mn / sc;\n    zf = nearbyintf(zf < 0.0f ? 0.0f : zf > 255.0f ? 255.0f : zf);\n");
   sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) {\n", (long long)cnt);
-  sb_printf(c, "      float q = sc != 0.0f ? nearbyintf(x[i] / sc) + zf : zf;\n");
+  sb_printf(c, "      float q = nearbyintf(x[i] / sc) + zf;\n");
   sb_printf(c, "      y[i] = (uint8_t)(q > 0.0f ? (q < 255.0f ? q : 255.0f) : 0.0f);\n    }\n");
   if (ys >= 0) sb_printf(c, "    %s[0] = sc;\n", lw_ptr(L, ys));
   if (yz >= 0) sb_printf(c, "    %s[0] = (uint8_t)zf;\n", lw_ptr(L, yz));
