@@ -149,7 +149,7 @@ int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int a = in_id(n, 0), b = in_id(n, ql ? 3 : 1), y = n->outputs[0];
   int az = in_id(n, 2), bz = in_id(n, ql ? 5 : 3);
   int as = ql ? in_id(n, 1) : -1, bs = ql ? in_id(n, 4) : -1, ys = ql ? in_id(n, 6) : -1, yz = ql ? in_id(n, 7) : -1;
-  if (!is_int8(dtype_of(L, a)) || !is_int8(dtype_of(L, b))) return node_err(L, n, e, "only int8/uint8 operands are supported", NULL);
+  if (!is_int8(dtype_of(L, a)) || !is_int8(dtype_of(L, b))) return node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported", NULL);
   const char *lo = NULL, *hi = NULL;
   if (ql ? !is_int8(dtype_of(L, y)) || !q_bounds(dtype_of(L, y), &lo, &hi) : dtype_of(L, y) != ECG_INT32)
     return node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
@@ -212,7 +212,7 @@ int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 static int conv_spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
                         const int64_t *wk, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
   int sp = r - 2;
-  if (sp < 1 || sp > 2) return node_err(L, n, e, "only 1-D and 2-D convolutions are supported", NULL);
+  if (sp < 1 || sp > 2) return node_err(L, n, e, "convolutions over %s spatial dims are not supported (only 1-D and 2-D)", sp < 1 ? "0" : "3 or more");
   const int64_t *a;
   for (int i = 0; i < 2; i++) k[i] = s[i] = d[i] = 1;
   for (int i = 0; i < 4; i++) p[i] = 0;
@@ -246,7 +246,7 @@ int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int xz = in_id(n, 2), wz = in_id(n, ql ? 5 : 3);
   int xs = ql ? in_id(n, 1) : -1, ws = ql ? in_id(n, 4) : -1, ys = ql ? in_id(n, 6) : -1, yz = ql ? in_id(n, 7) : -1;
   int bias = ql ? in_id(n, 8) : -1;
-  if (!is_int8(dtype_of(L, x)) || !is_int8(dtype_of(L, w))) return node_err(L, n, e, "only int8/uint8 operands are supported", NULL);
+  if (!is_int8(dtype_of(L, x)) || !is_int8(dtype_of(L, w))) return node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported", NULL);
   const char *lo = NULL, *hi = NULL;
   if (ql ? !is_int8(dtype_of(L, y)) || !q_bounds(dtype_of(L, y), &lo, &hi) : dtype_of(L, y) != ECG_INT32)
     return node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
