@@ -105,7 +105,7 @@ int64_t ecg_flops_roi_align(const ecg_graph *g, const ecg_node *n) {
 /** One value of a generalised cosine window: element i of a window of N samples
  *  (periodic or symmetric); op is the registry id. */
 static double window_value(ecg_op_id op, int64_t i, int64_t N, bool periodic) {
-  double den = periodic ? (double)N : (double)(N - 1), a = den > 0 ? 2 * M_PI * (double)i / den : 0;
+  double den = periodic ? (double)N : (double)(N - 1), a = 2 * M_PI * (double)i / den; /* 0/0 = NaN for N = 1 symmetric, as the reference */
   switch (op) {
   case ECG_OP_HammingWindow: return 25.0 / 46.0 - (21.0 / 46.0) * cos(a);
   case ECG_OP_BlackmanWindow: return 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
@@ -171,11 +171,11 @@ int ecg_infer_mel_weight_matrix(ecg_graph *g, ecg_node *n, ecg_err *e) {
  *  caller), as the ONNX reference: M + 2 band edges evenly spaced in mel between the
  *  edge frequencies, mapped to DFT bins floor((dft_length + 1) * hz / sample_rate). */
 static void mel_fill(double *out, int64_t S, int64_t M, int64_t nmel, int64_t dftl, int64_t rate, double lo, double hi) {
-  double lm = 2595 * log10(1 + lo / 700), hm = 2595 * log10(1 + hi / 700), step = (hm - lm) / (double)(nmel + 2);
+  double lm = 2595 * log10(1 + lo / 700), hm = 2595 * log10(1 + hi / 700), step = (hm - lm) / ((double)nmel + 2);
   for (int64_t i = 0; i < nmel && i < M; i++) {
     int64_t f[3];
     for (int k = 0; k < 3; k++) { /* band edge k as a DFT bin (bounded: never a loop bound past S) */
-      double hz = 700 * (pow(10, ((double)(i + k) * step + lm) / 2595) - 1), b = floor((double)(dftl + 1) * hz / (double)rate);
+      double hz = 700 * (pow(10, ((double)(i + k) * step + lm) / 2595) - 1), b = floor(((double)dftl + 1) * hz / (double)rate);
       f[k] = b != b ? 0 : b < -1e15 ? (int64_t)-1e15 : b > 1e15 ? (int64_t)1e15 : (int64_t)b;
     }
     if (f[1] == f[0]) {

@@ -67,7 +67,8 @@ static void emit_dft_inner(ecg_lower *L, const char *ind, const char *count, con
 /* ---------------------------------------------------------------- windows */
 
 /** HannWindow / HammingWindow / BlackmanWindow -> y[len]: w[i] from the run-time size N
- *  (periodic: period N, symmetric: N - 1), cast to the output dtype. */
+ *  (periodic: period N, symmetric: N - 1; a symmetric window of size 1 is NaN, 0/0, as
+ *  in the ONNX reference), cast to the output dtype. */
 int emit_window(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t od[ECG_MAX_RANK];
   char nb[160];
@@ -82,7 +83,7 @@ int emit_window(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    %s *y = %s;\n    int64_t N = %s;\n", T, lw_ptr(L, n->outputs[0]), int_operand(L, n, 0, nb, sizeof nb));
   sb_printf(c, "    double den = (double)(N%s);\n", periodic ? "" : " - 1");
-  sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) {\n      double a = den > 0 ? 6.283185307179586 * (double)i / den : 0;\n", (long long)od[0]);
+  sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) {\n      double a = 6.283185307179586 * (double)i / den;\n", (long long)od[0]);
   sb_printf(c, "      y[i] = (%s)(%s);\n    }\n  }\n", T, f);
   return ECG_OK;
 }
@@ -105,10 +106,10 @@ int emit_mel_weight_matrix(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             int_operand(L, n, 2, b2, sizeof b2));
   sb_printf(c, "    double lo = (double)%s[0], hi = (double)%s[0];\n", lw_ptr(L, n->inputs[3]), lw_ptr(L, n->inputs[4]));
   sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) y[j] = (%s)0;\n", (long long)(S * M), T);
-  sb_printf(c, "    double lm = 2595 * log10(1 + lo / 700), hm = 2595 * log10(1 + hi / 700), step = (hm - lm) / (double)(nmel + 2);\n");
+  sb_printf(c, "    double lm = 2595 * log10(1 + lo / 700), hm = 2595 * log10(1 + hi / 700), step = (hm - lm) / ((double)nmel + 2);\n");
   sb_printf(c, "    for (int64_t i = 0; i < nmel && i < %lld; i++) {\n      int64_t f[3];\n", (long long)M);
   sb_printf(c, "      for (int k = 0; k < 3; k++) {\n"
-               "        double hz = 700 * (pow(10, ((double)(i + k) * step + lm) / 2595) - 1), b = floor((double)(dftl + 1) * hz / (double)rate);\n"
+               "        double hz = 700 * (pow(10, ((double)(i + k) * step + lm) / 2595) - 1), b = floor(((double)dftl + 1) * hz / (double)rate);\n"
                "        f[k] = b != b ? 0 : b < -1e15 ? (int64_t)-1e15 : b > 1e15 ? (int64_t)1e15 : (int64_t)b;\n      }\n");
   sb_printf(c, "      if (f[1] == f[0]) { if (f[1] >= 0 && f[1] < %lld) y[f[1] * %lld + i] = (%s)1; }\n", (long long)S, (long long)M, T);
   sb_printf(c, "      else for (int64_t j = f[0] < 0 ? 0 : f[0]; j <= f[1] && j < %lld; j++) y[j * %lld + i] = (%s)((double)(j - f[0]) / (double)(f[1] - f[0]));\n",
@@ -341,6 +342,17 @@ int emit_roi_align(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t sr = ecg_attr_i(n, "sampling_ratio", 0);
   double scale = ecg_attr_f(n, "spatial_scale", 1.0f);
   const char *T = lw_ctype(L, n->outputs[0]), *X = lw_ctype(L, n->inputs[0]);
+  int u = lw_uid(L);
+  /* [*i0, *i1): the samples i < g of positions base + (i + 0.5) * stp that may lie in
+   * [-1, lim] (a superset, widened by one; the kernel still tests each) */
+  sb_printf(&L->decls, "static inline void roi%d_span(double base, double stp, int64_t lim, int64_t g, int64_t *i0, int64_t *i1) {\n"
+                       "  *i0 = 0; *i1 = g;\n"
+                       "  if (!(stp != 0 && fabs(stp) < 1e300 && base == base && fabs(base) < 1e300)) return;\n"
+                       "  double t1 = (-1.0 - base) / stp - 0.5, t2 = ((double)lim - base) / stp - 0.5;\n"
+                       "  double lo = (t1 < t2 ? t1 : t2) - 1, hi = (t1 < t2 ? t2 : t1) + 1;\n"
+                       "  if (lo > 0) *i0 = lo < (double)g ? (int64_t)lo : g;\n"
+                       "  if (hi < (double)g) *i1 = hi >= 0 ? (int64_t)hi + 1 : 0;\n"
+                       "  if (*i1 < *i0) *i1 = *i0;\n}\n", u);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *X = %s;\n    const %s *rois = %s;\n", X, lw_ptr(L, n->inputs[0]), lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
   sb_printf(c, "    const %s *bi = %s;\n    %s *Y = %s;\n", lw_ctype(L, n->inputs[2]), lw_ptr(L, n->inputs[2]), T, lw_ptr(L, n->outputs[0]));
@@ -362,8 +374,14 @@ int emit_roi_align(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "      double cnt = gh * gw > 1 ? (double)(gh * gw) : 1.0;\n");
   sb_printf(c, "      for (int64_t ph = 0; ph < %lld; ph++)\n        for (int64_t pw = 0; pw < %lld; pw++) {\n", (long long)PH, (long long)PW);
   sb_printf(c, "          double acc = 0;\n          int first = 1;\n");
-  sb_printf(c, "          for (int64_t iy = 0; iy < gh; iy++) {\n            double yy = sy + ph * bh + (iy + 0.5) * bh / (double)gh;\n");
-  sb_printf(c, "            for (int64_t ix = 0; ix < gw; ix++) {\n              double xx = sx + pw * bw + (ix + 0.5) * bw / (double)gw;\n");
+  /* only the sample rows/columns near [-1, H] x [-1, W] are visited (the others are
+   * 0): a huge RoI costs O(H * W) per bin, not O(gh * gw) */
+  sb_printf(c, "          int64_t iy0, iy1, ix0, ix1;\n");
+  sb_printf(c, "          roi%d_span(sy + ph * bh, bh / (double)(gh > 0 ? gh : 1), %lld, gh, &iy0, &iy1);\n", u, (long long)H);
+  sb_printf(c, "          roi%d_span(sx + pw * bw, bw / (double)(gw > 0 ? gw : 1), %lld, gw, &ix0, &ix1);\n", u, (long long)W);
+  if (mx) sb_printf(c, "          if (gh > 0 && gw > 0 && (iy0 > 0 || iy1 < gh || ix0 > 0 || ix1 < gw)) first = 0; /* a skipped sample is 0 */\n");
+  sb_printf(c, "          for (int64_t iy = iy0; iy < iy1; iy++) {\n            double yy = sy + ph * bh + (iy + 0.5) * bh / (double)gh;\n");
+  sb_printf(c, "            for (int64_t ix = ix0; ix < ix1; ix++) {\n              double xx = sx + pw * bw + (ix + 0.5) * bw / (double)gw;\n");
   sb_printf(c, "              double v;\n");
   sb_printf(c, "              if (!(yy >= -1.0 && yy <= %lld && xx >= -1.0 && xx <= %lld)) v = 0;\n              else {\n", (long long)H, (long long)W);
   sb_printf(c, "                double y = yy < 0 ? 0 : yy, x = xx < 0 ? 0 : xx;\n");
