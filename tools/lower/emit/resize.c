@@ -199,6 +199,10 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (ax < 0) return node_err(L, n, e, "axis out of range");
     axes[k] = ax;
   }
+  int64_t on = 1;
+  for (int d = 0; d < r; d++) on *= od[d];
+  for (int d = 0; d < r && on > 0; d++)
+    if (id[d] == 0) return node_err(L, n, e, "resizing an empty axis to a non-empty one is not supported");
   double scale[ECG_MAX_RANK], r0[ECG_MAX_RANK], r1[ECG_MAX_RANK];
   int resized[ECG_MAX_RANK];
   if (get_scales(L, n, r, id, od, legacy, scale, resized, axes, na))

@@ -252,6 +252,11 @@ int emit_grid_sample(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0])) && m != 0) return node_err(L, n, e, "integer X is supported only in nearest mode");
   int ac = ecg_attr_i(n, "align_corners", 0) != 0;
   int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], Ho = od[2], Wo = od[3];
+  if (H == 0 || W == 0) { /* no pixel to sample: every padding mode gives 0 */
+    sb_printf(&L->code, "  { %s *Y = %s; for (int64_t j = 0; j < %lld; j++) Y[j] = 0; }\n", lw_ctype(L, n->outputs[0]), lw_ptr(L, n->outputs[0]),
+              (long long)(N * C * Ho * Wo));
+    return ECG_OK;
+  }
   int u = lw_uid(L);
   const char *T = lw_ctype(L, n->outputs[0]), *G = lw_ctype(L, n->inputs[1]);
   sbuf *dc = &L->decls;
@@ -339,6 +344,7 @@ int emit_roi_align(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int hp = !strcmp(ctm, "half_pixel");
   if (!hp && strcmp(ctm, "output_half_pixel")) return node_err(L, n, e, "coordinate_transformation_mode is not supported");
   int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], R = od[0], PH = od[2], PW = od[3];
+  if (H == 0 || W == 0) return node_err(L, n, e, "an empty feature map is not supported");
   int64_t sr = ecg_attr_i(n, "sampling_ratio", 0);
   double scale = ecg_attr_f(n, "spatial_scale", 1.0f);
   const char *T = lw_ctype(L, n->outputs[0]), *X = lw_ctype(L, n->inputs[0]);
