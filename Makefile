@@ -66,7 +66,7 @@ $(BUILD)/libecg.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 define TOOL_RULE
-$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(COMMON_OBJS) $(BUILD)/libecg.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef

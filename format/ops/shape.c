@@ -619,6 +619,11 @@ int ecg_infer_resize(ecg_graph *g, ecg_node *n, ecg_err *e) {
   double sc[ECG_MAX_RANK];
   int r, nsc, nsz, from[ECG_MAX_RANK];
   ECG_TRY(data_input(g, n, &x, d, &r, e));
+  if (!ecg_attr_find(n, "scales")) { /* scales or sizes known only at run time: rank only */
+    bool old = !strcmp(n->op_type, "Upsample") || (n->opset > 0 ? n->opset < 11 : n->n_inputs == 2);
+    if (ops_runtime_operand(g, n, old ? 1 : 2) > 0 || (!old && ops_runtime_operand(g, n, 3) > 0))
+      return ops_set_out_unknown(g, n, 0, x->dtype, r, e);
+  }
   ECG_TRY(resize_operands(g, n, sc, &nsc, sz, &nsz, e));
   const int64_t *aa;
   int na = ecg_attr_ints(n, "axes", &aa), cnt = nsc >= 0 ? nsc : nsz;

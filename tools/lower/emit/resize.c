@@ -20,8 +20,9 @@
 #include <string.h>
 
 #include "emit.h"
+#include "../runtime/ecg_resize.h"
 
-enum { RZ_MAX_TAPS = 4 };
+enum { RZ_MAX_TAPS = ECG_RZ_MAX_TAPS };
 
 static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
   char lb[256];
@@ -78,85 +79,65 @@ static int get_scales(ecg_lower *L, const ecg_node *n, int r, const int64_t *id,
   return 0;
 }
 
-/* The cubic convolution weights (Keys, coefficient A) of the 4 neighbours at
- * distances 1 + t, t, 1 - t, 2 - t from the source coordinate (t in (0, 1]). */
-static void cubic_coeffs(double t, double A, double *c) {
-  c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
-  c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-  c[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
-  c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
-}
-
-/* The resize options shared by every axis. */
-typedef struct rz_opts {
-  int mode;            /* 0 nearest, 1 linear, 2 cubic */
-  char ctm[40], nm[40];
-  double cubic_a;
-  int exclude_outside;
-} rz_opts;
-
-/* Source coordinate of output index x on an axis of in_len input and out_len output
- * elements with scale s (roi_start/roi_end for tf_crop_and_resize); *outside is set
- * when tf_crop_and_resize falls outside the input. */
-static double source_coord(const rz_opts *o, int64_t x, int64_t in_len, int64_t out_len, double s, double r0, double r1,
-                           int *outside) {
-  double in = (double)in_len, out_f = s * in, xo;
-  *outside = 0;
-  if (!strcmp(o->ctm, "align_corners")) xo = out_f == 1 ? 0 : (double)x * (in - 1) / (out_f - 1);
-  else if (!strcmp(o->ctm, "asymmetric")) xo = (double)x / s;
-  else if (!strcmp(o->ctm, "pytorch_half_pixel")) xo = out_len > 1 ? ((double)x + 0.5) / s - 0.5 : 0;
-  else if (!strcmp(o->ctm, "tf_half_pixel_for_nn")) xo = ((double)x + 0.5) / s;
-  else if (!strcmp(o->ctm, "half_pixel_symmetric")) {
-    double adj = (double)out_len / out_f, off = in / 2 * (1 - adj);
-    xo = off + ((double)x + 0.5) / s - 0.5;
-  } else if (!strcmp(o->ctm, "tf_crop_and_resize")) {
-    xo = out_f == 1 ? (r1 - r0) * (in - 1) / 2 : (double)x * (r1 - r0) * (in - 1) / (out_f - 1);
-    xo += r0 * (in - 1);
-    *outside = !(xo >= 0 && xo <= in - 1);
-  } else xo = ((double)x + 0.5) / s - 0.5; /* half_pixel */
-  return xo;
-}
-
-/* The K taps of one output index: input indices idx[K] (edge-clamped) and weights
- * w[K]; returns K. */
-static int taps_of(const rz_opts *o, double xo, int64_t in_len, int64_t *idx, double *w) {
-  if (!(xo == xo)) xo = 0;
-  if (xo > 1e15) xo = 1e15;
-  if (xo < -1e15) xo = -1e15;
-  double f = floor(xo), ratio;
-  if (xo == f) { f -= 1; ratio = 1; } /* an integral coordinate: ratio 1 between x-1 and x */
-  else ratio = xo - f;
-  int K = o->mode == 2 ? 4 : 2, pad = K / 2;
-  int64_t start = (int64_t)f - (K / 2 - 1), lo = -pad, hi = in_len + pad - K;
-  if (start < lo) start = lo;
-  if (start > hi) start = hi;
-  double c[RZ_MAX_TAPS];
-  if (o->mode == 2) cubic_coeffs(ratio, o->cubic_a, c);
-  else if (o->mode == 1) { c[0] = 1 - ratio; c[1] = ratio; }
-  else {
-    int up;
-    if (ratio == 1) up = 1; /* integral: the coordinate itself */
-    else if (!strcmp(o->nm, "floor")) up = 0;
-    else if (!strcmp(o->nm, "ceil")) up = 1;
-    else if (!strcmp(o->nm, "round_prefer_ceil")) up = ratio >= 0.5;
-    else up = ratio > 0.5; /* round_prefer_floor */
-    c[0] = !up;
-    c[1] = up;
+/* Resize whose scales (or tf_crop_and_resize roi) are known only at run time; the
+ * output shape is static (declared by the model). The kernel reads the operands,
+ * builds the per-axis tap tables with the runtime's ecg_resize_coord/ecg_resize_taps
+ * (the same functions the static path uses at lowering time) and gathers over the taps
+ * with non-zero weight. */
+static int emit_resize_runtime(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o, int r, const int64_t *id,
+                               const int64_t *od, const int64_t *ist, const int64_t *axes, int na, int si, int crop) {
+  const char *T = lw_ctype(L, n->outputs[0]);
+  sbuf *c = &L->code;
+  int64_t tot = 0, on = 1, combos = 1;
+  for (int d = 0; d < r; d++) { tot += od[d]; on *= od[d]; combos *= RZ_MAX_TAPS; }
+  int cnt = na < 0 ? r : na;
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    static const ecg_resize_opts opt = {%d, %d, %d, %.17g, %d};\n", o->mode, o->ctm, o->nm, o->cubic_a, o->exclude_outside);
+  sb_printf(c, "    static const int64_t IN[%d] = {", r);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)id[d]);
+  sb_printf(c, "}, OUT[%d] = {", r);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)od[d]);
+  sb_printf(c, "}, IST[%d] = {", r);
+  for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)ist[d]);
+  sb_printf(c, "}, AX[%d] = {", cnt);
+  for (int k = 0; k < cnt; k++) sb_printf(c, "%s%lld", k ? ", " : "", (long long)(na < 0 ? k : axes[k]));
+  sb_printf(c, "};\n    double scale[%d], r0[%d], r1[%d];\n    int resized[%d];\n", r, r, r, r);
+  sb_printf(c, "    for (int d = 0; d < %d; d++) { scale[d] = IN[d] ? (double)OUT[d] / (double)IN[d] : 1; r0[d] = 0; r1[d] = 1; resized[d] = %d; }\n", r, na < 0);
+  sb_printf(c, "    for (int k = 0; k < %d; k++) resized[AX[k]] = 1;\n", cnt);
+  const ecg_tensor *st = (size_t)si < n->n_inputs && n->inputs[si] >= 0 ? L->g->tensors[n->inputs[si]] : NULL;
+  if (st && ecg_tensor_numel(st) == cnt && !st->is_const)
+    sb_printf(c, "    for (int k = 0; k < %d; k++) scale[AX[k]] = (double)%s[k];\n", cnt, lw_ptr(L, n->inputs[si]));
+  else if (st && st->is_const && ecg_tensor_numel(st) == cnt)
+    for (int k = 0; k < cnt; k++) sb_printf(c, "    scale[AX[%d]] = %.17g;\n", k, ecg_const_f64(st, k));
+  if (crop) {
+    const ecg_tensor *rt = n->n_inputs > 1 && n->inputs[1] >= 0 ? L->g->tensors[n->inputs[1]] : NULL;
+    if (rt && ecg_tensor_numel(rt) == 2 * cnt)
+      sb_printf(c, "    for (int k = 0; k < %d; k++) { r0[AX[k]] = (double)%s[k]; r1[AX[k]] = (double)%s[%d + k]; }\n", cnt,
+                lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[1]), cnt);
   }
-  if (o->exclude_outside && o->mode != 0) {
-    double sum = 0;
-    for (int k = 0; k < K; k++) {
-      if (start + k < 0 || start + k >= in_len) c[k] = 0;
-      sum += c[k];
-    }
-    if (sum != 0) for (int k = 0; k < K; k++) c[k] /= sum;
-  }
-  for (int k = 0; k < K; k++) {
-    int64_t i = start + k;
-    idx[k] = i < 0 ? 0 : i >= in_len ? in_len - 1 : i;
-    w[k] = c[k];
-  }
-  return K;
+  sb_printf(c, "    int64_t *ti = malloc(sizeof(int64_t) * %lld);\n    double *tw = malloc(sizeof(double) * %lld);\n"
+               "    unsigned char *te = calloc(%lld, 1);\n", (long long)(tot * RZ_MAX_TAPS + 1), (long long)(tot * RZ_MAX_TAPS + 1),
+            (long long)(tot + 1));
+  sb_printf(c, "    if (!ti || !tw || !te) { free(ti); free(tw); free(te); return; }\n");
+  sb_printf(c, "    int64_t base[%d], b = 0;\n    for (int d = 0; d < %d; d++) { base[d] = b; b += OUT[d]; }\n", r, r);
+  sb_printf(c, "    for (int d = 0; d < %d; d++)\n      for (int64_t xx = 0; xx < OUT[d]; xx++) {\n"
+               "        int64_t *pi = ti + (base[d] + xx) * %d;\n        double *pw = tw + (base[d] + xx) * %d;\n"
+               "        for (int k = 0; k < %d; k++) { pi[k] = 0; pw[k] = 0; }\n"
+               "        if (!resized[d] || !(scale[d] > 0)) { pi[0] = (xx < IN[d] ? xx : IN[d] - 1) * IST[d]; pw[0] = 1; continue; }\n"
+               "        int out_;\n        double xo = ecg_resize_coord(&opt, xx, IN[d], OUT[d], scale[d], r0[d], r1[d], &out_);\n"
+               "        int kk = ecg_resize_taps(&opt, xo, IN[d], pi, pw);\n"
+               "        for (int k = 0; k < kk; k++) pi[k] *= IST[d];\n        te[base[d] + xx] = (unsigned char)out_;\n      }\n",
+            r, RZ_MAX_TAPS, RZ_MAX_TAPS, RZ_MAX_TAPS);
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      int64_t xi[%d], rem = j;\n      int ext = 0;\n", (long long)on, r);
+  sb_printf(c, "      for (int d = %d - 1; d >= 0; d--) { xi[d] = rem %% OUT[d]; rem /= OUT[d]; ext |= te[base[d] + xi[d]]; }\n", r);
+  sb_printf(c, "      if (ext) { y[j] = (%s)%.9g; continue; }\n      double acc = 0;\n", T, ecg_attr_f(n, "extrapolation_value", 0.0f));
+  sb_printf(c, "      for (int64_t cmb = 0; cmb < %lld; cmb++) {\n        int64_t cc = cmb, off = 0;\n        double w = 1;\n", (long long)combos);
+  sb_printf(c, "        for (int d = 0; d < %d && w != 0; d++) { int k = (int)(cc %% %d); cc /= %d; int64_t t = (base[d] + xi[d]) * %d + k; w *= tw[t]; off += ti[t]; }\n",
+            r, RZ_MAX_TAPS, RZ_MAX_TAPS, RZ_MAX_TAPS);
+  sb_printf(c, "        if (w != 0) acc += w * (double)x[off];\n      }\n      y[j] = (%s)acc;\n    }\n", T);
+  sb_printf(c, "    free(ti); free(tw); free(te);\n  }\n");
+  return ECG_OK;
 }
 
 /** Resize / Upsample over static shapes with constant scales/sizes (and roi for
@@ -170,25 +151,26 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (lw_half(L, n->inputs[0])) return node_err(L, n, e, "float16/bfloat16 is not supported");
   int is_upsample = lw_op(n) == ECG_OP_Upsample;
   int legacy = is_upsample || (n->opset > 0 && n->opset < 11);
-  rz_opts o;
-  char mode[32];
+  ecg_resize_opts o;
+  char mode[32], ctm[40], nm[40];
   ecg_attr_s(n, "mode", "nearest", mode, sizeof mode);
-  ecg_attr_s(n, "coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel", o.ctm, sizeof o.ctm);
-  ecg_attr_s(n, "nearest_mode", legacy ? "floor" : "round_prefer_floor", o.nm, sizeof o.nm);
+  ecg_attr_s(n, "coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel", ctm, sizeof ctm);
+  ecg_attr_s(n, "nearest_mode", legacy ? "floor" : "round_prefer_floor", nm, sizeof nm);
   o.mode = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1 : !strcmp(mode, "cubic") ? 2 : -1;
   if (o.mode < 0) return node_err(L, n, e, "mode is not supported (nearest, linear, cubic)");
   if (legacy && o.mode == 2) return node_err(L, n, e, "cubic mode is not supported before Resize-11");
   static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  int known = 0;
-  for (size_t k = 0; k < sizeof ctms / sizeof *ctms; k++) known |= !strcmp(o.ctm, ctms[k]);
-  if (!known) return node_err(L, n, e, "coordinate_transformation_mode is not supported");
-  if (strcmp(o.nm, "round_prefer_floor") && strcmp(o.nm, "round_prefer_ceil") && strcmp(o.nm, "floor") && strcmp(o.nm, "ceil"))
-    return node_err(L, n, e, "nearest_mode is not supported");
+  static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  o.ctm = o.nm = -1;
+  for (int k = 0; k < (int)(sizeof ctms / sizeof *ctms); k++) if (!strcmp(ctm, ctms[k])) o.ctm = k;
+  for (int k = 0; k < (int)(sizeof nms / sizeof *nms); k++) if (!strcmp(nm, nms[k])) o.nm = k;
+  if (o.ctm < 0) return node_err(L, n, e, "coordinate_transformation_mode is not supported");
+  if (o.nm < 0) return node_err(L, n, e, "nearest_mode is not supported");
   if (ecg_attr_i(n, "antialias", 0)) return node_err(L, n, e, "antialias is not supported");
   o.cubic_a = ecg_attr_f(n, "cubic_coeff_a", -0.75f);
   o.exclude_outside = ecg_attr_i(n, "exclude_outside", 0) != 0;
-  int crop = !strcmp(o.ctm, "tf_crop_and_resize");
+  int crop = o.ctm == ECG_RZ_TF_CROP_AND_RESIZE;
   int isf = ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype);
   if (!isf && (o.mode == 2 || crop)) return node_err(L, n, e, "cubic mode and tf_crop_and_resize on integer tensors are not supported");
   const int64_t *aa;
@@ -203,6 +185,17 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   for (int d = 0; d < r; d++) on *= od[d];
   for (int d = 0; d < r && on > 0; d++)
     if (id[d] == 0) return node_err(L, n, e, "resizing an empty axis to a non-empty one is not supported");
+  {
+    int si = legacy ? 1 : 2;
+    const ecg_tensor *st = (size_t)si < n->n_inputs && n->inputs[si] >= 0 ? L->g->tensors[n->inputs[si]] : NULL;
+    const ecg_tensor *rt = crop && n->n_inputs > 1 && n->inputs[1] >= 0 ? L->g->tensors[n->inputs[1]] : NULL;
+    if (!ecg_attr_find(n, "scales") && ((st && !st->is_const && ecg_tensor_numel(st) > 0) || (rt && !rt->is_const))) {
+      char pol[32];
+      ecg_attr_s(n, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol);
+      if (strcmp(pol, "stretch")) return node_err(L, n, e, "keep_aspect_ratio_policy with run-time operands is not supported");
+      return emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
+    }
+  }
   double scale[ECG_MAX_RANK], r0[ECG_MAX_RANK], r1[ECG_MAX_RANK];
   int resized[ECG_MAX_RANK];
   if (get_scales(L, n, r, id, od, legacy, scale, resized, axes, na))
@@ -215,7 +208,7 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (crop) {
     const ecg_tensor *roi = const_input(L, n, 1);
     int cnt = na < 0 ? r : na;
-    if (!roi) return node_err(L, n, e, "tf_crop_and_resize with a non-constant roi is not supported");
+    if (!roi) return node_err(L, n, e, "tf_crop_and_resize without a roi is not supported");
     if (ecg_tensor_numel(roi) != 2 * cnt) return node_err(L, n, e, "roi length does not match the axes: not supported");
     for (int k = 0; k < cnt; k++) {
       int d = na < 0 ? k : (int)axes[k];
@@ -243,8 +236,8 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
         continue;
       }
       int outside;
-      double xo = source_coord(&o, x, id[d], od[d], scale[d], r0[d], r1[d], &outside);
-      int kk = taps_of(&o, xo, id[d], ti + x * RZ_MAX_TAPS, tw + x * RZ_MAX_TAPS);
+      double xo = ecg_resize_coord(&o, x, id[d], od[d], scale[d], r0[d], r1[d], &outside);
+      int kk = ecg_resize_taps(&o, xo, id[d], ti + x * RZ_MAX_TAPS, tw + x * RZ_MAX_TAPS);
       for (int k = kk; k < RZ_MAX_TAPS; k++) { ti[x * RZ_MAX_TAPS + k] = 0; tw[x * RZ_MAX_TAPS + k] = 0; }
       if (kk > k_ax) k_ax = kk;
       te[x] = (unsigned char)outside;
