@@ -53,6 +53,8 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_OneHot] = emit_onehot, [ECG_OP_MaxUnpool] = emit_max_unpool, [ECG_OP_Compress] = emit_compress,
   [ECG_OP_NonZero] = emit_nonzero, [ECG_OP_TopK] = emit_topk, [ECG_OP_EyeLike] = emit_eyelike,
   [ECG_OP_CastLike] = emit_castlike, [ECG_OP_ReverseSequence] = emit_reverse_sequence,
+  /* data-dependent selection (select.c) */
+  [ECG_OP_NonMaxSuppression] = emit_nms, [ECG_OP_Unique] = emit_unique,
   /* quantization (quant.c) */
   [ECG_OP_QuantizeLinear] = emit_quantize, [ECG_OP_DequantizeLinear] = emit_quantize,
   [ECG_OP_DynamicQuantizeLinear] = emit_dynamic_quantize,
