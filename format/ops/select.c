@@ -82,3 +82,30 @@ int ecg_infer_unique(ecg_graph *g, ecg_node *n, ecg_err *e) {
   ECG_TRY(set_out_sel(g, n, 2, ECG_INT64, 1, &len, -1, NULL, e));
   return set_out_sel(g, n, 3, ECG_INT64, 1, &u, 0, "unique", e);
 }
+
+/* TfIdfVectorizer's output width: max(ngram_indexes) + 1 (0 when empty); -1 on bad ones. */
+static int64_t tfidf_width(const ecg_node *n) {
+  const int64_t *ix;
+  int k = ecg_attr_ints(n, "ngram_indexes", &ix);
+  int64_t w = 0;
+  for (int i = 0; i < k; i++) {
+    if (ix[i] < 0) return -1;
+    if (ix[i] + 1 > w) w = ix[i] + 1;
+  }
+  return w;
+}
+
+/** TfIdfVectorizer(X [C] or [N,C], integer or string): float [O] or [N,O] with
+ *  O = max(ngram_indexes) + 1 (static: from the attributes). */
+int ecg_infer_tfidf(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  ECG_TRY(ops_input(g, n, 0, &x, e));
+  int64_t d[ECG_MAX_RANK];
+  int r = ecg_tensor_dims(x, d);
+  if (r != 1 && r != 2) return ecg_node_errf(e, g, n, "input '%s' must be [C] or [N, C]", x->name);
+  int64_t w = tfidf_width(n);
+  if (w < 0) return ecg_node_errf(e, g, n, "negative ngram_indexes");
+  int64_t od[2] = {r == 2 ? d[0] : w, w};
+  int from[2] = {0, -1};
+  return ops_set_out(g, n, 0, ECG_FLOAT, r, od, x, from, e);
+}

@@ -75,6 +75,7 @@ int emit_reverse_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* data-dependent selection (select.c) */
 int emit_nms(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_unique(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_tfidf(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* quant.c: quantization (QuantizeLinear .. QLinearConv) */
 int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -55,6 +55,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_CastLike] = emit_castlike, [ECG_OP_ReverseSequence] = emit_reverse_sequence,
   /* data-dependent selection (select.c) */
   [ECG_OP_NonMaxSuppression] = emit_nms, [ECG_OP_Unique] = emit_unique,
+  [ECG_OP_TfIdfVectorizer] = emit_tfidf,
   /* quantization (quant.c) */
   [ECG_OP_QuantizeLinear] = emit_quantize, [ECG_OP_DequantizeLinear] = emit_quantize,
   [ECG_OP_DynamicQuantizeLinear] = emit_dynamic_quantize,

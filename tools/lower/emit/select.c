@@ -183,3 +183,81 @@ int emit_unique(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  }\n");
   return ECG_OK;
 }
+
+/** TfIdfVectorizer: X int32/int64 [C] or [N,C] -> float [O] or [N,O].  Per row, every
+ *  n-gram with n in [min_gram_length, max_gram_length] whose items are `d` apart,
+ *  d = 1 .. max_skip_count + 1 (unigrams only at d = 1, so each is counted once), that
+ *  matches a pool n-gram adds one to its ngram_indexes slot.  Mode TF: the counts;
+ *  IDF: weight (1 without weights) where the count is > 0; TFIDF: count * weight.
+ *  The pool is a static table; string inputs are not supported. */
+int emit_tfidf(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0], xdt = dtype_of(L, x);
+  if (xdt != ECG_INT32 && xdt != ECG_INT64) return node_err(L, n, e, "input dtype not supported (int32/int64 only)");
+  if (dtype_of(L, y) != ECG_FLOAT) return node_err(L, n, e, "output dtype not supported");
+  int64_t xd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  int r = lw_dims(L, x, xd);
+  lw_dims(L, y, yd);
+  int64_t rows = r == 2 ? xd[0] : 1, C = xd[r - 1], O = yd[r - 1];
+  int64_t mn = ecg_attr_i(n, "min_gram_length", 1), mx = ecg_attr_i(n, "max_gram_length", 1), sk = ecg_attr_i(n, "max_skip_count", 0);
+  char mode[16];
+  ecg_attr_s(n, "mode", "TF", mode, sizeof mode);
+  int md = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
+  if (md < 0) return node_err(L, n, e, "this mode is not supported");
+  if (mn < 1 || mx < mn || sk < 0 || mx > 64 || sk > 1000000) return node_err(L, n, e, "gram lengths / skip count not supported");
+  const int64_t *pool, *cnts, *idx;
+  const float *wts;
+  int np = ecg_attr_ints(n, "pool_int64s", &pool), nc = ecg_attr_ints(n, "ngram_counts", &cnts);
+  int ni = ecg_attr_ints(n, "ngram_indexes", &idx), nw = ecg_attr_floats(n, "weights", &wts);
+  if (np < 0 && ecg_attr_find(n, "pool_strings")) return node_err(L, n, e, "pool_strings is not supported");
+  if (np < 0) np = 0;
+  if (nc < 0) nc = 0;
+  if (ni < 0) ni = 0;
+  /* the grams: level i (length i + 1) holds pool[cnts[i] .. cnts[i+1] or np) */
+  int64_t ng = 0;
+  for (int i = 0; i < nc; i++) {
+    int64_t lo = cnts[i], hi = i + 1 < nc ? cnts[i + 1] : np;
+    if (lo < 0 || hi < lo || hi > np || (hi - lo) % (i + 1)) return node_err(L, n, e, "inconsistent ngram_counts not supported");
+    ng += (hi - lo) / (i + 1);
+  }
+  if (ng != ni || (nw >= 0 && nw != ni)) return node_err(L, n, e, "ngram_indexes / weights of the wrong length are not supported");
+  for (int i = 0; i < ni; i++)
+    if (idx[i] < 0 || idx[i] >= O) return node_err(L, n, e, "ngram_indexes outside the output are not supported");
+  int u = lw_uid(L);
+  /* tables: per gram its length, pool offset, output slot, weight */
+  sb_printf(&L->decls, "static const int64_t tfp%d[%d] = {", u, np > 0 ? np : 1);
+  for (int i = 0; i < np; i++) sb_printf(&L->decls, "%s%lld", i ? "," : "", LL(pool[i]));
+  sb_printf(&L->decls, "%s};\nstatic const int64_t tfg%d[%lld] = {", np ? "" : "0", u, LL(ng > 0 ? 3 * ng : 1));
+  int first = 1;
+  for (int i = 0, gi = 0; i < nc; i++) {
+    int64_t lo = cnts[i], hi = i + 1 < nc ? cnts[i + 1] : np;
+    for (int64_t p = lo; p < hi; p += i + 1, gi++) {
+      sb_printf(&L->decls, "%s%d,%lld,%lld", first ? "" : ",", i + 1, LL(p), LL(idx[gi]));
+      first = 0;
+    }
+  }
+  sb_printf(&L->decls, "%s};\nstatic const float tfw%d[%d] = {", ng ? "" : "0", u, nw > 0 ? nw : 1);
+  for (int i = 0; i < nw; i++) sb_printf(&L->decls, "%s%.9g", i ? "," : "", (double)wts[i]);
+  sb_printf(&L->decls, "%s};\n", nw > 0 ? "" : "0");
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const %s *x = %s;\n    float *y = %s;\n", lw_ctype(L, x), lw_ptr(L, x), lw_ptr(L, y));
+  sb_printf(c, "    memset(y, 0, %zu);\n", L->t[y].bytes);
+  sb_printf(c, "    for (int64_t row = 0; row < %lld; row++) {\n", LL(rows));
+  sb_printf(c, "      const %s *xr = x + row * %lld; float *yr = y + row * %lld;\n", lw_ctype(L, x), LL(C), LL(O));
+  sb_printf(c, "      for (int64_t d = 1; d <= %lld; d++)\n", LL(sk + 1));
+  sb_printf(c, "        for (int64_t g = 0; g < %lld; g++) {\n", LL(ng));
+  sb_printf(c, "          int64_t len = tfg%d[3 * g], off = tfg%d[3 * g + 1];\n", u, u);
+  sb_printf(c, "          if (len < %lld || len > %lld || (len == 1 && d > 1)) continue;\n", LL(mn), LL(mx));
+  sb_printf(c, "          for (int64_t s = 0; s + (len - 1) * d < %lld; s++) {\n", LL(C));
+  sb_printf(c, "            int64_t k = 0;\n            while (k < len && (int64_t)xr[s + k * d] == tfp%d[off + k]) k++;\n", u);
+  sb_printf(c, "            if (k == len) yr[tfg%d[3 * g + 2]] += 1.0f;\n          }\n        }\n", u);
+  if (md > 0) {
+    sb_printf(c, "      for (int64_t g = 0; g < %lld; g++) {\n        int64_t o = tfg%d[3 * g + 2];\n", LL(ng), u);
+    const char *w = nw > 0 ? "tfw%d[g]" : "1.0f";
+    char wb[32];
+    snprintf(wb, sizeof wb, w, u);
+    if (md == 1) sb_printf(c, "        if (yr[o] > 0) yr[o] = %s;\n      }\n", wb);
+    else sb_printf(c, "        yr[o] *= %s;\n      }\n", wb);
+  }
+  sb_printf(c, "      (void)tfw%d;\n    }\n  }\n", u);
+  return ECG_OK;
+}
