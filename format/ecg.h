@@ -285,6 +285,9 @@ typedef struct ecg_op_info {
 const ecg_op_info *ecg_op_lookup(const char *op_type, const char *domain);
 /** The registry row for id (0 <= id < ECG_OP_COUNT). */
 const ecg_op_info *ecg_op_get(ecg_op_id id);
+/** The domain of registry row id: "" for the default ai.onnx domain, else its name
+ *  ("ai.onnx.preview.training"). */
+const char *ecg_op_domain(ecg_op_id id);
 /** Name of a mapping type ("One-to-One", ...). */
 const char *ecg_mapping_name(int mapping);
 

@@ -20,10 +20,28 @@ const ecg_op_info *ecg_op_get(ecg_op_id id) {
   return id >= 0 && id < ECG_OP_COUNT ? &REGISTRY[id] : NULL;
 }
 
+/* Rows of ops.def that belong to a domain other than the default ai.onnx (every row
+ * not listed here is ai.onnx).  Their since column counts that domain's opsets. */
+static const struct {
+  ecg_op_id id;
+  const char *domain;
+} OP_DOMAINS[] = {
+    {ECG_OP_Adagrad, "ai.onnx.preview.training"},
+    {ECG_OP_Momentum, "ai.onnx.preview.training"},
+    {ECG_OP_Adam, "ai.onnx.preview.training"},
+};
+
+const char *ecg_op_domain(ecg_op_id id) {
+  for (size_t k = 0; k < sizeof OP_DOMAINS / sizeof *OP_DOMAINS; k++)
+    if (OP_DOMAINS[k].id == id) return OP_DOMAINS[k].domain;
+  return "";
+}
+
 const ecg_op_info *ecg_op_lookup(const char *op_type, const char *domain) {
-  if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0) return NULL;
+  if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
   for (int i = 0; i < ECG_OP_COUNT; i++)
-    if (strcmp(REGISTRY[i].name, op_type) == 0) return &REGISTRY[i];
+    if (strcmp(REGISTRY[i].name, op_type) == 0 && strcmp(ecg_op_domain((ecg_op_id)i), domain) == 0)
+      return &REGISTRY[i];
   return NULL;
 }
 

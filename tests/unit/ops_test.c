@@ -335,6 +335,16 @@ static void test_shuffle_chain(void) {
   ecg_graph_free(g);
 }
 
+/* Rows of another domain match only under it; default-domain lookups never see them. */
+static void test_op_domains(void) {
+  const char *tr = "ai.onnx.preview.training";
+  CHECK(ecg_op_lookup("Adam", tr) && ecg_op_lookup("Momentum", tr) && ecg_op_lookup("Adagrad", tr), "training ops");
+  CHECK(!ecg_op_lookup("Adam", "") && !ecg_op_lookup("Adam", "ai.onnx") && !ecg_op_lookup("Adam", NULL), "Adam not ai.onnx");
+  CHECK(!ecg_op_lookup("Relu", tr) && ecg_op_lookup("Relu", "ai.onnx"), "Relu only ai.onnx");
+  CHECK(strcmp(ecg_op_domain(ecg_op_lookup("Adam", tr)->id), tr) == 0, "Adam domain");
+  CHECK(ecg_op_domain(ecg_op_lookup("Relu", "")->id)[0] == 0, "Relu domain");
+}
+
 static void test_broadcast(void) {
   ecg_graph *g = ecg_graph_new();
   int a = tens(g, "a", ECG_FLOAT, DIMS(-1, 3, 1), "N"), b = tens(g, "b", ECG_FLOAT, DIMS(1, 4), NULL);
@@ -449,6 +459,7 @@ int main(void) {
   test_slice_concat_gather();
   test_shuffle_chain();
   test_broadcast();
+  test_op_domains();
   test_fold_math();
   test_misc_shapes();
   printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -816,6 +816,13 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
   bool have = false;
   for (size_t i = 0; i < m->n_opset_import; i++) have |= default_domain(m->opset_import[i]->domain);
   int64_t opset = domain_opset(m, "");
+  /* A model of only non-default-domain nodes (ai.onnx.preview.training) may import no
+   * ai.onnx opset: its graph opset is then ours, unused by those nodes. */
+  bool other_only = !have && m->graph && m->graph->n_node > 0;
+  for (size_t i = 0; other_only && i < m->graph->n_node; i++)
+    other_only = !default_domain(m->graph->node[i]->domain) &&
+                 ecg_op_lookup(S(m->graph->node[i]->op_type), m->graph->node[i]->domain) != NULL;
+  if (other_only) have = true, opset = ONNX2ECG_OPSET_MAX;
   if (!have) {
     char doms[256] = "";
     for (size_t i = 0; i < m->n_opset_import; i++)

@@ -36,7 +36,8 @@ static void usage(FILE *f) {
           "  --zstd                    compress the stream (zstd level 3)\n"
           "  --report                  print a JSON line of what changed on stderr\n"
           "  --list-ops                print the supported operators with their opset\n"
-          "                            range (\"Name first-last\")\n"
+          "                            range (\"Name first-last\"; \"Name first-last DOMAIN\"\n"
+          "                            for another domain, counting its own opsets)\n"
           "  --model-ops               print the operators MODEL.onnx uses, one per line\n"
           "                            (\"Name domain opset supported|unsupported\"), and exit\n"
           "  -v, --verbose             progress on stderr\n"
@@ -160,8 +161,11 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     case OPT_LIST_OPS:
       for (int i = 0; i < ECG_OP_COUNT; i++) {
         const ecg_op_info *op = ecg_op_get((ecg_op_id)i);
-        printf("%s %d-%d\n", op->name, op->since > ONNX2ECG_OPSET_MIN ? op->since : ONNX2ECG_OPSET_MIN,
-               ONNX2ECG_OPSET_MAX);
+        if (ecg_op_domain((ecg_op_id)i)[0]) /* another domain: its own opset numbers */
+          printf("%s %d-%d %s\n", op->name, op->since, op->since, ecg_op_domain((ecg_op_id)i));
+        else
+          printf("%s %d-%d\n", op->name, op->since > ONNX2ECG_OPSET_MIN ? op->since : ONNX2ECG_OPSET_MIN,
+                 ONNX2ECG_OPSET_MAX);
       }
       return 0;
     case OPT_INPUT_SHAPE:

@@ -61,6 +61,8 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_DynamicQuantizeLinear] = emit_dynamic_quantize,
   [ECG_OP_MatMulInteger] = emit_matmul_integer, [ECG_OP_QLinearMatMul] = emit_matmul_integer,
   [ECG_OP_ConvInteger] = emit_conv_integer, [ECG_OP_QLinearConv] = emit_conv_integer,
+  /* ai.onnx.preview.training optimizers (train.c) */
+  [ECG_OP_Adagrad] = emit_optimizer, [ECG_OP_Momentum] = emit_optimizer, [ECG_OP_Adam] = emit_optimizer,
 };
 
 ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EMITTERS[id] : NULL; }
