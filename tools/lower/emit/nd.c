@@ -134,6 +134,18 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/* Opening of a Conv/ConvTranspose kernel: the geometry tables and the x, w, b
+ * (NULL when absent), y pointers of element type T. */
+static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const nd_geom *gm, const char *T) {
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, gm);
+  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    const %s *w = %s;\n", T, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    const %s *b = %s;\n", T, n->n_inputs > 2 && n->inputs[2] >= 0 ? lw_ptr(L, n->inputs[2]) : "NULL");
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+}
+
 /** Conv, N-D, float dtypes: direct loops (groups, dilations, strides, pads, bias). */
 int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK];
@@ -149,12 +161,7 @@ int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   const char *T = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;
   (void)r;
-  sb_printf(c, "  {\n");
-  nd_geom_decls(c, &gm);
-  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    const %s *w = %s;\n", T, lw_ptr(L, n->inputs[1]));
-  sb_printf(c, "    const %s *b = %s;\n", T, n->n_inputs > 2 && n->inputs[2] >= 0 ? lw_ptr(L, n->inputs[2]) : "NULL");
-  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  nd_conv_prologue(L, n, &gm, T);
   sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(N * M * out_sp * Cg * ksz));
   sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld;\n", (long long)(N * M),
             (long long)M, (long long)M, (long long)Mg);
@@ -187,12 +194,7 @@ int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t in_sp = prod(gm.in, sp), out_sp = prod(gm.out, sp), ksz = prod(gm.k, sp);
   const char *T = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n");
-  nd_geom_decls(c, &gm);
-  sb_printf(c, "    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    const %s *w = %s;\n", T, lw_ptr(L, n->inputs[1]));
-  sb_printf(c, "    const %s *b = %s;\n", T, n->n_inputs > 2 && n->inputs[2] >= 0 ? lw_ptr(L, n->inputs[2]) : "NULL");
-  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  nd_conv_prologue(L, n, &gm, T);
   sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(N * M * out_sp * Cg * ksz));
   sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld, mg = m %% %lld;\n",
             (long long)(N * M), (long long)M, (long long)M, (long long)Mg, (long long)Mg);
