@@ -63,7 +63,7 @@ int lw_half(const ecg_lower *L, int id) {
  * at load and back at store) and pure data movement (bit copies). */
 static int half_capable(ecg_emit_fn fn) {
   static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_copy, emit_transpose, emit_concat,
-                                   emit_split, emit_slice, emit_gather, emit_expand, emit_tile, emit_space_depth};
+                                   emit_split, emit_slice, emit_gather, emit_expand, emit_tile, emit_space_depth, emit_castlike};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
     if (ok[i] == fn) return 1;
   return 0;
