@@ -79,9 +79,13 @@ san:
 
 # ---------------------------------------------------------------- setup
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \
-            libonnx-testdata xxd nodejs npm gcc make
+            libonnx-testdata xxd gcc make
+# node and npm: Debian's packages only when the commands are missing (a machine may carry
+# its own Node.js, which Debian's npm package conflicts with).
 setup:
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then echo "setup: installing$$missing"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) || \
 	  { echo "setup: apt-get install failed (run as root?)"; exit 1; }; fi
