@@ -103,6 +103,15 @@ void lw_need_scratch(ecg_lower *L, const char *expr) {
 
 int lw_uid(ecg_lower *L) { return L->n_tmp++; }
 
+int lw_node_err(const ecg_lower *L, const ecg_node *n, ecg_err *e, const char *fmt, ...) {
+  char lb[256], msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, msg);
+}
+
 ecg_op_id lw_op(const ecg_node *n) {
   const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
   return op ? op->id : ECG_OP_NONE;

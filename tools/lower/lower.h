@@ -63,6 +63,10 @@ ecg_emit_fn ecg_emitter(ecg_op_id id);
 const char *lw_ptr(ecg_lower *L, int tensor_id);
 /** True when tensors a and b resolve to the same storage (a Reorganize alias). */
 int lw_same_storage(const ecg_lower *L, int a, int b);
+/** Fail with ECG_ERR_INPUT and "node 'NAME' (OP): <message>" (printf-style); the one
+ *  error helper of every emitter. Returns ECG_ERR_INPUT. */
+int lw_node_err(const ecg_lower *L, const ecg_node *n, ecg_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /** The registry id of node n's operator (lowering only sees registered ops). */
 ecg_op_id lw_op(const ecg_node *n);
 /** C type in which tensor id's values are computed: its storage type, or float for

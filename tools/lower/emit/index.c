@@ -14,10 +14,6 @@
 #include "../lower.h"
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 static int has_input(const ecg_node *n, size_t i) { return n->n_inputs > i && n->inputs[i] >= 0; }
 static int dtype_of(const ecg_lower *L, int id) { return L->g->tensors[id]->dtype; }
@@ -35,7 +31,7 @@ static int check_ctypes(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (dt == ECG_FLOAT16 || dt == ECG_BFLOAT16 || !ecg_dtype_ctype(dt)) {
       char msg[128];
       snprintf(msg, sizeof msg, "dtype %s is not supported by this kernel", ecg_dtype_name(dt));
-      return node_err(L, n, e, msg);
+      return lw_node_err(L, n, e, "%s", msg);
     }
   }
   return ECG_OK;
@@ -81,7 +77,7 @@ int emit_gather_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t dd[ECG_MAX_RANK], id[ECG_MAX_RANK], ds[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], dd), q = lw_dims(L, n->inputs[1], id);
   int64_t b = ecg_attr_i(n, "batch_dims", 0), k = id[q - 1];
-  if (b < 0 || b + k > r || b >= q) return node_err(L, n, e, "batch_dims or indices shape out of range");
+  if (b < 0 || b + k > r || b >= q) return lw_node_err(L, n, e, "batch_dims or indices shape out of range");
   lw_strides(r, dd, ds);
   int64_t tuples = 1, per_batch = 1, slice = 1, bstride = b > 0 ? ds[b - 1] : 0;
   for (int i = 0; i < q - 1; i++) tuples *= id[i];
@@ -115,7 +111,7 @@ int emit_scatter_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char usrc[64];
   snprintf(usrc, sizeof usrc, "u[t * %lld + s]", LL(slice));
   if (reduce_stmt(n, dtype_of(L, out), "y[off + s]", usrc, stmt, sizeof stmt))
-    return node_err(L, n, e, "this reduction is not supported for the dtype");
+    return lw_node_err(L, n, e, "this reduction is not supported for the dtype");
   copy_data(L, out, n->inputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *ix = %s;\n", lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
@@ -136,10 +132,10 @@ int emit_scatter_elements(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->inputs[1], id);
   lw_strides(r, dd, ds);
   int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   char stmt[160];
   if (reduce_stmt(n, dtype_of(L, out), "y[off]", "u[p]", stmt, sizeof stmt))
-    return node_err(L, n, e, "this reduction is not supported for the dtype");
+    return lw_node_err(L, n, e, "this reduction is not supported for the dtype");
   copy_data(L, out, n->inputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *ix = %s;\n", lw_ctype(L, n->inputs[1]), lw_ptr(L, n->inputs[1]));
@@ -165,7 +161,7 @@ int emit_onehot(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int q = lw_dims(L, n->inputs[0], id), out = n->outputs[0];
   lw_dims(L, out, od);
   int axis = lw_axis(ecg_attr_i(n, "axis", -1), q + 1);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t D = od[axis], inner = 1, total = numel(L, out);
   for (int i = axis; i < q; i++) inner *= id[i];
   const ecg_tensor *dt = L->g->tensors[n->inputs[1]];
@@ -194,7 +190,7 @@ int emit_max_unpool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, out, od);
   const int64_t *ks, *st, *pads;
   int nk = ecg_attr_ints(n, "kernel_shape", &ks), nst = ecg_attr_ints(n, "strides", &st), np = ecg_attr_ints(n, "pads", &pads);
-  if (nk != r - 2) return node_err(L, n, e, "kernel_shape does not match the input rank");
+  if (nk != r - 2) return lw_node_err(L, n, e, "kernel_shape does not match the input rank");
   ud[0] = xd[0];
   ud[1] = xd[1];
   for (int i = 0; i < nk; i++)
@@ -231,7 +227,7 @@ int emit_compress(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd), out = n->outputs[0];
   int ro = lw_dims(L, out, od);
   int axis = ecg_attr_find(n, "axis") ? lw_axis(ecg_attr_i(n, "axis", 0), r) : -1;
-  if (ecg_attr_find(n, "axis") && axis < 0) return node_err(L, n, e, "axis out of range");
+  if (ecg_attr_find(n, "axis") && axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t outer = 1, inner = 1, N, M = od[axis < 0 ? 0 : axis];
   if (axis < 0) {
     N = numel(L, n->inputs[0]);
@@ -285,15 +281,15 @@ int emit_topk(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd), vo = n->outputs[0], io = n->n_outputs > 1 ? n->outputs[1] : -1;
   lw_dims(L, vo, od);
   int axis = lw_axis(ecg_attr_i(n, "axis", -1), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t N = xd[axis], K = od[axis], outer = 1, inner = 1;
   for (int i = 0; i < axis; i++) outer *= xd[i];
   for (int i = axis + 1; i < r; i++) inner *= xd[i];
-  if (K > N) return node_err(L, n, e, "K exceeds the axis length");
+  if (K > N) return lw_node_err(L, n, e, "K exceeds the axis length");
   if (io >= 0) {
     int64_t id2[ECG_MAX_RANK];
     if (lw_dims(L, io, id2) != r || memcmp(id2, od, sizeof(int64_t) * (size_t)r))
-      return node_err(L, n, e, "values and indices of different shapes are not supported");
+      return lw_node_err(L, n, e, "values and indices of different shapes are not supported");
   }
   int largest = ecg_attr_i(n, "largest", 1) != 0;
   char sc[64];
@@ -360,7 +356,7 @@ int emit_reverse_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), out = n->outputs[0];
   int ba = (int)ecg_attr_i(n, "batch_axis", 1), ta = (int)ecg_attr_i(n, "time_axis", 0);
-  if (ba < 0 || ba > 1 || ta < 0 || ta > 1 || ba == ta) return node_err(L, n, e, "batch_axis/time_axis must be 0 and 1");
+  if (ba < 0 || ba > 1 || ta < 0 || ta > 1 || ba == ta) return lw_node_err(L, n, e, "batch_axis/time_axis must be 0 and 1");
   int64_t inner = 1, T = xd[ta];
   for (int i = 2; i < r; i++) inner *= xd[i];
   size_t es = esize(L, n->inputs[0]), blk = (size_t)inner * es;

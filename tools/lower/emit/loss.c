@@ -6,10 +6,6 @@
 #include "../lower.h"
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 static int has_input(const ecg_node *n, size_t i) { return n->n_inputs > i && n->inputs[i] >= 0; }
 
@@ -27,7 +23,7 @@ int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int has_ii = ecg_attr_find(n, "ignore_index") != NULL;
   long long ii = (long long)ecg_attr_i(n, "ignore_index", 0);
   int lp = sce && n->n_outputs > 1 && n->outputs[1] >= 0;
-  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype)) return node_err(L, n, e, "input must be a float tensor");
+  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype)) return lw_node_err(L, n, e, "input must be a float tensor");
   const char *xt = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *x = %s;\n", xt, lw_ptr(L, n->inputs[0]));
@@ -71,7 +67,7 @@ int emit_gather_elements(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, dd, ds);
   int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
   sbuf *c = &L->code;

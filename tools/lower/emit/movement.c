@@ -7,10 +7,6 @@
 
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 /** Reshape, Flatten, Squeeze, Unsqueeze: the bytes do not change (Reorganize). */
 int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
@@ -47,7 +43,7 @@ int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int np = ecg_attr_ints(n, "perm", &perm);
   for (int d = 0; d < r; d++) {
     int p = np == r ? lw_axis(perm[d], r) : r - 1 - d;
-    if (p < 0) return node_err(L, n, e, "perm out of range");
+    if (p < 0) return lw_node_err(L, n, e, "perm out of range");
     pst[d] = ist[p];
   }
   strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, pst, 0, 0);
@@ -57,7 +53,7 @@ int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** DepthToSpace (DCR and CRD modes) and SpaceToDepth as 6-D transposes. */
 int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK];
-  if (lw_dims(L, n->inputs[0], id) != 4) return node_err(L, n, e, "input must be 4-D");
+  if (lw_dims(L, n->inputs[0], id) != 4) return lw_node_err(L, n, e, "input must be 4-D");
   lw_dims(L, n->outputs[0], od);
   int64_t b = ecg_attr_i(n, "blocksize", 0);
   char mode[16];
@@ -101,7 +97,7 @@ static int concat_split(ecg_lower *L, const ecg_node *n, ecg_err *e, int split) 
   int r = lw_dims(L, big, bd);
   lw_strides(r, bd, bst);
   int axis = lw_axis(ecg_attr_i(n, "axis", split ? 0 : 1), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t off = 0;
   size_t cnt = split ? n->n_outputs : n->n_inputs;
   for (size_t k = 0; k < cnt; k++) {
@@ -186,16 +182,16 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t starts[ECG_MAX_RANK], ends[ECG_MAX_RANK], axes[ECG_MAX_RANK], steps[ECG_MAX_RANK];
   int ns = slice_param(L, n, 1, "starts", starts, ECG_MAX_RANK);
   int ne = slice_param(L, n, 2, "ends", ends, ECG_MAX_RANK);
-  if (ns < 0 || ne != ns) return node_err(L, n, e, "starts/ends must be constants of equal length");
+  if (ns < 0 || ne != ns) return lw_node_err(L, n, e, "starts/ends must be constants of equal length");
   int na = slice_param(L, n, 3, "axes", axes, ECG_MAX_RANK);
   int nst = n->n_inputs > 1 ? slice_param(L, n, 4, "", steps, ECG_MAX_RANK) : -1;
   int64_t start[ECG_MAX_RANK] = {0}, step[ECG_MAX_RANK];
   for (int d = 0; d < r; d++) step[d] = 1;
   for (int i = 0; i < ns; i++) {
     int ax = lw_axis(na == ns ? axes[i] : i, r);
-    if (ax < 0) return node_err(L, n, e, "axis out of range");
+    if (ax < 0) return lw_node_err(L, n, e, "axis out of range");
     int64_t s = starts[i], st = nst == ns ? steps[i] : 1, dim = id[ax];
-    if (st == 0) return node_err(L, n, e, "step 0");
+    if (st == 0) return lw_node_err(L, n, e, "step 0");
     if (s < 0) s += dim;
     if (st > 0) s = s < 0 ? 0 : s > dim ? dim : s;
     else s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
@@ -224,7 +220,7 @@ int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
-  if (2 * r > ECG_MAX_RANK) return node_err(L, n, e, "rank above 4 is not supported");
+  if (2 * r > ECG_MAX_RANK) return lw_node_err(L, n, e, "rank above 4 is not supported");
   lw_strides(r, id, ist);
   lw_strides(r, od, ost);
   int64_t dims[ECG_MAX_RANK], s0[ECG_MAX_RANK], s1[ECG_MAX_RANK];
@@ -246,7 +242,7 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t dd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], dd);
   int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   int64_t outer = 1, inner = 1, K = dd[axis];
   for (int d = 0; d < axis; d++) outer *= dd[d];
   for (int d = axis + 1; d < r; d++) inner *= dd[d];
@@ -287,7 +283,7 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   if (np != 2 * r) {
     /* opset 18 axes input is not handled */
-    return node_err(L, n, e, "pads must be a constant with 2 * rank values");
+    return lw_node_err(L, n, e, "pads must be a constant with 2 * rank values");
   }
   char mode[16];
   ecg_attr_s(n, "mode", "constant", mode, sizeof mode);
@@ -295,7 +291,7 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(value, sizeof value, "%s[0]", lw_ptr(L, n->inputs[2]));
   else if (ecg_attr_find(n, "value")) snprintf(value, sizeof value, "%.9g", ecg_attr_f(n, "value", 0));
   int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
-  if (m < 0) return node_err(L, n, e, "pad mode not supported (constant, reflect, edge)");
+  if (m < 0) return lw_node_err(L, n, e, "pad mode not supported (constant, reflect, edge)");
   sbuf *c = &L->code;
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];

@@ -13,17 +13,13 @@
  * output_shape. */
 typedef struct { int sp; int64_t in[ECG_MAX_RANK], out[ECG_MAX_RANK], k[ECG_MAX_RANK], s[ECG_MAX_RANK], d[ECG_MAX_RANK], pb[ECG_MAX_RANK], pe[ECG_MAX_RANK]; } nd_geom;
 
-static int nd_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 static int nd_geometry(ecg_lower *L, const ecg_node *n, ecg_err *e, const int64_t *wk, int transposed, nd_geom *gm) {
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   gm->sp = r - 2;
-  if (gm->sp < 1) return nd_err(L, n, e, "input must have at least one spatial dim");
+  if (gm->sp < 1) return lw_node_err(L, n, e, "input must have at least one spatial dim");
   const int64_t *a;
   for (int i = 0; i < gm->sp; i++) {
     gm->in[i] = xd[2 + i];
@@ -90,8 +86,8 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int is_max = lw_op(n) == ECG_OP_MaxPool;
   int x = n->inputs[0], y = n->outputs[0], ind = n->n_outputs > 1 ? n->outputs[1] : -1;
   int isf = ecg_dtype_is_float(L->g->tensors[x]->dtype);
-  if (lw_half(L, x)) return nd_err(L, n, e, "float16 pooling is not supported");
-  if (!is_max && !isf) return nd_err(L, n, e, "AveragePool of an integer tensor is not supported");
+  if (lw_half(L, x)) return lw_node_err(L, n, e, "float16 pooling is not supported");
+  if (!is_max && !isf) return lw_node_err(L, n, e, "AveragePool of an integer tensor is not supported");
   int64_t xd[ECG_MAX_RANK];
   lw_dims(L, x, xd);
   int64_t nc = xd[0] * xd[1], in_sp = prod(gm.in, gm.sp), out_sp = prod(gm.out, gm.sp), ksz = prod(gm.k, gm.sp);
@@ -152,7 +148,7 @@ int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->inputs[1], wd);
   if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
-    return nd_err(L, n, e, "only float32/float64 Conv is supported");
+    return lw_node_err(L, n, e, "only float32/float64 Conv is supported");
   nd_geom gm;
   ECG_TRY(nd_geometry(L, n, e, wd + 2, 0, &gm));
   int sp = gm.sp;
@@ -186,7 +182,7 @@ int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->inputs[1], wd);
   lw_dims(L, n->outputs[0], od);
   if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
-    return nd_err(L, n, e, "only float32/float64 ConvTranspose is supported");
+    return lw_node_err(L, n, e, "only float32/float64 ConvTranspose is supported");
   nd_geom gm;
   ECG_TRY(nd_geometry(L, n, e, wd + 2, 1, &gm));
   int sp = gm.sp;

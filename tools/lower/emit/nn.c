@@ -7,10 +7,6 @@
 
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 static int all_float32(ecg_lower *L, const ecg_node *n) {
   for (size_t k = 0; k < n->n_inputs; k++)
@@ -24,7 +20,7 @@ static int all_float32(ecg_lower *L, const ecg_node *n) {
 static int spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
                    const int64_t *wk, int transposed, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
   int sp = r - 2;
-  if (sp < 1 || sp > 2) return node_err(L, n, e, "only 1-D and 2-D spatial operators are supported");
+  if (sp < 1 || sp > 2) return lw_node_err(L, n, e, "only 1-D and 2-D spatial operators are supported");
   const int64_t *a;
   int c;
   for (int i = 0; i < 2; i++) { k[i] = 1; s[i] = 1; d[i] = 1; }
@@ -136,7 +132,7 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** MatMul with numpy batch broadcasting and 1-D operands. A constant B shared by every
  *  batch is prepacked once; otherwise one ecg_sgemm per batch. */
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 MatMul is supported");
+  if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 MatMul is supported");
   int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   int ra = lw_dims(L, n->inputs[0], ad), rb = lw_dims(L, n->inputs[1], bd), ro = lw_dims(L, n->outputs[0], od);
   int64_t M = ra >= 2 ? ad[ra - 2] : 1, K = ad[ra - 1], N = rb >= 2 ? bd[rb - 1] : 1;
@@ -190,7 +186,7 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** Gemm: Y = alpha * op(A) op(B) + beta * C (C broadcast to [M, N]). */
 int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 Gemm is supported");
+  if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 Gemm is supported");
   int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   lw_dims(L, n->inputs[0], ad);
   lw_dims(L, n->inputs[1], bd);
@@ -251,7 +247,7 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** GlobalAveragePool / GlobalMaxPool over every spatial dim. */
 int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n)) return node_err(L, n, e, "only float32 pooling is supported");
+  if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 pooling is supported");
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
   int64_t hw = 1;

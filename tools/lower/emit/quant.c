@@ -17,11 +17,6 @@
 
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *fmt, const char *arg) {
-  char lb[256], msg[512];
-  snprintf(msg, sizeof msg, fmt, arg ? arg : "");
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, msg);
-}
 
 /* Tensor id of input i (-1 when omitted). */
 static int in_id(const ecg_node *n, size_t i) { return i < n->n_inputs ? n->inputs[i] : -1; }
@@ -53,21 +48,21 @@ int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int deq = lw_op(n) == ECG_OP_DequantizeLinear;
   int x = in_id(n, 0), s = in_id(n, 1), z = in_id(n, 2), y = n->outputs[0];
   int sdt = dtype_of(L, s);
-  if (sdt != ECG_FLOAT && sdt != ECG_DOUBLE) return node_err(L, n, e, "scale dtype %s is not supported", ecg_dtype_name(sdt));
+  if (sdt != ECG_FLOAT && sdt != ECG_DOUBLE) return lw_node_err(L, n, e, "scale dtype %s is not supported", ecg_dtype_name(sdt));
   const char *lo = NULL, *hi = NULL;
   if (deq) {
     int xdt = dtype_of(L, x);
     if (!is_int8(xdt) && xdt != ECG_INT32 && xdt != ECG_INT16 && xdt != ECG_UINT16)
-      return node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(xdt));
+      return lw_node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(xdt));
   } else {
-    if (!q_bounds(dtype_of(L, y), &lo, &hi)) return node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
+    if (!q_bounds(dtype_of(L, y), &lo, &hi)) return lw_node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
     int xdt = dtype_of(L, x);
     if (xdt != ECG_FLOAT && xdt != ECG_DOUBLE && xdt != ECG_INT32)
-      return node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(xdt));
+      return lw_node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(xdt));
   }
   int64_t xd[ECG_MAX_RANK], sd[ECG_MAX_RANK];
   int r = lw_dims(L, x, xd), sr = lw_dims(L, s, sd);
-  if (sr > 1) return node_err(L, n, e, "blocked quantization is not supported", NULL);
+  if (sr > 1) return lw_node_err(L, n, e, "blocked quantization is not supported");
   int ids[3] = {x, s, z}, rank[3];
   int64_t dims[3][ECG_MAX_RANK];
   memcpy(dims[0], xd, sizeof xd);
@@ -77,12 +72,12 @@ int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     rank[k] = 0; /* per tensor: a broadcast scalar */
     if (sn > 1) { /* per axis: [C] viewed as [C, 1, ..., 1] */
       int axis = lw_axis(ecg_attr_i(n, "axis", 1), r);
-      if (axis < 0 || xd[axis] != sn) return node_err(L, n, e, "per-axis parameters do not match the axis", NULL);
+      if (axis < 0 || xd[axis] != sn) return lw_node_err(L, n, e, "per-axis parameters do not match the axis");
       rank[k] = r - axis;
       for (int d = 0; d < r - axis; d++) dims[k][d] = d == 0 ? sn : 1;
     }
   }
-  if (z >= 0 && numel_of(L, z) != sn) return node_err(L, n, e, "scale and zero point differ in size", NULL);
+  if (z >= 0 && numel_of(L, z) != sn) return lw_node_err(L, n, e, "scale and zero point differ in size");
   const char *S = lw_ctype(L, s);
   char t[512];
   if (deq)
@@ -99,7 +94,7 @@ int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  ONNX function body); an all-zero x gives scale 1 (as ONNX Runtime), y = 0, zero point 0. */
 int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int x = in_id(n, 0);
-  if (dtype_of(L, x) != ECG_FLOAT) return node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(dtype_of(L, x)));
+  if (dtype_of(L, x) != ECG_FLOAT) return lw_node_err(L, n, e, "input dtype %s is not supported", ecg_dtype_name(dtype_of(L, x)));
   int ys = n->n_outputs > 1 ? n->outputs[1] : -1, yz = n->n_outputs > 2 ? n->outputs[2] : -1;
   int64_t cnt = numel_of(L, x);
   sbuf *c = &L->code;
@@ -132,11 +127,11 @@ static void param_expr(ecg_lower *L, int id, const char *idx, const char *def, c
 static int check_param(ecg_lower *L, const ecg_node *n, int id, int64_t along, int float_ok, const char *what, ecg_err *e) {
   if (id < 0) return ECG_OK;
   int dt = dtype_of(L, id);
-  if (float_ok ? dt != ECG_FLOAT : !is_int8(dt)) return node_err(L, n, e, "%s dtype is not supported", what);
+  if (float_ok ? dt != ECG_FLOAT : !is_int8(dt)) return lw_node_err(L, n, e, "%s dtype is not supported", what);
   int64_t cnt = numel_of(L, id);
   if (cnt == 1) return ECG_OK;
   if (along > 0 && cnt == along && ecg_tensor_rank(L->g->tensors[id]) == 1) return ECG_OK;
-  return node_err(L, n, e, "this shape of %s is not supported", what);
+  return lw_node_err(L, n, e, "this shape of %s is not supported", what);
 }
 
 /* ---------------------------------------------------------------- MatMul family */
@@ -149,17 +144,17 @@ int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int a = in_id(n, 0), b = in_id(n, ql ? 3 : 1), y = n->outputs[0];
   int az = in_id(n, 2), bz = in_id(n, ql ? 5 : 3);
   int as = ql ? in_id(n, 1) : -1, bs = ql ? in_id(n, 4) : -1, ys = ql ? in_id(n, 6) : -1, yz = ql ? in_id(n, 7) : -1;
-  if (!is_int8(dtype_of(L, a)) || !is_int8(dtype_of(L, b))) return node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported", NULL);
+  if (!is_int8(dtype_of(L, a)) || !is_int8(dtype_of(L, b))) return lw_node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported");
   const char *lo = NULL, *hi = NULL;
   if (ql ? !is_int8(dtype_of(L, y)) || !q_bounds(dtype_of(L, y), &lo, &hi) : dtype_of(L, y) != ECG_INT32)
-    return node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
+    return lw_node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
   int64_t ad[ECG_MAX_RANK + 1], bd[ECG_MAX_RANK + 1], obd[ECG_MAX_RANK], sa[ECG_MAX_RANK], sb[ECG_MAX_RANK];
   int ra = lw_dims(L, a, ad), rb = lw_dims(L, b, bd);
-  if (ra < 1 || rb < 1) return node_err(L, n, e, "scalar operands are not supported", NULL);
+  if (ra < 1 || rb < 1) return lw_node_err(L, n, e, "scalar operands are not supported");
   int64_t M = ra == 1 ? 1 : ad[ra - 2], K = ad[ra - 1], N = rb == 1 ? 1 : bd[rb - 1];
   int nba = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
   int br = ecg_broadcast_shape(nba, ad, nbb, bd, obd);
-  if (br < 0) return node_err(L, n, e, "batch dims do not broadcast", NULL);
+  if (br < 0) return lw_node_err(L, n, e, "batch dims do not broadcast");
   lw_bcast_strides(br, obd, nba, ad, sa);
   lw_bcast_strides(br, obd, nbb, bd, sb);
   int64_t nb = 1;
@@ -212,7 +207,7 @@ int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 static int conv_spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
                         const int64_t *wk, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
   int sp = r - 2;
-  if (sp < 1 || sp > 2) return node_err(L, n, e, "convolutions over %s spatial dims are not supported (only 1-D and 2-D)", sp < 1 ? "0" : "3 or more");
+  if (sp < 1 || sp > 2) return lw_node_err(L, n, e, "convolutions over %s spatial dims are not supported (only 1-D and 2-D)", sp < 1 ? "0" : "3 or more");
   const int64_t *a;
   for (int i = 0; i < 2; i++) k[i] = s[i] = d[i] = 1;
   for (int i = 0; i < 4; i++) p[i] = 0;
@@ -246,17 +241,17 @@ int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int xz = in_id(n, 2), wz = in_id(n, ql ? 5 : 3);
   int xs = ql ? in_id(n, 1) : -1, ws = ql ? in_id(n, 4) : -1, ys = ql ? in_id(n, 6) : -1, yz = ql ? in_id(n, 7) : -1;
   int bias = ql ? in_id(n, 8) : -1;
-  if (!is_int8(dtype_of(L, x)) || !is_int8(dtype_of(L, w))) return node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported", NULL);
+  if (!is_int8(dtype_of(L, x)) || !is_int8(dtype_of(L, w))) return lw_node_err(L, n, e, "operand dtypes other than int8/uint8 are not supported");
   const char *lo = NULL, *hi = NULL;
   if (ql ? !is_int8(dtype_of(L, y)) || !q_bounds(dtype_of(L, y), &lo, &hi) : dtype_of(L, y) != ECG_INT32)
-    return node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
+    return lw_node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   int r = lw_dims(L, x, xd);
   lw_dims(L, w, wd);
   lw_dims(L, y, od);
   ECG_TRY(conv_spatial(L, n, e, r, xd, od, wd + 2, k, s, d, p));
   int64_t group = ecg_attr_i(n, "group", 1), M = wd[0], CG = wd[1];
-  if (group < 1 || M % group || xd[1] != CG * group) return node_err(L, n, e, "group does not match the channels", NULL);
+  if (group < 1 || M % group || xd[1] != CG * group) return lw_node_err(L, n, e, "group does not match the channels");
   ECG_TRY(check_param(L, n, xz, 0, 0, "x_zero_point", e));
   ECG_TRY(check_param(L, n, wz, M, 0, "w_zero_point", e));
   if (ql) {
@@ -265,7 +260,7 @@ int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     ECG_TRY(check_param(L, n, ys, 0, 1, "y_scale", e));
     ECG_TRY(check_param(L, n, yz, 0, 0, "y_zero_point", e));
     if (bias >= 0 && (dtype_of(L, bias) != ECG_INT32 || numel_of(L, bias) != M))
-      return node_err(L, n, e, "this bias is not supported (needs int32 [M])", NULL);
+      return lw_node_err(L, n, e, "this bias is not supported (needs int32 [M])");
   }
   int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1], C = xd[1], NB = xd[0];
   char zx[200], zw[200], sx[200], sw[200], sy[200], zy[200];

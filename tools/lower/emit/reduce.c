@@ -6,12 +6,7 @@
 
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
-static ecg_op_id op_of(const ecg_node *n) { return ecg_op_lookup(n->op_type, n->domain)->id; }
 
 /* outer/K/inner sizes for the axis range [a0, a1) of dims. */
 static void split3(int r, const int64_t *dims, int a0, int a1, int64_t *outer, int64_t *K, int64_t *inner) {
@@ -24,13 +19,13 @@ static void split3(int r, const int64_t *dims, int a0, int a1, int64_t *outer, i
 int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], outer, K, inner;
   int r = lw_dims(L, n->inputs[0], xd);
-  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype)) return node_err(L, n, e, "needs a float input");
+  if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype)) return lw_node_err(L, n, e, "needs a float input");
   int legacy = n->opset > 0 && n->opset < 13;
   int axis = lw_axis(ecg_attr_i(n, "axis", legacy ? 1 : -1), r);
-  if (axis < 0 && r > 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0 && r > 0) return lw_node_err(L, n, e, "axis out of range");
   if (r == 0) axis = 0;
   split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
-  int logsm = op_of(n) == ECG_OP_LogSoftmax;
+  int logsm = lw_op(n) == ECG_OP_LogSoftmax;
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
@@ -108,10 +103,10 @@ static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
   const char *T = lw_ctype(L, n->outputs[0]), *init, *acc, *fin;
-  ecg_op_id id = op_of(n);
+  ecg_op_id id = lw_op(n);
   if (id != ECG_OP_ReduceSum && id != ECG_OP_ReduceMean && id != ECG_OP_ReduceMax && id != ECG_OP_ReduceMin &&
       id != ECG_OP_ReduceProd && id != ECG_OP_ReduceL2 && id != ECG_OP_ReduceSumSquare)
-    return node_err(L, n, e, "run-time axes are not supported for this reduction");
+    return lw_node_err(L, n, e, "run-time axes are not supported for this reduction");
   reduce_parts(id, ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype), &init, &acc, &fin);
   int64_t na = ecg_tensor_numel(L->g->tensors[n->inputs[1]]), xn = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
@@ -142,7 +137,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
   if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
     return emit_reduce_runtime(L, n, e);
-  if (reduce_axes(L, n, r, red)) return node_err(L, n, e, "axes must be a constant within the rank");
+  if (reduce_axes(L, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
   for (int d = r - 1; d >= 0; d--) {
@@ -150,7 +145,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (!red[d]) s *= xd[d]; else count *= xd[d];
     st[1][d] = xst[d];
   }
-  ecg_op_id id = op_of(n);
+  ecg_op_id id = lw_op(n);
   const char *T = lw_ctype(L, n->outputs[0]);
   int isf = ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype);
   const char *init = "0", *acc = "y[o0] + x[o1]";
@@ -185,9 +180,9 @@ int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], outer, K, inner;
   int r = lw_dims(L, n->inputs[0], xd);
   int axis = lw_axis(ecg_attr_i(n, "axis", 0), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   split3(r, xd, axis, axis + 1, &outer, &K, &inner);
-  int last = (int)ecg_attr_i(n, "select_last_index", 0), mx = op_of(n) == ECG_OP_ArgMax;
+  int last = (int)ecg_attr_i(n, "select_last_index", 0), mx = lw_op(n) == ECG_OP_ArgMax;
   const char *T = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
@@ -206,10 +201,10 @@ int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], outer, K, inner;
   int r = lw_dims(L, n->inputs[0], xd);
-  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT) return node_err(L, n, e, "only float32 is supported");
-  int inst = op_of(n) == ECG_OP_InstanceNormalization;
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT) return lw_node_err(L, n, e, "only float32 is supported");
+  int inst = lw_op(n) == ECG_OP_InstanceNormalization;
   int axis = inst ? 2 : lw_axis(ecg_attr_i(n, "axis", -1), r);
-  if (axis < 0 || (inst && r < 3)) return node_err(L, n, e, "axis out of range");
+  if (axis < 0 || (inst && r < 3)) return lw_node_err(L, n, e, "axis out of range");
   split3(r, xd, axis, r, &outer, &K, &inner);
   float eps = ecg_attr_f(n, "epsilon", 1e-5f);
   int64_t sn = n->inputs[1] >= 0 ? ecg_tensor_numel(L->g->tensors[n->inputs[1]]) : 1;
@@ -250,7 +245,7 @@ int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   int legacy = n->opset > 0 && n->opset < 13;
   int axis = lw_axis(ecg_attr_i(n, "axis", legacy ? 1 : -1), r);
-  if (axis < 0) return node_err(L, n, e, "axis out of range");
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
   split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;
@@ -267,7 +262,7 @@ int emit_hardmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], outer, K, inner;
   int r = lw_dims(L, n->inputs[0], xd);
-  if (r < 1) return node_err(L, n, e, "input must have rank >= 1");
+  if (r < 1) return lw_node_err(L, n, e, "input must have rank >= 1");
   int excl = ecg_attr_i(n, "exclusive", 0) != 0, rev = ecg_attr_i(n, "reverse", 0) != 0;
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;

@@ -24,10 +24,6 @@
 
 enum { RZ_MAX_TAPS = ECG_RZ_MAX_TAPS };
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 /* Input i of n as a constant tensor with elements, or NULL. */
 static const ecg_tensor *const_input(const ecg_lower *L, const ecg_node *n, int i) {
@@ -148,7 +144,7 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, id, ist);
-  if (lw_half(L, n->inputs[0])) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (lw_half(L, n->inputs[0])) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   int is_upsample = lw_op(n) == ECG_OP_Upsample;
   int legacy = is_upsample || (n->opset > 0 && n->opset < 11);
   ecg_resize_opts o;
@@ -157,34 +153,34 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ecg_attr_s(n, "coordinate_transformation_mode", legacy ? "asymmetric" : "half_pixel", ctm, sizeof ctm);
   ecg_attr_s(n, "nearest_mode", legacy ? "floor" : "round_prefer_floor", nm, sizeof nm);
   o.mode = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 1 : !strcmp(mode, "cubic") ? 2 : -1;
-  if (o.mode < 0) return node_err(L, n, e, "mode is not supported (nearest, linear, cubic)");
-  if (legacy && o.mode == 2) return node_err(L, n, e, "cubic mode is not supported before Resize-11");
+  if (o.mode < 0) return lw_node_err(L, n, e, "mode is not supported (nearest, linear, cubic)");
+  if (legacy && o.mode == 2) return lw_node_err(L, n, e, "cubic mode is not supported before Resize-11");
   static const char *const ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                                      "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
   o.ctm = o.nm = -1;
   for (int k = 0; k < (int)(sizeof ctms / sizeof *ctms); k++) if (!strcmp(ctm, ctms[k])) o.ctm = k;
   for (int k = 0; k < (int)(sizeof nms / sizeof *nms); k++) if (!strcmp(nm, nms[k])) o.nm = k;
-  if (o.ctm < 0) return node_err(L, n, e, "coordinate_transformation_mode is not supported");
-  if (o.nm < 0) return node_err(L, n, e, "nearest_mode is not supported");
-  if (ecg_attr_i(n, "antialias", 0)) return node_err(L, n, e, "antialias is not supported");
+  if (o.ctm < 0) return lw_node_err(L, n, e, "coordinate_transformation_mode is not supported");
+  if (o.nm < 0) return lw_node_err(L, n, e, "nearest_mode is not supported");
+  if (ecg_attr_i(n, "antialias", 0)) return lw_node_err(L, n, e, "antialias is not supported");
   o.cubic_a = ecg_attr_f(n, "cubic_coeff_a", -0.75f);
   o.exclude_outside = ecg_attr_i(n, "exclude_outside", 0) != 0;
   int crop = o.ctm == ECG_RZ_TF_CROP_AND_RESIZE;
   int isf = ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype);
-  if (!isf && (o.mode == 2 || crop)) return node_err(L, n, e, "cubic mode and tf_crop_and_resize on integer tensors are not supported");
+  if (!isf && (o.mode == 2 || crop)) return lw_node_err(L, n, e, "cubic mode and tf_crop_and_resize on integer tensors are not supported");
   const int64_t *aa;
   int na = ecg_attr_ints(n, "axes", &aa);
-  if (na > r) return node_err(L, n, e, "too many axes");
+  if (na > r) return lw_node_err(L, n, e, "too many axes");
   for (int k = 0; k < na; k++) {
     int ax = lw_axis(aa[k], r);
-    if (ax < 0) return node_err(L, n, e, "axis out of range");
+    if (ax < 0) return lw_node_err(L, n, e, "axis out of range");
     axes[k] = ax;
   }
   int64_t on = 1;
   for (int d = 0; d < r; d++) on *= od[d];
   for (int d = 0; d < r && on > 0; d++)
-    if (id[d] == 0) return node_err(L, n, e, "resizing an empty axis to a non-empty one is not supported");
+    if (id[d] == 0) return lw_node_err(L, n, e, "resizing an empty axis to a non-empty one is not supported");
   {
     int si = legacy ? 1 : 2;
     const ecg_tensor *st = (size_t)si < n->n_inputs && n->inputs[si] >= 0 ? L->g->tensors[n->inputs[si]] : NULL;
@@ -192,24 +188,24 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (!ecg_attr_find(n, "scales") && ((st && !st->is_const && ecg_tensor_numel(st) > 0) || (rt && !rt->is_const))) {
       char pol[32];
       ecg_attr_s(n, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol);
-      if (strcmp(pol, "stretch")) return node_err(L, n, e, "keep_aspect_ratio_policy with run-time operands is not supported");
+      if (strcmp(pol, "stretch")) return lw_node_err(L, n, e, "keep_aspect_ratio_policy with run-time operands is not supported");
       return emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
     }
   }
   double scale[ECG_MAX_RANK], r0[ECG_MAX_RANK], r1[ECG_MAX_RANK];
   int resized[ECG_MAX_RANK];
   if (get_scales(L, n, r, id, od, legacy, scale, resized, axes, na))
-    return node_err(L, n, e, "scales do not match the axes: not supported");
+    return lw_node_err(L, n, e, "scales do not match the axes: not supported");
   for (int d = 0; d < r; d++) {
     r0[d] = 0;
     r1[d] = 1;
-    if (!(scale[d] > 0)) return node_err(L, n, e, "a non-positive scale is not supported");
+    if (!(scale[d] > 0)) return lw_node_err(L, n, e, "a non-positive scale is not supported");
   }
   if (crop) {
     const ecg_tensor *roi = const_input(L, n, 1);
     int cnt = na < 0 ? r : na;
-    if (!roi) return node_err(L, n, e, "tf_crop_and_resize without a roi is not supported");
-    if (ecg_tensor_numel(roi) != 2 * cnt) return node_err(L, n, e, "roi length does not match the axes: not supported");
+    if (!roi) return lw_node_err(L, n, e, "tf_crop_and_resize without a roi is not supported");
+    if (ecg_tensor_numel(roi) != 2 * cnt) return lw_node_err(L, n, e, "roi length does not match the axes: not supported");
     for (int k = 0; k < cnt; k++) {
       int d = na < 0 ? k : (int)axes[k];
       r0[d] = ecg_const_f64(roi, k);

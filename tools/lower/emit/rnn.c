@@ -11,10 +11,6 @@
 #include "../../../format/ops/einsum_eq.h"
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 /* Tensor id of input/output i of n, or -1 when absent. */
 static int in_id(const ecg_node *n, int i) { return i < (int)n->n_inputs ? n->inputs[i] : -1; }
@@ -91,9 +87,9 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int G = id == ECG_OP_LSTM ? 4 : id == ECG_OP_GRU ? 3 : 1, nact = G == 4 ? 3 : G == 3 ? 2 : 1;
   bool lstm = G == 4, gru = G == 3;
   for (size_t k = 0; k < n->n_inputs; k++)
-    if (n->inputs[k] >= 0 && k != 4 && dtype_of(L, n->inputs[k]) != ECG_FLOAT) return node_err(L, n, e, "only float32 is supported");
-  if (ecg_attr_find(n, "clip")) return node_err(L, n, e, "attribute 'clip' is not supported");
-  if (lstm && ecg_attr_i(n, "input_forget", 0)) return node_err(L, n, e, "input_forget is not supported");
+    if (n->inputs[k] >= 0 && k != 4 && dtype_of(L, n->inputs[k]) != ECG_FLOAT) return lw_node_err(L, n, e, "only float32 is supported");
+  if (ecg_attr_find(n, "clip")) return lw_node_err(L, n, e, "attribute 'clip' is not supported");
+  if (lstm && ecg_attr_i(n, "input_forget", 0)) return lw_node_err(L, n, e, "input_forget is not supported");
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK];
   lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->inputs[1], wd);
@@ -114,7 +110,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int given = aa ? (int)aa->n_strings : 0;
   if (given && given != nact && given != nact * D) {
     snprintf(msg, sizeof msg, "%d activations for %d per direction and %d directions", given, nact, D);
-    return node_err(L, n, e, msg);
+    return lw_node_err(L, n, e, "%s", msg);
   }
   static const char *const defs[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
   for (int k = 0; k < nact * D; k++) {
@@ -125,7 +121,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       snprintf(nm, sizeof nm, "%s", defs[nact - 1][k % nact]);
     }
     if (given == nact && k >= nact) { act[k] = act[k - nact]; continue; }
-    if (rnn_act_make(nm, al, nal, &ia, be, nbe, &ib, &act[k], msg, sizeof msg)) return node_err(L, n, e, msg);
+    if (rnn_act_make(nm, al, nal, &ia, be, nbe, &ib, &act[k], msg, sizeof msg)) return lw_node_err(L, n, e, "%s", msg);
   }
 
   int bi = in_id(n, 3), sli = in_id(n, 4), h0i = in_id(n, 5), c0i = lstm ? in_id(n, 6) : -1, pi = lstm ? in_id(n, 7) : -1;
@@ -264,17 +260,17 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  broadcast).  Accumulates in double (float dtypes) or int64_t (integer dtypes). */
 int emit_einsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char eq[512], msg[256];
-  if (!ecg_attr_s(n, "equation", NULL, eq, sizeof eq)) return node_err(L, n, e, "missing attribute 'equation'");
+  if (!ecg_attr_s(n, "equation", NULL, eq, sizeof eq)) return lw_node_err(L, n, e, "missing attribute 'equation'");
   int nin = (int)n->n_inputs, ranks[EQ_MAX_IN];
   int64_t dims[EQ_MAX_IN][ECG_MAX_RANK], size[EQ_NVAR];
   int dt = dtype_of(L, n->outputs[0]);
   if (dt == ECG_BOOL || dt == ECG_STRING || dt == ECG_COMPLEX64 || dt == ECG_COMPLEX128 || !ecg_dtype_ctype(dt)) {
     snprintf(msg, sizeof msg, "dtype %s is not supported", ecg_dtype_name(dt));
-    return node_err(L, n, e, msg);
+    return lw_node_err(L, n, e, "%s", msg);
   }
   for (int i = 0; i < nin; i++) ranks[i] = lw_dims(L, n->inputs[i], dims[i]);
   einsum_eq q;
-  if (einsum_parse(eq, nin, ranks, &q, msg, sizeof msg) || einsum_sizes(&q, dims, size, msg, sizeof msg)) return node_err(L, n, e, msg);
+  if (einsum_parse(eq, nin, ranks, &q, msg, sizeof msg) || einsum_sizes(&q, dims, size, msg, sizeof msg)) return lw_node_err(L, n, e, "%s", msg);
   /* strides of every operand along every variable (diagonals add up; broadcast 1 -> 0) */
   int64_t st[EQ_MAX_IN][EQ_NVAR], ost[EQ_NVAR], ist[ECG_MAX_RANK];
   memset(st, 0, sizeof st);
@@ -329,7 +325,7 @@ int emit_einsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta; float32/float64. */
 int emit_lrn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int dt = dtype_of(L, n->inputs[0]);
-  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return node_err(L, n, e, "only float32 and float64 are supported");
+  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return lw_node_err(L, n, e, "only float32 and float64 are supported");
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
   int64_t size = ecg_attr_i(n, "size", 1), inner = 1;
@@ -355,7 +351,7 @@ int emit_lrn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  axes (default 0, 2, 3), statistics in double in the scratch buffer. */
 int emit_mvn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int dt = dtype_of(L, n->inputs[0]);
-  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return node_err(L, n, e, "only float32 and float64 are supported");
+  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return lw_node_err(L, n, e, "only float32 and float64 are supported");
   int64_t xd[ECG_MAX_RANK], xst[ECG_MAX_RANK], st[3][ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK] = {0};
   const int64_t *axes;
@@ -364,7 +360,7 @@ int emit_mvn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (na < 0) { axes = def; na = 3; }
   for (int i = 0; i < na; i++) {
     int a = lw_axis(axes[i], r);
-    if (a < 0) return node_err(L, n, e, "axis out of range");
+    if (a < 0) return lw_node_err(L, n, e, "axis out of range");
     red[a] = 1;
   }
   lw_strides(r, xd, xst);
@@ -400,7 +396,7 @@ int emit_mvn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** Det: X [*, M, M] -> [*]: LU with partial pivoting in double per matrix (scratch). */
 int emit_det(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int dt = dtype_of(L, n->inputs[0]);
-  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return node_err(L, n, e, "only float32 and float64 are supported");
+  if (dt != ECG_FLOAT && dt != ECG_DOUBLE) return lw_node_err(L, n, e, "only float32 and float64 are supported");
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
   long long M = xd[r - 1], batch = 1;
@@ -445,13 +441,13 @@ int emit_dropout(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (tmi >= 0) {
     const ecg_tensor *tm = L->g->tensors[tmi], *ra = ri >= 0 ? L->g->tensors[ri] : NULL;
     if (!tm->is_const || ecg_tensor_numel(tm) != 1)
-      return node_err(L, n, e, "training_mode given at run time is not supported (training-mode dropout is random)");
+      return lw_node_err(L, n, e, "training_mode given at run time is not supported (training-mode dropout is random)");
     if (ecg_const_i64(tm, 0) && !(ra && ra->is_const && ecg_tensor_numel(ra) == 1 && ecg_const_f64(ra, 0) == 0))
-      return node_err(L, n, e, "training mode is not supported (dropout with ratio > 0 is random)");
+      return lw_node_err(L, n, e, "training mode is not supported (dropout with ratio > 0 is random)");
   }
   int yi = out_id(n, 0), mi = out_id(n, 1);
   if (mi >= 0 && n->opset < 12 && mask_used(L->g, mi))
-    return node_err(L, n, e, "the mask output before opset 12 is not supported (its inference value is unspecified)");
+    return lw_node_err(L, n, e, "the mask output before opset 12 is not supported (its inference value is unspecified)");
   int64_t m = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
   sbuf *c = &L->code;
   if (yi >= 0 && !lw_same_storage(L, n->inputs[0], yi)) {

@@ -11,10 +11,6 @@
 #include "../lower.h"
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 static int has_input(const ecg_node *n, size_t i) { return n->n_inputs > i && n->inputs[i] >= 0; }
 static int has_output(const ecg_node *n, size_t i) { return n->n_outputs > i && n->outputs[i] >= 0; }
@@ -50,15 +46,15 @@ static void emit_merge_sort(sbuf *c, const char *cnt, const char *before) {
 int emit_nms(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int bx = n->inputs[0], scr = n->inputs[1], out = n->outputs[0];
   if (!is_real(dtype_of(L, bx)) || !is_real(dtype_of(L, scr)))
-    return node_err(L, n, e, "boxes/scores dtype other than float/double is not supported");
+    return lw_node_err(L, n, e, "boxes/scores dtype other than float/double is not supported");
   for (size_t i = 2; i < 5; i++)
-    if (has_input(n, i) && !is_plain(dtype_of(L, n->inputs[i]))) return node_err(L, n, e, "scalar operand dtype not supported");
+    if (has_input(n, i) && !is_plain(dtype_of(L, n->inputs[i]))) return lw_node_err(L, n, e, "scalar operand dtype not supported");
   int64_t bd[ECG_MAX_RANK], sd[ECG_MAX_RANK], od[2];
   lw_dims(L, bx, bd);
   lw_dims(L, scr, sd);
   lw_dims(L, out, od);
   int64_t B = bd[0], N = bd[1], C = sd[1], M = od[0];
-  if (sd[0] != B || sd[2] != N || bd[2] != 4 || od[1] != 3) return node_err(L, n, e, "inconsistent shapes are not supported");
+  if (sd[0] != B || sd[2] != N || bd[2] != 4 || od[1] != 3) return lw_node_err(L, n, e, "inconsistent shapes are not supported");
   int center = ecg_attr_i(n, "center_point_box", 0) != 0;
   char sz[64];
   snprintf(sz, sizeof sz, "%lld", LL(6 * (N > 0 ? N : 1))); /* three int64 arrays of N, in floats */
@@ -112,10 +108,10 @@ int emit_nms(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  declared count) bounds what is written. */
 int emit_unique(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int x = n->inputs[0];
-  if (!is_plain(dtype_of(L, x)) || !has_output(n, 0)) return node_err(L, n, e, "this dtype is not supported");
+  if (!is_plain(dtype_of(L, x)) || !has_output(n, 0)) return lw_node_err(L, n, e, "this dtype is not supported");
   int64_t xd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
   int r = lw_dims(L, x, xd), axis = -1, y = n->outputs[0];
-  if (ecg_attr_find(n, "axis") && (axis = lw_axis(ecg_attr_i(n, "axis", 0), r)) < 0) return node_err(L, n, e, "axis out of range");
+  if (ecg_attr_find(n, "axis") && (axis = lw_axis(ecg_attr_i(n, "axis", 0), r)) < 0) return lw_node_err(L, n, e, "axis out of range");
   lw_dims(L, y, yd);
   int64_t outer = 1, inner = 1, len, U;
   if (axis < 0) {
@@ -130,12 +126,12 @@ int emit_unique(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     U = yd[axis];
   }
   int64_t S = outer * inner;
-  if (U > len) return node_err(L, n, e, "declared unique count exceeds the input length (not supported)");
+  if (U > len) return lw_node_err(L, n, e, "declared unique count exceeds the input length (not supported)");
   for (int o = 1; o < 4; o++)
     if (has_output(n, (size_t)o)) {
       int64_t d1[ECG_MAX_RANK];
       if (lw_dims(L, n->outputs[o], d1) != 1 || d1[0] != (o == 2 ? len : U))
-        return node_err(L, n, e, "output shapes that disagree are not supported");
+        return lw_node_err(L, n, e, "output shapes that disagree are not supported");
     }
   int sorted = ecg_attr_i(n, "sorted", 1) != 0;
   char sz[64];
@@ -192,8 +188,8 @@ int emit_unique(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  *  The pool is a static table; string inputs are not supported. */
 int emit_tfidf(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int x = n->inputs[0], y = n->outputs[0], xdt = dtype_of(L, x);
-  if (xdt != ECG_INT32 && xdt != ECG_INT64) return node_err(L, n, e, "input dtype not supported (int32/int64 only)");
-  if (dtype_of(L, y) != ECG_FLOAT) return node_err(L, n, e, "output dtype not supported");
+  if (xdt != ECG_INT32 && xdt != ECG_INT64) return lw_node_err(L, n, e, "input dtype not supported (int32/int64 only)");
+  if (dtype_of(L, y) != ECG_FLOAT) return lw_node_err(L, n, e, "output dtype not supported");
   int64_t xd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
   int r = lw_dims(L, x, xd);
   lw_dims(L, y, yd);
@@ -202,13 +198,13 @@ int emit_tfidf(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char mode[16];
   ecg_attr_s(n, "mode", "TF", mode, sizeof mode);
   int md = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
-  if (md < 0) return node_err(L, n, e, "this mode is not supported");
-  if (mn < 1 || mx < mn || sk < 0 || mx > 64 || sk > 1000000) return node_err(L, n, e, "gram lengths / skip count not supported");
+  if (md < 0) return lw_node_err(L, n, e, "this mode is not supported");
+  if (mn < 1 || mx < mn || sk < 0 || mx > 64 || sk > 1000000) return lw_node_err(L, n, e, "gram lengths / skip count not supported");
   const int64_t *pool, *cnts, *idx;
   const float *wts;
   int np = ecg_attr_ints(n, "pool_int64s", &pool), nc = ecg_attr_ints(n, "ngram_counts", &cnts);
   int ni = ecg_attr_ints(n, "ngram_indexes", &idx), nw = ecg_attr_floats(n, "weights", &wts);
-  if (np < 0 && ecg_attr_find(n, "pool_strings")) return node_err(L, n, e, "pool_strings is not supported");
+  if (np < 0 && ecg_attr_find(n, "pool_strings")) return lw_node_err(L, n, e, "pool_strings is not supported");
   if (np < 0) np = 0;
   if (nc < 0) nc = 0;
   if (ni < 0) ni = 0;
@@ -216,12 +212,12 @@ int emit_tfidf(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t ng = 0;
   for (int i = 0; i < nc; i++) {
     int64_t lo = cnts[i], hi = i + 1 < nc ? cnts[i + 1] : np;
-    if (lo < 0 || hi < lo || hi > np || (hi - lo) % (i + 1)) return node_err(L, n, e, "inconsistent ngram_counts not supported");
+    if (lo < 0 || hi < lo || hi > np || (hi - lo) % (i + 1)) return lw_node_err(L, n, e, "inconsistent ngram_counts not supported");
     ng += (hi - lo) / (i + 1);
   }
-  if (ng != ni || (nw >= 0 && nw != ni)) return node_err(L, n, e, "ngram_indexes / weights of the wrong length are not supported");
+  if (ng != ni || (nw >= 0 && nw != ni)) return lw_node_err(L, n, e, "ngram_indexes / weights of the wrong length are not supported");
   for (int i = 0; i < ni; i++)
-    if (idx[i] < 0 || idx[i] >= O) return node_err(L, n, e, "ngram_indexes outside the output are not supported");
+    if (idx[i] < 0 || idx[i] >= O) return lw_node_err(L, n, e, "ngram_indexes outside the output are not supported");
   int u = lw_uid(L);
   /* tables: per gram its length, pool offset, output slot, weight */
   sb_printf(&L->decls, "static const int64_t tfp%d[%d] = {", u, np > 0 ? np : 1);

@@ -14,10 +14,6 @@
 
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 /* Tensor id of input i, or -1 when omitted. */
 static int in_id(const ecg_node *n, int i) { return (size_t)i < n->n_inputs ? n->inputs[i] : -1; }
@@ -72,7 +68,7 @@ static void emit_dft_inner(ecg_lower *L, const char *ind, const char *count, con
 int emit_window(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t od[ECG_MAX_RANK];
   char nb[160];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 output is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 output is not supported");
   lw_dims(L, n->outputs[0], od);
   ecg_op_id id = lw_op(n);
   const char *T = lw_ctype(L, n->outputs[0]);
@@ -96,7 +92,7 @@ int emit_window(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_mel_weight_matrix(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t od[ECG_MAX_RANK];
   char b0[160], b1[160], b2[160];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   lw_dims(L, n->outputs[0], od);
   int64_t S = od[0], M = od[1];
   const char *T = lw_ctype(L, n->outputs[0]);
@@ -128,22 +124,22 @@ int emit_mel_weight_matrix(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_dft(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t d[ECG_MAX_RANK], od[ECG_MAX_RANK];
   char nb[160];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   int r = lw_dims(L, n->inputs[0], d);
   lw_dims(L, n->outputs[0], od);
-  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0]))) return node_err(L, n, e, "only float input is supported");
+  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0]))) return lw_node_err(L, n, e, "only float input is supported");
   int64_t a = ecg_attr_i(n, "axis", 1);
   if (n->opset >= 20) {
     int ai = in_id(n, 2);
     a = -2;
     if (ai >= 0) {
       const ecg_tensor *t = L->g->tensors[ai];
-      if (!t->is_const || ecg_tensor_numel(t) != 1) return node_err(L, n, e, "a non-constant axis input is not supported");
+      if (!t->is_const || ecg_tensor_numel(t) != 1) return lw_node_err(L, n, e, "a non-constant axis input is not supported");
       a = ecg_const_i64(t, 0);
     }
   }
   int axis = lw_axis(a, r);
-  if (axis < 0 || axis == r - 1) return node_err(L, n, e, "axis out of range");
+  if (axis < 0 || axis == r - 1) return lw_node_err(L, n, e, "axis out of range");
   int inverse = ecg_attr_i(n, "inverse", 0) != 0, onesided = ecg_attr_i(n, "onesided", 0) != 0;
   int64_t C = d[r - 1], nin = d[axis], K = od[axis], outer = 1, inner = 1;
   for (int i = 0; i < axis; i++) outer *= d[i];
@@ -188,10 +184,10 @@ int emit_dft(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_stft(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t d[ECG_MAX_RANK], od[ECG_MAX_RANK], W = -1;
   char b1[160], b3[160];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   lw_dims(L, n->inputs[0], d);
   lw_dims(L, n->outputs[0], od);
-  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0]))) return node_err(L, n, e, "only float signals are supported");
+  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0]))) return lw_node_err(L, n, e, "only float signals are supported");
   int wi = in_id(n, 2), fi = in_id(n, 3), onesided = ecg_attr_i(n, "onesided", 1) != 0;
   if (wi >= 0) {
     int64_t wd[ECG_MAX_RANK];
@@ -239,17 +235,17 @@ int emit_stft(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_grid_sample(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   char mode[32], pad[32];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
-  if (r != 4) return node_err(L, n, e, "only 4-D input (2 spatial dims) is supported");
+  if (r != 4) return lw_node_err(L, n, e, "only 4-D input (2 spatial dims) is supported");
   ecg_attr_s(n, "mode", "bilinear", mode, sizeof mode);
   ecg_attr_s(n, "padding_mode", "zeros", pad, sizeof pad);
   int m = !strcmp(mode, "nearest") ? 0 : !strcmp(mode, "bilinear") || !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bicubic") || !strcmp(mode, "cubic") ? 2 : -1;
   int p = !strcmp(pad, "zeros") ? 0 : !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : -1;
-  if (m < 0) return node_err(L, n, e, "mode is not supported (nearest, bilinear, bicubic)");
-  if (p < 0) return node_err(L, n, e, "padding_mode is not supported (zeros, border, reflection)");
-  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0])) && m != 0) return node_err(L, n, e, "integer X is supported only in nearest mode");
+  if (m < 0) return lw_node_err(L, n, e, "mode is not supported (nearest, bilinear, bicubic)");
+  if (p < 0) return lw_node_err(L, n, e, "padding_mode is not supported (zeros, border, reflection)");
+  if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0])) && m != 0) return lw_node_err(L, n, e, "integer X is supported only in nearest mode");
   int ac = ecg_attr_i(n, "align_corners", 0) != 0;
   int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], Ho = od[2], Wo = od[3];
   if (H == 0 || W == 0) { /* no pixel to sample: every padding mode gives 0 */
@@ -332,19 +328,19 @@ int emit_grid_sample(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 int emit_roi_align(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   char mode[16], ctm[32];
-  if (any_half(L, n)) return node_err(L, n, e, "float16/bfloat16 is not supported");
+  if (any_half(L, n)) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
   lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   if (!ecg_dtype_is_float(dtype_of(L, n->inputs[0])) || !ecg_dtype_is_float(dtype_of(L, n->inputs[1])))
-    return node_err(L, n, e, "only float X and rois are supported");
+    return lw_node_err(L, n, e, "only float X and rois are supported");
   ecg_attr_s(n, "mode", "avg", mode, sizeof mode);
   ecg_attr_s(n, "coordinate_transformation_mode", n->opset > 0 && n->opset < 16 ? "output_half_pixel" : "half_pixel", ctm, sizeof ctm);
   int mx = !strcmp(mode, "max");
-  if (!mx && strcmp(mode, "avg")) return node_err(L, n, e, "mode is not supported (avg, max)");
+  if (!mx && strcmp(mode, "avg")) return lw_node_err(L, n, e, "mode is not supported (avg, max)");
   int hp = !strcmp(ctm, "half_pixel");
-  if (!hp && strcmp(ctm, "output_half_pixel")) return node_err(L, n, e, "coordinate_transformation_mode is not supported");
+  if (!hp && strcmp(ctm, "output_half_pixel")) return lw_node_err(L, n, e, "coordinate_transformation_mode is not supported");
   int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], R = od[0], PH = od[2], PW = od[3];
-  if (H == 0 || W == 0) return node_err(L, n, e, "an empty feature map is not supported");
+  if (H == 0 || W == 0) return lw_node_err(L, n, e, "an empty feature map is not supported");
   int64_t sr = ecg_attr_i(n, "sampling_ratio", 0);
   double scale = ecg_attr_f(n, "spatial_scale", 1.0f);
   const char *T = lw_ctype(L, n->outputs[0]), *X = lw_ctype(L, n->inputs[0]);

@@ -7,10 +7,6 @@
 #include "../lower.h"
 #include "emit.h"
 
-static int node_err(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what) {
-  char lb[256];
-  return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, what);
-}
 
 /** Declare `const CT *NAME = ptr;` for tensor id inside the current block. */
 static void decl_in(ecg_lower *L, const char *name, int id) {
@@ -33,11 +29,11 @@ static void decl_out(ecg_lower *L, const char *name, int id) {
 int emit_optimizer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int adam = strcmp(n->op_type, "Adam") == 0, adagrad = strcmp(n->op_type, "Adagrad") == 0;
   int groups = adam ? 4 : 3, nt = ((int)n->n_inputs - 2) / groups;
-  if (nt <= 0 || (int)n->n_outputs != nt * (groups - 1)) return node_err(L, n, e, "operand count not supported");
+  if (nt <= 0 || (int)n->n_outputs != nt * (groups - 1)) return lw_node_err(L, n, e, "operand count not supported");
   for (size_t k = 0; k < n->n_inputs; k++)
-    if (n->inputs[k] < 0) return node_err(L, n, e, "an omitted operand is not supported");
+    if (n->inputs[k] < 0) return lw_node_err(L, n, e, "an omitted operand is not supported");
   for (size_t k = 0; k < n->n_outputs; k++)
-    if (n->outputs[k] < 0) return node_err(L, n, e, "an omitted output is not supported");
+    if (n->outputs[k] < 0) return lw_node_err(L, n, e, "an omitted output is not supported");
   /* defaults of the ONNX schema: epsilon 1e-6 (Adagrad, Adam), alpha 0.9 and beta 0.999
    * (Adam); Momentum's alpha, beta, mode and norm_coefficient are required */
   double nc = ecg_attr_f(n, "norm_coefficient", 0.0f), eps = ecg_attr_f(n, "epsilon", 1e-6f);
@@ -46,7 +42,7 @@ int emit_optimizer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char mode[16];
   ecg_attr_s(n, "mode", "standard", mode, sizeof mode);
   int nesterov = strcmp(mode, "nesterov") == 0;
-  if (!adam && !adagrad && !nesterov && strcmp(mode, "standard") != 0) return node_err(L, n, e, "mode not supported");
+  if (!adam && !adagrad && !nesterov && strcmp(mode, "standard") != 0) return lw_node_err(L, n, e, "mode not supported");
   sbuf *c = &L->code;
   sb_printf(c, "  {\n");
   decl_in(L, "R", n->inputs[0]);
