@@ -48,7 +48,7 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
 
 # The lowering runtime sources are embedded into ecg-lower, which copies them into
 # every lowered directory.
-RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h)) tools/lower/runner/runner_main.c
+RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h)) format/ecg_scalar.h tools/lower/runner/runner_main.c
 $(BUILD)/gen/runtime_blob.c: $(RT_SRCS) scripts/embed.sh
 	@mkdir -p $(BUILD)/gen
 	sh scripts/embed.sh $(RT_SRCS) > $@.tmp && mv $@.tmp $@

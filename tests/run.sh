@@ -27,6 +27,19 @@ for t in ops rt; do
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
   [ "$r" -eq 0 ] || [ "${f:-0}" -gt 0 ] || fail=$((fail + 1))
 done
+# One source of truth for One-to-One operators: every scalar.def expression folded
+# (libecg) and generated (ecg-lower's lw_scalar_stmt, compiled like a lowered model).
+LOBJ="$(ls build/tools/lower/*.o build/tools/lower/emit/*.o | grep -v '/main\.o$') build/gen/runtime_blob.o build/tools/lower/runtime/ecg_resize.o"
+# shellcheck disable=SC2086
+if $CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower tests/unit/scalar_test.c $LOBJ build/libecg.a \
+     -lprotobuf-c -lzstd -lm -o build/scalar_test && ./build/scalar_test build/scalar_gen.c > build/scalar_test.log 2>&1 &&
+   $CC -O2 -fno-math-errno -fno-trapping-math -Iformat build/scalar_gen.c -lm -o build/scalar_gen &&
+   ./build/scalar_gen >> build/scalar_test.log 2>&1; then r=0; else r=1; fi
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/scalar_test.log | tail -1)
+note "unit/scalar: ${line:-no summary} (exit $r)"
+p=$(printf '%s' "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); f=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+[ "$r" -eq 0 ] || [ "${f:-0}" -gt 0 ] || fail=$((fail + 1))
 # ecg-bench self-test (prints TAP-like ok/not ok lines)
 if [ -f tools/bench/selftest.sh ]; then
   sh tools/bench/selftest.sh build-san/bin/ecg-bench > build/bench_selftest.log 2>&1 || true

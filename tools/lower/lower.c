@@ -117,6 +117,12 @@ ecg_op_id lw_op(const ecg_node *n) {
   return op ? op->id : ECG_OP_NONE;
 }
 
+int lw_node_index(const ecg_lower *L, const ecg_node *n) {
+  for (size_t i = 0; i < L->g->n_nodes; i++)
+    if (L->g->nodes[i] == n) return (int)i;
+  return -1;
+}
+
 int lw_dims(const ecg_lower *L, int id, int64_t *dims) { return ecg_tensor_dims(L->g->tensors[id], dims); }
 
 int lw_axis(int64_t axis, int r) {
@@ -383,36 +389,10 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
             ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
   sb_printf(&b, "#include <errno.h>\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
   sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n\n");
-  sb_printf(&b, "/* Scalar helpers of the elementwise expressions (NaN-propagating max/min, ONNX Mod and\n"
-                " * integer Div that never trap). */\n"
-                "#define ecg_max(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))\n"
-                "#define ecg_min(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))\n"
-                "static inline int64_t ecg_imod(int64_t a, int64_t b) { if (b == 0) return 0; int64_t r = b == -1 ? 0 : a %% b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-                "static inline int64_t ecg_tmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a %% b; }\n"
-                "static inline double ecg_fmod_floor(double a, double b) { double r = fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-                "static inline int64_t ecg_idiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? (int64_t)(0ULL - (uint64_t)a) : a / b; }\n"
+  sb_printf(&b, "/* Scalar helpers of the elementwise expressions (format/ops/scalar.def): shared with\n"
+                " * constant folding, so folded and computed values agree. */\n#include \"ecg_scalar.h\"\n"
                 "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
-  /* float32 exp and erf written with arithmetic and bit moves only, so loops over them
-   * vectorise (libm's expf/erff calls do not without -ffast-math). Cephes expf (about
-   * 1 ulp); erf: Taylor series below 0.5, Abramowitz-Stegun 7.1.26 above (abs err 1.5e-7). */
-  sb_printf(&b, "static inline float ecg_expf(float x) {\n"
-                "  float xc = x > 88.3762626647949f ? 88.3762626647949f : (x < -87.3365447504f ? -87.3365447504f : x);\n"
-                "  float fx = floorf(xc * 1.44269504088896341f + 0.5f);\n"
-                "  float r = xc - fx * 0.693359375f + fx * 2.12194440e-4f, r2 = r * r;\n"
-                "  float y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r\n"
-                "             + 1.6666665459e-1f) * r + 5.0000001201e-1f) * r2 + r + 1.0f;\n"
-                "  int32_t e = (int32_t)fx + 127;\n  uint32_t bits = (uint32_t)e << 23;\n  float p;\n  memcpy(&p, &bits, 4);\n"
-                "  float res = y * p;\n"
-                "  return x != x ? x : (x > 88.3762626647949f ? INFINITY : (x < -87.3365447504f ? 0.0f : res));\n}\n"
-                "static inline float ecg_erff(float x) {\n"
-                "  float a = fabsf(x), x2 = x * x;\n"
-                "  float small = x * (1.1283791671f + x2 * (-0.3761263890f + x2 * (0.1128379167f + x2 * (-0.0268661707f\n"
-                "                + x2 * (0.0052239776f + x2 * -0.0008548327f)))));\n"
-                "  float t = 1.0f / (1.0f + 0.3275911f * a);\n"
-                "  float y = 1.0f - ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t * ecg_expf(-a * a);\n"
-                "  return a < 0.5f ? small : (x < 0 ? -y : y);\n}\n"
-                "#define ecg_exp(x) _Generic((x), float: ecg_expf, default: exp)(x)\n"
-                "/* IEEE binary16 and bfloat16 <-> float, round to nearest even. */\n"
+  sb_printf(&b, "/* IEEE binary16 and bfloat16 <-> float, round to nearest even. */\n"
                 "static inline float ecg_h2f(uint16_t h) {\n"
                 "  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, b;\n"
                 "  if (e == 0x1f) b = s | 0x7f800000u | (m << 13);\n"
@@ -439,7 +419,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                 "  uint32_t x; memcpy(&x, &f, 4);\n"
                 "  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);\n"
                 "  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);\n}\n"
-                "#define ecg_erf(x) _Generic((x), float: ecg_erff, default: erf)(x)\n\n");
+                "\n");
   sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
             L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
   sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"

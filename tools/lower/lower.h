@@ -107,5 +107,28 @@ void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims
 int lw_dims(const ecg_lower *L, int tensor_id, int64_t *dims);
 /** Normalise a possibly negative axis for rank r; -1 when out of range. */
 int lw_axis(int64_t axis, int r);
+/** Index of node n in L->g->nodes (n must belong to the graph). */
+int lw_node_index(const ecg_lower *L, const ecg_node *n);
+
+/* ---- fused code generation (block.c; DNNFusion §3.4.4.1) */
+struct ecg_scalar_view;
+/** Append to b the C literal of v as type ctype: "((float)0.5)", NAN and INFINITY spelt
+ *  out. */
+void lw_literal(sbuf *b, const char *ctype, double v);
+/** Append to out one C block statement that sets the local `dst` (of the vtype of n's
+ *  output 0) to the scalar expression of One-to-One node n (format/ops/scalar.def), its
+ *  operands being the C expressions vals[k] (loaded values of the operands' vtypes;
+ *  entries for absent optional inputs are ignored). Returns 0, -1 on out of memory. */
+int lw_scalar_stmt(ecg_lower *L, sbuf *out, const ecg_node *n, const struct ecg_scalar_view *v,
+                   const char *const *vals, const char *dst);
+/** True when tensor tid is read by a node outside members[0..nm) or is a graph output. */
+int lw_tensor_used_outside(const ecg_lower *L, int tid, const int *members, int nm);
+/** Emit one loop nest computing the One-to-One block members[0..nm) (node indices in
+ *  topological order, every member's output of the same element count): operands from
+ *  outside are loaded with broadcasting index maps, members' values stay in registers,
+ *  and only outputs used outside the block (or every output when nm == 1) are stored.
+ *  Errors (ECG_ERR_INPUT naming the node): a member that is not a scalar expression, a
+ *  member of another element count, more than LW_MAX_OPS memory streams. */
+int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e);
 
 #endif
