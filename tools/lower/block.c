@@ -229,3 +229,135 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
   free(views);
   return rc;
 }
+
+/* Broadcast strides of operand o over the output dims od (rank r), and the element count
+ * of the longest tail of od over which the operand's address moves by one per element
+ * (*contig = 1) or not at all (*contig = 0). */
+static int64_t tail_run(int r, const int64_t *od, const int64_t *st, int *contig) {
+  int64_t cs[ECG_MAX_RANK];
+  lw_strides(r, od, cs);
+  int64_t best = 1;
+  *contig = 0;
+  for (int mode = 0; mode < 2; mode++) { /* 0: constant over the tail, 1: contiguous */
+    int64_t run = 1;
+    for (int d = r - 1; d >= 0; d--) {
+      if (od[d] != 1 && st[d] != (mode ? cs[d] : 0)) break;
+      run *= od[d];
+    }
+    if (run > best || (run == best && mode == 1)) { best = run; *contig = mode; }
+  }
+  return best;
+}
+
+int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  const lw_kernel *K = &L->k[k];
+  const int *mem = K->members + 1; /* the One-to-One members after the dominant node */
+  int nm = K->nm - 1;
+  int dy = g->nodes[K->dominant]->outputs[0];
+  int64_t od[ECG_MAX_RANK];
+  int r = lw_dims(L, dy, od);
+  ecg_scalar_view *views = calloc((size_t)nm, sizeof *views);
+  if (!views) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  enum { MAXO = 4 * LW_MAX_OPS };
+  ew_opnd ops[MAXO];
+  int nops = 0, rc = ECG_OK;
+  int (*opnd_of)[ECG_SCALAR_MAX_OPERANDS] = calloc((size_t)nm, sizeof *opnd_of);
+  if (!opnd_of) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (int i = 0; i < nm && rc == ECG_OK; i++) {
+    const ecg_node *n = g->nodes[mem[i]];
+    if ((rc = ecg_scalar_view_of(g, n, &views[i], e)) != ECG_OK) break;
+    int y = n->outputs[0];
+    if (L->t[y].where != LW_NONE && add_operand(ops, &nops, MAXO, y, r, od, 1) < 0)
+      rc = lw_node_err(L, n, e, "fusion block has too many outputs");
+    for (int q = 0; q < views[i].n_operands && rc == ECG_OK; q++) {
+      opnd_of[i][q] = -1;
+      if (views[i].input[q] < 0) continue;
+      int tid = n->inputs[views[i].input[q]];
+      if (tid == dy) { opnd_of[i][q] = -2; continue; }
+      int inside = 0;
+      for (int j = 0; j < i; j++) if (g->nodes[mem[j]]->outputs[0] == tid) inside = 1;
+      if (inside) continue;
+      int idx = add_operand(ops, &nops, MAXO, tid, views[i].rank[q], views[i].dims[q], 0);
+      if (idx < 0) rc = lw_node_err(L, n, e, "fusion block reads too many tensors");
+      opnd_of[i][q] = idx;
+    }
+  }
+  sbuf *c = &L->decls;
+  int64_t run = 1;
+  for (int d = 0; d < r; d++) run *= od[d];
+  if (rc == ECG_OK) {
+    sb_printf(c, "/* epilogue of kernel %d: the One-to-One members of a fusion block, on segments of '%s' */\n",
+              k, g->tensors[dy]->name);
+    sb_printf(c, "static void %s(float *y, size_t n, const void *arg) {\n  struct %s_ctx *ctx = (struct %s_ctx *)(uintptr_t)arg;\n",
+              fname, L->prefix, L->prefix);
+    sb_printf(c, "  size_t off = (size_t)(y - %s);\n", lw_ptr(L, dy));
+  }
+  for (int i = 0; i < nops && rc == ECG_OK; i++) {
+    ew_opnd *o = &ops[i];
+    int64_t m = 1, st[ECG_MAX_RANK];
+    for (int d = 0; d < o->rank; d++) m *= o->dims[d];
+    o->scalar = !o->store && m == 1;
+    if (o->scalar && const_literal(L, o->tid, o->lit, sizeof o->lit)) continue;
+    const char *ptr = lw_ptr(L, o->tid);
+    if (o->scalar) { sb_printf(c, "  const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, load_open(L, o->tid), ptr); continue; }
+    /* a store may share the dominant output's storage (y): no restrict on stores */
+    sb_printf(c, "  %s%s *%sp%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->store ? "" : "restrict ", i, ptr);
+    lw_bcast_strides(r, od, o->rank, o->dims, st);
+    int contig;
+    int64_t t = o->store ? run : tail_run(r, od, st, &contig);
+    if (o->store) contig = 1;
+    o->slot = contig; /* reused: 1 = address moves with the element, 0 = constant over the run */
+    if (t < run) run = t;
+    memcpy(o->dims, st, sizeof st); /* keep the strides for the address formula */
+  }
+  if (run < 1) run = 1;
+  if (rc == ECG_OK) {
+    int64_t cs[ECG_MAX_RANK];
+    lw_strides(r, od, cs);
+    sb_printf(c, "  while (n) {\n    size_t m = %lld - off %% %lld;\n    if (m > n) m = n;\n", (long long)run, (long long)run);
+    for (int i = 0; i < nops; i++) {
+      const ew_opnd *o = &ops[i];
+      if (o->scalar || o->store) continue;
+      sb_printf(c, "    const int64_t a%d = 0", i);
+      for (int d = 0; d < r; d++)
+        if (o->dims[d] && od[d] != 1) sb_printf(c, " + (int64_t)(off / %lld %% %lld) * %lld", (long long)cs[d], (long long)od[d], (long long)o->dims[d]);
+      sb_printf(c, ";\n");
+    }
+    sbuf body = {0};
+    for (int i = 0; i < nm && rc == ECG_OK; i++) {
+      const ecg_node *n = g->nodes[mem[i]];
+      char vals[ECG_SCALAR_MAX_OPERANDS][112];
+      const char *vp[ECG_SCALAR_MAX_OPERANDS];
+      for (int q = 0; q < views[i].n_operands; q++) {
+        vp[q] = vals[q];
+        vals[q][0] = 0;
+        if (views[i].input[q] < 0) continue;
+        int tid = n->inputs[views[i].input[q]];
+        int oi = opnd_of[i][q];
+        if (oi == -2) snprintf(vals[q], sizeof vals[q], "y[i]");
+        else if (oi < 0) snprintf(vals[q], sizeof vals[q], "v%d", tid);
+        else if (ops[oi].scalar && ops[oi].lit[0]) snprintf(vals[q], sizeof vals[q], "%s", ops[oi].lit);
+        else if (ops[oi].scalar) snprintf(vals[q], sizeof vals[q], "s%d", oi);
+        else snprintf(vals[q], sizeof vals[q], "%sp%d[a%d%s])", load_open(L, tid), oi, oi, ops[oi].slot ? " + (int64_t)i" : "");
+      }
+      int yt = n->outputs[0];
+      char dst[32];
+      snprintf(dst, sizeof dst, "v%d", yt);
+      sb_printf(&body, "      %s v%d; ", lw_vtype(L, yt), yt);
+      if (lw_scalar_stmt(L, &body, n, &views[i], vp, dst) != 0) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      sb_printf(&body, "\n");
+    }
+    for (int i = 0; i < nops && rc == ECG_OK; i++) {
+      if (!ops[i].store) continue;
+      int h = lw_half(L, ops[i].tid);
+      sb_printf(&body, "      p%d[off + i] = %sv%d%s;\n", i, h == 1 ? "ecg_f2h(" : h == 2 ? "ecg_f2bf(" : "", ops[i].tid, h ? ")" : "");
+    }
+    sb_printf(c, "#pragma omp simd\n    for (size_t i = 0; i < m; i++) {\n%s    }\n", body.s ? body.s : "");
+    sb_printf(c, "    y += m;\n    off += m;\n    n -= m;\n  }\n}\n\n");
+    sb_free(&body);
+  }
+  free(opnd_of);
+  free(views);
+  return rc;
+}

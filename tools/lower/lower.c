@@ -130,6 +130,29 @@ int lw_axis(int64_t axis, int r) {
   return axis >= 0 && axis < r ? (int)axis : -1;
 }
 
+int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
+  lw_kernel *K = &L->k[p];
+  const ecg_graph *g = L->g;
+  if (K->kind == LW_K_EW) return lw_emit_ew_block(L, K->members, K->nm, e);
+  const ecg_node *n = g->nodes[K->members[0]];
+  ecg_emit_fn fn = ecg_emitter(lw_op(n));
+  if (K->kind == LW_K_SINGLE) return fn(L, n, e);
+  char fname[32], act[160];
+  snprintf(fname, sizeof fname, "epi%d", p);
+  ECG_TRY(lw_emit_epilogue(L, p, fname, e));
+  snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
+  L->epi_act = act;
+  L->epi_used = 0;
+  int rc = fn(L, n, e);
+  L->epi_act = NULL;
+  if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no epilogue: one more pass */
+    K->fallback = 1;
+    int y = n->outputs[0];
+    sb_printf(&L->code, "  %s(%s, %lld, ctx);\n", fname, lw_ptr(L, y), (long long)ecg_tensor_numel(g->tensors[y]));
+  }
+  return rc;
+}
+
 /* ---------------------------------------------------------------- planning */
 
 /* Check every tensor a node touches has a static shape and a C type. */
@@ -206,19 +229,21 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (size_t t = 0; t < nt; t++) def[t] = last[t] = -1;
-  /* Liveness is tracked on alias roots: a Reorganize output aliasing its input keeps
-   * the root's storage alive until the alias's last use. */
-  for (size_t p = 0; p < g->n_nodes; p++) {
-    const ecg_node *n = g->nodes[order[p]];
-    for (size_t k = 0; k < n->n_outputs; k++) {
-      int t = n->outputs[k];
-      if (t < 0) continue;
-      t = root_of(L, t);
-      if (def[t] < 0) def[t] = (int)p;
-      if (last[t] < (int)p) last[t] = (int)p;
+  /* Liveness is tracked on alias roots, by kernel position: a Reorganize output aliasing
+   * its input keeps the root's storage alive until the alias's last use. */
+  (void)order;
+  for (int p = 0; p < L->nk; p++)
+    for (int m = 0; m < L->k[p].nm; m++) {
+      const ecg_node *n = g->nodes[L->k[p].members[m]];
+      for (size_t k = 0; k < n->n_outputs; k++) {
+        int t = n->outputs[k];
+        if (t < 0) continue;
+        t = root_of(L, t);
+        if (def[t] < 0) def[t] = p;
+        if (last[t] < p) last[t] = p;
+      }
+      for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[root_of(L, n->inputs[k])] = p;
     }
-    for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[root_of(L, n->inputs[k])] = (int)p;
-  }
   int nl = 0;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0) list[nl++] = (int)t;
@@ -441,19 +466,22 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
   }
   sb_printf(&b, "  (void)ctx;\n}\n\n");
-  sb_printf(&b, "static const char *const kernel_names_[%zu] = {\n", g->n_nodes ? g->n_nodes : 1);
-  for (size_t p = 0; p < g->n_nodes; p++) {
-    char lb[256], full[400];
-    snprintf(full, sizeof full, "%s %s", g->nodes[order[p]]->op_type, ecg_node_label(g, g->nodes[order[p]], lb, sizeof lb));
+  sb_printf(&b, "static const char *const kernel_names_[%d] = {\n", L->nk ? L->nk : 1);
+  for (int p = 0; p < L->nk; p++) {
+    char lb[256];
+    sbuf full = {0};
+    for (int m = 0; m < L->k[p].nm; m++) sb_printf(&full, "%s%s", m ? "+" : "", g->nodes[L->k[p].members[m]]->op_type);
+    sb_printf(&full, " %s", ecg_node_label(g, g->nodes[L->k[p].members[0]], lb, sizeof lb));
     sb_printf(&b, "  ");
-    c_str(&b, full);
+    c_str(&b, full.s ? full.s : "");
     sb_printf(&b, ",\n");
+    sb_free(&full);
   }
-  if (!g->n_nodes) sb_printf(&b, "  \"\",\n");
-  sb_printf(&b, "};\nstatic void (*const kernels_[%zu])(struct %s_ctx *) = {", g->n_nodes ? g->n_nodes : 1, P);
-  for (size_t p = 0; p < g->n_nodes; p++) sb_printf(&b, "%sk%d", p ? ", " : "", order[p]);
-  if (!g->n_nodes) sb_printf(&b, "0");
-  sb_printf(&b, "};\n#define NKERNELS %zu\n\n", g->n_nodes);
+  if (!L->nk) sb_printf(&b, "  \"\",\n");
+  sb_printf(&b, "};\nstatic void (*const kernels_[%d])(struct %s_ctx *) = {", L->nk ? L->nk : 1, P);
+  for (int p = 0; p < L->nk; p++) sb_printf(&b, "%sk%d", p ? ", " : "", p);
+  if (!L->nk) sb_printf(&b, "0");
+  sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
   sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
   sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n", P, P, L->n_io);
   sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
@@ -577,27 +605,31 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_e
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
   if (rc == ECG_OK) find_aliases(&L, order);
+  if (rc == ECG_OK) rc = lw_form_kernels(&L, order, e);
+  if (rc == ECG_OK) lw_kernel_storage(&L);
   if (rc == ECG_OK) rc = plan_memory(&L, order, e);
-  /* Every node gets its kernel; collect all missing emitters at once. */
+  /* Every kernel gets its function; collect all missing emitters at once. */
   int missing = 0;
   char lb[256];
-  for (size_t p = 0; rc == ECG_OK && p < g->n_nodes; p++) {
-    const ecg_node *n = g->nodes[order[p]];
+  for (int p = 0; rc == ECG_OK && p < L.nk; p++) {
+    const lw_kernel *K = &L.k[p];
+    const ecg_node *n = g->nodes[K->members[K->kind == LW_K_EPI ? 0 : K->nm - 1]];
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     ecg_emit_fn fn = op ? ecg_emitter(op->id) : NULL;
-    if (!fn) {
+    if (K->kind != LW_K_EW && !fn) {
       if (!missing++)
         ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       continue;
     }
-    if (node_touches_half(&L, n) && !half_capable(fn)) {
+    if (K->kind == LW_K_SINGLE && node_touches_half(&L, n) && !half_capable(fn)) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel",
                     ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       break;
     }
-    sb_printf(&L.code, "/* node %d: %s '%s' (%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", order[p], n->op_type,
-              ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op->mapping), order[p], prefix);
-    rc = fn(&L, n, e);
+    sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", p, K->nm,
+              K->nm > 1 ? "s" : "", ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
+              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : "", p, prefix);
+    rc = lw_emit_kernel(&L, p, e);
     sb_printf(&L.code, "  (void)ctx;\n}\n\n");
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
@@ -608,6 +640,9 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_e
   if (rc == ECG_OK) rc = write_meta(&L, dir, e);
   free(order);
   free(L.t);
+  for (int i = 0; i < L.nk; i++) free(L.k[i].members);
+  free(L.k);
+  free(L.node_kernel);
   sb_free(&L.code);
   sb_free(&L.decls);
   sb_free(&L.init);

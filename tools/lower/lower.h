@@ -34,6 +34,23 @@ typedef struct lw_tensor {
   int alias_of;      /**< Reorganize output sharing its input's storage: that tensor id; -1 none */
 } lw_tensor;
 
+/** How a kernel (one fusion block) is generated. */
+typedef enum {
+  LW_K_SINGLE = 0, /**< one node: its emitter */
+  LW_K_EW,         /**< One-to-One members only: one loop nest (lw_emit_ew_block) */
+  LW_K_EPI         /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
+} lw_kernel_kind;
+
+/** One kernel of the lowered model: a fusion block (DNNFusion §3.4.3), or a node of no
+ *  block. */
+typedef struct lw_kernel {
+  int *members;          /**< node indices, topological order */
+  int nm;
+  int dominant;          /**< LW_K_EPI: node index of the Many-to-Many member; else -1 */
+  lw_kernel_kind kind;
+  int fallback;          /**< LW_K_EPI whose emitter ran without the epilogue: one extra pass */
+} lw_kernel;
+
 /** The lowering of one graph. */
 typedef struct ecg_lower {
   const ecg_graph *g;
@@ -48,7 +65,34 @@ typedef struct ecg_lower {
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;
   int n_tmp;             /**< counter for unique local names */
+  lw_kernel *k;          /**< kernels in execution order (kernels.c) */
+  int nk;
+  int *node_kernel;      /**< per node index: its kernel */
+  const char *epi_act;   /**< set while emitting a LW_K_EPI dominant node: the C expression of
+                              the ecg_act that applies the block's epilogue; NULL otherwise */
+  int epi_used;          /**< the dominant node's emitter passed epi_act to its runtime call */
 } ecg_lower;
+
+/** Form the kernels of L->g (kernels.c): the fusion blocks of the ECG (node->fusion_block
+ *  with g->blocks) and one kernel per node outside any block, in a topological order of
+ *  the block graph. A block that cannot be generated as one kernel (mixed members, a
+ *  cycle) is split into one-node kernels with a note on stderr. ECG_OK or
+ *  ECG_ERR_INTERNAL (out of memory). */
+int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e);
+/** Tensors of L->g that a kernel keeps in registers (IR_removable: produced and consumed
+ *  inside one kernel, not a graph output) lose their storage (LW_NONE); the dominant
+ *  output of a LW_K_EPI kernel whose emitter takes an epilogue is stored in place of the
+ *  block's output (alias). Call after assign_storage, before planning. */
+void lw_kernel_storage(ecg_lower *L);
+/** Emit the body of kernel k (the statements of its kernel function). */
+int lw_emit_kernel(ecg_lower *L, int k, ecg_err *e);
+/** Write to L->decls the epilogue function `fname` (ecg_epilogue_fn) of LW_K_EPI kernel
+ *  k: on a segment y[0..n) of the dominant node's output it computes the One-to-One
+ *  members (block.c; operands addressed through broadcasting index maps, split into runs
+ *  along which every address moves by one or stays) and stores the block's outputs. */
+int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
+/** True when op id's emitter accepts an epilogue (L->epi_act) (emitters.c). */
+int lw_takes_epilogue(ecg_op_id id);
 
 /** Emitter for one node: append C statements (the body of the node's kernel function)
  *  to L->code. Returns ECG_OK or ECG_ERR_INPUT (unsupported dtype/attribute, naming

@@ -49,6 +49,22 @@ static int spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int
 
 static const char *act_none = "{ECG_ACT_NONE, 0, 0}";
 
+/* The ecg_act of a runtime call: the fusion block's epilogue when one is being fused
+ * (L->epi_act; marks it used), else none. */
+static const char *act_arg(ecg_lower *L) {
+  if (!L->epi_act) return "((ecg_act){ECG_ACT_NONE, 0, 0})";
+  L->epi_used = 1;
+  return L->epi_act;
+}
+
+/* "&cp<u>", or a local copy carrying the block's epilogue (declared into L->code). */
+static const char *conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
+  if (!L->epi_act) { snprintf(buf, n, "&cp%d", u); return buf; }
+  sb_printf(&L->code, "  ecg_conv_params cpe%d = cp%d;\n  cpe%d.act = %s;\n", u, u, u, act_arg(L));
+  snprintf(buf, n, "&cpe%d", u);
+  return buf;
+}
+
 /* Declare `static const ecg_conv_params cp<u>` for a 1-D or 2-D NCHW operator with input
  * dims xd (rank r), output dims od, m output channels; returns u. */
 static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
@@ -85,7 +101,9 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-  sb_printf(&L->code, "  ecg_conv2d(&cp%d, %s, ctx->pk[%d], %s, ", u, lw_ptr(L, n->inputs[0]), off, bias);
+  char cpr[32];
+  conv_params_ref(L, u, cpr, sizeof cpr);
+  sb_printf(&L->code, "  ecg_conv2d(%s, %s, ctx->pk[%d], %s, ", cpr, lw_ptr(L, n->inputs[0]), off, bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
 }
@@ -123,7 +141,9 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_need_scratch(L, buf);
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-  sb_printf(&L->code, "  ecg_convtranspose2d(&cp%d, %s, ", u, lw_ptr(L, n->inputs[0]));
+  char cpr[32];
+  conv_params_ref(L, u, cpr, sizeof cpr);
+  sb_printf(&L->code, "  ecg_convtranspose2d(%s, %s, ", cpr, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
@@ -168,8 +188,8 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     int off = lw_packed_slot(L, sz);
     sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
     sb_printf(dst, "  ecg_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, (ecg_act)%s, 0.0f, %s, %lld);\n",
-              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_none, Ob, (long long)N);
+    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
+              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
   int u = lw_uid(L);
@@ -210,8 +230,8 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
               (long long)bd[1], off);
     char bias[200] = "NULL";
     if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, (ecg_act)%s, 0.0f, %s, %lld);\n", ta,
-              (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_none, Ob, (long long)N);
+    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n", ta,
+              (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
   if (has_c) {

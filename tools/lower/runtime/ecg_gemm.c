@@ -101,6 +101,10 @@ static inline __m256 exp256(__m256 x) {
 
 void ecg_act_apply(ecg_act act, float *x, size_t n) {
   size_t i = 0;
+  if (act.kind == ECG_ACT_FN) {
+    act.fn(x, n, act.arg);
+    return;
+  }
 #ifdef ECG_AVX2
   if (act.kind == ECG_ACT_SIGMOID || act.kind == ECG_ACT_SILU) {
     const __m256 one = _mm256_set1_ps(1.f), zero = _mm256_setzero_ps();
@@ -112,7 +116,7 @@ void ecg_act_apply(ecg_act act, float *x, size_t n) {
   }
 #endif
   switch (act.kind) {
-  case ECG_ACT_NONE: break;
+  case ECG_ACT_NONE: case ECG_ACT_FN: break;
   case ECG_ACT_RELU:
     for (i = 0; i < n; i++) x[i] = x[i] > 0.f ? x[i] : 0.f;
     break;
@@ -186,6 +190,7 @@ ECG_AI __m512 act512(ecg_act act, __m512 v) {
     return _mm512_mul_ps(v, t);
   }
   case ECG_ACT_SILU: return _mm512_div_ps(v, _mm512_add_ps(one, exp512(_mm512_sub_ps(zero, v))));
+  case ECG_ACT_FN: return v; /* applied to the stored row (k512) */
   }
   return v;
 }
@@ -243,6 +248,7 @@ ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, co
       if (m == 0xFFFF) _mm512_storeu_ps(cr + 16 * v, x);
       else _mm512_mask_storeu_ps(cr + 16 * v, m, x);
     }
+    if (ep && ep->act.kind == ECG_ACT_FN) ep->act.fn(cr, (size_t)nr, ep->act.arg);
   }
 }
 
@@ -1106,6 +1112,8 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
     for (int q = 0, oy = 0; q < nb; q++) {
       const int r = (oh - oy) / (nb - q) + ((oh - oy) % (nb - q) != 0);
       tab[C - 1][r - 1](S, p, xc, zrow, wk, b, yc, oy, ox0, mk);
+      if (p->act.kind == ECG_ACT_FN) /* the block's rows, still in L1 */
+        for (int rr = 0; rr < r; rr++) p->act.fn(yc + (size_t)(oy + rr) * ow + ox0, (size_t)imin(16 * C, ow - ox0), p->act.arg);
       oy += r;
     }
     c0 += C;

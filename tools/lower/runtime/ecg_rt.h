@@ -28,14 +28,24 @@ typedef enum {
   ECG_ACT_LEAKY,     /* x < 0 ? a * x : x */
   ECG_ACT_SIGMOID,   /* 1 / (1 + exp(-x)) */
   ECG_ACT_HARDSWISH, /* x * clamp(x / 6 + 1/2, 0, 1)  (ONNX HardSwish) */
-  ECG_ACT_SILU       /* x * sigmoid(x) */
+  ECG_ACT_SILU,      /* x * sigmoid(x) */
+  ECG_ACT_FN         /* fn(x, n, arg): a generated fusion-block epilogue */
 } ecg_act_kind;
+/* A generated epilogue (DNNFusion §3.4.4: the One-to-One successors of a Many-to-Many
+ * operator fused into it): called on row segments x[0..n) of the kernel's output tensor
+ * (after bias, while the tile is in cache), from any OpenMP thread, on disjoint segments;
+ * it reads the segment, computes the fused operators and writes their results (possibly
+ * back into x). Segments are contiguous runs of the row-major output: one output row of a
+ * GEMM tile, or a run of one output channel's plane of a convolution. */
+typedef void (*ecg_epilogue_fn)(float *x, size_t n, const void *arg);
 typedef struct {
   ecg_act_kind kind;
   float a, b;
+  ecg_epilogue_fn fn; /* ECG_ACT_FN only */
+  const void *arg;    /* passed to fn */
 } ecg_act;
 
-/* Apply act in place to x[n]. */
+/* Apply act in place to x[n] (ECG_ACT_FN: act.fn(x, n, act.arg)). */
 void ecg_act_apply(ecg_act act, float *x, size_t n);
 
 /* ------------------------------------------------------------------ GEMM */

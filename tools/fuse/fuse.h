@@ -1,0 +1,44 @@
+/* ecg-fuse internals: DNNFusion's fusion plans (Niu dissertation §3.3.2, §3.4.3) over the
+ * ECG.  table.c: Table 3.3 as data; plan.c: the plans (none, fixed, dnnfusion). */
+#ifndef ECG_FUSE_H
+#define ECG_FUSE_H
+#include "ecg.h"
+
+/** Table 3.3 cell for (first, second) mapping types: the decision and the fused type. */
+typedef enum { FUSE_BREAK = 0, FUSE_THROUGH, FUSE_DEPEND } fuse_decision;
+typedef struct {
+  fuse_decision decision;
+  ecg_mapping fused; /**< mapping type of the fused pair (meaningless for FUSE_BREAK) */
+} fuse_cell;
+/** The cell of Table 3.3 for producer mapping `first` and consumer mapping `second`
+ *  (colours as reconstructed in ../shared/notes/digest-niu.md §2.4). */
+fuse_cell fuse_table(ecg_mapping first, ecg_mapping second);
+/** Name of a decision: "through", "depend", "break". */
+const char *fuse_decision_name(fuse_decision d);
+
+/** Which plan ecg-fuse makes. */
+typedef enum {
+  PLAN_NONE = 0, /**< no blocks: every node its own kernel (the paper's OurB) */
+  PLAN_FIXED,    /**< TVM-style fixed patterns: a Many-to-Many operator + its One-to-One
+                      chain, and chains of One-to-One operators (OurB+) */
+  PLAN_DNNFUSION /**< seed-based plan generation (Listing 3.1) over Table 3.3 */
+} fuse_plan;
+
+/** Counts of a plan, for the report. */
+typedef struct {
+  int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
+} fuse_stats;
+
+/** The mapping type of node n as fusion sees it: the registry's, with elementwise
+ *  operators whose operands broadcast (an operand with fewer elements than the output)
+ *  counted as One-to-Many (DNNFusion §3.3.1). */
+ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n);
+
+/** Replace g's fusion blocks with a plan: g->blocks, node->fusion_block, and
+ *  tensor->ir_removable for intermediates produced and consumed inside one block (and
+ *  not graph outputs). Blocks are limited to what ecg-lower generates as one kernel:
+ *  One-to-One/One-to-Many members of equal output size, optionally after one
+ *  Many-to-Many dominant operator (the block's first member); never a cycle between
+ *  blocks. ECG_OK or ECG_ERR_INTERNAL (out of memory). */
+int fuse_make_plan(ecg_graph *g, fuse_plan plan, fuse_stats *st, ecg_err *e);
+#endif

@@ -1,0 +1,315 @@
+/* Fusion plans (DNNFusion, Niu dissertation §3.4.3, Listing 3.1; baselines of §3.5).
+ *
+ * dnnfusion: seeds are One-to-One operators, smallest intermediate result first; a seed's
+ * block grows along successors, then predecessors (an operator may join with some but not
+ * all of its predecessors), each step decided by Table 3.3 (table.c) on the block's fused
+ * mapping type and the candidate's: through joins, break stops, depend is decided by the
+ * static rule (join when the candidate's output has as many elements as the block's, so
+ * no element is recomputed; a profile database is not used yet).  fixed: TVM-style
+ * patterns, a Many-to-Many operator with the chain of One-to-One operators that follows
+ * it through single-consumer edges, and such chains alone.  none: no blocks.
+ *
+ * Constraint check (both plans): a block holds One-to-One/One-to-One-broadcasting
+ * (One-to-Many) operators whose outputs have the block's element count, after at most
+ * one Many-to-Many operator with one float32 output that comes first (the kernels
+ * ecg-lower generates: one loop nest, or a runtime kernel with a generated epilogue);
+ * at most MAX_MEMBERS members; never a cycle between blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+#include "scalar.h"
+
+#define MAX_MEMBERS 24 /* block-size bound: the register pressure of one fused loop body */
+
+typedef struct {
+  ecg_graph *g;
+  int nn, nt;
+  int *pos;              /* topological position of each node */
+  int *cons_start, *cons; /* consumers of tensor t: cons[cons_start[t] .. cons_start[t+1]) */
+  int *prod;             /* producer of each tensor, -1 */
+  char *graph_out;       /* tensor is a graph output */
+  int *blk;              /* node -> block, -1 */
+  int *mark;             /* scratch for the cycle check */
+  int stamp;
+  int *queue;
+} fctx;
+
+ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  if (!op) return ECG_MAP_MANY_TO_MANY;
+  if (op->mapping != ECG_MAP_ONE_TO_ONE) return (ecg_mapping)op->mapping;
+  const ecg_tensor *y = ecg_node_output(g, n, 0);
+  int64_t m = y ? ecg_tensor_numel(y) : -1;
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    const ecg_tensor *x = ecg_node_input(g, n, (int)k);
+    if (x && ecg_tensor_numel(x) >= 0 && ecg_tensor_numel(x) < m) return ECG_MAP_ONE_TO_MANY;
+  }
+  return ECG_MAP_ONE_TO_ONE;
+}
+
+static int64_t out_numel(const fctx *c, int v) {
+  const ecg_tensor *y = ecg_node_output(c->g, c->g->nodes[v], 0);
+  return y ? ecg_tensor_numel(y) : -1;
+}
+
+/* A One-to-One member ecg-lower can put in a block of `numel` elements. */
+static int member_ok(const fctx *c, int v, int64_t numel) {
+  const ecg_node *n = c->g->nodes[v];
+  return n->n_outputs == 1 && out_numel(c, v) == numel && numel > 0 && ecg_is_scalar_node(c->g, n);
+}
+
+/* A Many-to-Many operator that can lead a block of `numel` elements. */
+static int dominant_ok(const fctx *c, int v, int64_t numel) {
+  const ecg_node *n = c->g->nodes[v];
+  const ecg_tensor *y = ecg_node_output(c->g, n, 0);
+  return fuse_node_mapping(c->g, n) == ECG_MAP_MANY_TO_MANY && n->n_outputs == 1 && y && y->dtype == ECG_FLOAT &&
+         ecg_tensor_numel(y) == numel;
+}
+
+/* Would block b plus node v have a path leaving the block and coming back? */
+static int creates_cycle(fctx *c, int b, int v) {
+  int head = 0, tail = 0;
+  c->stamp++;
+  for (int i = 0; i < c->nn; i++)
+    if (c->blk[i] == b || i == v) c->queue[tail++] = i;
+  int nmem = tail;
+  while (head < tail) {
+    int u = c->queue[head++];
+    const ecg_node *n = c->g->nodes[u];
+    for (size_t k = 0; k < n->n_outputs; k++) {
+      int t = n->outputs[k];
+      if (t < 0) continue;
+      for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
+        int w = c->cons[j];
+        int inside = c->blk[w] == b || w == v;
+        if (inside) {
+          if (head > nmem) return 1; /* reached through an outside node */
+          continue;
+        }
+        if (c->mark[w] == c->stamp) continue;
+        c->mark[w] = c->stamp;
+        c->queue[tail++] = w;
+      }
+    }
+  }
+  return 0;
+}
+
+typedef struct {
+  int id, n, dominant;
+  int64_t numel;
+  ecg_mapping type;
+} blockinfo;
+
+static int add_member(fctx *c, blockinfo *B, int v) {
+  c->blk[v] = B->id;
+  B->n++;
+  return 0;
+}
+
+/* Try to join v to block B as a successor (succ = 1) or predecessor; counts decisions. */
+static int try_join(fctx *c, blockinfo *B, int v, int succ, fuse_stats *st) {
+  if (c->blk[v] >= 0 || B->n >= MAX_MEMBERS) return 0;
+  ecg_mapping mv = fuse_node_mapping(c->g, c->g->nodes[v]);
+  int as_dominant = 0;
+  if (!member_ok(c, v, B->numel)) {
+    if (succ || B->dominant >= 0 || !dominant_ok(c, v, B->numel)) { st->shape_rejects++; return 0; }
+    as_dominant = 1;
+  }
+  fuse_cell cell = succ ? fuse_table(B->type, mv) : fuse_table(mv, B->type);
+  if (cell.decision == FUSE_BREAK) { st->breaks++; return 0; }
+  /* ecg-lower runs the dominant operator first: every member must come after it */
+  if (as_dominant) {
+    for (int i = 0; i < c->nn; i++) if (c->blk[i] == B->id && c->pos[i] < c->pos[v]) return 0;
+  } else if (B->dominant >= 0 && c->pos[v] < c->pos[B->dominant]) return 0;
+  if (creates_cycle(c, B->id, v)) { st->cycle_rejects++; return 0; }
+  if (cell.decision == FUSE_DEPEND) st->depend++; /* static rule: equal element counts, no recomputation */
+  else st->through++;
+  add_member(c, B, v);
+  if (as_dominant) B->dominant = v;
+  B->type = cell.fused;
+  return 1;
+}
+
+/* Grow B from its members: successors first, then predecessors (Listing 3.1), until no
+ * candidate joins. */
+static void grow(fctx *c, blockinfo *B, fuse_stats *st) {
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int pass = 0; pass < 2; pass++)
+      for (int u = 0; u < c->nn; u++) {
+        if (c->blk[u] != B->id) continue;
+        const ecg_node *n = c->g->nodes[u];
+        if (pass == 0) {
+          for (size_t k = 0; k < n->n_outputs; k++) {
+            int t = n->outputs[k];
+            if (t < 0) continue;
+            for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) changed |= try_join(c, B, c->cons[j], 1, st);
+          }
+        } else if (u != B->dominant) {
+          for (size_t k = 0; k < n->n_inputs; k++) {
+            int t = n->inputs[k];
+            if (t >= 0 && c->prod[t] >= 0) changed |= try_join(c, B, c->prod[t], 0, st);
+          }
+        }
+      }
+  }
+}
+
+/* Fixed patterns: v (a Many-to-Many operator or a One-to-One one) and the One-to-One
+ * chain after it through single-consumer, non-output edges. */
+static void chain(fctx *c, blockinfo *B, int v, fuse_stats *st) {
+  for (int cur = v;;) {
+    int t = c->g->nodes[cur]->outputs[0];
+    if (t < 0 || c->graph_out[t] || c->cons_start[t + 1] - c->cons_start[t] != 1) return;
+    int w = c->cons[c->cons_start[t]];
+    if (c->blk[w] >= 0 || !member_ok(c, w, B->numel) || B->n >= MAX_MEMBERS) return;
+    add_member(c, B, w);
+    st->through++;
+    cur = w;
+  }
+}
+
+static fctx *sort_ctx;
+static int seed_cmp(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  int64_t bx = out_numel(sort_ctx, x), by = out_numel(sort_ctx, y);
+  if (bx != by) return bx < by ? -1 : 1;
+  return sort_ctx->pos[x] - sort_ctx->pos[y];
+}
+
+/* Write the plan into the ECG: blocks in order of their first member, nodes in
+ * topological order, ir_removable intermediates. */
+static int write_blocks(fctx *c, int nblk, const int *seed, const int *order, fuse_stats *st, ecg_err *e) {
+  ecg_graph *g = c->g;
+  for (size_t b = 0; b < g->n_blocks; b++) ecg__fusion_block__free_unpacked(g->blocks[b], NULL);
+  free(g->blocks);
+  g->blocks = NULL;
+  g->n_blocks = 0;
+  for (int i = 0; i < c->nn; i++) g->nodes[i]->fusion_block = -1;
+  for (int t = 0; t < c->nt; t++) g->tensors[t]->ir_removable = 0;
+  int *count = calloc((size_t)nblk + 1, sizeof(int)), *newid = malloc(sizeof(int) * ((size_t)nblk + 1));
+  g->blocks = calloc((size_t)nblk + 1, sizeof *g->blocks);
+  if (!count || !newid || !g->blocks) { free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  for (int i = 0; i < c->nn; i++) if (c->blk[i] >= 0) count[c->blk[i]]++;
+  for (int b = 0; b < nblk; b++) newid[b] = -1;
+  int nb = 0;
+  for (int p = 0; p < c->nn; p++) {
+    int v = order[p], b = c->blk[v];
+    if (b < 0 || count[b] < 2) continue;
+    if (newid[b] < 0) {
+      Ecg__FusionBlock *fb = malloc(sizeof *fb);
+      if (!fb) { free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      ecg__fusion_block__init(fb);
+      fb->nodes = malloc(sizeof(int32_t) * (size_t)count[b]);
+      if (!fb->nodes) { free(fb); free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      fb->id = nb;
+      fb->seed = seed[b];
+      newid[b] = nb;
+      g->blocks[nb++] = fb;
+      g->n_blocks = (size_t)nb;
+    }
+    Ecg__FusionBlock *fb = g->blocks[newid[b]];
+    fb->nodes[fb->n_nodes++] = v;
+    g->nodes[v]->fusion_block = newid[b];
+    st->fused_nodes++;
+  }
+  /* ir_removable: produced in a block, every consumer in the same block, not an output */
+  for (int t = 0; t < c->nt; t++) {
+    int p = c->prod[t];
+    if (p < 0 || g->nodes[p]->fusion_block < 0 || c->graph_out[t]) continue;
+    int all = c->cons_start[t + 1] > c->cons_start[t];
+    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++)
+      if (g->nodes[c->cons[j]]->fusion_block != g->nodes[p]->fusion_block) all = 0;
+    g->tensors[t]->ir_removable = all;
+  }
+  st->blocks = nb;
+  free(count);
+  free(newid);
+  return ECG_OK;
+}
+
+int fuse_make_plan(ecg_graph *g, fuse_plan plan, fuse_stats *st, ecg_err *e) {
+  memset(st, 0, sizeof *st);
+  fctx c = {0};
+  c.g = g;
+  c.nn = (int)g->n_nodes;
+  c.nt = (int)g->n_tensors;
+  int *order = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  c.pos = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  c.cons_start = calloc((size_t)c.nt + 2, sizeof(int));
+  c.prod = malloc(sizeof(int) * ((size_t)c.nt + 1));
+  c.graph_out = calloc((size_t)c.nt + 1, 1);
+  c.blk = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  c.mark = calloc((size_t)c.nn + 1, sizeof(int));
+  c.queue = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  int *seed = malloc(sizeof(int) * ((size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  int rc = ECG_OK;
+  if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds)
+    rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
+  size_t ncons = 0;
+  if (rc == ECG_OK) {
+    for (int p = 0; p < c.nn; p++) c.pos[order[p]] = p;
+    for (int t = 0; t < c.nt; t++) c.prod[t] = -1;
+    for (size_t k = 0; k < g->n_outputs; k++) c.graph_out[g->outputs[k]] = 1;
+    for (int i = 0; i < c.nn; i++) {
+      const ecg_node *n = g->nodes[i];
+      c.blk[i] = -1;
+      for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0) c.prod[n->outputs[k]] = i;
+      for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) { c.cons_start[n->inputs[k] + 1]++; ncons++; }
+    }
+    for (int t = 0; t < c.nt; t++) c.cons_start[t + 1] += c.cons_start[t];
+    c.cons = malloc(sizeof(int) * (ncons + 1));
+    int *fill = calloc((size_t)c.nt + 1, sizeof(int));
+    if (!c.cons || !fill) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (int p = 0; rc == ECG_OK && p < c.nn; p++) { /* consumers in topological order */
+      const ecg_node *n = g->nodes[order[p]];
+      for (size_t k = 0; k < n->n_inputs; k++) {
+        int t = n->inputs[k];
+        if (t < 0) continue;
+        int dup = 0;
+        for (int j = c.cons_start[t]; j < c.cons_start[t] + fill[t]; j++) if (c.cons[j] == order[p]) dup = 1;
+        if (!dup) c.cons[c.cons_start[t] + fill[t]++] = order[p];
+        else c.cons[c.cons_start[t] + fill[t]++] = order[p]; /* keep counts consistent */
+      }
+    }
+    free(fill);
+  }
+  int nblk = 0;
+  if (rc == ECG_OK && plan == PLAN_FIXED) {
+    for (int p = 0; p < c.nn; p++) {
+      int v = order[p];
+      if (c.blk[v] >= 0) continue;
+      int64_t m = out_numel(&c, v);
+      int dom = dominant_ok(&c, v, m);
+      if (!dom && !member_ok(&c, v, m)) continue;
+      blockinfo B = {nblk, 0, dom ? v : -1, m, fuse_node_mapping(g, g->nodes[v])};
+      add_member(&c, &B, v);
+      seed[nblk] = v;
+      chain(&c, &B, v, st);
+      nblk++;
+    }
+  } else if (rc == ECG_OK && plan == PLAN_DNNFUSION) {
+    int ns = 0;
+    for (int v = 0; v < c.nn; v++) if (member_ok(&c, v, out_numel(&c, v))) seeds[ns++] = v;
+    sort_ctx = &c;
+    qsort(seeds, (size_t)ns, sizeof(int), seed_cmp);
+    for (int i = 0; i < ns; i++) {
+      int v = seeds[i];
+      if (c.blk[v] >= 0) continue;
+      blockinfo B = {nblk, 0, -1, out_numel(&c, v), fuse_node_mapping(g, g->nodes[v])};
+      add_member(&c, &B, v);
+      seed[nblk] = v;
+      st->seeds++;
+      grow(&c, &B, st);
+      nblk++;
+    }
+  }
+  if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, order, st, e);
+  free(order); free(c.pos); free(c.cons_start); free(c.cons); free(c.prod); free(c.graph_out); free(c.blk);
+  free(c.mark); free(c.queue); free(seed); free(seeds);
+  return rc;
+}

@@ -1,0 +1,201 @@
+/* ecg-lower: kernels from fusion blocks (DNNFusion §3.4.3-3.4.4).
+ *
+ * Every fusion block of the ECG becomes one kernel function; a node outside any block is
+ * a one-node block.  Kernels run in a topological order of the block graph.  A block is
+ *   - One-to-One only (LW_K_EW): one loop nest, members' values in registers (block.c);
+ *   - a Many-to-Many dominant node followed by One-to-One members (LW_K_EPI): the
+ *     dominant node's runtime kernel calls a generated epilogue on each output row
+ *     segment while it is in cache (ecg_rt.h ECG_ACT_FN), so the members' intermediate
+ *     results never reach memory; the dominant output, when nothing outside reads it, is
+ *     written straight into the block's output buffer;
+ *   - anything else is split into one-node kernels (said on stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/emit.h"
+#include "lower.h"
+#include "scalar.h"
+
+/* One kernel per node of the group [from, to) of nodes listed in idx. */
+static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind, int dominant) {
+  lw_kernel *k = &L->k[L->nk];
+  k->members = malloc(sizeof(int) * (size_t)nm);
+  if (!k->members) return -1;
+  memcpy(k->members, idx, sizeof(int) * (size_t)nm);
+  k->nm = nm;
+  k->kind = kind;
+  k->dominant = dominant;
+  k->fallback = 0;
+  for (int i = 0; i < nm; i++) L->node_kernel[idx[i]] = L->nk;
+  L->nk++;
+  return 0;
+}
+
+/* The kind of the block of nm members (topological order), or -1 when it cannot be one
+ * kernel; *dom gets the dominant node. */
+static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom) {
+  const ecg_graph *g = L->g;
+  *dom = -1;
+  if (nm == 1) return LW_K_SINGLE;
+  int nscalar = 0, other = -1;
+  for (int i = 0; i < nm; i++) {
+    if (ecg_is_scalar_node(g, g->nodes[idx[i]])) nscalar++;
+    else if (other < 0) other = i;
+  }
+  const ecg_tensor *last = ecg_node_output(g, g->nodes[idx[nm - 1]], 0);
+  int64_t numel = last ? ecg_tensor_numel(last) : -1;
+  if (nscalar == nm) {
+    for (int i = 0; i < nm; i++)
+      if (ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[i]], 0)) != numel) return -1;
+    return LW_K_EW;
+  }
+  if (nscalar != nm - 1 || other != 0) return -1;
+  const ecg_node *d = g->nodes[idx[0]];
+  const ecg_op_info *op = ecg_op_lookup(d->op_type, d->domain);
+  if (!op || op->mapping != ECG_MAP_MANY_TO_MANY || d->n_outputs != 1) return -1;
+  const ecg_tensor *dy = ecg_node_output(g, d, 0);
+  if (!dy || dy->dtype != ECG_FLOAT || ecg_tensor_numel(dy) != numel) return -1;
+  for (int i = 1; i < nm; i++) {
+    const ecg_tensor *y = ecg_node_output(g, g->nodes[idx[i]], 0);
+    if (ecg_tensor_numel(y) != numel) return -1;
+  }
+  *dom = idx[0];
+  return LW_K_EPI;
+}
+
+int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  size_t nn = g->n_nodes;
+  int *pos = malloc(sizeof(int) * (nn + 1)), *grp = malloc(sizeof(int) * (nn + 1));
+  int *buf = malloc(sizeof(int) * (nn + 1));
+  L->k = calloc(nn + 1, sizeof *L->k);
+  L->node_kernel = malloc(sizeof(int) * (nn + 1));
+  if (!pos || !grp || !buf || !L->k || !L->node_kernel) {
+    free(pos); free(grp); free(buf);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  for (size_t p = 0; p < nn; p++) pos[order[p]] = (int)p;
+  /* group of each node: its block's index in g->blocks, or -1 */
+  for (size_t i = 0; i < nn; i++) grp[i] = -1;
+  for (size_t b = 0; b < g->n_blocks; b++)
+    for (size_t j = 0; j < g->blocks[b]->n_nodes; j++) {
+      int v = g->blocks[b]->nodes[j];
+      if (v >= 0 && (size_t)v < nn) grp[v] = (int)b;
+    }
+  /* Kernels are formed in topological order of their first member; then reordered. */
+  int rc = ECG_OK;
+  char *done = calloc(nn + 1, 1);
+  if (!done) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t p = 0; rc == ECG_OK && p < nn; p++) {
+    int v = order[p];
+    if (done[v]) continue;
+    int nm = 0;
+    if (grp[v] < 0) buf[nm++] = v;
+    else
+      for (size_t q = p; q < nn; q++) if (grp[order[q]] == grp[v]) buf[nm++] = order[q];
+    int dom, kind = block_kind(L, buf, nm, &dom);
+    if (kind < 0) {
+      char lb[256];
+      fprintf(stderr, "ecg-lower: fusion block %d (at node '%s') cannot be one kernel; lowered node by node\n",
+              g->blocks[grp[v]]->id, ecg_node_label(g, g->nodes[v], lb, sizeof lb));
+      for (int i = 0; i < nm; i++) {
+        if (add_kernel(L, &buf[i], 1, LW_K_SINGLE, -1)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        done[buf[i]] = 1;
+      }
+      continue;
+    }
+    if (add_kernel(L, buf, nm, (lw_kernel_kind)kind, dom)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (int i = 0; i < nm; i++) done[buf[i]] = 1;
+  }
+  /* Topological order of the kernel graph (Kahn; ties by first member's position). A
+   * cycle between blocks (an invalid plan) splits the kernels on it into nodes. */
+  if (rc == ECG_OK) {
+    int nk = L->nk;
+    int *indeg = calloc((size_t)nk + 1, sizeof(int)), *out = malloc(sizeof(int) * ((size_t)nk + 1));
+    int *prod = malloc(sizeof(int) * (g->n_tensors + 1));
+    char *edge = NULL;
+    if (!indeg || !out || !prod) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (size_t t = 0; rc == ECG_OK && t < g->n_tensors; t++) prod[t] = -1;
+    for (size_t i = 0; rc == ECG_OK && i < nn; i++)
+      for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
+        if (g->nodes[i]->outputs[k] >= 0) prod[g->nodes[i]->outputs[k]] = L->node_kernel[i];
+    /* edges as a dense bit matrix would be nk^2; count in-degree per distinct pair instead */
+    int *seen = malloc(sizeof(int) * ((size_t)nk + 1));
+    if (!seen && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (int k = 0; rc == ECG_OK && k < nk; k++) seen[k] = -1;
+    for (int k = 0; rc == ECG_OK && k < nk; k++)
+      for (int m = 0; m < L->k[k].nm; m++) {
+        const ecg_node *n = g->nodes[L->k[k].members[m]];
+        for (size_t j = 0; j < n->n_inputs; j++) {
+          int t = n->inputs[j];
+          if (t < 0 || prod[t] < 0 || prod[t] == k || seen[prod[t]] == k) continue;
+          seen[prod[t]] = k;
+          indeg[k]++;
+        }
+      }
+    int no = 0;
+    char *emitted = calloc((size_t)nk + 1, 1);
+    if (!emitted && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    while (rc == ECG_OK && no < nk) {
+      int best = -1;
+      for (int k = 0; k < nk; k++)
+        if (!emitted[k] && indeg[k] == 0 && (best < 0 || pos[L->k[k].members[0]] < pos[L->k[best].members[0]])) best = k;
+      if (best < 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "fusion blocks form a cycle; run ecg-fuse again or drop the blocks"); break; }
+      emitted[best] = 1;
+      out[no++] = best;
+      for (int k = 0; k < nk; k++) seen[k] = -1;
+      for (int k = 0; k < nk; k++) {
+        if (emitted[k]) continue;
+        for (int m = 0; m < L->k[k].nm; m++) {
+          const ecg_node *n = g->nodes[L->k[k].members[m]];
+          for (size_t j = 0; j < n->n_inputs; j++) {
+            int t = n->inputs[j];
+            if (t >= 0 && prod[t] == best && seen[k] != best) { seen[k] = best; indeg[k]--; }
+          }
+        }
+      }
+    }
+    if (rc == ECG_OK) {
+      lw_kernel *nkv = malloc(sizeof(lw_kernel) * ((size_t)nk + 1));
+      if (!nkv) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      else {
+        for (int i = 0; i < nk; i++) nkv[i] = L->k[out[i]];
+        free(L->k);
+        L->k = nkv;
+        for (int i = 0; i < nk; i++)
+          for (int m = 0; m < L->k[i].nm; m++) L->node_kernel[L->k[i].members[m]] = i;
+      }
+    }
+    free(indeg); free(out); free(prod); free(seen); free(emitted); free(edge);
+  }
+  free(done); free(pos); free(grp); free(buf);
+  return rc;
+}
+
+void lw_kernel_storage(ecg_lower *L) {
+  const ecg_graph *g = L->g;
+  for (int k = 0; k < L->nk; k++) {
+    lw_kernel *K = &L->k[k];
+    if (K->kind == LW_K_SINGLE) continue;
+    int y = -1; /* the block output the dominant output is stored in */
+    for (int m = K->nm - 1; m >= 0; m--) {
+      int t = g->nodes[K->members[m]]->outputs[0];
+      if (lw_tensor_used_outside(L, t, K->members, K->nm)) {
+        if (K->kind == LW_K_EPI && m > 0 && g->tensors[t]->dtype == ECG_FLOAT && y < 0) y = t;
+        continue;
+      }
+      if (K->kind == LW_K_EPI && m == 0) continue; /* decided below */
+      L->t[t].where = LW_NONE; /* IR_removable: stays in registers */
+      L->t[t].bytes = 0;
+    }
+    if (K->kind == LW_K_EPI) {
+      const ecg_node *d = g->nodes[K->dominant];
+      int t = d->outputs[0];
+      if (!lw_tensor_used_outside(L, t, K->members, K->nm) && lw_takes_epilogue(lw_op(d)) && y >= 0 &&
+          L->t[y].where != LW_NONE)
+        L->t[t].alias_of = y;
+    }
+  }
+}
