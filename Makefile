@@ -35,7 +35,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db
 all: $(PROGS)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -107,6 +107,19 @@ test: all san models
 
 bench: all
 	sh scripts/bench.sh
+
+# The fusion profile database (ecg-fuse --profile-db): every Table 3.3 'depend' pair of
+# PROFILE_MODELS' dnnfusion plans, fused and unfused, timed on this machine (long).
+PROFILE_MODELS ?= mobilenet_v2 efficientnet_b0 bert_tiny
+PROFILE_DB ?= build/fusion_profile.jsonl
+profile-db: all
+	@mkdir -p build/profile
+	for m in $(PROFILE_MODELS); do \
+	  line=$$(awk -F'\t' -v n=$$m '$$1 == n' scripts/models.tsv); \
+	  path=$$(printf '%s\n' "$$line" | cut -f2); shapes=$$(printf '%s\n' "$$line" | cut -f3); args=""; \
+	  [ "$$shapes" = "-" ] || for s in $$(printf '%s' "$$shapes" | tr ',' ' '); do args="$$args --input-shape $$s"; done; \
+	  bin/onnx2ecg $$path $$args -o build/profile/$$m.ecg && sh scripts/profile_fusion.sh build/profile/$$m.ecg $(PROFILE_DB) || exit 1; \
+	done
 
 # ONNX's backend test suite (libonnx-testdata) through the pipeline; conformance.json
 conformance: all

@@ -21,6 +21,18 @@ out=${ECG_OUT:-out}
 mkdir -p "$out"
 # shellcheck disable=SC2086
 bin/onnx2ecg "$path" $args -o "$out/$name.ecg"
+# ECG_STAGES: optimising stages inserted before the lowering, e.g. "ecg-fuse --plan fixed"
+# (each word list one stage; several stages separated by '|').
+if [ -n "${ECG_STAGES:-}" ]; then
+  cp "$out/$name.ecg" "$out/$name.in.ecg"
+  printf '%s\n' "$ECG_STAGES" | tr '|' '\n' | while read -r stage; do
+    [ -n "$stage" ] || continue
+    # shellcheck disable=SC2086
+    bin/$stage "$out/$name.in.ecg" -o "$out/$name.st.ecg"
+    mv "$out/$name.st.ecg" "$out/$name.in.ecg"
+  done
+  mv "$out/$name.in.ecg" "$out/$name.ecg"
+fi
 bin/ecg-lower -o "$out/$name" "$out/$name.ecg"
 if [ ! -f "$out/$name.data/test_data_set_0/output_0.pb" ]; then
   # shellcheck disable=SC2086

@@ -2,6 +2,7 @@
 # conformance.sh: ONNX's own backend test suite through the whole pipeline.
 #
 #   conformance.sh [--suite NAME]... [--only REGEX] [--fast] [--jobs N] [--timeout S]
+#                  [--stages 'ecg-fuse --plan fixed|STAGE ARGS...']
 #                  [--json FILE] [--data-root DIR] [--bin DIR] [-q]
 #
 # For every test directory (model.onnx + test_data_set_N/) of the chosen suites under
@@ -69,6 +70,18 @@ run_one() {
 	dir=$1 tmp=$2 name=$(basename "$1")
 	"$BINDIR/onnx2ecg" "$dir/model.onnx" > "$tmp/g.ecg" 2> "$tmp/err"
 	rc=$?; [ $rc -eq 0 ] || { classify onnx2ecg $rc "$tmp/err"; return; }
+	if [ -n "$STAGES" ]; then # optimising stages between the converter and the lowering
+		old_ifs=$IFS; IFS='|'
+		for stage in $STAGES; do
+			IFS=$old_ifs
+			set -- $stage
+			st=$1; shift
+			"$BINDIR/$st" "$@" < "$tmp/g.ecg" > "$tmp/s.ecg" 2> "$tmp/err"
+			rc=$?; [ $rc -eq 0 ] || { classify "$st" $rc "$tmp/err"; return; }
+			mv "$tmp/s.ecg" "$tmp/g.ecg"
+		done
+		IFS=$old_ifs
+	fi
 	"$BINDIR/ecg-lower" -o "$tmp/m" < "$tmp/g.ecg" 2> "$tmp/err"
 	rc=$?; [ $rc -eq 0 ] || { classify ecg-lower $rc "$tmp/err"; return; }
 	set -- $(tolerance "$name")
@@ -120,12 +133,13 @@ main() {
 usage() {
 	sed -n '2,/^set -u/p' "$self" | sed '$d; s/^# \{0,1\}//'
 }
-SUITES="" ONLY="" FAST=0 JOBS=2 JSON=conformance.json QUIET=0
+SUITES="" ONLY="" FAST=0 JOBS=2 JSON=conformance.json QUIET=0 STAGES=${STAGES:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--suite) SUITES="$SUITES ${2:?--suite needs a name}"; shift 2 ;;
 	--only) ONLY=${2:?--only needs a regex}; shift 2 ;;
 	--fast) FAST=1; shift ;;
+	--stages) STAGES=${2?--stages needs a value}; shift 2 ;;
 	--jobs|-j) JOBS=${2:?}; shift 2 ;;
 	--timeout) TIMEOUT=${2:?}; shift 2 ;;
 	--json) JSON=${2:?}; shift 2 ;;
@@ -136,6 +150,7 @@ while [ $# -gt 0 ]; do
 	*) echo "conformance.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	esac
 done
+export STAGES
 [ -n "$SUITES" ] || SUITES="node pytorch-converted pytorch-operator simple"
 BINDIR=$(cd "$BINDIR" 2>/dev/null && pwd) || { echo "conformance.sh: no bin dir (run make)" >&2; exit 2; }
 for t in onnx2ecg ecg-lower ecg-bench; do
@@ -149,6 +164,9 @@ trap 'rm -rf "$work"' EXIT INT TERM
 # a snapshot of the tools and of this script, so a rebuild or an edit during the run
 # cannot mix versions
 mkdir "$work/bin" && cp "$BINDIR/onnx2ecg" "$BINDIR/ecg-lower" "$BINDIR/ecg-bench" "$work/bin/" || exit 2
+for st in $(printf '%s' "$STAGES" | tr '|' '\n' | awk '{print $1}'); do
+	cp "$BINDIR/$st" "$work/bin/" || { echo "conformance.sh: stage '$st' not in $BINDIR" >&2; exit 2; }
+done
 cp "$self" "$work/conformance.sh" || exit 2
 BINDIR=$work/bin self=$work/conformance.sh
 : > "$work/list"

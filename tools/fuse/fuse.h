@@ -27,7 +27,33 @@ typedef enum {
 /** Counts of a plan, for the report. */
 typedef struct {
   int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
+  int depend_profiled, depend_rejected, candidates;
 } fuse_stats;
+
+/* ---- the profile database (profile.c) */
+typedef struct fuse_db fuse_db;
+/** Load the records of path that match this host (CPU model from /proc/cpuinfo, the ISA
+ *  this build targets, OMP_NUM_THREADS or 1; device "cpu"). ECG_ERR_INPUT naming the file
+ *  and line for an unreadable file or a malformed record. */
+int fuse_db_load(const char *path, fuse_db **out, ecg_err *e);
+void fuse_db_free(fuse_db *db);
+/** The latest record for signature sig: 1 and the times (ms), or 0. */
+int fuse_db_lookup(const fuse_db *db, const char *sig, double *fused_ms, double *unfused_ms);
+/** This host's key: CPU model name, ISA ("avx512", "avx2", "neon", "generic"), threads. */
+void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads);
+/** The signature of the pair producer p -> consumer c: op types, input/output shapes
+ *  (constants marked c) and attributes of both. */
+void fuse_pair_signature(const ecg_graph *g, int p, int c, char *buf, size_t sz);
+/** Write DIR/NNN.sig, DIR/NNN.fused.ecg (p and c in one block) and DIR/NNN.unfused.ecg
+ *  (no block): the pair as a graph of its own, non-constant inputs as graph inputs. */
+int fuse_emit_candidate(const ecg_graph *g, int p, int c, const char *dir, int index, ecg_err *e);
+
+/** What a plan is made with. */
+typedef struct {
+  fuse_plan plan;
+  const fuse_db *db;     /**< measured fuse_depend decisions, or NULL (static rule) */
+  const char *emit_dir;  /**< write every fuse_depend pair there as candidates, or NULL */
+} fuse_opts;
 
 /** The mapping type of node n as fusion sees it: the registry's, with elementwise
  *  operators whose operands broadcast (an operand with fewer elements than the output)
@@ -39,6 +65,9 @@ ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n);
  *  not graph outputs). Blocks are limited to what ecg-lower generates as one kernel:
  *  One-to-One/One-to-Many members of equal output size, optionally after one
  *  Many-to-Many dominant operator (the block's first member); never a cycle between
- *  blocks. ECG_OK or ECG_ERR_INTERNAL (out of memory). */
-int fuse_make_plan(ecg_graph *g, fuse_plan plan, fuse_stats *st, ecg_err *e);
+ *  blocks. Table 3.3's fuse_depend pairs are decided by o->db where it has the pair
+ *  (fuse when fused_ms <= unfused_ms), else by the static rule (fuse: the pair's outputs
+ *  have equal element counts, so nothing is recomputed). ECG_OK, ECG_ERR_INPUT (writing a
+ *  candidate failed) or ECG_ERR_INTERNAL (out of memory). */
+int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e);
 #endif

@@ -14,8 +14,12 @@ static void usage(FILE *f) {
           "Group the operators of an ECG into fusion blocks, each lowered as one kernel.\n"
           "  --plan P           dnnfusion (default: seeds + Table 3.3), fixed (a complex\n"
           "                     operator + its elementwise chain), none (no blocks)\n"
-          "  --no-profile       decide Table 3.3's 'depend' pairs by the static rule (default;\n"
-          "                     the profile database is not implemented yet)\n"
+          "  --profile-db FILE  decide Table 3.3's 'depend' pairs from measured latencies (JSON\n"
+          "                     lines; scripts/profile_fusion.sh fills it); pairs it lacks and\n"
+          "                     every pair without it use the static rule (fuse: no recomputation)\n"
+          "  --no-profile       ignore --profile-db: the static rule only\n"
+          "  --emit-candidates DIR  write each 'depend' pair as DIR/NNN.{fused,unfused}.ecg\n"
+          "  --host-key         print this machine's profile-database key (JSON) and exit\n"
           "  --report FILE      JSON report (- = stderr)\n"
           "  -o, --output FILE  output ECG (default stdout)\n"
           "  --zstd             compress the output\n"
@@ -47,7 +51,8 @@ static sizes measure(const ecg_graph *g, int after) {
 }
 
 int main(int argc, char **argv) {
-  const char *out = "-", *in = "-", *report = NULL;
+  const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL;
+  int no_profile = 0;
   fuse_plan plan = PLAN_DNNFUSION;
   int verbose = 0, have_in = 0, zstd = 0;
   const char *plan_name = "dnnfusion";
@@ -57,11 +62,22 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--version")) { printf("ecg-fuse %s\n", ECG_VERSION_STRING); return 0; }
     if (!strcmp(a, "-v")) { verbose = 1; continue; }
     if (!strcmp(a, "--zstd")) { zstd = 1; continue; }
-    if (!strcmp(a, "--no-profile")) continue;
-    if (!strcmp(a, "--plan") || !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--report")) {
+    if (!strcmp(a, "--host-key")) { /* the key profile records of this machine carry */
+      char cpu[256];
+      const char *isa;
+      int th;
+      fuse_host_key(cpu, sizeof cpu, &isa, &th);
+      printf("{\"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\"}\n", cpu, isa, th);
+      return 0;
+    }
+    if (!strcmp(a, "--no-profile")) { no_profile = 1; continue; }
+    if (!strcmp(a, "--plan") || !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--report") ||
+        !strcmp(a, "--profile-db") || !strcmp(a, "--emit-candidates")) {
       if (i + 1 >= argc || !argv[i + 1][0]) { fprintf(stderr, "ecg-fuse: option '%s' needs a value\n", a); return 2; }
       const char *v = argv[++i];
       if (!strcmp(a, "--report")) report = v;
+      else if (!strcmp(a, "--profile-db")) db_path = v;
+      else if (!strcmp(a, "--emit-candidates")) emit_dir = v;
       else if (a[1] == 'o' || !strcmp(a, "--output")) out = v;
       else {
         plan_name = v;
@@ -72,7 +88,7 @@ int main(int argc, char **argv) {
       }
       continue;
     }
-    if (!strcmp(a, "--profile-db") || !strcmp(a, "--intensive")) {
+    if (!strcmp(a, "--intensive")) {
       fprintf(stderr, "ecg-fuse: %s is not supported yet\n", a);
       return 2;
     }
@@ -89,7 +105,15 @@ int main(int argc, char **argv) {
   if (rc) { fprintf(stderr, "ecg-fuse: %s\n", e.msg); return rc; }
   sizes before = measure(g, 0);
   fuse_stats st;
-  rc = fuse_make_plan(g, plan, &st, &e);
+  fuse_db *db = NULL;
+  if (db_path && !no_profile && (rc = fuse_db_load(db_path, &db, &e)) != ECG_OK) {
+    fprintf(stderr, "ecg-fuse: %s\n", e.msg);
+    ecg_graph_free(g);
+    return rc;
+  }
+  fuse_opts fo = {plan, db, emit_dir};
+  rc = fuse_make_plan(g, &fo, &st, &e);
+  fuse_db_free(db);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
   if (rc != ECG_OK) { fprintf(stderr, "ecg-fuse: %s\n", e.msg); ecg_graph_free(g); return rc; }
@@ -109,10 +133,12 @@ int main(int argc, char **argv) {
                "\"after\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld, \"kernels\": %ld}, "
                "\"fuse\": {\"plan\": \"%s\", \"blocks\": %d, \"fused_nodes\": %d, \"fusion_rate\": %.3f, "
                "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
-               "\"through\": %d, \"depend_static\": %d, \"break\": %d, \"cycle_rejects\": %d, \"shape_rejects\": %d}}\n",
+               "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
+               "\"cycle_rejects\": %d, \"shape_rejects\": %d}}\n",
             ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.ibytes, before.nodes,
             after.nodes, (long long)after.flops, (long long)after.ibytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
-            compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.breaks, st.cycle_rejects, st.shape_rejects);
+            compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
+            st.cycle_rejects, st.shape_rejects);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose)

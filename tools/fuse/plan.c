@@ -34,6 +34,9 @@ typedef struct {
   int *mark;             /* scratch for the cycle check */
   int stamp;
   int *queue;
+  const fuse_opts *o;
+  ecg_err *e;
+  int err;               /* a candidate could not be written */
 } fctx;
 
 ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n) {
@@ -109,8 +112,25 @@ static int add_member(fctx *c, blockinfo *B, int v) {
   return 0;
 }
 
-/* Try to join v to block B as a successor (succ = 1) or predecessor; counts decisions. */
-static int try_join(fctx *c, blockinfo *B, int v, int succ, fuse_stats *st) {
+/* Decide a fuse_depend pair (producer p, consumer q): the profile database where it has
+ * the pair, else the static rule (join). Emits the pair as a candidate when asked. */
+static int depend_decision(fctx *c, int p, int q, fuse_stats *st) {
+  if (c->o->emit_dir && !c->err && fuse_emit_candidate(c->g, p, q, c->o->emit_dir, st->candidates++, c->e) != ECG_OK)
+    c->err = 1;
+  double fm, um;
+  char sig[4096];
+  if (!c->o->db) return 1;
+  fuse_pair_signature(c->g, p, q, sig, sizeof sig);
+  if (!fuse_db_lookup(c->o->db, sig, &fm, &um)) return 1;
+  st->depend_profiled++;
+  if (fm <= um) return 1;
+  st->depend_rejected++;
+  return 0;
+}
+
+/* Try to join v to block B as a successor (succ = 1) or predecessor of member u; counts
+ * decisions. */
+static int try_join(fctx *c, blockinfo *B, int u, int v, int succ, fuse_stats *st) {
   if (c->blk[v] >= 0 || B->n >= MAX_MEMBERS) return 0;
   ecg_mapping mv = fuse_node_mapping(c->g, c->g->nodes[v]);
   int as_dominant = 0;
@@ -125,8 +145,10 @@ static int try_join(fctx *c, blockinfo *B, int v, int succ, fuse_stats *st) {
     for (int i = 0; i < c->nn; i++) if (c->blk[i] == B->id && c->pos[i] < c->pos[v]) return 0;
   } else if (B->dominant >= 0 && c->pos[v] < c->pos[B->dominant]) return 0;
   if (creates_cycle(c, B->id, v)) { st->cycle_rejects++; return 0; }
-  if (cell.decision == FUSE_DEPEND) st->depend++; /* static rule: equal element counts, no recomputation */
-  else st->through++;
+  if (cell.decision == FUSE_DEPEND) {
+    if (!depend_decision(c, succ ? u : v, succ ? v : u, st)) return 0;
+    st->depend++;
+  } else st->through++;
   add_member(c, B, v);
   if (as_dominant) B->dominant = v;
   B->type = cell.fused;
@@ -146,12 +168,12 @@ static void grow(fctx *c, blockinfo *B, fuse_stats *st) {
           for (size_t k = 0; k < n->n_outputs; k++) {
             int t = n->outputs[k];
             if (t < 0) continue;
-            for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) changed |= try_join(c, B, c->cons[j], 1, st);
+            for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) changed |= try_join(c, B, u, c->cons[j], 1, st);
           }
         } else if (u != B->dominant) {
           for (size_t k = 0; k < n->n_inputs; k++) {
             int t = n->inputs[k];
-            if (t >= 0 && c->prod[t] >= 0) changed |= try_join(c, B, c->prod[t], 0, st);
+            if (t >= 0 && c->prod[t] >= 0) changed |= try_join(c, B, u, c->prod[t], 0, st);
           }
         }
       }
@@ -231,10 +253,13 @@ static int write_blocks(fctx *c, int nblk, const int *seed, const int *order, fu
   return ECG_OK;
 }
 
-int fuse_make_plan(ecg_graph *g, fuse_plan plan, fuse_stats *st, ecg_err *e) {
+int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e) {
   memset(st, 0, sizeof *st);
   fctx c = {0};
+  fuse_plan plan = o->plan;
   c.g = g;
+  c.o = o;
+  c.e = e;
   c.nn = (int)g->n_nodes;
   c.nt = (int)g->n_tensors;
   int *order = malloc(sizeof(int) * ((size_t)c.nn + 1));
@@ -308,6 +333,7 @@ int fuse_make_plan(ecg_graph *g, fuse_plan plan, fuse_stats *st, ecg_err *e) {
       nblk++;
     }
   }
+  if (rc == ECG_OK && c.err) rc = ECG_ERR_INPUT; /* the candidate writer's message is in e */
   if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, order, st, e);
   free(order); free(c.pos); free(c.cons_start); free(c.cons); free(c.prod); free(c.graph_out); free(c.blk);
   free(c.mark); free(c.queue); free(seed); free(seeds);

@@ -564,7 +564,32 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   json_str(&b, L->g->source ? L->g->source : "");
   sb_printf(&b, ", \"prefix\": ");
   json_str(&b, L->prefix);
-  sb_printf(&b, ", \"nodes\": %zu, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"inputs\": ", L->g->n_nodes, L->weights_bytes, L->arena_bytes);
+  /* kernels: passes over memory (a kernel function, plus one for an epilogue its runtime
+   * call could not take); the fusion rate of a plan is nodes / kernels */
+  int passes = 0;
+  for (int k = 0; k < L->nk; k++) {
+    const lw_kernel *K = &L->k[k];
+    const ecg_node *n = L->g->nodes[K->members[0]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    /* a Reorganize node sharing its input's storage moves no byte */
+    int zero_copy = K->kind == LW_K_SINGLE && op && op->mapping == ECG_MAP_REORGANIZE && n->n_inputs >= 1 &&
+                    n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
+    passes += !zero_copy + K->fallback;
+  }
+  sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"memory_plan\": [",
+            L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes);
+  int first = 1;
+  for (size_t t = 0; t < L->g->n_tensors; t++) {
+    /* placed buffers only: an alias (a zero-copy Reorganize output, or the dominant output
+     * of an epilogue block, written into the block output's buffer and overwritten there
+     * tile by tile while in cache) has no place of its own */
+    if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0) continue;
+    sb_printf(&b, "%s{\"tensor\": ", first ? "" : ", ");
+    json_str(&b, L->g->tensors[t]->name);
+    sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
+    first = 0;
+  }
+  sb_printf(&b, "], \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);
   sb_printf(&b, ", \"outputs\": ");
   json_io(&b, L->g, L->g->outputs, L->g->n_outputs);

@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# ecg-fuse (DNNFusion plans) and block lowering: every plan keeps every model correct
+# against ONNX Runtime; blocks cut kernels; IR_removable intermediates never get memory.
+
+load helpers
+
+setup() {
+  require_tools
+  require_file "$BIN/ecg-fuse"
+  export ECG_OUT="$ROOT/build/bats-out"
+}
+
+# fused NAME PLAN: scripts/e2e.sh with ecg-fuse --plan PLAN before the lowering.
+fused() {
+  local name=$1 plan=$2
+  ECG_STAGES="ecg-fuse --plan $plan" run --separate-stderr sh "$ROOT/scripts/e2e.sh" "$name" --runs 1
+  echo "exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+  [ "$(jq -r '.mismatches' <<<"${lines[-1]}")" = "0" ]
+  # the lowering formed the plan's blocks: fewer kernels than nodes
+  local nodes kernels
+  nodes=$(jq -r '.nodes' "$ECG_OUT/$name/model.json"); kernels=$(jq -r '.kernels' "$ECG_OUT/$name/model.json")
+  echo "nodes $nodes kernels $kernels"
+  if [ "$plan" = none ]; then [ "$kernels" -le "$nodes" ]; else [ "$kernels" -lt "$nodes" ]; fi
+  # no IR_removable tensor has a place in the memory plan
+  local removable planned
+  removable=$("$BIN/ecg-dump" --json "$ECG_OUT/$name.ecg" | jq -r '[.tensors[] | select(.ir_removable) | .name] | sort | .[]')
+  planned=$(jq -r '[.memory_plan[].tensor] | sort | .[]' "$ECG_OUT/$name/model.json")
+  [ -z "$(comm -12 <(printf '%s\n' "$removable") <(printf '%s\n' "$planned") | grep .)" ]
+  [ "$plan" = none ] || [ -n "$removable" ]
+}
+
+@test "ecg-fuse dnnfusion: mobilenet_v2" { fused mobilenet_v2 dnnfusion; }
+@test "ecg-fuse fixed: mobilenet_v2" { fused mobilenet_v2 fixed; }
+@test "ecg-fuse none: mobilenet_v2" { fused mobilenet_v2 none; }
+@test "ecg-fuse dnnfusion: efficientnet_b0" { fused efficientnet_b0 dnnfusion; }
+@test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
+@test "ecg-fuse fixed: bert_tiny" { fused bert_tiny fixed; }
+@test "ecg-fuse dnnfusion: resnet18" { fused resnet18 dnnfusion; }
+@test "ecg-fuse dnnfusion: shufflenet_v2_x1_0" { fused shufflenet_v2_x1_0 dnnfusion; }
+@test "ecg-fuse dnnfusion: blazeface_front_128" { fused blazeface_front_128 dnnfusion; }
+@test "ecg-fuse dnnfusion: ppocr_mobile_v2_cls" { fused ppocr_mobile_v2_cls dnnfusion; }
+@test "ecg-fuse dnnfusion: openwakeword_embedding" { fused openwakeword_embedding dnnfusion; }
+@test "ecg-fuse dnnfusion: mnasnet1_0" { fused mnasnet1_0 dnnfusion; }
+@test "ecg-fuse dnnfusion: squeezenet1_1" { fused squeezenet1_1 dnnfusion; }
+
+@test "ecg-fuse: unknown plan is a usage error naming the known ones" {
+  run --separate-stderr "$BIN/ecg-fuse" --plan tvm /dev/null
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"unknown plan 'tvm'"*"dnnfusion"* ]]
+}
+
+@test "ecg-fuse: report has the fusion rate and blocks; the ECG validates with its blocks" {
+  local T="$BATS_TEST_TMPDIR"
+  require_file "$SHARED_MODELS/mobilenet_v2.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/mobilenet_v2.onnx" --input-shape input=1x3x224x224 -o "$T/m.ecg"
+  "$BIN/ecg-fuse" --report "$T/r.json" "$T/m.ecg" -o "$T/f.ecg"
+  jq -e '.stage == "ecg-fuse" and .fuse.blocks > 0 and .fuse.fusion_rate > 1.5 and .after.kernels < .before.kernels' "$T/r.json"
+  jq -e '.after.intermediate_bytes < .before.intermediate_bytes' "$T/r.json"
+  "$BIN/ecg-dump" --summary "$T/f.ecg" >/dev/null
+}
+
+# A two-node candidate pair of bert_tiny's plan: MatMul/Gemm or elementwise, 'depend' in Table 3.3.
+candidates() {
+  local T=$1
+  require_file "$SHARED_MODELS/bert_tiny.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/bert_tiny.onnx" --input-shape input_ids=1x128 --input-shape attention_mask=1x128 -o "$T/b.ecg"
+  "$BIN/ecg-fuse" --emit-candidates "$T/c" --report "$T/r0.json" "$T/b.ecg" -o "$T/f0.ecg"
+}
+
+@test "ecg-fuse --profile-db decides Table 3.3 'depend' pairs from measured latencies" {
+  local T="$BATS_TEST_TMPDIR"
+  candidates "$T"
+  local nd sig key
+  nd=$(jq -r '.fuse.depend' "$T/r0.json")
+  [ "$nd" -gt 0 ]
+  [ "$(ls "$T"/c/*.sig | wc -l)" -eq "$nd" ]
+  # a record saying fusing the first pair is slower: that pair is not fused any more
+  key=$("$BIN/ecg-fuse" --host-key)
+  sig=$(cat "$T/c/000.sig")
+  jq -cn --argjson k "$key" --arg s "$sig" '$k + {kind: "fusion_pair", signature: $s, fused_ms: 2.0, unfused_ms: 1.0, runs: 1}' > "$T/db"
+  "$BIN/ecg-fuse" --profile-db "$T/db" --report "$T/r1.json" "$T/b.ecg" -o "$T/f1.ecg"
+  jq -e '.fuse.depend_profiled >= 1 and .fuse.depend_rejected >= 1' "$T/r1.json"
+  jq -e --slurpfile a "$T/r0.json" '.after.kernels > $a[0].after.kernels' "$T/r1.json"
+  # the same record saying it is faster: the plan is the static rule's
+  jq -cn --argjson k "$key" --arg s "$sig" '$k + {kind: "fusion_pair", signature: $s, fused_ms: 1.0, unfused_ms: 2.0, runs: 1}' > "$T/db2"
+  "$BIN/ecg-fuse" --profile-db "$T/db2" --report "$T/r2.json" "$T/b.ecg" -o "$T/f2.ecg"
+  jq -e --slurpfile a "$T/r0.json" '.fuse.depend_rejected == 0 and .after.kernels == $a[0].after.kernels' "$T/r2.json"
+  # records of another machine are ignored; --no-profile ignores the database
+  jq -c '.cpu = "another CPU"' "$T/db" > "$T/db3"
+  "$BIN/ecg-fuse" --profile-db "$T/db3" --report "$T/r3.json" "$T/b.ecg" -o "$T/f3.ecg"
+  jq -e '.fuse.depend_profiled == 0' "$T/r3.json"
+  "$BIN/ecg-fuse" --profile-db "$T/db" --no-profile --report "$T/r4.json" "$T/b.ecg" -o "$T/f4.ecg"
+  jq -e '.fuse.depend_profiled == 0' "$T/r4.json"
+}
+
+@test "ecg-fuse --profile-db: a malformed record is exit 1 naming the line" {
+  local T="$BATS_TEST_TMPDIR"
+  printf '{"cpu": "x"}\n' > "$T/db"
+  require_file "$SHARED_MODELS/squeezenet1_1.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/squeezenet1_1.onnx" --input-shape input=1x3x224x224 -o "$T/s.ecg"
+  run --separate-stderr "$BIN/ecg-fuse" --profile-db "$T/db" "$T/s.ecg" -o "$T/o.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"db:1: not a profile record"* ]]
+  [ ! -e "$T/o.ecg" ]
+}
+
+@test "scripts/profile_fusion.sh measures a candidate pair into the database" {
+  local T="$BATS_TEST_TMPDIR"
+  candidates "$T"
+  run --separate-stderr sh "$ROOT/scripts/profile_fusion.sh" "$T/c/000.unfused.ecg" "$T/db" 3
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  [ "$(wc -l < "$T/db")" -eq 1 ]
+  jq -e '.kind == "fusion_pair" and .fused_ms > 0 and .unfused_ms > 0 and (.signature | length) > 0' "$T/db"
+}
