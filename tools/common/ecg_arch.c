@@ -8,10 +8,10 @@ static const ecg_arch_info archs[] = {
     {"native", NULL, "", NULL, NULL, NULL, NULL},
     /* armv8-a: NEON (Advanced SIMD) is part of the base ISA, so __ARM_NEON is always set. */
     {"aarch64", "aarch64", "aarch64-linux-gnu-", "-O3 -fopenmp", "qemu-aarch64", "/usr/aarch64-linux-gnu",
-     "gcc-aarch64-linux-gnu libgomp1-arm64-cross qemu-user"},
+     "gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross qemu-user"},
     /* rv64gc (Debian's default): no vector extension, the portable C paths. */
     {"riscv64", "riscv64", "riscv64-linux-gnu-", "-O3 -fopenmp", "qemu-riscv64", "/usr/riscv64-linux-gnu",
-     "gcc-riscv64-linux-gnu libgomp1-riscv64-cross qemu-user"},
+     "gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user"},
 };
 
 const ecg_arch_info *ecg_arch_find(const char *name) {
