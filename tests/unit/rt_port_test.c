@@ -33,27 +33,15 @@ ECG_PORT_DECL(ecg_conv2d) ECG_PORT_DECL(ecg_maxpool2d) ECG_PORT_DECL(ecg_avgpool
 #define ECG_EXPECT_KERNEL "c-6x16"
 #endif
 
+#include "rt_testutil.h"
+
 static int n_pass, n_fail;
 static double worst_rel;
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint32_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng >> 16);
-}
-static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
 /* n floats uniform in [-1, 1) times scale (at least one element allocated). */
 static float *rbuf(size_t n, float scale) {
   float *p = malloc((n ? n : 1) * sizeof(float));
-  for (size_t i = 0; i < n; i++) p[i] = scale * (float)((rnd() % 20001) / 10000.0 - 1.0);
+  for (size_t i = 0; i < n; i++) p[i] = scale * rf();
   return p;
-}
-static ecg_act rand_act(void) {
-  ecg_act a = {(ecg_act_kind)ri(0, 6), 0, 0};
-  if (a.kind == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }
-  if (a.kind == ECG_ACT_LEAKY) a.a = 0.1f;
-  return a;
 }
 
 /* got (vector path) vs ref (portable path), n floats: the 1e-5 relative rule above. */
