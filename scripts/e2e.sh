@@ -3,7 +3,9 @@
 #   scripts/e2e.sh NAME [ecg-bench options...]
 # Writes OUT/NAME.ecg, OUT/NAME/ (lowered), OUT/NAME.data/test_data_set_0 (seeded inputs and
 # ONNX Runtime outputs), and prints ecg-bench's JSON line. Exit status is ecg-bench's.
-# OUT is $ECG_OUT, default out/ in the repo.
+# OUT is $ECG_OUT, default out/ in the repo. With ECG_ARCH=aarch64 (or riscv64) the model is
+# lowered with --arch $ECG_ARCH into OUT/NAME.$ECG_ARCH/ and ecg-bench cross-builds it and runs
+# it under qemu-user (same reference data).
 set -eu
 name=$1; shift
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,9 +35,10 @@ if [ -n "${ECG_STAGES:-}" ]; then
   done
   mv "$out/$name.in.ecg" "$out/$name.ecg"
 fi
-bin/ecg-lower -o "$out/$name" "$out/$name.ecg"
+low="$out/$name${ECG_ARCH:+.$ECG_ARCH}"
+bin/ecg-lower ${ECG_ARCH:+--arch "$ECG_ARCH"} -o "$low" "$out/$name.ecg"
 if [ ! -f "$out/$name.data/test_data_set_0/output_0.pb" ]; then
   # shellcheck disable=SC2086
   node tools/bench/make_data.mjs --model "$path" --out "$out/$name.data/test_data_set_0" --seed 1 $dargs >&2
 fi
-exec bin/ecg-bench "$out/$name" --data "$out/$name.data/test_data_set_0" "$@"
+exec bin/ecg-bench "$low" --data "$out/$name.data/test_data_set_0" "$@"

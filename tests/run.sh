@@ -13,14 +13,20 @@ count_tap() { # count "ok"/"not ok" lines of a TAP stream in file $1
 }
 CC=${CC:-cc}
 mkdir -p build
-# C unit tests: each prints "N passed, M failed" and exits non-zero on failure.
-for t in ops rt; do
+# C unit tests: each prints "N passed, M failed" and exits non-zero on failure. The runtime
+# tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
+# under qemu-aarch64.
+QEMU_A64="qemu-aarch64 -L ${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}"
+for t in ops rt rt_port rt_aarch64 rt_port_aarch64; do
   case $t in
-    ops) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/ops_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/ops_test" ;;
-    rt) cmd="$CC -O3 -march=native -fopenmp -Itools/lower/runtime tests/unit/rt_test.c $(ls tools/lower/runtime/*.c) -lm -o build/rt_test" ;;
+    ops) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/ops_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/ops_test"
+         exe=./build/ops_test ;;
+    rt) cmd="sh tests/unit/rt_build.sh native build/rt-native"; exe=./build/rt-native/rt_test ;;
+    rt_port) cmd=true; exe=./build/rt-native/rt_port_test ;;
+    rt_aarch64) cmd="sh tests/unit/rt_build.sh aarch64 build/rt-aarch64"; exe="$QEMU_A64 ./build/rt-aarch64/rt_test" ;;
+    rt_port_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_port_test" ;;
   esac
-  [ -f tests/unit/${t}_test.c ] || continue
-  if $cmd && ./build/${t}_test > build/${t}_test.log 2>&1; then r=0; else r=1; fi
+  if $cmd && $exe > build/${t}_test.log 2>&1; then r=0; else r=1; fi
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/${t}_test.log | tail -1)
   note "unit/$t: ${line:-no summary} (exit $r)"
   p=$(printf '%s' "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); f=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')

@@ -17,16 +17,9 @@
 #include <omp.h>
 #endif
 
+#include "rt_testutil.h"
+
 static int n_pass, n_fail;
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng >> 16);
-}
-static int ri(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
-static float rf(void) { return (float)((rnd() % 20001) / 10000.0 - 1.0); }
 static float *rbuf(size_t n) {
   float *p = malloc((n ? n : 1) * sizeof(float));
   for (size_t i = 0; i < n; i++) p[i] = rf();
@@ -49,12 +42,6 @@ static double act_ref(ecg_act a, double x) {
   case ECG_ACT_SILU: return x / (1 + exp(-x));
   }
   return x;
-}
-static ecg_act rand_act(void) {
-  ecg_act a = {(ecg_act_kind)ri(0, 6), 0, 0};
-  if (a.kind == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }
-  if (a.kind == ECG_ACT_LEAKY) a.a = 0.1f;
-  return a;
 }
 
 /* got vs want, with tol = 1e-4 * (|want| + mag) where mag is sum |terms| of the dot product. */

@@ -121,19 +121,36 @@ typedef struct bt_timing {
   int runs;
 } bt_timing;
 
-/** Build the lowered directory: `make -C dir -s [CC=cc]`, output captured in *p
- *  (caller clears it). Errors: ECG_ERR_INPUT when make fails (p->status != 0; the
- *  compiler's messages are in p->out and p->err), ECG_ERR_INTERNAL (cannot spawn). */
-int bt_build(const char *dir, const char *cc, bt_proc *p, ecg_err *e);
-/** Run `dir/runner --info` and parse its lines. Errors: ECG_ERR_INPUT (runner fails,
- *  malformed line), ECG_ERR_INTERNAL. */
-int bt_runner_info(const char *dir, bt_io *io, ecg_err *e);
+/** Where the lowered directory's code runs: on this machine, or under qemu-user when
+ *  model.json's "arch" names another ISA (see bt_target_resolve). */
+typedef struct bt_target {
+  char arch[64];          /**< reported ISA: the host's uname -m for native, else model.json's arch */
+  bool emulated;          /**< the runner runs under qemu-user */
+  bool own_isa;           /**< lowered for this machine's ISA by name (--arch aarch64 on an aarch64
+                               host): built with CROSS_COMPILE= (the host's gcc) */
+  const char *qemu;       /**< emulator ("qemu-aarch64") when emulated */
+  char sysroot[512];      /**< qemu -L: $QEMU_LD_PREFIX, else the Debian cross sysroot */
+} bt_target;
+
+/** Resolve the target of a lowered directory from its model.json "arch" (NULL or "" =
+ *  native). A foreign ISA needs its cross compiler (unless cc is given), the qemu-user
+ *  emulator and the cross sysroot. Errors: ECG_ERR_INPUT (unknown arch; a missing tool:
+ *  the message names the Debian packages to install). */
+int bt_target_resolve(const char *arch, const char *cc, bt_target *t, ecg_err *e);
+/** Build the lowered directory: `make -C dir -s [CC=cc]` (plus `CROSS_COMPILE=` when a
+ *  foreign-ISA directory runs on its own ISA), output captured in *p (caller clears it).
+ *  Errors: ECG_ERR_INPUT when make fails (p->status != 0; the compiler's messages are in
+ *  p->out and p->err), ECG_ERR_INTERNAL (cannot spawn). */
+int bt_build(const char *dir, const char *cc, const bt_target *t, bt_proc *p, ecg_err *e);
+/** Run `dir/runner --info` (through qemu when t->emulated) and parse its lines. Errors:
+ *  ECG_ERR_INPUT (runner fails, malformed line), ECG_ERR_INTERNAL. */
+int bt_runner_info(const char *dir, const bt_target *t, bt_io *io, ecg_err *e);
 /** Free io's tensors. */
 void bt_io_clear(bt_io *io);
-/** Run dir/runner on input files in_paths[i] (io->in order) writing outputs to
+/** Run dir/runner (through qemu when tg->emulated) on input files in_paths[i] (io->in order) writing outputs to
  *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
-int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, bt_timing *t, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);

@@ -29,7 +29,12 @@ static const char usage_text[] =
     "in [0,100), or [0,2) for names containing \"mask\", bools 0/1), and prints one JSON\n"
     "object: model, pass, max_abs_err, max_rel_err, mismatches, worst_tensor,\n"
     "median_ms, p10_ms, p90_ms, runs, threads (+ ort_median_ms, ort_p10_ms,\n"
-    "ort_p90_ms, ratio with --ort).\n"
+    "ort_p90_ms, ratio with --ort), arch, emulated.\n"
+    "\n"
+    "A directory lowered for another ISA (model.json \"arch\": ecg-lower --arch aarch64 or\n"
+    "riscv64) is cross-built by its Makefile and run under qemu-user (qemu-aarch64 -L\n"
+    "/usr/aarch64-linux-gnu, or $QEMU_LD_PREFIX): \"emulated\": true, --runs 1 --warmup 0\n"
+    "unless given, and with --ort no ratio (emulated times are not performance).\n"
     "\n"
     "  --data DIR     ONNX test data set (input_K.pb / output_K.pb)\n"
     "  --random SEED  seeded random inputs (no check; \"pass\": null)\n"
@@ -53,6 +58,7 @@ typedef struct opts {
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
+  bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
   bool ort, ort_noise, verbose;
 } opts;
 
@@ -232,8 +238,8 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       *(c == O_RTOL ? &o->rtol : &o->atol) = v;
       break;
     }
-    case O_RUNS: if (!parse_int(optarg, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); break;
-    case O_WARMUP: if (!parse_int(optarg, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); break;
+    case O_RUNS: if (!parse_int(optarg, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); o->runs_set = true; break;
+    case O_WARMUP: if (!parse_int(optarg, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); o->warmup_set = true; break;
     case O_THREADS: if (!parse_int(optarg, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
     case O_ORT: o->ort = true; break;
     case O_ORT_NOISE: o->ort_noise = true; break;
@@ -269,15 +275,17 @@ typedef struct result {
   bool have_noise;        /**< --ort-noise measured the reference's own disagreement */
   double noise_max_abs;   /**< max |ORT unoptimised - expected| over all outputs */
   size_t noise_mismatches;
+  bt_target target;       /**< where the runner ran (arch, emulated) */
 } result;
 
-/** Model name and ONNX source from DIR/model.json (both optional): name defaults to
- *  DIR's basename; source is empty when absent. A relative source that does not
- *  exist from the current directory is tried relative to DIR. */
-static void read_model_json(const char *dir, char *name, size_t ncap, char *source, size_t scap) {
+/** Model name, ONNX source and target ISA from DIR/model.json (all optional): name
+ *  defaults to DIR's basename; source and arch (arch[64]) are empty when absent. A
+ *  relative source that does not exist from the current directory is tried relative to DIR. */
+static void read_model_json(const char *dir, char *name, size_t ncap, char *source, size_t scap, char *arch) {
   const char *b = strrchr(dir, '/');
   snprintf(name, ncap, "%s", b && b[1] ? b + 1 : dir);
   source[0] = 0;
+  arch[0] = 0;
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/model.json", dir);
   FILE *f = fopen(path, "rb");
@@ -288,6 +296,7 @@ static void read_model_json(const char *dir, char *name, size_t ncap, char *sour
     text[got] = 0;
     char tmp[PATH_MAX];
     if (bt_json_string(text, "model", tmp, sizeof tmp) && tmp[0]) snprintf(name, ncap, "%.*s", (int)ncap - 1, tmp);
+    if (bt_json_string(text, "arch", tmp, sizeof tmp)) snprintf(arch, 64, "%.63s", tmp);
     if (bt_json_string(text, "source", tmp, sizeof tmp) && tmp[0]) {
       if (tmp[0] != '/' && access(tmp, R_OK) != 0) snprintf(source, scap, "%s/%.*s", dir, (int)scap / 2, tmp);
       else snprintf(source, scap, "%.*s", (int)scap - 1, tmp);
@@ -390,7 +399,8 @@ static int ort_noise(const char *model, const bt_io *io, char **in_paths, const 
  *  Errors: ECG_ERR_INPUT (build failure: compiler output already on stderr; bad data;
  *  runner failure), ECG_ERR_INTERNAL. A failing --ort run is reported on stderr and
  *  returned as ECG_ERR_INPUT in *ort_rc while the rest still completes. */
-static int bench(const opts *o, result *r, int *ort_rc, ecg_err *e) {
+static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
+  opts oo = *o_in, *o = &oo;
   bt_io io = {0};
   pbset din = {0}, dout = {0};
   bt_tensor *rnd = NULL;
@@ -398,18 +408,25 @@ static int bench(const opts *o, result *r, int *ort_rc, ecg_err *e) {
   char source[PATH_MAX];
   char **in_paths = NULL, **out_paths = NULL;
   bt_tensor *ordered = NULL; /* io.n_in shallow views of the input data, model order */
-  read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source);
+  char arch[64];
+  read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source, arch);
+  ECG_TRY(bt_target_resolve(arch, o->cc, &r->target, e));
+  if (r->target.emulated) {
+    if (!o->runs_set) oo.runs = 1;
+    if (!o->warmup_set) oo.warmup = 0;
+  }
 
   bt_proc bp;
-  if (o->verbose) fprintf(stderr, "ecg-bench: make -C %s\n", o->dir);
-  rc = bt_build(o->dir, o->cc, &bp, e);
+  if (o->verbose)
+    fprintf(stderr, "ecg-bench: make -C %s (%s%s)\n", o->dir, r->target.arch, r->target.emulated ? ", cross-built, run under qemu-user" : "");
+  rc = bt_build(o->dir, o->cc, &r->target, &bp, e);
   if (rc == ECG_ERR_INPUT || (o->verbose && !rc)) {
     fputs(bp.out, stderr);
     fputs(bp.err, stderr);
   }
   if (!rc || rc == ECG_ERR_INPUT) bt_proc_clear(&bp);
   if (rc) return rc;
-  if ((rc = bt_runner_info(o->dir, &io, e))) goto out;
+  if ((rc = bt_runner_info(o->dir, &r->target, &io, e))) goto out;
   imap = calloc((size_t)io.n_in + 1, sizeof *imap);
   omap = calloc((size_t)io.n_out + 1, sizeof *omap);
   if (!imap || !omap) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
@@ -441,7 +458,7 @@ static int bench(const opts *o, result *r, int *ort_rc, ecg_err *e) {
   if (!rc) {
     if (o->verbose) fprintf(stderr, "ecg-bench: running %s/runner (%d threads, %d warm-up, %d runs)\n", o->dir,
                             o->threads, o->warmup, o->runs);
-    rc = bt_runner_run(o->dir, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, &r->ours, e);
+    rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, &r->ours, e);
   }
   for (int i = 0; i < io.n_out && !rc; i++) rc = read_raw(out_paths[i], &io.out[i], e);
   if (!rc && o->data) check_outputs(o, &io, &dout, omap, r);
@@ -513,8 +530,8 @@ static void print_json(const opts *o, const result *r) {
       fprintf(f, ",\"ort_%s\":", k[i]);
       bt_json_print_number(f, r->have_ort ? ort[i] : NAN);
     }
-    fputs(",\"ratio\":", f);
-    bt_json_print_number(f, r->have_ort && r->ort.median_ms > 0 ? r->ours.median_ms / r->ort.median_ms : NAN);
+    fputs(",\"ratio\":", f); /* none for an emulated run: its times are not performance */
+    bt_json_print_number(f, r->have_ort && r->ort.median_ms > 0 && !r->target.emulated ? r->ours.median_ms / r->ort.median_ms : NAN);
   }
   if (o->ort_noise && o->data) {
     fputs(",\"ort_noise_max_abs_err\":", f);
@@ -523,7 +540,9 @@ static void print_json(const opts *o, const result *r) {
     if (r->have_noise) fprintf(f, "%zu", r->noise_mismatches);
     else fputs("null", f);
   }
-  fputs("}\n", f);
+  fputs(",\"arch\":", f);
+  bt_json_print_string(f, r->target.arch);
+  fprintf(f, ",\"emulated\":%s}\n", r->target.emulated ? "true" : "false");
   fflush(f);
 }
 

@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <unistd.h>
+
 #include "bench.h"
+#include "ecg_arch.h"
 
 /** malloc'd printf; NULL on out of memory. */
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -20,10 +24,53 @@ static char *xasprintf(const char *fmt, ...) {
   return s;
 }
 
-int bt_build(const char *dir, const char *cc, bt_proc *p, ecg_err *e) {
+/** True when exe (a name without '/') is an executable file in $PATH, or exe (a path) is executable. */
+static bool in_path(const char *exe) {
+  if (strchr(exe, '/')) return access(exe, X_OK) == 0;
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : ""; *p;) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char full[PATH_MAX];
+    snprintf(full, sizeof full, "%.*s/%s", (int)len, len ? p : ".", exe);
+    if (access(full, X_OK) == 0) return true;
+    p += len + (end != NULL);
+  }
+  return false;
+}
+
+int bt_target_resolve(const char *arch, const char *cc, bt_target *t, ecg_err *e) {
+  memset(t, 0, sizeof *t);
+  const ecg_arch_info *a = ecg_arch_find(arch && *arch ? arch : "native");
+  if (!a) return ecg_errf(e, ECG_ERR_INPUT, "model.json: unknown \"arch\" '%s' (expected one of %s)", arch, ecg_arch_names());
+  snprintf(t->arch, sizeof t->arch, "%s", a->machine ? a->machine : ecg_arch_host());
+  t->own_isa = a->machine != NULL && ecg_arch_is_host(a);
+  if (ecg_arch_is_host(a)) return ECG_OK;
+  t->emulated = true;
+  t->qemu = a->qemu;
+  const char *ld = getenv("QEMU_LD_PREFIX");
+  snprintf(t->sysroot, sizeof t->sysroot, "%s", ld && *ld ? ld : a->sysroot);
+  char gcc[128], missing[PATH_MAX] = "";
+  snprintf(gcc, sizeof gcc, "%sgcc", a->cross);
+  const char *need[3] = {cc ? cc : gcc, a->qemu, NULL};
+  for (int i = 0; need[i]; i++)
+    if (!in_path(need[i])) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "", need[i]);
+  char libgomp[600];
+  snprintf(libgomp, sizeof libgomp, "%s/lib/libgomp.so.1", t->sysroot);
+  if (access(libgomp, R_OK) != 0) snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "", libgomp);
+  if (*missing)
+    return ecg_errf(e, ECG_ERR_INPUT, "%s target on this %s host: %s not found; install the Debian packages %s (make setup)", a->name,
+                    ecg_arch_host(), missing, a->packages);
+  return ECG_OK;
+}
+
+int bt_build(const char *dir, const char *cc, const bt_target *t, bt_proc *p, ecg_err *e) {
   char *ccarg = cc ? xasprintf("CC=%s", cc) : NULL;
   if (cc && !ccarg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  char *argv[] = {"make", "-C", (char *)dir, "-s", ccarg, NULL};
+  char *argv[8] = {"make", "-C", (char *)dir, "-s"};
+  int k = 4;
+  if (ccarg) argv[k++] = ccarg;
+  if (t->own_isa) argv[k++] = "CROSS_COMPILE="; /* lowered for this machine's ISA by name: host gcc */
   int rc = bt_proc_run(argv, p, e);
   free(ccarg);
   if (rc) return rc;
@@ -82,11 +129,24 @@ static int info_line(char *line, bt_io *io, ecg_err *e) {
   return ECG_OK;
 }
 
-int bt_runner_info(const char *dir, bt_io *io, ecg_err *e) {
+/** Put `qemu -L sysroot` before the runner in argv[0..] when t is emulated; returns the
+ *  number of slots used (0 or 3). The strings are t's (not to be freed). */
+static int emu_prefix(const bt_target *t, char **argv) {
+  if (!t->emulated) return 0;
+  argv[0] = (char *)t->qemu;
+  argv[1] = "-L";
+  argv[2] = (char *)t->sysroot;
+  return 3;
+}
+
+int bt_runner_info(const char *dir, const bt_target *t, bt_io *io, ecg_err *e) {
   memset(io, 0, sizeof *io);
   char *exe = xasprintf("%s/runner", dir);
   if (!exe) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  char *argv[] = {exe, "--info", NULL};
+  char *argv[6] = {0};
+  int k = emu_prefix(t, argv);
+  argv[k] = exe;
+  argv[k + 1] = "--info";
   bt_proc p;
   int rc = bt_proc_run(argv, &p, e);
   if (!rc && p.status != 0)
@@ -130,12 +190,14 @@ void bt_timing_from(double *samples, int n, bt_timing *t) {
   t->p90_ms = quantile(samples, n, 0.9);
 }
 
-int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, bt_timing *t, ecg_err *e) {
-  int argc = 0, cap = 10 + 2 * (io->n_in + io->n_out);
+  int argc = 0, cap = 13 + 2 * (io->n_in + io->n_out);
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ECG_OK;
+  argc = emu_prefix(tg, argv);
+  for (int i = 0; i < argc; i++) argv[i] = strdup(argv[i]);
   argv[argc++] = xasprintf("%s/runner", dir);
   argv[argc++] = strdup("--threads");
   argv[argc++] = xasprintf("%d", threads);
@@ -157,7 +219,7 @@ int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_
   double *samples = NULL;
   if (!rc) rc = bt_proc_run(argv, &p, e);
   if (!rc && p.status != 0)
-    rc = ecg_errf(e, ECG_ERR_INPUT, "%s failed (exit %d): %.800s", argv[0], p.status, p.err);
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s failed (exit %d): %.800s", argv[tg->emulated ? 3 : 0], p.status, p.err);
   if (!rc) {
     int n = 0;
     samples = malloc(sizeof *samples * (p.out_len / 8 + 1));
@@ -169,7 +231,7 @@ int bt_runner_run(const char *dir, const bt_io *io, char **in_paths, char **out_
       double v = strtod(line + 8, &end);
       if (end != line + 8 && isfinite(v)) samples[n++] = v;
     }
-    if (!rc && n == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s printed no time_ms lines", argv[0]);
+    if (!rc && n == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s printed no time_ms lines", argv[tg->emulated ? 3 : 0]);
     if (!rc) bt_timing_from(samples, n, t);
   }
   free(samples);

@@ -55,6 +55,7 @@ typedef struct lw_kernel {
 typedef struct ecg_lower {
   const ecg_graph *g;
   const char *prefix;
+  const char *arch;      /**< target ISA name (ecg_arch.h): "native", "aarch64", "riscv64" */
   lw_tensor *t;          /**< per tensor id */
   sbuf decls;            /**< file-scope declarations (kernel parameter structs) */
   sbuf code;             /**< kernel functions */

@@ -5,7 +5,11 @@
 /** Lower graph g (validated here; every shape must be static) into directory dir,
  *  which must exist and be empty: model.h, model.c, runtime sources, weights.bin,
  *  model.json, Makefile (tools/lower/LOWERED.md). Symbols are prefixed with prefix
- *  (a C identifier). Errors: ECG_ERR_INPUT (invalid graph, symbolic shape, operator or
- *  dtype without an emitter: the message names the node), ECG_ERR_INTERNAL (I/O, OOM). */
-int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, ecg_err *e);
+ *  (a C identifier). arch names the target ISA (ecg_arch.h; NULL = "native"): it is recorded
+ *  in model.json and, for a foreign ISA, makes the Makefile cross-build; the generated C
+ *  and weights do not depend on it (ISA-dependent packing happens at create time).
+ *  Errors: ECG_ERR_USAGE (unknown arch), ECG_ERR_INPUT (invalid graph, symbolic shape,
+ *  operator or dtype without an emitter: the message names the node), ECG_ERR_INTERNAL
+ *  (I/O, OOM). */
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, ecg_err *e);
 #endif

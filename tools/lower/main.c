@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ecg_arch.h"
 #include "lower_api.h"
 
 static void usage(FILE *f) {
@@ -18,6 +19,9 @@ static void usage(FILE *f) {
           "model.json and a Makefile (`make -C DIR` builds the library and a runner).\n"
           "  -o, --output DIR   output directory (created; replaced if it holds an earlier lowering)\n"
           "  --prefix NAME      C symbol prefix (default ecg_model)\n"
+          "  --arch ISA         target ISA: native (default: this machine), aarch64 (NEON), riscv64;\n"
+          "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
+          "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
           "  -v                 progress on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n");
@@ -45,15 +49,17 @@ static int remove_flat_dir(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-  const char *out = NULL, *in = "-", *prefix = "ecg_model";
+  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native";
   int verbose = 0, have_in = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
     if (!strcmp(a, "--version")) { printf("ecg-lower %s\n", ECG_VERSION_STRING); return 0; }
     if (!strcmp(a, "-v")) { verbose = 1; continue; }
-    if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--prefix")) && i + 1 < argc) {
-      if (!strcmp(a, "--prefix")) prefix = argv[++i]; else out = argv[++i];
+    if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--prefix") || !strcmp(a, "--arch")) && i + 1 < argc) {
+      if (!strcmp(a, "--prefix")) prefix = argv[++i];
+      else if (!strcmp(a, "--arch")) arch = argv[++i];
+      else out = argv[++i];
       continue;
     }
     if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-lower: unknown option '%s'\n", a); usage(stderr); return 2; }
@@ -61,6 +67,7 @@ int main(int argc, char **argv) {
     in = a;
   }
   if (!out) { fprintf(stderr, "ecg-lower: missing -o DIR\n"); usage(stderr); return 2; }
+  if (!ecg_arch_find(arch)) { fprintf(stderr, "ecg-lower: unknown --arch '%s' (expected one of %s)\n", arch, ecg_arch_names()); return 2; }
   if (!valid_ident(prefix)) { fprintf(stderr, "ecg-lower: --prefix '%s' is not a C identifier\n", prefix); return 2; }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-lower: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
   ecg_err e = {0};
@@ -76,7 +83,7 @@ int main(int argc, char **argv) {
     ecg_graph_free(g); free(tmp);
     return 1;
   }
-  rc = ecg_lower_dir(g, tmp, prefix, &e);
+  rc = ecg_lower_dir(g, tmp, prefix, arch, &e);
   if (rc == ECG_OK) {
     struct stat st;
     if (stat(out, &st) == 0) {

@@ -39,6 +39,10 @@
 #include <immintrin.h>
 #define ECG_AVX512 1
 #endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+#include "ecg_neon.h" /* NEON micro-kernel, depthwise row, exp; tile parameters */
+#define ECG_NEON 1
+#endif
 
 #ifdef ECG_AVX512
 /* 8 x 48 micro-kernel: 24 zmm accumulators; 8 divides the channel counts of nearly every
@@ -48,6 +52,12 @@
 #define KC 256
 #define MCMAX 240 /* multiple of MR */
 #define NCMAX 192 /* multiple of NR */
+#elif defined(ECG_NEON)
+#define MR ECG_NEON_MR
+#define NR ECG_NEON_NR
+#define KC ECG_NEON_KC
+#define MCMAX ECG_NEON_MCMAX
+#define NCMAX ECG_NEON_NCMAX
 #else
 #define MR 6
 #define NR 16
@@ -113,6 +123,12 @@ void ecg_act_apply(ecg_act act, float *x, size_t n) {
       __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v))));
       _mm256_storeu_ps(x + i, act.kind == ECG_ACT_SILU ? _mm256_mul_ps(v, s) : s);
     }
+  }
+#endif
+#ifdef ECG_NEON
+  if (act.kind == ECG_ACT_SIGMOID || act.kind == ECG_ACT_SILU) {
+    i = n & ~(size_t)3;
+    ecg_neon_sigmoid(x, i, act.kind == ECG_ACT_SILU);
   }
 #endif
   switch (act.kind) {
@@ -267,7 +283,10 @@ static const k512_fn k512_tab[MR][3] = {
     {k512_1_1, k512_1_2, k512_1_3}, {k512_2_1, k512_2_2, k512_2_3}, {k512_3_1, k512_3_2, k512_3_3},
     {k512_4_1, k512_4_2, k512_4_3}, {k512_5_1, k512_5_2, k512_5_3}, {k512_6_1, k512_6_2, k512_6_3},
     {k512_7_1, k512_7_2, k512_7_3}, {k512_8_1, k512_8_2, k512_8_3}};
+#elif defined(ECG_NEON)
+#define ecg_kern ecg_neon_kern_8x12 /* ecg_neon.h */
 #else
+#define ecg_kern kern_6x16
 /* c[6,16] (row stride ldc) = alpha * sum_k a[k*6 + i] * b[k*bs + j] + beta * c
  * (c not read when beta == 0). */
 static void kern_6x16(int kc, const float *restrict a, const float *restrict b, ptrdiff_t bs,
@@ -344,6 +363,18 @@ static void kern_6x16(int kc, const float *restrict a, const float *restrict b, 
 }
 
 #endif /* ECG_AVX512 */
+
+const char *ecg_gemm_kernel_name(void) {
+#if defined(ECG_AVX512)
+  return "avx512-8x48";
+#elif defined(ECG_AVX2)
+  return "avx2-6x16";
+#elif defined(ECG_NEON)
+  return "neon-8x12";
+#else
+  return "c-6x16";
+#endif
+}
 
 /* ------------------------------------------------------------------ packing */
 
@@ -441,6 +472,11 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
               __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
               _mm256_storeu_ps(d + t, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
             }
+          }
+#elif defined(ECG_NEON)
+          if (sw == 2 && ix0 >= 0 && ix0 + 2 * len <= w) { /* even columns, 4 at a time */
+            t = len & ~3;
+            ecg_neon_split2(row + ix0, t, d, NULL);
           }
 #endif
           for (; t < len; t++) {
@@ -564,10 +600,10 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
         }
 #else
         if (mr == MR && nr == NR) {
-          kern_6x16(kc, a, b, s, c, J->ldc, J->alpha, beta);
+          ecg_kern(kc, a, b, s, c, J->ldc, J->alpha, beta);
         } else {
           float tmp[MR * NR];
-          kern_6x16(kc, a, b, s, tmp, NR, 1.f, 0.f);
+          ecg_kern(kc, a, b, s, tmp, NR, 1.f, 0.f);
           for (int i = 0; i < mr; i++) {
             float *cr = c + (size_t)i * J->ldc;
             for (int j = 0; j < nr; j++) {
@@ -830,6 +866,8 @@ static void dw_row(int ow, int nt, const float *base, const ptrdiff_t *toff, con
       for (int j = 0; ox + j < ow; j++) out[ox + j] = tmp[j];
     }
   }
+#elif defined(ECG_NEON)
+  ecg_neon_dw_row(ow, nt, base, toff, tw, bias, out);
 #else
   for (int ox = 0; ox < ow; ox++) out[ox] = bias;
   for (int t = 0; t < nt; t++) {

@@ -1,15 +1,44 @@
 /* ecg runtime: pooling (see ecg_rt.h for the contracts).
  * Per output row: the columns whose whole window lies inside the input (computed once per
- * call) go 8 at a time through AVX2 (strides 1 and 2, stride 2 by an even/odd shuffle);
- * border columns and everything in the portable build take a scalar per-column loop.
+ * call) go PV at a time through AVX2 (8 lanes) or NEON (4 lanes), strides 1 and 2 (stride 2
+ * by an even/odd shuffle, vld2 on NEON); border columns and everything in the portable
+ * build take a scalar per-column loop.
  * Threads over the n*c planes. */
 #include "ecg_rt.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+/* One vector of PV output columns: pv_t, pv_set1, pv_max, pv_add, pv_mul, pv_store, and
+ * pv_cols(r, sw): PV consecutive outputs from input columns r[0], r[sw], ... (sw 1 or 2;
+ * reads r[0, PV*sw)). */
 #if defined(__AVX2__)
 #include <immintrin.h>
+#define ECG_POOL_VEC 1
+#define PV 8
+typedef __m256 pv_t;
+#define pv_set1 _mm256_set1_ps
+#define pv_max _mm256_max_ps
+#define pv_add _mm256_add_ps
+#define pv_mul _mm256_mul_ps
+#define pv_store _mm256_storeu_ps
+static inline pv_t pv_cols(const float *r, int sw) {
+  if (sw == 1) return _mm256_loadu_ps(r);
+  __m256 v0 = _mm256_loadu_ps(r), v1 = _mm256_loadu_ps(r + 8);
+  __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
+}
+#elif defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#define ECG_POOL_VEC 1
+#define PV 4
+typedef float32x4_t pv_t;
+#define pv_set1 vdupq_n_f32
+#define pv_max vmaxnmq_f32 /* NaN inputs ignored, as the scalar v > acc ? v : acc */
+#define pv_add vaddq_f32
+#define pv_mul vmulq_f32
+#define pv_store vst1q_f32
+static inline pv_t pv_cols(const float *r, int sw) { return sw == 1 ? vld1q_f32(r) : vld2q_f32(r).val[0]; }
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -56,16 +85,6 @@ static float pool_col(const ecg_pool_params *p, const float *const *xr, int nr, 
   return acc;
 }
 
-#if defined(__AVX2__)
-/* 8 consecutive outputs from input columns ix, ix+sw, ... (sw 1 or 2); needs ix+8*sw <= w. */
-static inline __m256 load_cols(const float *r, int sw) {
-  if (sw == 1) return _mm256_loadu_ps(r);
-  __m256 v0 = _mm256_loadu_ps(r), v1 = _mm256_loadu_ps(r + 8);
-  __m256 ev = _mm256_shuffle_ps(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8));
-}
-#endif
-
 static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
   const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw, sw = p->sw;
   const long planes = (long)p->n * p->c;
@@ -98,17 +117,17 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
         float v = pool_col(p, xr, nr, ox, is_max, &cols);
         yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
       }
-#if defined(__AVX2__)
+#ifdef ECG_POOL_VEC
       if (sw <= 2) {
-        const __m256 inv = _mm256_set1_ps(rows > 0 ? 1.f / (float)(rows * kw) : 0.f);
-        for (; ox + 8 <= ihi && (ox + 7) * sw + (kw - 1) * p->dw - p->pl + sw <= w; ox += 8) {
-          __m256 acc = _mm256_set1_ps(is_max ? -INFINITY : 0.f);
+        const pv_t inv = pv_set1(rows > 0 ? 1.f / (float)(rows * kw) : 0.f);
+        for (; ox + PV <= ihi && (ox + PV - 1) * sw + (kw - 1) * p->dw - p->pl + sw <= w; ox += PV) {
+          pv_t acc = pv_set1(is_max ? -INFINITY : 0.f);
           for (int r = 0; r < nr; r++)
             for (int kj = 0; kj < kw; kj++) {
-              __m256 v = load_cols(xr[r] + ox * sw + kj * p->dw - p->pl, sw);
-              acc = is_max ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+              pv_t v = pv_cols(xr[r] + ox * sw + kj * p->dw - p->pl, sw);
+              acc = is_max ? pv_max(v, acc) : pv_add(acc, v);
             }
-          _mm256_storeu_ps(yr + ox, is_max ? acc : _mm256_mul_ps(acc, inv));
+          pv_store(yr + ox, is_max ? acc : pv_mul(acc, inv));
         }
       }
 #endif

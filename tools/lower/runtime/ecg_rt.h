@@ -2,6 +2,7 @@
  *
  * Copied verbatim into every lowered model directory and compiled there with any of
  *   cc -O3 -march=native -fopenmp     (AVX2/FMA micro-kernels, OpenMP threads)
+ *   aarch64-linux-gnu-gcc -O3 -fopenmp (NEON micro-kernels, ecg_neon.h)
  *   cc -O2                            (portable C, one thread)
  * Every function is a pure function of its arguments (no global mutable state).
  * Threads: OpenMP; the caller picks the count with omp_set_num_threads(). A call made
@@ -65,8 +66,8 @@ void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const f
 /* Prepacked constant B (weights): pack once at model creation, reuse every run.
  * Layout: ceil(N/NR) panels; panel p holds K rows of NR floats, element (k, j) of panel p
  * is op(B)[k, NR*p + j], zero for columns >= N. Size: ceil(N/NR) * NR * K floats.
- * NR is the micro-kernel width of this build: 48 with AVX-512F (8x48 kernel), else 16
- * (6x16 AVX2 kernel, or portable C). Pack and use in the same build (they always are:
+ * NR is the micro-kernel width of this build: 48 with AVX-512F (8x48 kernel), 12 with
+ * NEON (8x12), else 16 (6x16 AVX2 kernel, or portable C). Pack and use in the same build (they always are:
  * the runtime is compiled once per model directory). */
 size_t ecg_sgemm_packed_b_floats(int K, int N);
 /* op(B)[K,N] -> packed[ecg_sgemm_packed_b_floats(K, N)]; transB as in ecg_sgemm. */
@@ -76,6 +77,12 @@ void ecg_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *
  * bias_n [N] may be NULL. beta 0 (C write-only) or 1 (accumulate into C). C [M, ldc >= N]. */
 void ecg_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
                       const float *bias_n, ecg_act act, float beta, float *C, int ldc);
+
+/* Name of the GEMM/conv micro-kernel this build of the runtime runs, MRxNR: "avx512-8x48",
+ * "avx2-6x16", "neon-8x12" (aarch64, tile parameters in ecg_neon.h) or "c-6x16" (portable C).
+ * Chosen at compile time by the compiler's predefined macros (__AVX512F__, __AVX2__ with
+ * __FMA__, __ARM_NEON); a static string. */
+const char *ecg_gemm_kernel_name(void);
 
 /* ------------------------------------------------------------------ Conv */
 
@@ -94,7 +101,7 @@ typedef struct {
  * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
  * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/MR) panels of
  * Kg x MR floats (element (k, i) of panel q = w[g*mg + MR*q + i][k], zero past mg);
- * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F, else 6 (see NR above). */
+ * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F or NEON, else 6 (see NR above). */
 size_t ecg_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_conv2d_packed_floats(p)]. */
 void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);

@@ -1,0 +1,24 @@
+#!/bin/sh
+# rt_build.sh TARGET OUTDIR: build the runtime unit tests for TARGET (native or aarch64)
+# into OUTDIR: rt_test (runtime vs double-precision reference loops) and rt_port_test
+# (the vector paths vs the portable C path, the runtime compiled twice: see rt_port_test.c).
+# aarch64 uses Debian's cross compiler (gcc-aarch64-linux-gnu); run the results with
+# qemu-aarch64 -L /usr/aarch64-linux-gnu. Exit non-zero when a compile fails.
+set -eu
+target=$1; out=$2
+cd "$(dirname "$0")/../.."
+rt=tools/lower/runtime
+case $target in
+  native)  cc=${CC:-cc}; vec="-O3 -march=native -fopenmp"; port="-O3 -fopenmp -mno-avx -mno-avx2 -mno-fma"
+           want=$(printf '#if defined(__AVX512F__)\navx512-8x48\n#elif defined(__AVX2__) && defined(__FMA__)\navx2-6x16\n#else\nc-6x16\n#endif\n' |
+                  $cc $vec -E -P - | tr -d '[:space:]') ;;
+  aarch64) cc=aarch64-linux-gnu-gcc; vec="-O3 -fopenmp"; port="-O3 -fopenmp -march=armv8-a+nosimd"; want=neon-8x12 ;;
+  *) echo "rt_build.sh: unknown target '$target' (native or aarch64)" >&2; exit 2 ;;
+esac
+command -v "$cc" >/dev/null || { echo "rt_build.sh: $cc not found (Debian gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross; make setup)" >&2; exit 1; }
+mkdir -p "$out"
+$cc $vec -I$rt tests/unit/rt_test.c $rt/*.c -lm -o "$out/rt_test"
+for f in ecg_gemm ecg_pool; do
+  $cc $port -I$rt -include tests/unit/rt_port.h -c $rt/$f.c -o "$out/port_$f.o"
+done
+$cc $vec -I$rt -DECG_EXPECT_KERNEL="\"$want\"" tests/unit/rt_port_test.c $rt/*.c "$out/port_ecg_gemm.o" "$out/port_ecg_pool.o" -lm -o "$out/rt_port_test"
