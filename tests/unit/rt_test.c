@@ -183,6 +183,47 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
   return p;
 }
 
+/* ------------------------------------------------------------------ Intensive fusion */
+
+/* ecg_ibr against the three convolutions computed one after another in double (ref_conv),
+ * and AGO's no-recomputation property: every row of the expanded tensor computed once. */
+static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1) {
+  if (!pw1) cexp = cin;
+  ecg_ibr_params q;
+  memset(&q, 0, sizeof q);
+  q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
+  q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
+  q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
+  q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
+  ecg_conv_params p1 = conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1), p2 = conv_p(n, cexp, h, w, cexp, k, k, s, 1, pad, cexp);
+  ecg_conv_params p3 = conv_p(n, cexp, q.oh, q.ow, cout, 1, 1, 1, 1, 0, 1);
+  fill_conv(&p1); fill_conv(&p2); fill_conv(&p3);
+  p1.act = q.act1; p2.act = q.act2;
+  size_t xs = (size_t)n * cin * h * w, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
+  size_t ys = (size_t)n * cout * q.oh * q.ow;
+  float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
+  float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_ibr_scratch_floats(&q));
+  double *e = malloc(es * sizeof(double)), *d = malloc(ds * sizeof(double)), *want = malloc(ys * sizeof(double));
+  double *mag = malloc((es > ys ? (es > ds ? es : ds) : (ys > ds ? ys : ds)) * sizeof(double));
+  float *ef = malloc(es * sizeof(float)), *df = malloc(ds * sizeof(float));
+  if (pw1) {
+    ref_conv(&p1, x, w1, b1, e, mag);
+    for (size_t i = 0; i < es; i++) ef[i] = (float)e[i];
+  } else memcpy(ef, x, es * sizeof(float));
+  ref_conv(&p2, ef, wd, bd, d, mag);
+  for (size_t i = 0; i < ds; i++) df[i] = (float)d[i];
+  ref_conv(&p3, df, w2, b2, want, mag);
+  long rows = 0;
+  ecg_ibr(&q, x, pw1 ? w1 : NULL, b1, wd, bd, w2, b2, y, scr, &rows);
+  char what[160];
+  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d", n, cin, h, w, cexp, k, s, pad, cout, pw1);
+  check(what, y, want, mag, ys);
+  if (rows == (long)n * h) n_pass++;
+  else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
+  free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr);
+  free(e); free(d); free(want); free(mag); free(ef); free(df);
+}
+
 /* ------------------------------------------------------------------ ConvTranspose */
 
 static void test_convt(ecg_conv_params p) {
@@ -418,6 +459,14 @@ int main(int argc, char **argv) {
   test_gemm(1, 3, 5, 0);
   for (int r = 0; r < 40; r++) test_gemm(r & 1, ri(1, 300), ri(1, 300), ri(1, 600));
 
+  /* intensive fusion: stride 1 and 2, pads, 3x3 and 5x5, with and without the expansion */
+  test_ibr(1, 8, 13, 11, 24, 3, 1, 1, 16, 1);
+  test_ibr(1, 8, 13, 11, 24, 3, 2, 1, 16, 1);
+  test_ibr(2, 16, 14, 14, 96, 5, 2, 2, 24, 1);
+  test_ibr(1, 32, 112, 112, 32, 3, 1, 1, 16, 0);
+  test_ibr(1, 24, 56, 56, 144, 3, 2, 1, 32, 1);
+  test_ibr(1, 160, 7, 7, 960, 3, 1, 1, 160, 1);
+  test_ibr(1, 4, 9, 30, 8, 3, 1, 0, 5, 1);
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {
       conv_p(1, 96, 13, 11, 24, 1, 1, 1, 1, 0, 1),  conv_p(2, 17, 8, 8, 40, 1, 1, 1, 1, 0, 1),

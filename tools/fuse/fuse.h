@@ -28,6 +28,7 @@ typedef enum {
 typedef struct {
   int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
   int depend_profiled, depend_rejected, candidates;
+  int intensive; /**< inverted-residual chains merged by --intensive */
 } fuse_stats;
 
 /* ---- the profile database (profile.c) */
@@ -53,6 +54,7 @@ typedef struct {
   fuse_plan plan;
   const fuse_db *db;     /**< measured fuse_depend decisions, or NULL (static rule) */
   const char *emit_dir;  /**< write every fuse_depend pair there as candidates, or NULL */
+  int intensive;         /**< AGO intensive fusion: merge pointwise-depthwise-pointwise chains */
 } fuse_opts;
 
 /** The mapping type of node n as fusion sees it: the registry's, with elementwise

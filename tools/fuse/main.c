@@ -19,6 +19,8 @@ static void usage(FILE *f) {
           "                     every pair without it use the static rule (fuse: no recomputation)\n"
           "  --no-profile       ignore --profile-db: the static rule only\n"
           "  --emit-candidates DIR  write each 'depend' pair as DIR/NNN.{fused,unfused}.ecg\n"
+          "  --intensive        AGO intensive fusion: pointwise -> depthwise -> pointwise convolution\n"
+          "                     chains (inverted residuals) become one row-tiled kernel\n"
           "  --host-key         print this machine's profile-database key (JSON) and exit\n"
           "  --report FILE      JSON report (- = stderr)\n"
           "  -o, --output FILE  output ECG (default stdout)\n"
@@ -52,7 +54,7 @@ static sizes measure(const ecg_graph *g, int after) {
 
 int main(int argc, char **argv) {
   const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL;
-  int no_profile = 0;
+  int no_profile = 0, intensive = 0;
   fuse_plan plan = PLAN_DNNFUSION;
   int verbose = 0, have_in = 0, zstd = 0;
   const char *plan_name = "dnnfusion";
@@ -88,10 +90,7 @@ int main(int argc, char **argv) {
       }
       continue;
     }
-    if (!strcmp(a, "--intensive")) {
-      fprintf(stderr, "ecg-fuse: %s is not supported yet\n", a);
-      return 2;
-    }
+    if (!strcmp(a, "--intensive")) { intensive = 1; continue; }
     if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-fuse: unknown option '%s'\n", a); usage(stderr); return 2; }
     if (have_in++) { fprintf(stderr, "ecg-fuse: more than one input file\n"); return 2; }
     in = a;
@@ -111,7 +110,7 @@ int main(int argc, char **argv) {
     ecg_graph_free(g);
     return rc;
   }
-  fuse_opts fo = {plan, db, emit_dir};
+  fuse_opts fo = {plan, db, emit_dir, intensive};
   rc = fuse_make_plan(g, &fo, &st, &e);
   fuse_db_free(db);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
@@ -134,11 +133,11 @@ int main(int argc, char **argv) {
                "\"fuse\": {\"plan\": \"%s\", \"blocks\": %d, \"fused_nodes\": %d, \"fusion_rate\": %.3f, "
                "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
                "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
-               "\"cycle_rejects\": %d, \"shape_rejects\": %d}}\n",
+               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d}}\n",
             ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.ibytes, before.nodes,
             after.nodes, (long long)after.flops, (long long)after.ibytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
             compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
-            st.cycle_rejects, st.shape_rejects);
+            st.cycle_rejects, st.shape_rejects, st.intensive);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose)

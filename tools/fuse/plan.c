@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "fuse.h"
 #include "scalar.h"
 
@@ -194,6 +195,70 @@ static void chain(fctx *c, blockinfo *B, int v, fuse_stats *st) {
   }
 }
 
+/* The single consumer of node v's output 0, or -1 (none, several, or a graph output). */
+static int sole_consumer(const fctx *c, int v) {
+  int t = c->g->nodes[v]->outputs[0];
+  if (t < 0 || c->graph_out[t] || c->cons_start[t + 1] - c->cons_start[t] != 1) return -1;
+  return c->cons[c->cons_start[t]];
+}
+
+/* Block v belongs to holds exactly the nodes of list[0..n) (or v is in no block). */
+static int block_is(const fctx *c, int v, const int *list, int n) {
+  int b = c->blk[v];
+  if (b < 0) return 1;
+  int cnt = 0;
+  for (int i = 0; i < c->nn; i++) {
+    if (c->blk[i] != b) continue;
+    int in = 0;
+    for (int j = 0; j < n; j++) if (list[j] == i) in = 1;
+    if (!in) return 0;
+    cnt++;
+  }
+  return cnt > 0;
+}
+
+/* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
+ * [pointwise conv [+ activation]] -> depthwise conv [+ activation] -> pointwise conv
+ * [+ its epilogue block] becomes one block, which ecg-lower generates as one row-tiled
+ * kernel (ecg_rt.h ecg_ibr) that computes every intermediate element once. Intermediate
+ * tensors must have a single consumer. Returns the number of chains merged. */
+static int intensive_merge(fctx *c, int *nblk, int *seed) {
+  int merged = 0;
+  for (int p = 0; p < c->nn; p++) {
+    int d = c->queue[p]; /* topological order, see fuse_make_plan */
+    const ecg_graph *g = c->g;
+    if (ecg_conv_role_of(g, g->nodes[d]) != ECG_CONV_DEPTHWISE) continue;
+    float a, b;
+    int pw1 = -1, act1 = -1, act2 = -1, q;
+    int in = g->nodes[d]->inputs[0], prev = in >= 0 ? c->prod[in] : -1;
+    if (prev >= 0 && sole_consumer(c, prev) == d) {
+      if (ecg_builtin_act_of(g, g->nodes[prev], &a, &b) != ECG_BACT_NONE) {
+        int t = g->nodes[prev]->inputs[0], pp = t >= 0 ? c->prod[t] : -1;
+        if (pp >= 0 && sole_consumer(c, pp) == prev && ecg_conv_role_of(g, g->nodes[pp]) == ECG_CONV_POINTWISE) { pw1 = pp; act1 = prev; }
+      } else if (ecg_conv_role_of(g, g->nodes[prev]) == ECG_CONV_POINTWISE) pw1 = prev;
+    }
+    q = sole_consumer(c, d);
+    if (q >= 0 && ecg_builtin_act_of(g, g->nodes[q], &a, &b) != ECG_BACT_NONE) { act2 = q; q = sole_consumer(c, q); }
+    if (q < 0 || ecg_conv_role_of(g, g->nodes[q]) != ECG_CONV_POINTWISE) continue;
+    int first[2] = {pw1, act1}, mid[2] = {d, act2};
+    if (pw1 >= 0 && !block_is(c, pw1, first, act1 >= 0 ? 2 : 1)) continue;
+    if (!block_is(c, d, mid, act2 >= 0 ? 2 : 1)) continue;
+    /* pw2's block: pw2 first, then its One-to-One epilogue */
+    int bq = c->blk[q], ok = 1;
+    for (int i = 0; bq >= 0 && i < c->nn; i++)
+      if (c->blk[i] == bq && i != q && (c->pos[i] < c->pos[q] || !ecg_is_scalar_node(g, g->nodes[i]))) ok = 0;
+    if (!ok) continue;
+    int id = (*nblk)++;
+    seed[id] = d;
+    int list[4] = {pw1, act1, d, act2};
+    for (int j = 0; j < 4; j++) if (list[j] >= 0) c->blk[list[j]] = id;
+    if (bq >= 0) { for (int i = 0; i < c->nn; i++) if (c->blk[i] == bq) c->blk[i] = id; }
+    else c->blk[q] = id;
+    merged++;
+  }
+  return merged;
+}
+
 static fctx *sort_ctx;
 static int seed_cmp(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
@@ -332,6 +397,12 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
       grow(&c, &B, st);
       nblk++;
     }
+  }
+  if (rc == ECG_OK && o->intensive) {
+    memcpy(c.queue, order, sizeof(int) * (size_t)c.nn);
+    int *seed2 = realloc(seed, sizeof(int) * ((size_t)nblk + (size_t)c.nn + 1));
+    if (!seed2) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    else { seed = seed2; st->intensive = intensive_merge(&c, &nblk, seed); }
   }
   if (rc == ECG_OK && c.err) rc = ECG_ERR_INPUT; /* the candidate writer's message is in e */
   if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, order, st, e);

@@ -252,8 +252,8 @@ static int64_t tail_run(int r, const int64_t *od, const int64_t *st, int *contig
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
   const ecg_graph *g = L->g;
   const lw_kernel *K = &L->k[k];
-  const int *mem = K->members + 1; /* the One-to-One members after the dominant node */
-  int nm = K->nm - 1;
+  const int *mem = K->members + K->epi_from; /* the One-to-One members after the dominant node */
+  int nm = K->nm - K->epi_from;
   int dy = g->nodes[K->dominant]->outputs[0];
   int64_t od[ECG_MAX_RANK];
   int r = lw_dims(L, dy, od);

@@ -16,10 +16,11 @@
 
 #include "emit/emit.h"
 #include "lower.h"
+#include "chain.h"
 #include "scalar.h"
 
 /* One kernel per node of the group [from, to) of nodes listed in idx. */
-static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind, int dominant) {
+static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind, int dominant, int epi_from) {
   lw_kernel *k = &L->k[L->nk];
   k->members = malloc(sizeof(int) * (size_t)nm);
   if (!k->members) return -1;
@@ -27,18 +28,56 @@ static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind,
   k->nm = nm;
   k->kind = kind;
   k->dominant = dominant;
+  k->epi_from = epi_from;
   k->fallback = 0;
   for (int i = 0; i < nm; i++) L->node_kernel[idx[i]] = L->nk;
   L->nk++;
   return 0;
 }
 
+int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
+  float a, b;
+  int i = 0;
+  *pw1 = *act1 = *act2 = -1;
+  if (i < nm && ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
+    *pw1 = idx[i++];
+    if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
+  }
+  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_DEPTHWISE) return -1;
+  *dw = idx[i++];
+  if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act2 = idx[i++];
+  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
+  *pw2 = idx[i++];
+  /* a chain: each stage reads the previous one's output */
+  int chain[5] = {*pw1, *act1, *dw, *act2, *pw2}, prev = -1;
+  for (int k = 0; k < 5; k++) {
+    if (chain[k] < 0) continue;
+    if (prev >= 0 && g->nodes[chain[k]]->inputs[0] != g->nodes[prev]->outputs[0]) return -1;
+    prev = chain[k];
+  }
+  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[*pw2], 0));
+  for (int k = i; k < nm; k++)
+    if (!ecg_is_scalar_node(g, g->nodes[idx[k]]) || ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[k]], 0)) != numel) return -1;
+  return i;
+}
+
 /* The kind of the block of nm members (topological order), or -1 when it cannot be one
- * kernel; *dom gets the dominant node. */
-static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom) {
+ * kernel; *dom gets the dominant node, *epi the index of its first epilogue member. */
+static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int *epi) {
   const ecg_graph *g = L->g;
   *dom = -1;
+  *epi = 1;
   if (nm == 1) return LW_K_SINGLE;
+  int pw1, act1, dw, act2, pw2, from = lw_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
+  if (from > 0) {
+    /* the intermediates must stay inside: no reader outside the block */
+    int chain[4] = {pw1, act1, dw, act2};
+    for (int k = 0; k < 4; k++)
+      if (chain[k] >= 0 && lw_tensor_used_outside(L, g->nodes[chain[k]]->outputs[0], idx, nm)) return -1;
+    *dom = pw2;
+    *epi = from;
+    return LW_K_IBR;
+  }
   int nscalar = 0, other = -1;
   for (int i = 0; i < nm; i++) {
     if (ecg_is_scalar_node(g, g->nodes[idx[i]])) nscalar++;
@@ -95,18 +134,18 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     if (grp[v] < 0) buf[nm++] = v;
     else
       for (size_t q = p; q < nn; q++) if (grp[order[q]] == grp[v]) buf[nm++] = order[q];
-    int dom, kind = block_kind(L, buf, nm, &dom);
+    int dom, epi, kind = block_kind(L, buf, nm, &dom, &epi);
     if (kind < 0) {
       char lb[256];
       fprintf(stderr, "ecg-lower: fusion block %d (at node '%s') cannot be one kernel; lowered node by node\n",
               g->blocks[grp[v]]->id, ecg_node_label(g, g->nodes[v], lb, sizeof lb));
       for (int i = 0; i < nm; i++) {
-        if (add_kernel(L, &buf[i], 1, LW_K_SINGLE, -1)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        if (add_kernel(L, &buf[i], 1, LW_K_SINGLE, -1, 1)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
         done[buf[i]] = 1;
       }
       continue;
     }
-    if (add_kernel(L, buf, nm, (lw_kernel_kind)kind, dom)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    if (add_kernel(L, buf, nm, (lw_kernel_kind)kind, dom, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     for (int i = 0; i < nm; i++) done[buf[i]] = 1;
   }
   /* Topological order of the kernel graph (Kahn; ties by first member's position). A
@@ -179,22 +218,23 @@ void lw_kernel_storage(ecg_lower *L) {
   for (int k = 0; k < L->nk; k++) {
     lw_kernel *K = &L->k[k];
     if (K->kind == LW_K_SINGLE) continue;
+    int dpos = K->kind == LW_K_EW ? -1 : K->epi_from - 1; /* the dominant's member index */
     int y = -1; /* the block output the dominant output is stored in */
     for (int m = K->nm - 1; m >= 0; m--) {
       int t = g->nodes[K->members[m]]->outputs[0];
       if (lw_tensor_used_outside(L, t, K->members, K->nm)) {
-        if (K->kind == LW_K_EPI && m > 0 && g->tensors[t]->dtype == ECG_FLOAT && y < 0) y = t;
+        if (m > dpos && dpos >= 0 && g->tensors[t]->dtype == ECG_FLOAT && y < 0) y = t;
         continue;
       }
-      if (K->kind == LW_K_EPI && m == 0) continue; /* decided below */
-      L->t[t].where = LW_NONE; /* IR_removable: stays in registers */
+      if (m == dpos) continue; /* decided below */
+      L->t[t].where = LW_NONE; /* IR_removable: stays in registers or the kernel's scratch */
       L->t[t].bytes = 0;
     }
-    if (K->kind == LW_K_EPI) {
+    if (dpos >= 0) {
       const ecg_node *d = g->nodes[K->dominant];
       int t = d->outputs[0];
-      if (!lw_tensor_used_outside(L, t, K->members, K->nm) && lw_takes_epilogue(lw_op(d)) && y >= 0 &&
-          L->t[y].where != LW_NONE)
+      if (!lw_tensor_used_outside(L, t, K->members, K->nm) && (K->kind == LW_K_IBR || lw_takes_epilogue(lw_op(d))) &&
+          y >= 0 && L->t[y].where != LW_NONE)
         L->t[t].alias_of = y;
     }
   }

@@ -135,6 +135,7 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   lw_kernel *K = &L->k[p];
   const ecg_graph *g = L->g;
   if (K->kind == LW_K_EW) return lw_emit_ew_block(L, K->members, K->nm, e);
+  if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e);
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return fn(L, n, e);
@@ -674,7 +675,7 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
     }
     sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", p, K->nm,
               K->nm > 1 ? "s" : "", ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
-              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : "", p, prefix);
+              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : "", p, prefix);
     rc = lw_emit_kernel(&L, p, e);
     sb_printf(&L.code, "  (void)ctx;\n}\n\n");
   }

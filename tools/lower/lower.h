@@ -38,7 +38,9 @@ typedef struct lw_tensor {
 typedef enum {
   LW_K_SINGLE = 0, /**< one node: its emitter */
   LW_K_EW,         /**< One-to-One members only: one loop nest (lw_emit_ew_block) */
-  LW_K_EPI         /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
+  LW_K_EPI,        /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
+  LW_K_IBR         /**< intensive fusion (AGO §III-B): [pointwise conv [+act]] -> depthwise
+                        conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_ibr) */
 } lw_kernel_kind;
 
 /** One kernel of the lowered model: a fusion block (DNNFusion §3.4.3), or a node of no
@@ -46,7 +48,9 @@ typedef enum {
 typedef struct lw_kernel {
   int *members;          /**< node indices, topological order */
   int nm;
-  int dominant;          /**< LW_K_EPI: node index of the Many-to-Many member; else -1 */
+  int dominant;          /**< LW_K_EPI: node index of the Many-to-Many member; LW_K_IBR: the
+                              last pointwise conv; else -1 */
+  int epi_from;          /**< members[epi_from..nm) are the dominant's One-to-One epilogue */
   lw_kernel_kind kind;
   int fallback;          /**< LW_K_EPI whose emitter ran without the epilogue: one extra pass */
 } lw_kernel;
@@ -92,6 +96,13 @@ int lw_emit_kernel(ecg_lower *L, int k, ecg_err *e);
  *  members (block.c; operands addressed through broadcasting index maps, split into runs
  *  along which every address moves by one or stays) and stores the block's outputs. */
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
+/** Match members idx[0..nm) (topological order) against an intensive-fusion chain
+ *  [pointwise [act]] depthwise [act] pointwise, then One-to-One members of the last
+ *  pointwise output's size: fills the node indices (-1 for absent stages) and returns the
+ *  index of the first epilogue member, or -1 (kernels.c). */
+int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
+/** Emit kernel k of kind LW_K_IBR: one ecg_ibr call, the epilogue as its act3 (emit/ibr.c). */
+int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 /** True when op id's emitter accepts an epilogue (L->epi_act) (emitters.c). */
 int lw_takes_epilogue(ecg_op_id id);
 

@@ -131,6 +131,32 @@ size_t ecg_convtranspose2d_scratch_floats(const ecg_conv_params *p);
 void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                          float *y, float *scratch);
 
+/* ------------------------------------------------------------------ Intensive fusion */
+
+/* An inverted-residual chain fused into one kernel (AGO §III-B, intensive fusion of
+ * complex operators): E = act1(W1 x + b1) (a 1x1 convolution; absent when w1 is NULL,
+ * then E = x), D = act2(depthwise(E) + bd) (kh x kw, strides sh/sw, pads pt/pl, dilation
+ * 1, one filter per channel), y = act3(W2 D + b2) (a 1x1 convolution), all NCHW float32.
+ * Tiled by output rows: E's rows are computed once each into a ring of
+ * (R-1)*sh + kh rows, D one tile of R rows at a time, so no element of E or D is
+ * recomputed and neither is written to memory outside the scratch (about 192 KiB).
+ *   x [n, cin, h, w]; w1 [cexp, cin] (or NULL, then cexp == cin); wd [cexp, kh*kw];
+ *   w2 [cout, cexp]; biases may be NULL; y [n, cout, oh, ow].
+ * act3 may be ECG_ACT_FN: it sees row segments of one output channel of y (after b2).
+ * e_rows, when not NULL, is increased by the rows of E computed (n * h when nothing is
+ * recomputed; the test of AGO's no-recomputation property). */
+typedef struct {
+  int n, cin, h, w;
+  int cexp;
+  int kh, kw, sh, sw, pt, pl, oh, ow;
+  int cout;
+  ecg_act act1, act2, act3;
+} ecg_ibr_params;
+/* Scratch floats ecg_ibr needs (ring + one depthwise tile). */
+size_t ecg_ibr_scratch_floats(const ecg_ibr_params *p);
+void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1, const float *b1, const float *wd,
+             const float *bd, const float *w2, const float *b2, float *y, float *scratch, long *e_rows);
+
 /* ------------------------------------------------------------------ Pooling */
 
 /* Pooling, NCHW float32: x [n, c, h, w] -> y [n, c, oh, ow]; window kh x kw with

@@ -1,0 +1,89 @@
+/* Operator roles for intensive fusion (format/chain.h; AGO §III-B). */
+#include <math.h>
+#include <string.h>
+
+#include "chain.h"
+
+static int const_f32(const ecg_graph *g, const ecg_node *n, int i) {
+  const ecg_tensor *t = ecg_node_input(g, n, i);
+  return t && t->is_const && t->dtype == ECG_FLOAT;
+}
+
+static int all_ones(const ecg_node *n, const char *name) {
+  const int64_t *v;
+  int c = ecg_attr_ints(n, name, &v);
+  for (int i = 0; i < c; i++) if (v[i] != 1) return 0;
+  return 1;
+}
+
+ecg_conv_role ecg_conv_role_of(const ecg_graph *g, const ecg_node *n) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  if (!op || op->id != ECG_OP_Conv || n->n_outputs != 1 || n->n_inputs < 2) return ECG_CONV_OTHER;
+  const ecg_tensor *x = ecg_node_input(g, n, 0), *w = ecg_node_input(g, n, 1), *y = ecg_node_output(g, n, 0);
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  if (!x || !w || !y || x->dtype != ECG_FLOAT || y->dtype != ECG_FLOAT || !const_f32(g, n, 1)) return ECG_CONV_OTHER;
+  if (n->n_inputs > 2 && n->inputs[2] >= 0 && !const_f32(g, n, 2)) return ECG_CONV_OTHER;
+  if (ecg_tensor_dims(x, xd) != 4 || ecg_tensor_dims(w, wd) != 4 || ecg_tensor_dims(y, yd) != 4) return ECG_CONV_OTHER;
+  if (!ecg_tensor_static(x) || !ecg_tensor_static(y) || !all_ones(n, "dilations")) return ECG_CONV_OTHER;
+  int64_t group = ecg_attr_i(n, "group", 1);
+  if (group == 1 && wd[2] == 1 && wd[3] == 1 && all_ones(n, "strides") && yd[2] == xd[2] && yd[3] == xd[3]) {
+    const int64_t *p;
+    int c = ecg_attr_ints(n, "pads", &p);
+    for (int i = 0; i < c; i++) if (p[i] != 0) return ECG_CONV_OTHER;
+    return ECG_CONV_POINTWISE;
+  }
+  if (group > 1 && group == xd[1] && group == yd[1] && wd[1] == 1) return ECG_CONV_DEPTHWISE;
+  return ECG_CONV_OTHER;
+}
+
+int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl) {
+  if (ecg_conv_role_of(g, n) != ECG_CONV_DEPTHWISE) return -1;
+  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  ecg_tensor_dims(ecg_node_input(g, n, 0), xd);
+  ecg_tensor_dims(ecg_node_input(g, n, 1), wd);
+  ecg_tensor_dims(ecg_node_output(g, n, 0), yd);
+  *kh = (int)wd[2]; *kw = (int)wd[3];
+  const int64_t *s;
+  *sh = *sw = 1;
+  if (ecg_attr_ints(n, "strides", &s) == 2) { *sh = (int)s[0]; *sw = (int)s[1]; }
+  char ap[32];
+  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
+  int same_upper = !strcmp(ap, "SAME_UPPER"), same_lower = !strcmp(ap, "SAME_LOWER");
+  if (same_upper || same_lower) {
+    int64_t th = (yd[2] - 1) * *sh + *kh - xd[2], tw = (yd[3] - 1) * *sw + *kw - xd[3];
+    if (th < 0) th = 0;
+    if (tw < 0) tw = 0;
+    *pt = (int)(same_upper ? th / 2 : th - th / 2);
+    *pl = (int)(same_upper ? tw / 2 : tw - tw / 2);
+  } else {
+    const int64_t *p;
+    *pt = *pl = 0;
+    if (ecg_attr_ints(n, "pads", &p) == 4) { *pt = (int)p[0]; *pl = (int)p[1]; }
+  }
+  return 0;
+}
+
+ecg_builtin_act ecg_builtin_act_of(const ecg_graph *g, const ecg_node *n, float *a, float *b) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  const ecg_tensor *x = ecg_node_input(g, n, 0), *y = ecg_node_output(g, n, 0);
+  *a = *b = 0;
+  if (!op || !x || !y || x->dtype != ECG_FLOAT || y->dtype != ECG_FLOAT || n->n_outputs != 1) return ECG_BACT_NONE;
+  switch (op->id) {
+  case ECG_OP_Relu: return n->n_inputs == 1 ? ECG_BACT_RELU : ECG_BACT_NONE;
+  case ECG_OP_Sigmoid: return ECG_BACT_SIGMOID;
+  case ECG_OP_HardSwish: return ECG_BACT_HARDSWISH;
+  case ECG_OP_LeakyRelu: *a = ecg_attr_f(n, "alpha", 0.01f); return ECG_BACT_LEAKY;
+  case ECG_OP_Clip: {
+    *a = ecg_attr_f(n, "min", -INFINITY);
+    *b = ecg_attr_f(n, "max", INFINITY);
+    for (int k = 1; k <= 2 && k < (int)n->n_inputs; k++) {
+      const ecg_tensor *t = ecg_node_input(g, n, k);
+      if (!t) continue;
+      if (!t->is_const || ecg_tensor_numel(t) != 1) return ECG_BACT_NONE;
+      *(k == 1 ? a : b) = (float)ecg_const_f64(t, 0);
+    }
+    return ECG_BACT_CLIP;
+  }
+  default: return ECG_BACT_NONE;
+  }
+}

@@ -1,0 +1,31 @@
+/* Operator roles that intensive fusion (AGO §III-B) builds on: pointwise and depthwise
+ * convolutions, and the activations the runtime applies in its kernels' epilogues. One
+ * definition, used by ecg-fuse --intensive (which blocks to merge) and ecg-lower (how to
+ * generate the merged block), so the two always agree. */
+#ifndef ECG_CHAIN_H
+#define ECG_CHAIN_H
+#include "ecg.h"
+
+/** Convolution roles (4-D float32 NCHW Conv with constant weights and bias, dilation 1). */
+typedef enum {
+  ECG_CONV_OTHER = 0,
+  ECG_CONV_POINTWISE, /**< 1x1 kernel, stride 1, no padding, group 1 */
+  ECG_CONV_DEPTHWISE  /**< group == input channels == output channels, any kernel/stride/pads */
+} ecg_conv_role;
+
+/** The role of node n (ECG_CONV_OTHER for anything but such a Conv). */
+ecg_conv_role ecg_conv_role_of(const ecg_graph *g, const ecg_node *n);
+
+/** Activations a runtime kernel applies itself; the numbering is ecg_rt.h's ecg_act_kind. */
+typedef enum {
+  ECG_BACT_NONE = 0, ECG_BACT_RELU, ECG_BACT_CLIP, ECG_BACT_LEAKY, ECG_BACT_SIGMOID, ECG_BACT_HARDSWISH
+} ecg_builtin_act;
+
+/** The builtin activation node n computes, with its parameters (Clip: bounds; LeakyRelu:
+ *  alpha in *a), or ECG_BACT_NONE when n is not one (Clip bounds must be constants). */
+ecg_builtin_act ecg_builtin_act_of(const ecg_graph *g, const ecg_node *n, float *a, float *b);
+
+/** Geometry of depthwise node n: kernel, strides, pads top/left (bottom/right follow from
+ *  the output shape). 0, or -1 when n is not depthwise. */
+int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl);
+#endif

@@ -1,0 +1,75 @@
+/* Emitter of intensive-fusion kernels (AGO §III-B): a fusion block holding
+ * [pointwise conv [+act]] -> depthwise conv [+act] -> pointwise conv [+epilogue] becomes
+ * one call of the row-tiled runtime kernel ecg_ibr (ecg_rt.h), which computes each element
+ * of the two expanded intermediates once, in its scratch; the One-to-One members after the
+ * last pointwise conv run as its generated epilogue (block.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "chain.h"
+#include "emit.h"
+
+/* "{ECG_ACT_..., a, b}" of the activation node n (-1: none). */
+static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
+  static const char *const kind[] = {"ECG_ACT_NONE", "ECG_ACT_RELU", "ECG_ACT_CLIP", "ECG_ACT_LEAKY", "ECG_ACT_SIGMOID", "ECG_ACT_HARDSWISH"};
+  float a = 0, b = 0;
+  ecg_builtin_act k = n >= 0 ? ecg_builtin_act_of(L->g, L->g->nodes[n], &a, &b) : ECG_BACT_NONE;
+  sbuf s = {0};
+  sb_printf(&s, "{%s, ", kind[k]);
+  lw_literal(&s, "float", a);
+  sb_printf(&s, ", ");
+  lw_literal(&s, "float", b);
+  sb_printf(&s, "}");
+  snprintf(buf, sz, "%s", s.s ? s.s : "{ECG_ACT_NONE, 0, 0}");
+  sb_free(&s);
+}
+
+/* C expression of optional input i of node n (NULL when absent). */
+static void opt_ptr(ecg_lower *L, const ecg_node *n, int i, char *buf, size_t sz) {
+  if ((size_t)i < n->n_inputs && n->inputs[i] >= 0) snprintf(buf, sz, "%s", lw_ptr(L, n->inputs[i]));
+  else snprintf(buf, sz, "NULL");
+}
+
+int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
+  lw_kernel *K = &L->k[k];
+  const ecg_graph *g = L->g;
+  int pw1, act1, dw, act2, pw2;
+  if (lw_ibr_match(g, K->members, K->nm, &pw1, &act1, &dw, &act2, &pw2) < 0)
+    return ecg_errf(e, ECG_ERR_INTERNAL, "kernel %d is not an intensive-fusion chain", k);
+  const ecg_node *D = g->nodes[dw], *P2 = g->nodes[pw2], *P1 = pw1 >= 0 ? g->nodes[pw1] : NULL;
+  int64_t xd[ECG_MAX_RANK], dd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  lw_dims(L, P1 ? P1->inputs[0] : D->inputs[0], xd);
+  lw_dims(L, D->outputs[0], dd);
+  lw_dims(L, P2->outputs[0], yd);
+  int kh, kw, sh, sw, pt, pl;
+  if (ecg_dw_geometry(g, D, &kh, &kw, &sh, &sw, &pt, &pl) != 0) return lw_node_err(L, D, e, "not a depthwise convolution");
+  char a1[160], a2[160];
+  act_init(L, act1, a1, sizeof a1);
+  act_init(L, act2, a2, sizeof a2);
+  int u = lw_uid(L);
+  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0}};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
+            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2);
+  char buf[96];
+  snprintf(buf, sizeof buf, "ecg_ibr_scratch_floats(&ibr%d)", u);
+  lw_need_scratch(L, buf);
+  /* the epilogue after the last pointwise conv: its act3 */
+  sb_printf(&L->code, "  ecg_ibr_params q%d = ibr%d;\n", u, u);
+  if (K->epi_from < K->nm) {
+    char fname[32];
+    snprintf(fname, sizeof fname, "epi%d", k);
+    ECG_TRY(lw_emit_epilogue(L, k, fname, e));
+    sb_printf(&L->code, "  q%d.act3 = ((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx});\n", u, fname);
+  }
+  char x[200], w1[200], b1[200], wd[200], bd[200], w2[200], b2[200], y[200];
+  snprintf(x, sizeof x, "%s", lw_ptr(L, P1 ? P1->inputs[0] : D->inputs[0]));
+  if (P1) { snprintf(w1, sizeof w1, "%s", lw_ptr(L, P1->inputs[1])); opt_ptr(L, P1, 2, b1, sizeof b1); }
+  else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
+  snprintf(wd, sizeof wd, "%s", lw_ptr(L, D->inputs[1]));
+  opt_ptr(L, D, 2, bd, sizeof bd);
+  snprintf(w2, sizeof w2, "%s", lw_ptr(L, P2->inputs[1]));
+  opt_ptr(L, P2, 2, b2, sizeof b2);
+  snprintf(y, sizeof y, "%s", lw_ptr(L, P2->outputs[0]));
+  sb_printf(&L->code, "  ecg_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);
+  return ECG_OK;
+}
