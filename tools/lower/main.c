@@ -87,7 +87,7 @@ static int inspect(const char *out, bool force, target *t, ecg_err *e) {
   memset(t, 0, sizeof *t);
   struct stat st;
   if (stat(out, &st) != 0) {
-    if (errno == ENOENT) return ECG_OK;
+    if (errno == ENOENT || errno == ENOTDIR) return ECG_OK; /* make_parents names the culprit */
     return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", out, strerror(errno));
   }
   if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "%s: exists and is not a directory", out);
