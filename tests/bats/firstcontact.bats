@@ -241,6 +241,10 @@ tfjs_folder() {
   run --separate-stderr "$BIN/ecg-dump" "$CONV" -o /dev/full
   [ "$status" -eq 1 ]
   [ "$stderr" = "ecg-dump: /dev/full: No space left on device" ]
+  "$BIN/ecg-lower" -o "$T/d" "$CONV"
+  run --separate-stderr bash -c "'$BIN/ecg-bench' '$T/d' --runs 1 > /dev/full"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"ecg-bench: stdout: No space left on device"* ]]
   [ -c /dev/full ] # written in place, never renamed over
   [ -z "$(ls /dev/full.* 2>/dev/null)" ]
 }

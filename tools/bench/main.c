@@ -88,12 +88,13 @@ static void on_signal(int sig) {
 }
 
 /** Create the temp dir and n file paths (NAME_K.bin style, never from tensor names).
- *  Returns ECG_ERR_INTERNAL on failure. paths[i] point into g_tmpfiles. */
+ *  Errors: ECG_ERR_INPUT (I/O: "mkdtemp DIR: strerror"), ECG_ERR_INTERNAL (out of
+ *  memory). paths[i] point into g_tmpfiles. */
 static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ecg_err *e) {
   const char *base = getenv("TMPDIR");
   snprintf(g_tmpdir, sizeof g_tmpdir, "%s/ecg-bench.XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(g_tmpdir)) {
-    int rc = ecg_errf(e, ECG_ERR_INTERNAL, "mkdtemp %s: %s", g_tmpdir, strerror(errno));
+    int rc = ecg_errf(e, ECG_ERR_INPUT, "mkdtemp %s: %s", g_tmpdir, strerror(errno));
     g_tmpdir[0] = 0;
     return rc;
   }
@@ -111,12 +112,12 @@ static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ec
   return ECG_OK;
 }
 
-/** Write bytes to path. ECG_ERR_INTERNAL on failure. */
+/** Write bytes to path. ECG_ERR_INPUT "PATH: cannot write: strerror" on failure. */
 static int write_raw(const char *path, const void *data, size_t bytes, ecg_err *e) {
   FILE *f = fopen(path, "wb");
   int ok = f && (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
   if (f && fclose(f) != 0) ok = 0;
-  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "%s: cannot write: %s", path, strerror(errno));
+  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
 }
 
 /** Read exactly t->bytes bytes from path into t->data (allocated here). ECG_ERR_INPUT
@@ -379,7 +380,7 @@ static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, cons
 /** Write inputs and our outputs as TensorProtos into o->save. */
 static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *io, ecg_err *e) {
   if (mkdir(o->save, 0777) != 0 && errno != EEXIST)
-    return ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", o->save, strerror(errno));
+    return ecg_errf(e, ECG_ERR_INPUT, "--save %s: %s", o->save, strerror(errno));
   char path[PATH_MAX];
   for (int i = 0; i < n_in + io->n_out; i++) {
     bool in = i < n_in;
@@ -602,7 +603,6 @@ static void print_json(const opts *o, const result *r) {
     else fputs("null", f);
   }
   fputs("}\n", f);
-  fflush(f);
 }
 
 /** Parse arguments, run the bench, print the JSON; exit codes as in the header. */
@@ -631,6 +631,10 @@ int main(int argc, char **argv) {
     return rc;
   }
   print_json(&o, &r);
+  if (fflush(stdout) != 0 || ferror(stdout)) { /* EPIPE (SIGPIPE is ignored), ENOSPC */
+    fprintf(stderr, "ecg-bench: stdout: %s\n", strerror(errno ? errno : EIO));
+    return ECG_ERR_INPUT;
+  }
   if (r.checked && !r.pass) {
     fprintf(stderr, "ecg-bench: FAIL: %zu mismatches against %s (worst tensor '%s', rtol %g, atol %g)\n", r.mismatches,
             !strcmp(r.reference, "ort") ? "ONNX Runtime" : "the expected outputs", r.worst, o.rtol, o.atol);
