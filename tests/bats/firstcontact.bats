@@ -42,15 +42,22 @@ tfjs_folder() {
 @test "ecg-lower: a TF.js model folder given as -o is left byte-identical (exit 1, names the first foreign file)" {
   require_file "$CONV"
   tfjs_folder "$T/web"
+  rm -r "$T/web/assets" # flat: model.json, the weight shard, a README
   before=$(tree_sum "$T/web")
   run --separate-stderr "$BIN/ecg-lower" -o "$T/web" "$CONV"
   echo "$stderr"
+  diff <(echo "$before") <(tree_sum "$T/web")
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"$T/web: not empty and not an ecg-lower output"* ]]
   [[ "$stderr" == *"first foreign file: 'README'"* ]]
   [[ "$stderr" == *"--force"* ]]
-  [ "$(tree_sum "$T/web")" = "$before" ]
   [ -z "$(ls -d "$T"/web.* 2>/dev/null)" ] # no temporary directory left beside it
+  # with a sub-folder too
+  tfjs_folder "$T/web2"
+  before=$(tree_sum "$T/web2")
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/web2" "$CONV"
+  diff <(echo "$before") <(tree_sum "$T/web2")
+  [ "$status" -eq 1 ]
 }
 
 @test "ecg-lower: a file the user added to a lowered directory survives re-lowering (built or not)" {
