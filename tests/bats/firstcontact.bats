@@ -89,6 +89,17 @@ tfjs_folder() {
   [ -z "$(ls -d "$T"/d.* 2>/dev/null)" ]
 }
 
+@test "ecg-lower -o LINK: a symbolic link to a directory stays a link; the files go into its target" {
+  require_file "$CONV"
+  mkdir "$T/real"
+  ln -s "$T/real" "$T/link"
+  "$BIN/ecg-lower" -o "$T/link" "$CONV"
+  "$BIN/ecg-lower" -o "$T/link/" "$CONV"
+  [ -L "$T/link" ]
+  [ -f "$T/real/model.c" ] && [ -f "$T/real/ecg-lower.manifest" ]
+  [ -z "$(ls -d "$T"/*ecg-lower-tmp* 2>/dev/null)" ]
+}
+
 @test "ecg-lower --force writes into a foreign folder, replacing same-named files and deleting nothing" {
   require_file "$CONV"
   tfjs_folder "$T/web"
@@ -242,6 +253,8 @@ tfjs_folder() {
 
 @test "a full disk is exit 1 with 'No space left on device' (-o /dev/full), nothing left behind" {
   require_file "$RELU" "$CONV"
+  # (a tool that renames a temporary file over /dev/full, as onnx2ecg did, replaces the device)
+  [ -c /dev/full ] || { echo "/dev/full is not the full device: restore it (mknod -m 666 /dev/full c 1 7)"; false; }
   run --separate-stderr "$BIN/onnx2ecg" "$RELU" -o /dev/full
   [ "$status" -eq 1 ]
   [ "$stderr" = "onnx2ecg: /dev/full: No space left on device" ]

@@ -5,7 +5,8 @@
  * then is DIR touched. A DIR that does not exist is created (parents too, like
  * mkdir -p); an empty DIR, or one holding nothing but files of its own manifest, is
  * swapped with the new directory in one atomic rename; a DIR that also holds other
- * files gets each new file renamed in, and only files of its old manifest are deleted.
+ * files (or is a symbolic link) gets each new file renamed in, and only files of its old
+ * manifest are deleted.
  * A non-empty DIR with no manifest is refused unless --force (which still deletes
  * nothing). A failure leaves DIR as it was, and messages name DIR, never the
  * temporary name. */
@@ -76,6 +77,7 @@ static int make_parents(const char *path, ecg_err *e) {
 /** What is in the output directory before lowering. */
 typedef struct target {
   bool exists;        /**< DIR exists (a directory) */
+  bool is_link;       /**< DIR is a symbolic link to a directory: filled file by file, never replaced */
   ecg_names entries;  /**< its entries, sorted */
   ecg_manifest m;     /**< its manifest, if any */
   int n_foreign;      /**< entries not owned by m */
@@ -92,6 +94,7 @@ static int inspect(const char *out, bool force, target *t, ecg_err *e) {
   }
   if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "%s: exists and is not a directory", out);
   t->exists = true;
+  t->is_link = lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
   ECG_TRY(ecg_list_dir(out, &t->entries, e));
   ECG_TRY(ecg_manifest_read(out, &t->m, e));
   const char *first = NULL;
@@ -179,12 +182,12 @@ static int install_files(const char *tmp, const char *out, const target *t, cons
 /** Put the complete output in tmp at out (see the file comment). tmp is gone or empty
  *  afterwards on success. Errors: ECG_ERR_INPUT naming out. */
 static int install(const char *tmp, const char *out, const target *t, const ecg_names *files, bool verbose, ecg_err *e) {
-  if (!t->exists || t->entries.n == 0) { /* new or empty: one rename */
+  if (!t->exists || (t->entries.n == 0 && !t->is_link)) { /* new or empty: one rename */
     if (rename(tmp, out) == 0) return ECG_OK;
     if (errno != ENOTEMPTY && errno != EEXIST) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", out, strerror(errno));
     return ecg_errf(e, ECG_ERR_INPUT, "%s: appeared while lowering; not replacing it", out);
   }
-  if (t->m.present && t->n_foreign == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
+  if (t->m.present && t->n_foreign == 0 && !t->is_link && renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
     delete_owned(tmp, &t->m, NULL, true); /* tmp now holds the old output, all of it ours */
     if (rmdir(tmp) != 0) fprintf(stderr, PROG ": warning: %s: the previous output could not be removed completely\n", out);
     return ECG_OK;
@@ -245,6 +248,11 @@ int main(int argc, char **argv) {
   char tmp[4096] = "";
   ecg_names files = {0};
   int rc = inspect(dir, force, &t, &e);
+  if (!rc && t.is_link) { /* work beside the real directory: renames stay on its file system */
+    char *real = realpath(dir, NULL);
+    if (!real) rc = ecg_errf(&e, ECG_ERR_INPUT, "%s: %s", dir, strerror(errno));
+    else { free(dir); dir = real; }
+  }
   if (!rc) rc = ecg_read_path(in, &g, &e);
   if (!rc && !t.exists) rc = make_parents(dir, &e);
   if (!rc) {
