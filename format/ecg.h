@@ -208,15 +208,38 @@ bool ecg_dtype_is_float(int dtype);
  *  Errors: ECG_ERR_INPUT (bad magic, newer version, truncated, corrupt payload),
  *  ECG_ERR_INTERNAL (out of memory). *out is set only on success. */
 int ecg_read(FILE *f, ecg_graph **out, ecg_err *e);
-/** Read from path ("-" = stdin). Same errors as ecg_read. */
+/** Read from path ("-" = stdin). Same errors as ecg_read, the message prefixed
+ *  with "PATH: " for a file. */
 int ecg_read_path(const char *path, ecg_graph **out, ecg_err *e);
-/** Write g framed to f; zstd_level > 0 compresses the payload. Returns ECG_OK or
- *  ECG_ERR_INTERNAL (write or compression error). */
+/** Write g framed to f; zstd_level > 0 compresses the payload. Returns ECG_OK,
+ *  ECG_ERR_INPUT (write failed: the message is strerror, e.g. "No space left on
+ *  device", "Broken pipe"; the caller names the file) or ECG_ERR_INTERNAL (out of
+ *  memory, compression error). */
 int ecg_write(FILE *f, const ecg_graph *g, int zstd_level, ecg_err *e);
-/** Write to path ("-" = stdout) through a temporary file renamed on success, so a
- *  failed write leaves no partial output. Refuses a terminal stdout
- *  (ECG_ERR_USAGE). */
+/** Write to path ("-" = stdout) through ecg_out (below), so a failed write leaves no
+ *  partial output. Refuses a terminal stdout (ECG_ERR_USAGE). I/O errors are
+ *  ECG_ERR_INPUT "PATH: strerror" with the path as given ("stdout" for "-"). */
 int ecg_write_path(const char *path, const ecg_graph *g, int zstd_level, ecg_err *e);
+
+/** An output file being written (DESIGN.md: outputs go to a temporary name and are
+ *  renamed when complete). A regular file (or a new one) is written as PATH.tmpPID in
+ *  the same directory and renamed over PATH by ecg_out_commit; stdout ("-") and an
+ *  existing non-regular file (/dev/null, /dev/full, a FIFO) are written in place.
+ *  Messages always name path as the user gave it, never the temporary name. */
+typedef struct ecg_out {
+  FILE *f;          /**< write here between open and commit/abort */
+  const char *path; /**< as given (borrowed); "stdout" for "-" in messages */
+  char *tmp;        /**< owned temporary name, NULL when writing in place */
+} ecg_out;
+/** Open path for writing. Errors: ECG_ERR_INPUT "PATH: strerror" (missing parent
+ *  directory, EACCES, EROFS, ...), ECG_ERR_INTERNAL (out of memory). */
+int ecg_out_open(ecg_out *o, const char *path, ecg_err *e);
+/** Flush, close and rename into place. Errors: ECG_ERR_INPUT "PATH: strerror"
+ *  (ENOSPC, EPIPE, EIO, ...); the temporary file is then removed. o is released
+ *  either way. */
+int ecg_out_commit(ecg_out *o, ecg_err *e);
+/** Close o and remove its temporary file (after a failure). NULL f is allowed. */
+void ecg_out_abort(ecg_out *o);
 
 /* ---------------------------------------------------------------- validation */
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -68,6 +69,11 @@ int ecg_read_path(const char *path, ecg_graph **out, ecg_err *e) {
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
   int rc = ecg_read(f, out, e);
   fclose(f);
+  if (rc != ECG_OK && e) { /* name the file the user gave */
+    char why[sizeof e->msg];
+    snprintf(why, sizeof why, "%s", e->msg);
+    ecg_errf(e, rc, "%s: %s", path, why);
+  }
   return rc;
 }
 
@@ -101,30 +107,73 @@ int ecg_write(FILE *f, const ecg_graph *g, int zstd_level, ecg_err *e) {
   int ok = fwrite(h, 1, HEADER_BYTES, f) == HEADER_BYTES && fwrite(payload, 1, stored, f) == stored;
   if (payload != buf) free(payload);
   free(buf);
-  if (!ok || fflush(f) != 0) return ecg_errf(e, ECG_ERR_INTERNAL, "write error: %s", strerror(errno));
+  if (!ok || fflush(f) != 0) return ecg_errf(e, ECG_ERR_INPUT, "%s", strerror(errno ? errno : EIO));
   return ECG_OK;
 }
 
-int ecg_write_path(const char *path, const ecg_graph *g, int zstd_level, ecg_err *e) {
+int ecg_out_open(ecg_out *o, const char *path, ecg_err *e) {
+  memset(o, 0, sizeof *o);
+  o->path = path;
   if (strcmp(path, "-") == 0) {
-    if (isatty(fileno(stdout)))
-      return ecg_errf(e, ECG_ERR_USAGE, "refusing to write a binary ECG to a terminal (redirect stdout or use -o FILE)");
-    return ecg_write(stdout, g, zstd_level, e);
+    o->path = "stdout";
+    o->f = stdout;
+    return ECG_OK;
   }
-  size_t n = strlen(path) + 16;
-  char *tmp = malloc(n);
-  if (!tmp) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(EISDIR));
+    o->f = fopen(path, "wb"); /* a device or FIFO: no rename over it */
+  } else {
+    size_t n = strlen(path) + 24;
+    o->tmp = malloc(n);
+    if (!o->tmp) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    snprintf(o->tmp, n, "%s.tmp%ld", path, (long)getpid());
+    o->f = fopen(o->tmp, "wb");
+  }
+  if (!o->f) {
     int rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-    free(tmp);
+    free(o->tmp);
+    o->tmp = NULL;
     return rc;
   }
-  int rc = ecg_write(f, g, zstd_level, e);
-  if (fclose(f) != 0 && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", path, strerror(errno));
-  if (rc == ECG_OK && rename(tmp, path) != 0) rc = ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", path, strerror(errno));
-  if (rc != ECG_OK) remove(tmp);
-  free(tmp);
+  return ECG_OK;
+}
+
+int ecg_out_commit(ecg_out *o, ecg_err *e) {
+  int err = 0;
+  if (fflush(o->f) != 0 || ferror(o->f)) err = errno ? errno : EIO;
+  if (o->f != stdout) {
+    if (fclose(o->f) != 0 && !err) err = errno;
+    o->f = NULL;
+  }
+  if (!err && o->tmp && rename(o->tmp, o->path) != 0) err = errno;
+  int rc = err ? ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->path, strerror(err)) : ECG_OK;
+  ecg_out_abort(o);
   return rc;
+}
+
+void ecg_out_abort(ecg_out *o) {
+  if (o->f && o->f != stdout) fclose(o->f);
+  o->f = NULL;
+  if (o->tmp) remove(o->tmp);
+  free(o->tmp);
+  o->tmp = NULL;
+}
+
+int ecg_write_path(const char *path, const ecg_graph *g, int zstd_level, ecg_err *e) {
+  if (strcmp(path, "-") == 0 && isatty(fileno(stdout)))
+    return ecg_errf(e, ECG_ERR_USAGE, "refusing to write a binary ECG to a terminal (redirect stdout or use -o FILE)");
+  ecg_out o;
+  ECG_TRY(ecg_out_open(&o, path, e));
+  int rc = ecg_write(o.f, g, zstd_level, e);
+  if (rc == ECG_ERR_INPUT) {
+    char why[sizeof e->msg];
+    snprintf(why, sizeof why, "%s", e->msg);
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o.path, why);
+  }
+  if (rc != ECG_OK) {
+    ecg_out_abort(&o);
+    return rc;
+  }
+  return ecg_out_commit(&o, e);
 }

@@ -70,7 +70,8 @@ int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tens
 /** Read path and decode it (see bt_tensorpb_decode). ECG_ERR_INPUT when unreadable. */
 int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e);
 /** Write t as a TensorProto (name, dims, data_type, raw_data) to path, through a
- *  temporary name and rename. Errors: ECG_ERR_INTERNAL (write failure, OOM). */
+ *  temporary name and rename. Errors: ECG_ERR_INPUT (write failure: path and
+ *  strerror), ECG_ERR_INTERNAL (out of memory). */
 int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e);
 
 /* ---------------------------------------------------------------- compare.c */

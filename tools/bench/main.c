@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -17,18 +16,21 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "cli.h"
+#include "manifest.h"
 
 static const char usage_text[] =
-    "usage: ecg-bench DIR [--data DIR] [--random SEED] [--rtol 1e-3] [--atol 1e-4]\n"
-    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort] [--ort-noise] [--model M.onnx]\n"
+    "usage: ecg-bench DIR [--data DIR] [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
+    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
     "                 [--cc CC] [--save DIR] [-v] [--help] [--version]\n"
     "\n"
-    "Builds the lowered model directory DIR (make -C DIR), runs DIR/runner on the\n"
-    "inputs of an ONNX test data set (--data: input_K.pb, checked against output_K.pb)\n"
-    "or on seeded random inputs (--random SEED, default 0: floats in [-1,1), integers\n"
-    "in [0,100), or [0,2) for names containing \"mask\", bools 0/1), and prints one JSON\n"
-    "object: model, pass, max_abs_err, max_rel_err, mismatches, worst_tensor,\n"
-    "median_ms, p10_ms, p90_ms, runs, threads (+ ort_median_ms, ort_p10_ms,\n"
+    "Builds the lowered model directory DIR (an `ecg-lower -o DIR` output: it must hold\n"
+    "ecg-lower.manifest; make -C DIR), runs DIR/runner on the inputs of an ONNX test data\n"
+    "set (--data: input_K.pb, checked against output_K.pb) or on seeded random inputs\n"
+    "(--random SEED, default 0: floats in [-1,1), integers in [0,100), or [0,2) for names\n"
+    "containing \"mask\", bools 0/1), checks the outputs against a reference, and prints\n"
+    "one JSON object: model, pass, reference, max_abs_err, max_rel_err, mismatches,\n"
+    "worst_tensor, median_ms, p10_ms, p90_ms, runs, threads (+ ort_median_ms, ort_p10_ms,\n"
     "ort_p90_ms, ratio with --ort), arch, emulated.\n"
     "\n"
     "A directory lowered for another ISA (model.json \"arch\": ecg-lower --arch aarch64 or\n"
@@ -36,21 +38,29 @@ static const char usage_text[] =
     "/usr/aarch64-linux-gnu, or $QEMU_LD_PREFIX): \"emulated\": true, --runs 1 --warmup 0\n"
     "unless given, and with --ort no ratio (emulated times are not performance).\n"
     "\n"
+    "The reference is --data's output_K.pb, else (with --ort) ONNX Runtime's outputs on\n"
+    "the same inputs. Without either nothing is checked: \"pass\": null, and stderr says\n"
+    "\"not verified\".\n"
+    "\n"
     "  --data DIR     ONNX test data set (input_K.pb / output_K.pb)\n"
-    "  --random SEED  seeded random inputs (no check; \"pass\": null)\n"
-    "  --rtol R, --atol A  pass when |ours-exp| <= A + R*|exp| elementwise\n"
+    "  --random SEED  seeded random inputs\n"
+    "  --ort          run ONNX Runtime (node tools/bench/ort_run.mjs; script from\n"
+    "                 $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs: time it side\n"
+    "                 by side, and without --data check our outputs against its outputs\n"
+    "  --check        exit 1 unless the outputs were checked and passed (no reference = fail)\n"
+    "  --rtol R, --atol A  pass when |ours-ref| <= A + R*|ref| elementwise\n"
     "  --runs R, --warmup W, --threads N  timing (medians/percentiles in ms)\n"
-    "  --ort          also time ONNX Runtime (node tools/bench/ort_run.mjs; script\n"
-    "                 from $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs\n"
     "  --ort-noise    with --data: also run ONNX Runtime with graph optimisations disabled\n"
     "                 and report how far IT is from the expected outputs at the same\n"
     "                 tolerance (ort_noise_max_abs_err, ort_noise_mismatches): the\n"
     "                 reference's own float32 disagreement on this input\n"
     "  --model M      ONNX model for --ort/--ort-noise (default: \"source\" in DIR/model.json)\n"
-    "  --cc CC        compiler for the lowered directory (make CC=CC)\n"
+    "  --cc CC        compiler for the lowered directory (make CC=CC; MARCH=... from the\n"
+    "                 environment reaches the lowered Makefile)\n"
     "  --save DIR     write the inputs and our outputs as input_K.pb / output_K.pb\n"
-    "  -v             per-tensor details on stderr\n"
-    "Exit: 0 pass (or no data), 1 mismatch/invalid input/build failure, 2 usage, 3 internal.\n";
+    "  -v, --verbose  per-tensor details on stderr\n"
+    "Exit: 0 pass (or nothing to check, without --check), 1 mismatch/not verified with\n"
+    "--check/invalid input/build or ONNX Runtime failure/I/O failure, 2 usage, 3 internal.\n";
 
 /** Options after parsing. Times in ms; tolerances are unitless. */
 typedef struct opts {
@@ -59,7 +69,7 @@ typedef struct opts {
   double rtol, atol;
   int runs, warmup, threads;
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
-  bool ort, ort_noise, verbose;
+  bool ort, ort_noise, verbose, check;
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -84,12 +94,13 @@ static void on_signal(int sig) {
 }
 
 /** Create the temp dir and n file paths (NAME_K.bin style, never from tensor names).
- *  Returns ECG_ERR_INTERNAL on failure. paths[i] point into g_tmpfiles. */
+ *  Errors: ECG_ERR_INPUT (I/O: "mkdtemp DIR: strerror"), ECG_ERR_INTERNAL (out of
+ *  memory). paths[i] point into g_tmpfiles. */
 static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ecg_err *e) {
   const char *base = getenv("TMPDIR");
   snprintf(g_tmpdir, sizeof g_tmpdir, "%s/ecg-bench.XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(g_tmpdir)) {
-    int rc = ecg_errf(e, ECG_ERR_INTERNAL, "mkdtemp %s: %s", g_tmpdir, strerror(errno));
+    int rc = ecg_errf(e, ECG_ERR_INPUT, "mkdtemp %s: %s", g_tmpdir, strerror(errno));
     g_tmpdir[0] = 0;
     return rc;
   }
@@ -107,12 +118,12 @@ static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ec
   return ECG_OK;
 }
 
-/** Write bytes to path. ECG_ERR_INTERNAL on failure. */
+/** Write bytes to path. ECG_ERR_INPUT "PATH: cannot write: strerror" on failure. */
 static int write_raw(const char *path, const void *data, size_t bytes, ecg_err *e) {
   FILE *f = fopen(path, "wb");
   int ok = f && (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
   if (f && fclose(f) != 0) ok = 0;
-  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "%s: cannot write: %s", path, strerror(errno));
+  return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
 }
 
 /** Read exactly t->bytes bytes from path into t->data (allocated here). ECG_ERR_INPUT
@@ -211,53 +222,88 @@ static bool parse_int(const char *s, int min, int *out) {
  *  ECG_ERR_USAGE (message in e) otherwise. */
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
-  enum { O_DATA = 256, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_HELP, O_VERSION };
-  static const struct option lo[] = {
-      {"data", 1, 0, O_DATA}, {"random", 1, 0, O_RANDOM}, {"rtol", 1, 0, O_RTOL}, {"atol", 1, 0, O_ATOL},
-      {"runs", 1, 0, O_RUNS}, {"warmup", 1, 0, O_WARMUP}, {"threads", 1, 0, O_THREADS}, {"ort", 0, 0, O_ORT}, {"ort-noise", 0, 0, O_ORT_NOISE},
-      {"model", 1, 0, O_MODEL}, {"cc", 1, 0, O_CC}, {"save", 1, 0, O_SAVE}, {"help", 0, 0, O_HELP},
+  enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
+         O_CHECK, O_VERBOSE, O_HELP, O_VERSION };
+  static const cli_opt lo[] = {
+      {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
+      {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
+      {"threads", 0, 1, O_THREADS}, {"ort", 0, 0, O_ORT},         {"ort-noise", 0, 0, O_ORT_NOISE},
+      {"model", 0, 1, O_MODEL},     {"cc", 0, 1, O_CC},           {"save", 0, 1, O_SAVE},
+      {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
   bool have_random = false;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":vh", lo, NULL)) != -1) {
+  cli cl;
+  cli_init(&cl, argc, argv, lo);
+  const char *val;
+  int c, n_pos = 0;
+  while ((c = cli_next(&cl, &val, e)) != CLI_END) {
     char *end;
     int seed;
     switch (c) {
-    case O_DATA: o->data = optarg; break;
+    case CLI_ERROR: return ECG_ERR_USAGE;
+    case CLI_POSITIONAL:
+      if (n_pos++) return ecg_errf(e, ECG_ERR_USAGE, "unexpected argument '%s'", val);
+      o->dir = val;
+      break;
+    case O_DATA: o->data = val; break;
     case O_RANDOM:
-      if (!parse_int(optarg, 0, &seed)) return ecg_errf(e, ECG_ERR_USAGE, "--random expects a seed >= 0");
+      if (!parse_int(val, 0, &seed)) return ecg_errf(e, ECG_ERR_USAGE, "--random expects a seed >= 0");
       o->seed = (uint32_t)seed;
       have_random = true;
       break;
     case O_RTOL: case O_ATOL: {
-      double v = strtod(optarg, &end);
-      if (end == optarg || *end || !(v >= 0) || !isfinite(v))
+      double v = strtod(val, &end);
+      if (end == val || *end || !(v >= 0) || !isfinite(v))
         return ecg_errf(e, ECG_ERR_USAGE, "--%s expects a number >= 0", c == O_RTOL ? "rtol" : "atol");
       *(c == O_RTOL ? &o->rtol : &o->atol) = v;
       break;
     }
-    case O_RUNS: if (!parse_int(optarg, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); o->runs_set = true; break;
-    case O_WARMUP: if (!parse_int(optarg, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); o->warmup_set = true; break;
-    case O_THREADS: if (!parse_int(optarg, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
+    case O_RUNS: if (!parse_int(val, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); o->runs_set = true; break;
+    case O_WARMUP: if (!parse_int(val, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); o->warmup_set = true; break;
+    case O_THREADS: if (!parse_int(val, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
     case O_ORT: o->ort = true; break;
     case O_ORT_NOISE: o->ort_noise = true; break;
-    case O_MODEL: o->model = optarg; break;
-    case O_CC: o->cc = optarg; break;
-    case O_SAVE: o->save = optarg; break;
-    case 'v': o->verbose = true; break;
-    case 'h': case O_HELP: fputs(usage_text, stdout); return -1;
+    case O_MODEL: o->model = val; break;
+    case O_CC: o->cc = val; break;
+    case O_SAVE: o->save = val; break;
+    case O_CHECK: o->check = true; break;
+    case O_VERBOSE: o->verbose = true; break;
+    case O_HELP: fputs(usage_text, stdout); return -1;
     case O_VERSION: printf("ecg-bench %s\n", ECG_VERSION_STRING); return -1;
-    case ':': return ecg_errf(e, ECG_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
-    default: return ecg_errf(e, ECG_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (optind >= argc) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
-  if (optind + 1 < argc) return ecg_errf(e, ECG_ERR_USAGE, "unexpected argument '%s'", argv[optind + 1]);
-  o->dir = argv[optind];
+  if (!o->dir) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
   if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
   return 0;
+}
+
+/** Before building anything: DIR is an ecg-lower output (its manifest lists the
+ *  Makefile, which ecg-lower generated: a user's own Makefile is never run) and --data
+ *  names a directory. Errors: ECG_ERR_INPUT naming the path and the problem. */
+static int check_paths(const opts *o, ecg_err *e) {
+  struct stat st;
+  if (stat(o->dir, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->dir, strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "%s: not a directory (expected an ecg-lower -o DIR output)", o->dir);
+  ecg_manifest m;
+  ECG_TRY(ecg_manifest_read(o->dir, &m, e));
+  bool ours = m.present && ecg_names_has(&m.files, "Makefile");
+  ecg_manifest_free(&m);
+  if (!ours)
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: not a lowered model (no " ECG_MANIFEST_NAME " listing its Makefile); "
+                    "make one with: onnx2ecg MODEL.onnx | ecg-lower -o %s", o->dir, o->dir);
+  char mk[PATH_MAX], line[64] = "";
+  snprintf(mk, sizeof mk, "%s/Makefile", o->dir);
+  FILE *f = fopen(mk, "r");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", mk, strerror(errno));
+  if (!fgets(line, sizeof line, f)) line[0] = 0;
+  fclose(f);
+  if (strncmp(line, "# Generated by ecg-lower", 24))
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: not the Makefile ecg-lower wrote; not running it (lower the model again)", mk);
+  if (o->data) {
+    if (stat(o->data, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: %s", o->data, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: not a directory (expected input_K.pb/output_K.pb)", o->data);
+  }
+  return ECG_OK;
 }
 
 /* ---------------------------------------------------------------- run */
@@ -265,7 +311,8 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
 /** What one bench run measured; printed as the JSON object. */
 typedef struct result {
   char model[PATH_MAX];
-  bool checked;           /**< expected outputs were given */
+  bool checked;           /**< there was a reference to check against */
+  const char *reference;  /**< "data" (--data), "ort" (ONNX Runtime's outputs), NULL (none) */
   bool pass;              /**< every output within tolerance (when checked) */
   double max_abs, max_rel;
   size_t mismatches;
@@ -342,7 +389,7 @@ static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, cons
 /** Write inputs and our outputs as TensorProtos into o->save. */
 static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *io, ecg_err *e) {
   if (mkdir(o->save, 0777) != 0 && errno != EEXIST)
-    return ecg_errf(e, ECG_ERR_INTERNAL, "%s: %s", o->save, strerror(errno));
+    return ecg_errf(e, ECG_ERR_INPUT, "--save %s: %s", o->save, strerror(errno));
   char path[PATH_MAX];
   for (int i = 0; i < n_in + io->n_out; i++) {
     bool in = i < n_in;
@@ -350,6 +397,36 @@ static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *
     ECG_TRY(bt_tensorpb_write(path, in ? &ins[i] : &io->out[i - n_in], e));
   }
   return ECG_OK;
+}
+
+/** Read ONNX Runtime's outputs from dir (ort_run.mjs --out-dir: FILE.bin per output,
+ *  FILE the name with characters outside [A-Za-z0-9._:-] made '_') as tensors shaped
+ *  like io's outputs into ref (io order), then remove dir. Errors: ECG_ERR_INPUT (a
+ *  missing file or one of another size, naming the output), ECG_ERR_INTERNAL. */
+static int read_ort_outputs(const char *dir, const bt_io *io, pbset *ref, ecg_err *e) {
+  int rc = ECG_OK;
+  memset(ref, 0, sizeof *ref);
+  ref->t = calloc((size_t)io->n_out + 1, sizeof *ref->t);
+  if (!ref->t) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (int i = 0; i < io->n_out; i++) {
+    char safe[256], path[PATH_MAX + 300];
+    size_t k = 0;
+    for (const char *p = io->out[i].name; *p && k < sizeof safe - 1; p++)
+      safe[k++] = (isalnum((unsigned char)*p) || strchr("._:-", *p)) ? *p : '_';
+    safe[k] = 0;
+    snprintf(path, sizeof path, "%s/%s.bin", dir, safe);
+    bt_tensor *t = &ref->t[ref->n];
+    if (!rc) rc = bt_tensor_init(t, io->out[i].name, io->out[i].dtype, io->out[i].rank, io->out[i].dims, e);
+    if (!rc) ref->n++;
+    if (!rc) rc = read_raw(path, t, e);
+    remove(path);
+  }
+  char js[PATH_MAX + 32];
+  snprintf(js, sizeof js, "%s/outputs.json", dir);
+  remove(js);
+  rmdir(dir);
+  if (rc) pbset_clear(ref);
+  return rc;
 }
 
 /** --ort-noise: run ONNX Runtime once more with graph optimisations disabled on the
@@ -362,35 +439,21 @@ static int ort_noise(const char *model, const bt_io *io, char **in_paths, const 
   char dir[PATH_MAX + 16];
   snprintf(dir, sizeof dir, "%s/ortnoise", g_tmpdir);
   bt_timing t;
+  pbset ref = {0};
   int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, &t, e);
+  if (!rc) rc = read_ort_outputs(dir, io, &ref, e);
   r->noise_max_abs = 0;
   r->noise_mismatches = 0;
   for (int i = 0; !rc && i < io->n_out; i++) {
-    char safe[256], path[PATH_MAX + 300];
-    size_t k = 0;
-    for (const char *p = io->out[i].name; *p && k < sizeof safe - 1; p++)
-      safe[k++] = (isalnum((unsigned char)*p) || strchr("._:-", *p)) ? *p : '_';
-    safe[k] = 0;
-    snprintf(path, sizeof path, "%s/%s.bin", dir, safe);
-    bt_tensor ref = io->out[i];
-    ref.data = NULL;
-    rc = read_raw(path, &ref, e);
-    if (!rc) {
-      bt_cmp c;
-      bt_compare(&ref, &exp->t[map[i]], o->rtol, o->atol, &c);
-      if (c.max_abs > r->noise_max_abs) r->noise_max_abs = c.max_abs;
-      r->noise_mismatches += c.mismatches;
-      if (o->verbose)
-        fprintf(stderr, "ecg-bench: ORT unoptimised vs expected, output '%s': max_abs_err %.6g mismatches %zu\n", ref.name,
-                c.max_abs, c.mismatches);
-    }
-    free(ref.data);
-    remove(path);
+    bt_cmp c;
+    bt_compare(&ref.t[i], &exp->t[map[i]], o->rtol, o->atol, &c);
+    if (c.max_abs > r->noise_max_abs) r->noise_max_abs = c.max_abs;
+    r->noise_mismatches += c.mismatches;
+    if (o->verbose)
+      fprintf(stderr, "ecg-bench: ORT unoptimised vs expected, output '%s': max_abs_err %.6g mismatches %zu\n",
+              ref.t[i].name, c.max_abs, c.mismatches);
   }
-  char js[PATH_MAX + 32];
-  snprintf(js, sizeof js, "%s/outputs.json", dir);
-  remove(js);
-  rmdir(dir);
+  pbset_clear(&ref);
   if (!rc) r->have_noise = true;
   return rc;
 }
@@ -461,23 +524,37 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, &r->ours, e);
   }
   for (int i = 0; i < io.n_out && !rc; i++) rc = read_raw(out_paths[i], &io.out[i], e);
-  if (!rc && o->data) check_outputs(o, &io, &dout, omap, r);
+  if (!rc && o->data) {
+    check_outputs(o, &io, &dout, omap, r);
+    r->reference = "data";
+  }
   if (!rc && o->save) rc = save_all(o, ordered, io.n_in, &io, e);
   if (!rc && o->ort) {
+    /* without --data, ONNX Runtime's outputs on the same inputs are the reference */
     const char *model = o->model ? o->model : source;
     ecg_err oe = {0};
+    char ort_dir[PATH_MAX + 16];
+    snprintf(ort_dir, sizeof ort_dir, "%s/ort", g_tmpdir);
+    pbset ref = {0};
     int orc;
     if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
     else {
       if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
-      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, NULL, &r->ort, &oe);
+      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, o->data ? NULL : ort_dir, &r->ort, &oe);
+      if (!orc && !o->data) orc = read_ort_outputs(ort_dir, &io, &ref, &oe);
     }
     if (orc) {
       fprintf(stderr, "ecg-bench: %s\n", oe.msg);
       *ort_rc = orc;
     } else {
       r->have_ort = true;
+      if (!o->data) {
+        for (int i = 0; i < io.n_out; i++) omap[i] = i;
+        check_outputs(o, &io, &ref, omap, r);
+        r->reference = "ort";
+      }
     }
+    pbset_clear(&ref);
   }
   if (!rc && o->ort_noise && o->data) {
     const char *model = o->model ? o->model : source;
@@ -506,7 +583,9 @@ static void print_json(const opts *o, const result *r) {
   FILE *f = stdout;
   fputs("{\"model\":", f);
   bt_json_print_string(f, r->model);
-  fprintf(f, ",\"pass\":%s", !r->checked ? "null" : r->pass ? "true" : "false");
+  fprintf(f, ",\"pass\":%s,\"reference\":", !r->checked ? "null" : r->pass ? "true" : "false");
+  if (r->reference) bt_json_print_string(f, r->reference);
+  else fputs("null", f);
   if (r->checked) {
     fputs(",\"max_abs_err\":", f);
     bt_json_print_number(f, r->max_abs);
@@ -556,6 +635,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ecg-bench: %s\n%s", e.msg, "usage: ecg-bench DIR [--data DIR] [--random SEED] ... (--help)\n");
     return ECG_ERR_USAGE;
   }
+  if ((rc = check_paths(&o, &e))) {
+    fprintf(stderr, "ecg-bench: %s\n", e.msg);
+    return rc;
+  }
   atexit(cleanup_tmp);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
@@ -568,10 +651,19 @@ int main(int argc, char **argv) {
     return rc;
   }
   print_json(&o, &r);
-  if (r.checked && !r.pass) {
-    fprintf(stderr, "ecg-bench: FAIL: %zu mismatches (worst tensor '%s', rtol %g, atol %g)\n", r.mismatches,
-            r.worst, o.rtol, o.atol);
+  if (fflush(stdout) != 0 || ferror(stdout)) { /* EPIPE (SIGPIPE is ignored), ENOSPC */
+    fprintf(stderr, "ecg-bench: stdout: %s\n", strerror(errno ? errno : EIO));
     return ECG_ERR_INPUT;
+  }
+  if (r.checked && !r.pass) {
+    fprintf(stderr, "ecg-bench: FAIL: %zu mismatches against %s (worst tensor '%s', rtol %g, atol %g)\n", r.mismatches,
+            !strcmp(r.reference, "ort") ? "ONNX Runtime" : "the expected outputs", r.worst, o.rtol, o.atol);
+    return ECG_ERR_INPUT;
+  }
+  if (!r.checked) {
+    fprintf(stderr, "ecg-bench: %s: not verified: no reference outputs (use --data DIR, or --ort to compare with ONNX Runtime)\n",
+            o.dir);
+    if (o.check) return ECG_ERR_INPUT;
   }
   return ort_rc ? ort_rc : ECG_OK;
 }

@@ -139,20 +139,14 @@ int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e) {
   uint8_t *buf = malloc(n ? n : 1);
   if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory writing %s", path);
   onnx__tensor_proto__pack(&tp, buf);
-  size_t plen = strlen(path) + 32;
-  char *tmp = malloc(plen);
-  if (!tmp) {
-    free(buf);
-    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  ecg_out o;
+  int rc = ecg_out_open(&o, path, e);
+  if (!rc && fwrite(buf, 1, n, o.f) != n) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    ecg_out_abort(&o);
+  } else if (!rc) {
+    rc = ecg_out_commit(&o, e);
   }
-  snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(buf, 1, n, f) == n;
-  if (f && fclose(f) != 0) ok = 0;
-  if (ok && rename(tmp, path) != 0) ok = 0;
-  int rc = ok ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "%s: cannot write: %s", path, strerror(errno));
-  if (!ok) unlink(tmp);
-  free(tmp);
   free(buf);
   return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ecg.h"
 
 static void usage(FILE *f) {
@@ -12,7 +13,7 @@ static void usage(FILE *f) {
              "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes)\n"
              "  --dot       Graphviz DOT; fusion blocks are clusters\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
-             "  -o FILE     write to FILE instead of stdout\n"
+             "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
              "  -h, --help  this help;  --version  the version\n");
 }
@@ -161,48 +162,52 @@ static void dump_summary(FILE *f, const ecg_graph *g) {
   fprintf(f, "\n");
 }
 
+enum { OPT_JSON = 1, OPT_DOT, OPT_SUMMARY, OPT_NO_VALIDATE, OPT_OUTPUT, OPT_HELP, OPT_VERSION };
+
+/** Parse the command line, read and validate the graph, print it. Exit codes:
+ *  0 ok, 1 invalid input or I/O failure, 2 usage, 3 internal. */
 int main(int argc, char **argv) {
-  const char *in = "-", *out = NULL;
-  int mode = 0, have_in = 0, validate = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(a, "--version")) { printf("ecg-dump %s\n", ECG_VERSION_STRING); return 0; }
-    if (!strcmp(a, "--json")) { mode = 0; continue; }
-    if (!strcmp(a, "--dot")) { mode = 1; continue; }
-    if (!strcmp(a, "--summary")) { mode = 2; continue; }
-    if (!strcmp(a, "--no-validate")) { validate = 0; continue; }
-    if (!strcmp(a, "-o") && i + 1 < argc) { out = argv[++i]; continue; }
-    if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-dump: unknown option '%s'\n", a); usage(stderr); return 2; }
-    if (have_in++) { fprintf(stderr, "ecg-dump: more than one input file\n"); return 2; }
-    in = a;
+  static const cli_opt opts[] = {{"json", 0, 0, OPT_JSON},       {"dot", 0, 0, OPT_DOT},
+                                 {"summary", 0, 0, OPT_SUMMARY}, {"no-validate", 0, 0, OPT_NO_VALIDATE},
+                                 {"output", 'o', 1, OPT_OUTPUT}, {"help", 'h', 0, OPT_HELP},
+                                 {"version", 0, 0, OPT_VERSION}, {0, 0, 0, 0}};
+  const char *in = "-", *out = "-", *val;
+  int mode = 0, have_in = 0, validate = 1, c;
+  ecg_err e = {0};
+  cli cl;
+  cli_init(&cl, argc, argv, opts);
+  while ((c = cli_next(&cl, &val, &e)) != CLI_END) {
+    switch (c) {
+    case CLI_ERROR: usage(stderr); return cli_fail("ecg-dump", e.code, e.msg);
+    case CLI_POSITIONAL:
+      if (have_in++) return cli_fail("ecg-dump", ECG_ERR_USAGE, "more than one input file (try --help)");
+      in = val;
+      break;
+    case OPT_HELP: usage(stdout); return 0;
+    case OPT_VERSION: printf("ecg-dump %s\n", ECG_VERSION_STRING); return 0;
+    case OPT_JSON: mode = 0; break;
+    case OPT_DOT: mode = 1; break;
+    case OPT_SUMMARY: mode = 2; break;
+    case OPT_NO_VALIDATE: validate = 0; break;
+    case OPT_OUTPUT: out = val; break;
+    }
   }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-dump: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
-  ecg_err e = {0};
   ecg_graph *g = NULL;
-  int rc = ecg_read_path(in, &g, &e);
+  int rc = ecg_read_path(in, &g, &e), invalid = 0;
   if (rc == ECG_OK && validate) {
-    rc = ecg_validate(g, &e);
+    rc = invalid = ecg_validate(g, &e);
     if (rc) ecg_graph_free(g);
   }
-  if (rc) { fprintf(stderr, "ecg-dump: %s%s\n", e.msg, validate && rc == ECG_ERR_INPUT ? " (--no-validate dumps it anyway)" : ""); return rc; }
-  FILE *f = stdout;
-  char tmp[4096];
-  if (out) {
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
-    f = fopen(tmp, "w");
-    if (!f) { perror("ecg-dump"); ecg_graph_free(g); return 1; }
-  }
-  if (mode == 0) dump_json(f, g);
-  else if (mode == 1) dump_dot(f, g);
-  else dump_summary(f, g);
-  int bad = fflush(f) != 0 || ferror(f);
-  if (out) {
-    bad |= fclose(f) != 0;
-    if (bad) remove(tmp);
-    else if (rename(tmp, out) != 0) bad = 1;
-  }
+  /* --no-validate helps only with a graph that was read and failed validation */
+  if (rc) { fprintf(stderr, "ecg-dump: %s%s\n", e.msg, invalid == ECG_ERR_INPUT ? " (--no-validate dumps it anyway)" : ""); return rc; }
+  ecg_out o;
+  rc = ecg_out_open(&o, out, &e);
+  if (rc) { ecg_graph_free(g); return cli_fail("ecg-dump", rc, e.msg); }
+  if (mode == 0) dump_json(o.f, g);
+  else if (mode == 1) dump_dot(o.f, g);
+  else dump_summary(o.f, g);
   ecg_graph_free(g);
-  if (bad) { fprintf(stderr, "ecg-dump: write error\n"); return 3; }
-  return 0;
+  rc = ecg_out_commit(&o, &e);
+  return rc ? cli_fail("ecg-dump", rc, e.msg) : 0;
 }

@@ -6,7 +6,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fuse.h"
+
+#define PROG "ecg-fuse"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -52,19 +55,48 @@ static sizes measure(const ecg_graph *g, int after) {
   return s;
 }
 
+enum { OPT_PLAN = 1, OPT_OUTPUT, OPT_REPORT, OPT_PROFILE_DB, OPT_EMIT, OPT_NO_PROFILE, OPT_INTENSIVE, OPT_ZSTD,
+       OPT_HOST_KEY, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+
 int main(int argc, char **argv) {
-  const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL;
-  int no_profile = 0, intensive = 0;
+  static const cli_opt opts[] = {
+      {"plan", 0, 1, OPT_PLAN},          {"output", 'o', 1, OPT_OUTPUT},        {"report", 0, 1, OPT_REPORT},
+      {"profile-db", 0, 1, OPT_PROFILE_DB}, {"emit-candidates", 0, 1, OPT_EMIT}, {"no-profile", 0, 0, OPT_NO_PROFILE},
+      {"intensive", 0, 0, OPT_INTENSIVE}, {"zstd", 0, 0, OPT_ZSTD},              {"host-key", 0, 0, OPT_HOST_KEY},
+      {"verbose", 'v', 0, OPT_VERBOSE},   {"help", 'h', 0, OPT_HELP},            {"version", 0, 0, OPT_VERSION},
+      {0, 0, 0, 0}};
+  const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL, *val;
+  int no_profile = 0, intensive = 0, verbose = 0, have_in = 0, zstd = 0, c;
   fuse_plan plan = PLAN_DNNFUSION;
-  int verbose = 0, have_in = 0, zstd = 0;
   const char *plan_name = "dnnfusion";
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(a, "--version")) { printf("ecg-fuse %s\n", ECG_VERSION_STRING); return 0; }
-    if (!strcmp(a, "-v")) { verbose = 1; continue; }
-    if (!strcmp(a, "--zstd")) { zstd = 1; continue; }
-    if (!strcmp(a, "--host-key")) { /* the key profile records of this machine carry */
+  ecg_err e = {0};
+  cli cl;
+  cli_init(&cl, argc, argv, opts);
+  while ((c = cli_next(&cl, &val, &e)) != CLI_END) {
+    switch (c) {
+    case CLI_ERROR: usage(stderr); return cli_fail(PROG, e.code, e.msg);
+    case CLI_POSITIONAL:
+      if (have_in++) return cli_fail(PROG, ECG_ERR_USAGE, "more than one input file (try --help)");
+      in = val;
+      break;
+    case OPT_PLAN:
+      plan_name = val;
+      if (!strcmp(val, "none")) plan = PLAN_NONE;
+      else if (!strcmp(val, "fixed")) plan = PLAN_FIXED;
+      else if (!strcmp(val, "dnnfusion")) plan = PLAN_DNNFUSION;
+      else { fprintf(stderr, PROG ": unknown plan '%s' (known: dnnfusion, fixed, none)\n", val); return 2; }
+      break;
+    case OPT_OUTPUT: out = val; break;
+    case OPT_REPORT: report = val; break;
+    case OPT_PROFILE_DB: db_path = val; break;
+    case OPT_EMIT: emit_dir = val; break;
+    case OPT_NO_PROFILE: no_profile = 1; break;
+    case OPT_INTENSIVE: intensive = 1; break;
+    case OPT_ZSTD: zstd = 1; break;
+    case OPT_VERBOSE: verbose = 1; break;
+    case OPT_HELP: usage(stdout); return 0;
+    case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
+    case OPT_HOST_KEY: { /* the key profile records of this machine carry */
       char cpu[256];
       const char *isa;
       int th;
@@ -72,41 +104,19 @@ int main(int argc, char **argv) {
       printf("{\"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\"}\n", cpu, isa, th);
       return 0;
     }
-    if (!strcmp(a, "--no-profile")) { no_profile = 1; continue; }
-    if (!strcmp(a, "--plan") || !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--report") ||
-        !strcmp(a, "--profile-db") || !strcmp(a, "--emit-candidates")) {
-      if (i + 1 >= argc || !argv[i + 1][0]) { fprintf(stderr, "ecg-fuse: option '%s' needs a value\n", a); return 2; }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--report")) report = v;
-      else if (!strcmp(a, "--profile-db")) db_path = v;
-      else if (!strcmp(a, "--emit-candidates")) emit_dir = v;
-      else if (a[1] == 'o' || !strcmp(a, "--output")) out = v;
-      else {
-        plan_name = v;
-        if (!strcmp(v, "none")) plan = PLAN_NONE;
-        else if (!strcmp(v, "fixed")) plan = PLAN_FIXED;
-        else if (!strcmp(v, "dnnfusion")) plan = PLAN_DNNFUSION;
-        else { fprintf(stderr, "ecg-fuse: unknown plan '%s' (known: dnnfusion, fixed, none)\n", v); return 2; }
-      }
-      continue;
     }
-    if (!strcmp(a, "--intensive")) { intensive = 1; continue; }
-    if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-fuse: unknown option '%s'\n", a); usage(stderr); return 2; }
-    if (have_in++) { fprintf(stderr, "ecg-fuse: more than one input file\n"); return 2; }
-    in = a;
   }
-  if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-fuse: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
+  if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  ecg_err e = {0};
   ecg_graph *g = NULL;
   int rc = ecg_read_path(in, &g, &e);
-  if (rc) { fprintf(stderr, "ecg-fuse: %s\n", e.msg); return rc; }
+  if (rc) { fprintf(stderr, PROG ": %s\n", e.msg); return rc; }
   sizes before = measure(g, 0);
   fuse_stats st;
   fuse_db *db = NULL;
   if (db_path && !no_profile && (rc = fuse_db_load(db_path, &db, &e)) != ECG_OK) {
-    fprintf(stderr, "ecg-fuse: %s\n", e.msg);
+    fprintf(stderr, PROG ": %s\n", e.msg);
     ecg_graph_free(g);
     return rc;
   }
@@ -115,7 +125,7 @@ int main(int argc, char **argv) {
   fuse_db_free(db);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
-  if (rc != ECG_OK) { fprintf(stderr, "ecg-fuse: %s\n", e.msg); ecg_graph_free(g); return rc; }
+  if (rc != ECG_OK) { fprintf(stderr, PROG ": %s\n", e.msg); ecg_graph_free(g); return rc; }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   sizes after = measure(g, 1);
   long kernels = (long)g->n_nodes - st.fused_nodes + st.blocks;
@@ -141,7 +151,7 @@ int main(int argc, char **argv) {
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose)
-    fprintf(stderr, "ecg-fuse: plan %s: %zu nodes -> %ld kernels (%d blocks of %d nodes), fusion rate %.2f, "
+    fprintf(stderr, PROG ": plan %s: %zu nodes -> %ld kernels (%d blocks of %d nodes), fusion rate %.2f, "
                     "intermediate bytes %lld -> %lld\n",
             plan_name, g->n_nodes, kernels, st.blocks, st.fused_nodes, rate, (long long)before.ibytes, (long long)after.ibytes);
   ecg_graph_free(g);

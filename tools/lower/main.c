@@ -1,30 +1,50 @@
 /* ecg-lower: ECG on stdin (or FILE) -> a directory of C sources (tools/lower/LOWERED.md).
- * The directory is written under a temporary name and renamed when complete, so a
- * failure leaves no partial output. */
+ *
+ * Ownership of the output directory (LOWERED.md "Ownership"): everything is lowered into
+ * a fresh temporary directory beside DIR, with a manifest of what was written; only
+ * then is DIR touched. A DIR that does not exist is created (parents too, like
+ * mkdir -p); an empty DIR, or one holding nothing but files of its own manifest, is
+ * swapped with the new directory in one atomic rename; a DIR that also holds other
+ * files (or is a symbolic link) gets each new file renamed in, and only files of its old
+ * manifest are deleted.
+ * A non-empty DIR with no manifest is refused unless --force (which still deletes
+ * nothing). A failure leaves DIR as it was, and messages name DIR, never the
+ * temporary name. */
+#define _GNU_SOURCE
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ecg_arch.h"
 #include "lower_api.h"
+#include "manifest.h"
+
+#define PROG "ecg-lower"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ecg-lower -o DIR [options] [FILE.ecg|-]\n"
           "Lower an ECG (from FILE or stdin) into DIR: C kernels, model.h API, weights.bin,\n"
           "model.json and a Makefile (`make -C DIR` builds the library and a runner).\n"
-          "  -o, --output DIR   output directory (created; replaced if it holds an earlier lowering)\n"
+          "  -o, --output DIR   output directory: created with its parents when missing;\n"
+          "                     an earlier ecg-lower output there is replaced (only the files\n"
+          "                     listed in its " ECG_MANIFEST_NAME "; other files are kept)\n"
+          "  --force            write into a non-empty DIR that ecg-lower did not make,\n"
+          "                     replacing same-named files and deleting nothing\n"
           "  --prefix NAME      C symbol prefix (default ecg_model)\n"
           "  --arch ISA         target ISA: native (default: this machine), aarch64 (NEON), riscv64;\n"
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
-          "  -v                 progress on stderr\n"
+          "  -v, --verbose      progress on stderr\n"
           "  -h, --help         this help\n"
-          "  --version          print the version\n");
+          "  --version          print the version\n"
+          "Exit codes: 0 ok, 1 invalid input or I/O failure, 2 usage error, 3 internal error.\n");
 }
 
 static int valid_ident(const char *s) {
@@ -33,75 +53,234 @@ static int valid_ident(const char *s) {
   return 1;
 }
 
-/* Remove a directory tree written by an earlier ecg-lower run (flat: files only). */
-static int remove_flat_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  struct dirent *ent;
-  char path[4096];
-  while ((ent = readdir(d))) {
-    if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-    if (unlink(path) != 0) { closedir(d); return -1; }
-  }
-  closedir(d);
-  return rmdir(dir);
+/** path = dir/name into buf (cap bytes). */
+static char *join(char *buf, size_t cap, const char *dir, const char *name) {
+  snprintf(buf, cap, "%s/%s", dir, name);
+  return buf;
 }
 
-int main(int argc, char **argv) {
-  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native";
-  int verbose = 0, have_in = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!strcmp(a, "--version")) { printf("ecg-lower %s\n", ECG_VERSION_STRING); return 0; }
-    if (!strcmp(a, "-v")) { verbose = 1; continue; }
-    if ((!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--prefix") || !strcmp(a, "--arch")) && i + 1 < argc) {
-      if (!strcmp(a, "--prefix")) prefix = argv[++i];
-      else if (!strcmp(a, "--arch")) arch = argv[++i];
-      else out = argv[++i];
-      continue;
-    }
-    if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-lower: unknown option '%s'\n", a); usage(stderr); return 2; }
-    if (have_in++) { fprintf(stderr, "ecg-lower: more than one input file\n"); return 2; }
-    in = a;
-  }
-  if (!out) { fprintf(stderr, "ecg-lower: missing -o DIR\n"); usage(stderr); return 2; }
-  if (!ecg_arch_find(arch)) { fprintf(stderr, "ecg-lower: unknown --arch '%s' (expected one of %s)\n", arch, ecg_arch_names()); return 2; }
-  if (!valid_ident(prefix)) { fprintf(stderr, "ecg-lower: --prefix '%s' is not a C identifier\n", prefix); return 2; }
-  if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-lower: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
-  ecg_err e = {0};
-  ecg_graph *g = NULL;
-  int rc = ecg_read_path(in, &g, &e);
-  if (rc) { fprintf(stderr, "ecg-lower: %s\n", e.msg); return rc; }
-  size_t len = strlen(out) + 32;
-  char *tmp = malloc(len);
-  if (!tmp) { ecg_graph_free(g); fprintf(stderr, "ecg-lower: out of memory\n"); return 3; }
-  snprintf(tmp, len, "%s.tmp%ld", out, (long)getpid());
-  if (mkdir(tmp, 0777) != 0) {
-    fprintf(stderr, "ecg-lower: cannot create %s: %s\n", tmp, strerror(errno));
-    ecg_graph_free(g); free(tmp);
-    return 1;
-  }
-  rc = ecg_lower_dir(g, tmp, prefix, arch, &e);
-  if (rc == ECG_OK) {
+/** mkdir -p of path's parent directories (not path itself). ECG_ERR_INPUT naming the
+ *  directory that could not be made. */
+static int make_parents(const char *path, ecg_err *e) {
+  char *p = strdup(path);
+  if (!p) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int rc = ECG_OK;
+  for (char *s = strchr(p + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
+    *s = 0;
     struct stat st;
-    if (stat(out, &st) == 0) {
-      char mark[4096];
-      snprintf(mark, sizeof mark, "%s/model.json", out);
-      if (!S_ISDIR(st.st_mode) || access(mark, F_OK) != 0 || remove_flat_dir(out) != 0) {
-        rc = ecg_errf(&e, ECG_ERR_INPUT, "%s exists and is not an earlier ecg-lower output; not replacing it", out);
-      }
+    if (stat(p, &st) != 0 && mkdir(p, 0777) != 0 && errno != EEXIST)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s: cannot create directory '%s': %s", path, p, strerror(errno));
+    else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s: '%s' is not a directory", path, p);
+    *s = '/';
+  }
+  free(p);
+  return rc;
+}
+
+/** What is in the output directory before lowering. */
+typedef struct target {
+  bool exists;        /**< DIR exists (a directory) */
+  bool is_link;       /**< DIR is a symbolic link to a directory: filled file by file, never replaced */
+  ecg_names entries;  /**< its entries, sorted */
+  ecg_manifest m;     /**< its manifest, if any */
+  int n_foreign;      /**< entries not owned by m */
+} target;
+
+/** Look at DIR: refuse a non-directory, and a non-empty directory without a manifest
+ *  unless force. Errors: ECG_ERR_INPUT naming DIR (and its first foreign file). */
+static int inspect(const char *out, bool force, target *t, ecg_err *e) {
+  memset(t, 0, sizeof *t);
+  struct stat st;
+  if (stat(out, &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return ECG_OK; /* make_parents names the culprit */
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", out, strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "%s: exists and is not a directory", out);
+  t->exists = true;
+  t->is_link = lstat(out, &st) == 0 && S_ISLNK(st.st_mode);
+  ECG_TRY(ecg_list_dir(out, &t->entries, e));
+  ECG_TRY(ecg_manifest_read(out, &t->m, e));
+  const char *first = NULL;
+  for (int i = 0; i < t->entries.n; i++)
+    if (!ecg_manifest_owns(&t->m, t->entries.v[i]) && !t->n_foreign++) first = t->entries.v[i];
+  if (first && !t->m.present && !force)
+    return ecg_errf(e, ECG_ERR_INPUT,
+                    "%s: not empty and not an ecg-lower output (no " ECG_MANIFEST_NAME "; first foreign file: '%s'); "
+                    "choose an empty or new directory, or --force to write into it (deletes nothing)",
+                    out, first);
+  return ECG_OK;
+}
+
+static void target_free(target *t) {
+  ecg_names_free(&t->entries);
+  ecg_manifest_free(&t->m);
+}
+
+/** Remove the files of a temporary directory we created, then the directory. */
+static void remove_tmp(const char *dir) {
+  ecg_names l;
+  char p[4096];
+  if (ecg_list_dir(dir, &l, NULL) == ECG_OK) {
+    for (int i = 0; i < l.n; i++) unlink(join(p, sizeof p, dir, l.v[i]));
+    ecg_names_free(&l);
+  }
+  rmdir(dir);
+}
+
+/** Write tmp's manifest: every file in tmp, and what its Makefile builds from them
+ *  (X.o and X.pic.o per source but the runner's, lib<prefix>.a/.so, runner). */
+static int write_manifest(const char *tmp, const char *prefix, ecg_names *files, ecg_err *e) {
+  ecg_names built = {0};
+  char p[4096];
+  int rc = ecg_list_dir(tmp, files, e);
+  for (int i = 0; !rc && i < files->n; i++) {
+    const char *f = files->v[i];
+    size_t n = strlen(f);
+    if (n < 3 || strcmp(f + n - 2, ".c") || !strcmp(f, "runner_main.c")) continue;
+    snprintf(p, sizeof p, "%.*s.o", (int)(n - 2), f);
+    rc = ecg_names_add(&built, p, e);
+    snprintf(p, sizeof p, "%.*s.pic.o", (int)(n - 2), f);
+    if (!rc) rc = ecg_names_add(&built, p, e);
+  }
+  snprintf(p, sizeof p, "lib%s.a", prefix);
+  if (!rc) rc = ecg_names_add(&built, p, e);
+  snprintf(p, sizeof p, "lib%s.so", prefix);
+  if (!rc) rc = ecg_names_add(&built, p, e);
+  if (!rc) rc = ecg_names_add(&built, "runner", e);
+  if (!rc) rc = ecg_manifest_write(join(p, sizeof p, tmp, ECG_MANIFEST_NAME), files, &built, e);
+  ecg_names_free(&built);
+  return rc;
+}
+
+/** Delete from dir the files of manifest m that keep does not hold (and, when
+ *  also_manifest, the manifest itself); a missing file is fine. */
+static void delete_owned(const char *dir, const ecg_manifest *m, const ecg_names *keep, bool also_manifest) {
+  char p[4096];
+  const ecg_names *lists[2] = {&m->files, &m->built};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < lists[k]->n; i++)
+      if (!keep || !ecg_names_has(keep, lists[k]->v[i])) unlink(join(p, sizeof p, dir, lists[k]->v[i]));
+  if (also_manifest) unlink(join(p, sizeof p, dir, ECG_MANIFEST_NAME));
+}
+
+/** Move the lowered files from tmp into the existing directory out, one rename each,
+ *  then delete the files of out's old manifest that the new output does not have,
+ *  and put the new manifest in last. Files not in the old manifest are never touched. */
+static int install_files(const char *tmp, const char *out, const target *t, const ecg_names *files, ecg_err *e) {
+  char a[4096], b[4096];
+  struct stat st;
+  for (int i = 0; i < files->n; i++) /* check first: nothing moves if one cannot */
+    if (stat(join(b, sizeof b, out, files->v[i]), &st) == 0 && S_ISDIR(st.st_mode))
+      return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write %s: a directory of that name is in the way", out, files->v[i]);
+  for (int i = 0; i < files->n; i++)
+    if (strcmp(files->v[i], ECG_MANIFEST_NAME) &&
+        rename(join(a, sizeof a, tmp, files->v[i]), join(b, sizeof b, out, files->v[i])) != 0)
+      return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write %s: %s", out, files->v[i], strerror(errno));
+  if (t->m.present) delete_owned(out, &t->m, files, false);
+  if (rename(join(a, sizeof a, tmp, ECG_MANIFEST_NAME), join(b, sizeof b, out, ECG_MANIFEST_NAME)) != 0)
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write " ECG_MANIFEST_NAME ": %s", out, strerror(errno));
+  return ECG_OK;
+}
+
+/** Put the complete output in tmp at out (see the file comment). tmp is gone or empty
+ *  afterwards on success. Errors: ECG_ERR_INPUT naming out. */
+static int install(const char *tmp, const char *out, const target *t, const ecg_names *files, bool verbose, ecg_err *e) {
+  if (!t->exists || (t->entries.n == 0 && !t->is_link)) { /* new or empty: one rename */
+    if (rename(tmp, out) == 0) return ECG_OK;
+    if (errno != ENOTEMPTY && errno != EEXIST) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", out, strerror(errno));
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: appeared while lowering; not replacing it", out);
+  }
+  if (t->m.present && t->n_foreign == 0 && !t->is_link && renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
+    delete_owned(tmp, &t->m, NULL, true); /* tmp now holds the old output, all of it ours */
+    if (rmdir(tmp) != 0) fprintf(stderr, PROG ": warning: %s: the previous output could not be removed completely\n", out);
+    return ECG_OK;
+  }
+  if (verbose && t->n_foreign)
+    fprintf(stderr, PROG ": %s: keeping %d file(s) that ecg-lower did not write\n", out, t->n_foreign);
+  return install_files(tmp, out, t, files, e);
+}
+
+/** Rewrite "TMP/rest" at the start of msg as "OUT/rest": messages name the user's
+ *  directory, never the temporary one. */
+static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *out) {
+  size_t n = strlen(tmp);
+  if (strncmp(msg, tmp, n) || (msg[n] != '/' && msg[n] != ':')) return;
+  char rest[1024];
+  snprintf(rest, sizeof rest, "%s", msg + n);
+  snprintf(msg, cap, "%s%s", out, rest);
+}
+
+enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_FORCE, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+
+int main(int argc, char **argv) {
+  static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
+                                 {"arch", 0, 1, OPT_ARCH},       {"force", 0, 0, OPT_FORCE},     {"verbose", 'v', 0, OPT_VERBOSE},
+                                 {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
+                                 {0, 0, 0, 0}};
+  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *val;
+  bool verbose = false, force = false;
+  int have_in = 0, c;
+  ecg_err e = {0};
+  cli cl;
+  cli_init(&cl, argc, argv, opts);
+  while ((c = cli_next(&cl, &val, &e)) != CLI_END) {
+    switch (c) {
+    case CLI_ERROR: usage(stderr); return cli_fail(PROG, e.code, e.msg);
+    case CLI_POSITIONAL:
+      if (have_in++) return cli_fail(PROG, ECG_ERR_USAGE, "more than one input file (try --help)");
+      in = val;
+      break;
+    case OPT_OUTPUT: out = val; break;
+    case OPT_PREFIX: prefix = val; break;
+    case OPT_ARCH: arch = val; break;
+    case OPT_FORCE: force = true; break;
+    case OPT_VERBOSE: verbose = true; break;
+    case OPT_HELP: usage(stdout); return 0;
+    case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
-    if (rc == ECG_OK && rename(tmp, out) != 0) rc = ecg_errf(&e, ECG_ERR_INTERNAL, "rename %s: %s", out, strerror(errno));
   }
-  if (rc != ECG_OK) {
-    remove_flat_dir(tmp);
-    fprintf(stderr, "ecg-lower: %s\n", e.msg);
-  } else if (verbose) {
-    fprintf(stderr, "ecg-lower: %zu nodes -> %s\n", g->n_nodes, out);
+  if (!out) { fprintf(stderr, PROG ": missing -o DIR\n"); usage(stderr); return 2; }
+  if (!ecg_arch_find(arch)) { fprintf(stderr, PROG ": unknown --arch '%s' (expected one of %s)\n", arch, ecg_arch_names()); return 2; }
+  if (!valid_ident(prefix)) { fprintf(stderr, PROG ": --prefix '%s' is not a C identifier\n", prefix); return 2; }
+  if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
+  /* strip trailing slashes: "out/model/" names out/model */
+  char *dir = strdup(out);
+  if (!dir) return cli_fail(PROG, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = 0;
+
+  target t;
+  ecg_graph *g = NULL;
+  char tmp[4096] = "";
+  ecg_names files = {0};
+  int rc = inspect(dir, force, &t, &e);
+  if (!rc && t.is_link) { /* work beside the real directory: renames stay on its file system */
+    char *real = realpath(dir, NULL);
+    if (!real) rc = ecg_errf(&e, ECG_ERR_INPUT, "%s: %s", dir, strerror(errno));
+    else { free(dir); dir = real; }
   }
-  free(tmp);
+  if (!rc) rc = ecg_read_path(in, &g, &e);
+  if (!rc && !t.exists) rc = make_parents(dir, &e);
+  if (!rc) {
+    snprintf(tmp, sizeof tmp, "%s.ecg-lower-tmp%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0777) != 0) {
+      rc = ecg_errf(&e, ECG_ERR_INPUT, "%s: %s", dir, strerror(errno));
+      tmp[0] = 0;
+    }
+  }
+  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, &e);
+  if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
+  if (!rc) rc = install(tmp, dir, &t, &files, verbose, &e);
+  if (tmp[0]) {
+    name_user_dir(e.msg, sizeof e.msg, tmp, dir);
+    if (rc) remove_tmp(tmp); /* still only our new files */
+    else rmdir(tmp);         /* gone after a swap, empty after file moves */
+  }
+  if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
+  else if (verbose) fprintf(stderr, PROG ": %zu nodes -> %s\n", g->n_nodes, dir);
+  ecg_names_free(&files);
+  target_free(&t);
   ecg_graph_free(g);
+  free(dir);
   return rc;
 }

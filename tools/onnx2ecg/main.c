@@ -9,12 +9,12 @@
  * written to the output on error (ecg_write_path writes through a temporary file).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "import.h"
 
 #define PROG "onnx2ecg"
@@ -49,10 +49,7 @@ static void usage(FILE *f) {
 }
 
 /** Print "onnx2ecg: MSG" on stderr and return code (the exit code). */
-static int fail(int code, const char *msg) {
-  fprintf(stderr, PROG ": %s\n", msg);
-  return code;
-}
+static int fail(int code, const char *msg) { return cli_fail(PROG, code, msg); }
 
 /** Read all of f into a malloc'd buffer (*buf, *len).  Returns 0 or errno. */
 static int read_all(FILE *f, uint8_t **buf, size_t *len) {
@@ -123,35 +120,31 @@ static void print_model_ops(const Onnx__ModelProto *m) {
   }
 }
 
-enum { OPT_INPUT_SHAPE = 256, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER, OPT_VERSION, OPT_MODEL_OPS };
+enum { OPT_OUTPUT = 1, OPT_VERBOSE, OPT_HELP, OPT_INPUT_SHAPE, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER,
+       OPT_VERSION, OPT_MODEL_OPS };
 
 /** The whole tool; shapes (argc + 1 zeroed slots, owned by main) receives the
  *  --input-shape bindings.  Returns the exit code. */
 static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
-  static const struct option longopts[] = {
-      {"input-shape", required_argument, NULL, OPT_INPUT_SHAPE},
-      {"zstd", no_argument, NULL, OPT_ZSTD},
-      {"report", no_argument, NULL, OPT_REPORT},
-      {"list-ops", no_argument, NULL, OPT_LIST_OPS},
-      {"model-ops", no_argument, NULL, OPT_MODEL_OPS},
-      {"no-fold", no_argument, NULL, OPT_NO_FOLD},
-      {"no-infer", no_argument, NULL, OPT_NO_INFER},
-      {"verbose", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, OPT_VERSION},
-      {"output", required_argument, NULL, 'o'},
-      {NULL, 0, NULL, 0}};
-  const char *out_path = "-";
+  static const cli_opt options[] = {
+      {"input-shape", 0, 1, OPT_INPUT_SHAPE}, {"zstd", 0, 0, OPT_ZSTD},       {"report", 0, 0, OPT_REPORT},
+      {"list-ops", 0, 0, OPT_LIST_OPS},       {"model-ops", 0, 0, OPT_MODEL_OPS}, {"no-fold", 0, 0, OPT_NO_FOLD},
+      {"no-infer", 0, 0, OPT_NO_INFER},       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},
+      {"version", 0, 0, OPT_VERSION},         {"output", 'o', 1, OPT_OUTPUT},   {0, 0, 0, 0}};
+  const char *out_path = "-", *model = NULL, *val;
   bool zstd = false, report = false, fold = true, infer = true, verbose = false, model_ops = false;
-  int n_shapes = 0;
+  int n_shapes = 0, n_models = 0;
   ecg_err e = {0};
-  opterr = 0;
+  cli cl;
+  cli_init(&cl, argc, argv, options);
   int c;
-  while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
+  while ((c = cli_next(&cl, &val, &e)) != CLI_END) {
     switch (c) {
-    case 'o': out_path = optarg; break;
-    case 'v': verbose = true; break;
-    case 'h': usage(stdout); return 0;
+    case CLI_ERROR: return fail(e.code, e.msg);
+    case CLI_POSITIONAL: model = val; n_models++; break;
+    case OPT_OUTPUT: out_path = val; break;
+    case OPT_VERBOSE: verbose = true; break;
+    case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s (ECG schema %d)\n", ECG_VERSION_STRING, ECG_SCHEMA_VERSION); return 0;
     case OPT_ZSTD: zstd = true; break;
     case OPT_REPORT: report = true; break;
@@ -169,24 +162,13 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       }
       return 0;
     case OPT_INPUT_SHAPE:
-      if (onnx2ecg_parse_shape_arg(optarg, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
+      if (onnx2ecg_parse_shape_arg(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
       n_shapes++;
       break;
-    case ':': {
-      char m[128];
-      snprintf(m, sizeof m, "option '%s' needs an argument (try --help)", argv[optind - 1]);
-      return fail(ECG_ERR_USAGE, m);
-    }
-    default: {
-      char m[256];
-      snprintf(m, sizeof m, "unknown option '%s' (try --help)", argv[optind - 1]);
-      return fail(ECG_ERR_USAGE, m);
-    }
     }
   }
-  if (optind != argc - 1)
-    return fail(ECG_ERR_USAGE, optind >= argc ? "missing MODEL.onnx (try --help)" : "expected exactly one MODEL.onnx (try --help)");
-  const char *model = argv[optind];
+  if (n_models != 1)
+    return fail(ECG_ERR_USAGE, n_models == 0 ? "missing MODEL.onnx (try --help)" : "expected exactly one MODEL.onnx (try --help)");
   if (!model_ops && strcmp(out_path, "-") == 0 && isatty(fileno(stdout)))
     return fail(ECG_ERR_USAGE, "refusing to write a binary ECG to a terminal (redirect stdout or use -o FILE)");
 

@@ -1,0 +1,74 @@
+/* The shared command-line parser (cli.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Fill e with a usage error and evaluate to CLI_ERROR. */
+#define USAGE_ERR(...) (ecg_errf(e, ECG_ERR_USAGE, __VA_ARGS__), CLI_ERROR)
+
+void cli_init(cli *c, int argc, char **argv, const cli_opt *opts) {
+  memset(c, 0, sizeof *c);
+  c->argc = argc;
+  c->argv = argv;
+  c->opts = opts;
+  c->i = 1;
+}
+
+/** The option named name (len bytes, long form) or NULL. */
+static const cli_opt *find_long(const cli_opt *o, const char *name, size_t len) {
+  for (; o->id; o++)
+    if (o->name && strlen(o->name) == len && !strncmp(o->name, name, len)) return o;
+  return NULL;
+}
+
+/** The option with short letter ch or NULL. */
+static const cli_opt *find_short(const cli_opt *o, char ch) {
+  for (; o->id; o++)
+    if (o->short_name && o->short_name == ch) return o;
+  return NULL;
+}
+
+int cli_next(cli *c, const char **value, ecg_err *e) {
+  *value = NULL;
+  if (c->i >= c->argc) return CLI_END;
+  const char *a = c->argv[c->i++];
+  c->typed = a;
+  if (c->rest || a[0] != '-' || !a[1]) { *value = a; return CLI_POSITIONAL; }
+  if (!strcmp(a, "--")) {
+    c->rest = 1;
+    return cli_next(c, value, e);
+  }
+  const cli_opt *o = NULL;
+  const char *attached = NULL; /* --name=VALUE */
+  if (a[1] == '-') {
+    const char *eq = strchr(a + 2, '=');
+    o = find_long(c->opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+    if (o && eq) attached = eq + 1;
+    if (!o) return USAGE_ERR("unknown option '%s' (try --help)", a);
+  } else if (a[2]) {
+    const char *eq = strchr(a + 1, '=');
+    const cli_opt *l = find_long(c->opts, a + 1, eq ? (size_t)(eq - a - 1) : strlen(a + 1));
+    if (l) return USAGE_ERR("unknown option '%s' (did you mean '-%s'? long options take two dashes)", a, a);
+    return USAGE_ERR("unknown option '%s' (try --help; short options are not combined)", a);
+  } else {
+    o = find_short(c->opts, a[1]);
+    if (!o) return USAGE_ERR("unknown option '%s' (try --help)", a);
+  }
+  if (!o->has_arg) {
+    if (attached) return USAGE_ERR("option '--%s' takes no value ('%s')", o->name, a);
+    return o->id;
+  }
+  if (!attached) {
+    if (c->i >= c->argc) return USAGE_ERR("option '%s' needs a value (try --help)", a);
+    attached = c->argv[c->i++];
+  }
+  if (!attached[0]) return USAGE_ERR("option '%s' needs a non-empty value", a);
+  *value = attached;
+  return o->id;
+}
+
+int cli_fail(const char *prog, int code, const char *msg) {
+  fprintf(stderr, "%s: %s\n", prog, msg);
+  return code;
+}

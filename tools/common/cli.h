@@ -1,0 +1,51 @@
+/* The command line shared by every tool (DESIGN.md "Conventions every tool follows"):
+ * one option parser, so onnx2ecg, ecg-dump, ecg-lower and ecg-bench accept and reject
+ * the same spellings and word their usage errors alike.
+ *
+ * Accepted: `--name`, `--name VALUE`, `--name=VALUE`, `-x`, `-x VALUE`, `-` (stdin, a
+ * positional), `--` (the rest are positionals); positionals may come anywhere.
+ * Rejected with ECG_ERR_USAGE, naming the option exactly as typed: an unknown option;
+ * a single-dash long option (`-input-shape`, with a hint when `--input-shape` exists);
+ * clustered or attached short options (`-vo`, `-oFILE`); a missing value; an empty
+ * value (`-o ""`: no option takes one); a value given to a flag (`--help=x`).
+ */
+#ifndef ECG_CLI_H
+#define ECG_CLI_H
+
+#include "ecg.h"
+
+/** One option: long name (without "--"; NULL for short only), short letter (0 for
+ *  long only), whether it takes a value, and the id cli_next returns for it (> 0). */
+typedef struct cli_opt {
+  const char *name;
+  char short_name;
+  int has_arg;
+  int id;
+} cli_opt;
+
+/** Parser state over argv; zero-initialise it with cli_init. */
+typedef struct cli {
+  int argc;
+  char **argv;
+  const cli_opt *opts; /**< terminated by an entry with id 0 */
+  int i;               /**< next argv index */
+  int rest;            /**< after "--": everything is a positional */
+  const char *typed;   /**< the last option as typed (for messages), e.g. "--runs" */
+} cli;
+
+enum {
+  CLI_END = 0,         /**< no arguments left */
+  CLI_POSITIONAL = -1, /**< *value is a positional argument */
+  CLI_ERROR = -2       /**< usage error: message in e, e->code == ECG_ERR_USAGE */
+};
+
+/** Start parsing argv[1..argc-1] against opts (terminated by {0}). */
+void cli_init(cli *c, int argc, char **argv, const cli_opt *opts);
+/** The next option or positional: an option's id (with *value its argument, or NULL
+ *  for a flag), CLI_POSITIONAL (*value the argument), CLI_END, or CLI_ERROR with a
+ *  usage message in e (the option as typed and what is wrong, then "(try --help)"). */
+int cli_next(cli *c, const char **value, ecg_err *e);
+/** Print "PROG: MSG" (and, for a usage error, nothing else) on stderr; returns code. */
+int cli_fail(const char *prog, int code, const char *msg);
+
+#endif
