@@ -35,7 +35,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion
 all: $(PROGS)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -110,6 +110,10 @@ test: all san models
 
 bench: all
 	sh scripts/bench.sh
+
+# every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
+bench-fusion: all
+	sh scripts/bench_fusion.sh
 
 # The fusion profile database (ecg-fuse --profile-db): every Table 3.3 'depend' pair of
 # PROFILE_MODELS' dnnfusion plans, fused and unfused, timed on this machine (long).
