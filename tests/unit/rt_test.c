@@ -202,7 +202,10 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   size_t xs = (size_t)n * cin * h * w, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
   size_t ys = (size_t)n * cout * q.oh * q.ow;
   float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
-  float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_ibr_scratch_floats(&q));
+  float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_ibr_scratch_floats(&q, 8));
+  float *w1p = nanbuf(ecg_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_ibr_packed_floats(&q, 2));
+  ecg_ibr_pack(&q, 1, w1, w1p);
+  ecg_ibr_pack(&q, 2, w2, w2p);
   double *e = malloc(es * sizeof(double)), *d = malloc(ds * sizeof(double)), *want = malloc(ys * sizeof(double));
   double *mag = malloc((es > ys ? (es > ds ? es : ds) : (ys > ds ? ys : ds)) * sizeof(double));
   float *ef = malloc(es * sizeof(float)), *df = malloc(ds * sizeof(float));
@@ -214,13 +217,13 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   for (size_t i = 0; i < ds; i++) df[i] = (float)d[i];
   ref_conv(&p3, df, w2, b2, want, mag);
   long rows = 0;
-  ecg_ibr(&q, x, pw1 ? w1 : NULL, b1, wd, bd, w2, b2, y, scr, &rows);
+  ecg_ibr(&q, x, pw1 ? w1p : NULL, b1, wd, bd, w2p, b2, y, scr, &rows);
   char what[160];
   snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d", n, cin, h, w, cexp, k, s, pad, cout, pw1);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
-  free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr);
+  free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p);
   free(e); free(d); free(want); free(mag); free(ef); free(df);
 }
 

@@ -51,8 +51,18 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
             u, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
             (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2);
   char buf[96];
-  snprintf(buf, sizeof buf, "ecg_ibr_scratch_floats(&ibr%d)", u);
+  snprintf(buf, sizeof buf, "ecg_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);
+  /* the pointwise weights, packed once at create */
+  int pk1 = -1, pk2;
+  if (P1) {
+    snprintf(buf, sizeof buf, "ecg_ibr_packed_floats(&ibr%d, 1)", u);
+    pk1 = lw_packed_slot(L, buf);
+    sb_printf(&L->init, "  ecg_ibr_pack(&ibr%d, 1, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P1->inputs[1]), pk1);
+  }
+  snprintf(buf, sizeof buf, "ecg_ibr_packed_floats(&ibr%d, 2)", u);
+  pk2 = lw_packed_slot(L, buf);
+  sb_printf(&L->init, "  ecg_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
   /* the epilogue after the last pointwise conv: its act3 */
   sb_printf(&L->code, "  ecg_ibr_params q%d = ibr%d;\n", u, u);
   if (K->epi_from < K->nm) {
@@ -63,11 +73,11 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   }
   char x[200], w1[200], b1[200], wd[200], bd[200], w2[200], b2[200], y[200];
   snprintf(x, sizeof x, "%s", lw_ptr(L, P1 ? P1->inputs[0] : D->inputs[0]));
-  if (P1) { snprintf(w1, sizeof w1, "%s", lw_ptr(L, P1->inputs[1])); opt_ptr(L, P1, 2, b1, sizeof b1); }
+  if (P1) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk1); opt_ptr(L, P1, 2, b1, sizeof b1); }
   else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
   snprintf(wd, sizeof wd, "%s", lw_ptr(L, D->inputs[1]));
   opt_ptr(L, D, 2, bd, sizeof bd);
-  snprintf(w2, sizeof w2, "%s", lw_ptr(L, P2->inputs[1]));
+  snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2);
   opt_ptr(L, P2, 2, b2, sizeof b2);
   snprintf(y, sizeof y, "%s", lw_ptr(L, P2->outputs[0]));
   sb_printf(&L->code, "  ecg_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);

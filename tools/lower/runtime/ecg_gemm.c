@@ -1192,6 +1192,24 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
   }
 }
 
+void ecg_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
+                        ecg_act act, float *C, int ldc, float *scratch) {
+  batch_t bt;
+  memset(&bt, 0, sizeof bt);
+  bt.G = 1;
+  job_t *J = &bt.j;
+  J->M = M; J->N = N; J->K = K;
+  J->A = packed_a; J->a_packed = 1;
+  J->B = B; J->ldb = ldb;
+  J->b_mode = (ldb % 64) != 0 ? B_DIRECT : B_PACK; /* strides of 256 bytes would thrash L1 sets */
+  J->alpha = 1.f; J->beta = 0.f;
+  J->bias_m = bias_m; J->act = act;
+  J->C = C; J->ldc = ldc;
+  run_batch(&bt, 1, scratch, scratch ? ECG_CONV_BUF_FLOATS : 0);
+}
+
+size_t ecg_sgemm_packed_a_scratch_floats(int threads) { return (size_t)(threads < 1 ? 1 : threads) * ECG_CONV_BUF_FLOATS; }
+
 void ecg_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch) {
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;

@@ -133,15 +133,25 @@ void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *
 
 /* ------------------------------------------------------------------ Intensive fusion */
 
+/* C[M,N] = act(packedA[M,K] * B[K,N] + bias_m[M]) with A prepacked as the weights of a
+ * 1x1 group-1 convolution (ecg_conv2d_pack with m = M, c = K, kh = kw = 1); B row-major
+ * [K, ldb >= N] (e.g. rows of an NCHW tensor), C [M, ldc >= N]; bias_m may be NULL; act
+ * may be ECG_ACT_FN (segments are rows of C). scratch: ecg_sgemm_packed_a_scratch_floats
+ * (threads) floats, or NULL to allocate per call. */
+void ecg_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
+                        ecg_act act, float *C, int ldc, float *scratch);
+size_t ecg_sgemm_packed_a_scratch_floats(int threads);
+
 /* An inverted-residual chain fused into one kernel (AGO §III-B, intensive fusion of
- * complex operators): E = act1(W1 x + b1) (a 1x1 convolution; absent when w1 is NULL,
- * then E = x), D = act2(depthwise(E) + bd) (kh x kw, strides sh/sw, pads pt/pl, dilation
- * 1, one filter per channel), y = act3(W2 D + b2) (a 1x1 convolution), all NCHW float32.
- * Tiled by output rows: E's rows are computed once each into a ring of
- * (R-1)*sh + kh rows, D one tile of R rows at a time, so no element of E or D is
- * recomputed and neither is written to memory outside the scratch (about 192 KiB).
- *   x [n, cin, h, w]; w1 [cexp, cin] (or NULL, then cexp == cin); wd [cexp, kh*kw];
- *   w2 [cout, cexp]; biases may be NULL; y [n, cout, oh, ow].
+ * complex operators): E = act1(W1 x + b1) (a 1x1 convolution; absent when cexp == 0 is
+ * not the case and w1 is NULL, then E = x), D = act2(depthwise(E) + bd) (kh x kw, strides
+ * sh/sw, pads pt/pl, dilation 1, one filter per channel), y = act3(W2 D + b2) (a 1x1
+ * convolution), all NCHW float32. Tiled by output rows: E's rows are computed once each
+ * into a window of (R-1)*sh + kh rows (the kh - sh rows two tiles share are carried over,
+ * not recomputed), D one tile of R rows at a time, so no element of E or D is recomputed
+ * and neither is written outside the scratch.
+ *   x [n, cin, h, w]; w1p, w2p: W1 [cexp, cin] and W2 [cout, cexp] packed by
+ *   ecg_ibr_pack; wd [cexp, kh*kw]; biases may be NULL; y [n, cout, oh, ow].
  * act3 may be ECG_ACT_FN: it sees row segments of one output channel of y (after b2).
  * e_rows, when not NULL, is increased by the rows of E computed (n * h when nothing is
  * recomputed; the test of AGO's no-recomputation property). */
@@ -152,10 +162,14 @@ typedef struct {
   int cout;
   ecg_act act1, act2, act3;
 } ecg_ibr_params;
-/* Scratch floats ecg_ibr needs (ring + one depthwise tile). */
-size_t ecg_ibr_scratch_floats(const ecg_ibr_params *p);
-void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1, const float *b1, const float *wd,
-             const float *bd, const float *w2, const float *b2, float *y, float *scratch, long *e_rows);
+/* Floats of packed W1 (0 when there is no W1) and of packed W2. */
+size_t ecg_ibr_packed_floats(const ecg_ibr_params *p, int which);
+/* Pack W1 [cexp, cin] (which = 1) or W2 [cout, cexp] (which = 2) into packed. */
+void ecg_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed);
+/* Scratch floats ecg_ibr needs on up to `threads` threads. */
+size_t ecg_ibr_scratch_floats(const ecg_ibr_params *p, int threads);
+void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
+             const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows);
 
 /* ------------------------------------------------------------------ Pooling */
 
