@@ -10,10 +10,10 @@ setup() {
   export ECG_OUT="$ROOT/build/bats-out"
 }
 
-# fused NAME PLAN: scripts/e2e.sh with ecg-fuse --plan PLAN before the lowering.
+# fused NAME PLAN [EXTRA]: scripts/e2e.sh with ecg-fuse --plan PLAN [EXTRA] before the lowering.
 fused() {
-  local name=$1 plan=$2
-  ECG_STAGES="ecg-fuse --plan $plan" run --separate-stderr sh "$ROOT/scripts/e2e.sh" "$name" --runs 1
+  local name=$1 plan=$2 extra=${3:-}
+  ECG_STAGES="ecg-fuse --plan $plan $extra" run --separate-stderr sh "$ROOT/scripts/e2e.sh" "$name" --runs 1
   echo "exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
   [ "$status" -eq 0 ]
   [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
@@ -34,6 +34,17 @@ fused() {
 @test "ecg-fuse dnnfusion: mobilenet_v2" { fused mobilenet_v2 dnnfusion; }
 @test "ecg-fuse fixed: mobilenet_v2" { fused mobilenet_v2 fixed; }
 @test "ecg-fuse none: mobilenet_v2" { fused mobilenet_v2 none; }
+@test "ecg-fuse --intensive (AGO): mobilenet_v2 as inverted-residual kernels, correct, fewer kernels" {
+  fused mobilenet_v2 dnnfusion --intensive
+  local k
+  k=$(jq -r .kernels "$ECG_OUT/mobilenet_v2/model.json")
+  grep -q 'ecg_ibr(' "$ECG_OUT/mobilenet_v2/model.c"
+  [ "$k" -le 30 ] # 17 chains: 100 nodes in 22 kernels (55 without --intensive)
+}
+@test "ecg-fuse --intensive (AGO): mnasnet1_0" {
+  fused mnasnet1_0 dnnfusion --intensive
+  grep -q 'ecg_ibr(' "$ECG_OUT/mnasnet1_0/model.c"
+}
 @test "ecg-fuse dnnfusion: efficientnet_b0" { fused efficientnet_b0 dnnfusion; }
 @test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
 @test "ecg-fuse fixed: bert_tiny" { fused bert_tiny fixed; }
