@@ -106,77 +106,20 @@ bool ecg_is_scalar_node(const ecg_graph *g, const ecg_node *n) {
   return ecg_scalar_view_of(g, n, &v, NULL) == ECG_OK;
 }
 
-/* The expressions compiled for folding: every row once with T = double and once with
- * T = int64_t.  Operands are x0 .. x4 (scalar.def uses no more); NOFLOAT / NOINT clear ok. */
+/* The expressions compiled for folding: scalar_eval.inc instantiated once with T = double
+ * (float expressions) and once with T = int64_t (integer expressions). */
 #define NOFLOAT (ok = false, (T)0)
 #define NOINT (ok = false, (T)0)
-#define ECG_SCALAR_VARIADIC(Id, F, I, FF, FI)
-#define ECG_SCALAR(Id, dom, an, ad, bn, bd, F, I) case ECG_OP_##Id: r = (EXPR_(F, I)); break;
-static bool eval_f(ecg_op_id id, const double *x, double a, double b, double *y) {
-  typedef double T;
-  bool ok = true;
-  const T x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4];
-  T r = 0;
-  switch (id) {
-#define EXPR_(F, I) F
-#include "scalar.def"
-#undef EXPR_
-  default: ok = false;
-  }
-  *y = r;
-  return ok;
-}
-static bool eval_i(ecg_op_id id, const int64_t *x, double ad, double bd, int64_t *y) {
-  typedef int64_t T;
-  bool ok = true;
-  const T x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4];
-  const T a = (T)ad, b = (T)bd;
-  T r = 0;
-  (void)x3; (void)x4;
-  switch (id) {
-#define EXPR_(F, I) I
-#include "scalar.def"
-#undef EXPR_
-  default: ok = false;
-  }
-  *y = r;
-  return ok;
-}
-#undef ECG_SCALAR
-#undef ECG_SCALAR_VARIADIC
-/* Variadic rows: combine and final, in both domains. */
-#define ECG_SCALAR(Id, dom, an, ad, bn, bd, F, I)
-#define ECG_SCALAR_VARIADIC(Id, F, I, FF, FI) case ECG_OP_##Id: r = final ? (EXPR_(FF, FI)) : (EXPR_(F, I)); break;
-static bool fold_f(ecg_op_id id, int final, double acc, double next, int64_t n, double *y) {
-  typedef double T;
-  bool ok = true;
-  const T x0 = acc, x1 = next;
-  T r = 0;
-  switch (id) {
-#define EXPR_(F, I) F
-#include "scalar.def"
-#undef EXPR_
-  default: ok = false;
-  }
-  *y = r;
-  return ok;
-}
-static bool fold_i(ecg_op_id id, int final, int64_t acc, int64_t next, int64_t n, int64_t *y) {
-  typedef int64_t T;
-  bool ok = true;
-  const T x0 = acc, x1 = next;
-  T r = 0;
-  switch (id) {
-#define EXPR_(F, I) I
-#include "scalar.def"
-#undef EXPR_
-  default: ok = false;
-  }
-  *y = r;
-  return ok;
-}
-#undef ECG_SCALAR
-#undef ECG_SCALAR_VARIADIC
+#define EVAL_T double
+#define EVAL_SEL(F, I) F
+#define EVAL_NAME eval_f
+#define FOLD_NAME fold_f
+#include "scalar_eval.inc"
+#define EVAL_T int64_t
+#define EVAL_SEL(F, I) I
+#define EVAL_NAME eval_i
+#define FOLD_NAME fold_i
+#include "scalar_eval.inc"
 #undef NOFLOAT
 #undef NOINT
 

@@ -122,6 +122,36 @@ static int add_operand(ew_opnd *ops, int *n, int max, int tid, int rank, const i
   return *n - 1;
 }
 
+/* Append to body the statement of member n (view v): `T v<y>; { ... v<y> = expr; }`, its
+ * operands being members' locals v<t>, literals, loop-invariant locals s<k>, or loads:
+ * in a loop nest (epi = 0) p<slot>[o<slot>]; in an epilogue (epi = 1) p<k>[a<k> (+ i)], with
+ * the dominant node's output (opnd -2) as y[i]. opnd[k]: operand k's index in ops, -1 when
+ * a member computes it. */
+static int member_stmt(ecg_lower *L, sbuf *body, const ecg_node *n, const ecg_scalar_view *v, const int *opnd,
+                       const ew_opnd *ops, int epi) {
+  char vals[ECG_SCALAR_MAX_OPERANDS][112];
+  const char *vp[ECG_SCALAR_MAX_OPERANDS];
+  for (int k = 0; k < v->n_operands; k++) {
+    vp[k] = vals[k];
+    vals[k][0] = 0;
+    if (v->input[k] < 0) continue;
+    int tid = n->inputs[v->input[k]], oi = opnd[k];
+    if (oi == -2) snprintf(vals[k], sizeof vals[k], "y[i]");
+    else if (oi < 0) snprintf(vals[k], sizeof vals[k], "v%d", tid);
+    else if (ops[oi].scalar && ops[oi].lit[0]) snprintf(vals[k], sizeof vals[k], "%s", ops[oi].lit);
+    else if (ops[oi].scalar) snprintf(vals[k], sizeof vals[k], "s%d", oi);
+    else if (!epi) snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", load_open(L, tid), ops[oi].slot, ops[oi].slot);
+    else snprintf(vals[k], sizeof vals[k], "%sp%d[a%d%s])", load_open(L, tid), oi, oi, ops[oi].slot ? " + (int64_t)i" : "");
+  }
+  int y = n->outputs[0];
+  char dst[32];
+  snprintf(dst, sizeof dst, "v%d", y);
+  sb_printf(body, "%s%s v%d; ", epi ? "      " : "", lw_vtype(L, y), y);
+  int rc = lw_scalar_stmt(L, body, n, v, vp, dst);
+  sb_printf(body, epi ? "\n" : " ");
+  return rc;
+}
+
 int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
   const ecg_graph *g = L->g;
   enum { MAXO = 4 * LW_MAX_OPS };
@@ -193,28 +223,11 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
         sb_printf(c, "    %s%s *restrict p%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->slot, ptr);
     }
     sbuf body = {0};
-    for (int i = 0; i < nm; i++) {
-      const ecg_node *n = g->nodes[members[i]];
-      char vals[ECG_SCALAR_MAX_OPERANDS][112];
-      const char *vp[ECG_SCALAR_MAX_OPERANDS];
-      for (int k = 0; k < views[i].n_operands; k++) {
-        vp[k] = vals[k];
-        vals[k][0] = 0;
-        if (views[i].input[k] < 0) continue;
-        int tid = n->inputs[views[i].input[k]];
-        int oi = opnd_of[i][k];
-        if (oi < 0) snprintf(vals[k], sizeof vals[k], "v%d", tid);
-        else if (ops[oi].scalar && ops[oi].lit[0]) snprintf(vals[k], sizeof vals[k], "%s", ops[oi].lit);
-        else if (ops[oi].scalar) snprintf(vals[k], sizeof vals[k], "s%d", oi);
-        else snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", load_open(L, tid), ops[oi].slot, ops[oi].slot);
+    for (int i = 0; i < nm; i++)
+      if (member_stmt(L, &body, g->nodes[members[i]], &views[i], opnd_of[i], ops, 0) != 0) {
+        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        break;
       }
-      int y = n->outputs[0];
-      char dst[32];
-      snprintf(dst, sizeof dst, "v%d", y);
-      sb_printf(&body, "%s v%d; ", lw_vtype(L, y), y);
-      if (lw_scalar_stmt(L, &body, n, &views[i], vp, dst) != 0) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      sb_printf(&body, " ");
-    }
     for (int i = 0; i < nops && rc == ECG_OK; i++) {
       if (!ops[i].store) continue;
       int h = lw_half(L, ops[i].tid);
@@ -325,29 +338,9 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
       sb_printf(c, ";\n");
     }
     sbuf body = {0};
-    for (int i = 0; i < nm && rc == ECG_OK; i++) {
-      const ecg_node *n = g->nodes[mem[i]];
-      char vals[ECG_SCALAR_MAX_OPERANDS][112];
-      const char *vp[ECG_SCALAR_MAX_OPERANDS];
-      for (int q = 0; q < views[i].n_operands; q++) {
-        vp[q] = vals[q];
-        vals[q][0] = 0;
-        if (views[i].input[q] < 0) continue;
-        int tid = n->inputs[views[i].input[q]];
-        int oi = opnd_of[i][q];
-        if (oi == -2) snprintf(vals[q], sizeof vals[q], "y[i]");
-        else if (oi < 0) snprintf(vals[q], sizeof vals[q], "v%d", tid);
-        else if (ops[oi].scalar && ops[oi].lit[0]) snprintf(vals[q], sizeof vals[q], "%s", ops[oi].lit);
-        else if (ops[oi].scalar) snprintf(vals[q], sizeof vals[q], "s%d", oi);
-        else snprintf(vals[q], sizeof vals[q], "%sp%d[a%d%s])", load_open(L, tid), oi, oi, ops[oi].slot ? " + (int64_t)i" : "");
-      }
-      int yt = n->outputs[0];
-      char dst[32];
-      snprintf(dst, sizeof dst, "v%d", yt);
-      sb_printf(&body, "      %s v%d; ", lw_vtype(L, yt), yt);
-      if (lw_scalar_stmt(L, &body, n, &views[i], vp, dst) != 0) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-      sb_printf(&body, "\n");
-    }
+    for (int i = 0; i < nm && rc == ECG_OK; i++)
+      if (member_stmt(L, &body, g->nodes[mem[i]], &views[i], opnd_of[i], ops, 1) != 0)
+        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     for (int i = 0; i < nops && rc == ECG_OK; i++) {
       if (!ops[i].store) continue;
       int h = lw_half(L, ops[i].tid);
