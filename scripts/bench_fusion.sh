@@ -35,7 +35,8 @@ for m in $models; do
     for v in $variants; do
       json=$(bin/ecg-bench "out/fusion/$m.$v" --random 1 --ort --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
       [ -n "$json" ] || json='{"pass":false}'
-      printf '%s\n' "$json" | jq -c --arg m "$m" --arg v "$v" '. + {name: $m, plan: $v}' >> out/bench_fusion.jsonl
+      printf '%s\n' "$json" | jq -c --arg m "$m" --arg v "$v" --slurpfile mj "out/fusion/$m.$v/model.json" \
+        '. + {name: $m, plan: $v, nodes: $mj[0].nodes, kernels: $mj[0].kernels, arena_bytes: $mj[0].arena_bytes}' >> out/bench_fusion.jsonl
       row="$row | $(printf '%s' "$json" | jq -r '"\(.median_ms // "-")\(if .pass == true then "" else " (FAIL)" end)"')"
       [ "$v" = dnnfusion ] && ort=$(printf '%s' "$json" | jq -r '.ort_median_ms // "-"') && ratio=$(printf '%s' "$json" | jq -r '.ratio // "-"')
     done
