@@ -34,8 +34,12 @@ extern "C" {
 #endif
 
 #define ECG_VERSION_STRING "0.1.0"
-/** Schema version written in the frame header (format/ECG.md). */
-#define ECG_SCHEMA_VERSION 1
+/** Version of the stream framing written in the frame header (format/ECG.md). It bumps
+ *  only for an incompatible change (DESIGN.md "Conventions across issues: The ECG"). */
+#define ECG_FRAME_VERSION 1
+/** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
+ *  writers of every schema version interoperate; format/ECG.md lists what each added. */
+#define ECG_SCHEMA_VERSION 2
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -43,6 +47,8 @@ typedef Ecg__Graph ecg_graph;
 typedef Ecg__Node ecg_node;
 typedef Ecg__Tensor ecg_tensor;
 typedef Ecg__Attribute ecg_attr;
+typedef Ecg__FusionBlock ecg_block;
+typedef Ecg__Schedule ecg_schedule;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -137,10 +143,22 @@ ecg_tensor *ecg_node_output(const ecg_graph *g, const ecg_node *n, int i);
  *  per thread is not used: writes into buf). */
 const char *ecg_node_label(const ecg_graph *g, const ecg_node *n, char *buf, size_t n_buf);
 
+/** What ecg_remap_nodes (and so ecg_compact and ecg_topo_sort) had to drop to keep the
+ *  annotations valid; a stage reports non-zero counts on stderr (DESIGN.md "Conventions
+ *  across issues: The ECG"). */
+typedef struct ecg_remap_report {
+  int members_removed;  /**< block members that were removed nodes */
+  int blocks_dropped;   /**< blocks left without members, dropped (later ids shift down) */
+  int roles_cleared;    /**< seeds and dominants of kept blocks set to -1: their node was removed */
+  int ir_cleared;       /**< ir_removable flags cleared: the tensor no longer lies inside one block */
+} ecg_remap_report;
+
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
- *  a node, graph input or graph output; renumbers ids. Returns ECG_OK or
- *  ECG_ERR_INTERNAL. keep has g->n_nodes entries. */
-int ecg_compact(ecg_graph *g, const bool *keep);
+ *  a node, graph input or graph output; renumbers ids. Fusion blocks follow through
+ *  ecg_remap_nodes (removed nodes leave their blocks; blocks' inputs/outputs are
+ *  recomputed). rep (may be NULL) receives what the blocks lost (see ecg_remap_nodes).
+ *  Returns ECG_OK or ECG_ERR_INTERNAL. keep has g->n_nodes entries. */
+int ecg_compact(ecg_graph *g, const bool *keep, ecg_remap_report *rep);
 
 /** producer[t] = index of the node writing tensor t, or -1 (graph input/constant).
  *  producer has g->n_tensors entries. */
@@ -150,8 +168,66 @@ void ecg_consumer_counts(const ecg_graph *g, int *n_consumers);
 /** Topological order of nodes into order[g->n_nodes] (Kahn, stable by index).
  *  Returns ECG_OK, or ECG_ERR_INPUT naming a node on a cycle. */
 int ecg_topo_order(const ecg_graph *g, int *order, ecg_err *e);
-/** Reorder g->nodes topologically (stable). Same errors as ecg_topo_order. */
+/** Reorder g->nodes topologically (stable), remapping fusion blocks through
+ *  ecg_remap_nodes. Same errors as ecg_topo_order. */
 int ecg_topo_sort(ecg_graph *g, ecg_err *e);
+
+/* ---------------------------------------------------------------- fusion blocks */
+
+/* A fusion block (DNNFusion §3.4.3) is a set of nodes lowered into one kernel. g->blocks
+ * is dense: g->blocks[i]->id == i, and node->fusion_block names the block holding the
+ * node (-1 none). A block's nodes are listed in topological order; its inputs/outputs
+ * are derived from its members (ecg_block_refresh_io) and kept current by every utility
+ * that changes the node list. ecg_validate checks all of it. */
+
+/** Renumber or delete nodes and remap every annotation that refers to node indices
+ *  (DESIGN.md: the one function every renumbering utility goes through). old_to_new has
+ *  n_old == g->n_nodes entries: node i moves to index old_to_new[i], or is removed (and
+ *  freed) when it is -1; the kept entries must be a bijection onto 0..n_kept-1.
+ *  Afterwards: g->nodes is in the new order; each block's nodes, seed and dominant are
+ *  remapped (a removed member leaves its block; a removed seed or dominant becomes -1)
+ *  and its members are listed in ascending new index; blocks left empty are dropped and
+ *  the others renumbered densely, node->fusion_block following; every block's
+ *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared.
+ *  Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
+ *  Errors: ECG_ERR_INTERNAL when old_to_new is not such a mapping (a caller bug; g is
+ *  then unchanged) or out of memory. */
+int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
+                    ecg_err *e);
+
+/** Add a fusion block holding the n nodes nodes[] (indices, any order) with the given
+ *  seed (a member, or -1 for none). The block gets id g->n_blocks, its members are stored
+ *  in ascending index order (topological when g is sorted) and their fusion_block is set;
+ *  mapping_type is the most complex member mapping type in the order of ecg_mapping
+ *  (the §3.3.1 rule; ecg-fuse may overwrite it from Table 3.3); dominant is the first
+ *  Many-to-Many member (-1 none); layout "", plan "", no schedule; inputs/outputs are
+ *  computed (ecg_block_refresh_io). Returns the new block id (>= 0), or -1 with *e
+ *  (may be NULL) set: ECG_ERR_INPUT when n < 1, a node index is out of range or listed
+ *  twice, a node is already in a block, or the seed is not a member (the message names
+ *  the node); ECG_ERR_INTERNAL on out of memory. On error g is unchanged. */
+int ecg_block_add(ecg_graph *g, const int *nodes, int n, int seed, ecg_err *e);
+
+/** Recompute block b's inputs (tensor ids its members read that no member produces,
+ *  constants included, omitted operands excluded; each once, in order of first use by
+ *  the members in list order) and outputs (tensor ids members produce that a non-member
+ *  reads or that are graph outputs; in member order). b < 0 refreshes every block.
+ *  Returns ECG_OK, or ECG_ERR_INTERNAL (out of memory, b out of range). */
+int ecg_block_refresh_io(ecg_graph *g, int b);
+
+/** Which tensors lie inside one block (DNNFusion §3.4.3: the candidates for
+ *  ir_removable): inner[t] = the block id when tensor t is produced by a member of that
+ *  block (by node->fusion_block), every node reading it is in the same block, and it is
+ *  not a graph output; else -1. reader (may be NULL): for a tensor produced in a block
+ *  but not inner, the index of a node outside the block that reads it (-1: it is only a
+ *  graph output, or not produced in a block). producer is ecg_producers' array; inner
+ *  and reader have g->n_tensors entries. */
+void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *inner, int *reader);
+
+/** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
+ *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,
+ *  b out of range). */
+int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
+                           int unroll, bool intensive);
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -223,7 +299,14 @@ int ecg_write_path(const char *path, const ecg_graph *g, int zstd_level, ecg_err
 /** Check g (STYLE 11): tensor ids in range, every non-constant node input produced by
  *  exactly one node or a graph input, no tensor written twice, no cycle, constants
  *  have numel * dtype_size bytes, graph outputs produced, node outputs' dtypes and
- *  shapes agree with the registry's shape function where the op is known.
+ *  shapes agree with the registry's shape function where the op is known; and the
+ *  fusion blocks (DNNFusion §3.4.3): ids dense, members exist and are listed in
+ *  topological order, every node in at most one block and node->fusion_block agreeing
+ *  with the block lists, seed and dominant members (or -1), inputs/outputs as
+ *  ecg_block_refresh_io computes them (as sets), no cycle between blocks (the quotient
+ *  graph whose vertices are blocks and unblocked nodes is acyclic), and every
+ *  ir_removable tensor produced and consumed only inside one block and not a graph
+ *  output.
  *  Returns ECG_OK or ECG_ERR_INPUT with the first problem (node and tensor named). */
 int ecg_validate(const ecg_graph *g, ecg_err *e);
 

@@ -14,9 +14,9 @@ count_tap() { # count "ok"/"not ok" lines of a TAP stream in file $1
 CC=${CC:-cc}
 mkdir -p build
 # C unit tests: each prints "N passed, M failed" and exits non-zero on failure.
-for t in ops rt; do
+for t in ops graph rt; do
   case $t in
-    ops) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/ops_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/ops_test" ;;
+    ops|graph) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test" ;;
     rt) cmd="$CC -O3 -march=native -fopenmp -Itools/lower/runtime tests/unit/rt_test.c $(ls tools/lower/runtime/*.c) -lm -o build/rt_test" ;;
   esac
   [ -f tests/unit/${t}_test.c ] || continue
