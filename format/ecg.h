@@ -229,6 +229,62 @@ void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *in
 int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
                            int unroll, bool intensive);
 
+/* ---------------------------------------------------------------- convolution geometry */
+
+/** ONNX auto_pad values (Conv, ConvTranspose, pooling, ConvInteger, QLinearConv). */
+typedef enum ecg_auto_pad {
+  ECG_PAD_NOTSET = 0,  /**< explicit 'pads' (default 0) */
+  ECG_PAD_SAME_UPPER,  /**< pad so that out = ceil(in / stride) (ConvTranspose: in * stride); odd extra at the end */
+  ECG_PAD_SAME_LOWER,  /**< the same, odd extra at the beginning */
+  ECG_PAD_VALID        /**< no padding; 'pads' is ignored */
+} ecg_auto_pad;
+
+/** The resolved sliding-window geometry of one Conv, ConvTranspose, ConvInteger,
+ *  QLinearConv, MaxPool or AveragePool node: the one reading of its attributes that
+ *  shape inference and every emitter share. Spatial arrays hold sp entries, outermost
+ *  first; a dim is -1 where a symbolic input dim leaves it unknown (shape inference
+ *  only; lowering sees static shapes). Units are elements. */
+typedef struct ecg_conv_geom {
+  int sp;                    /**< spatial rank: input rank - 2 (>= 1) */
+  int x, w, b;               /**< input positions of X, W (-1 for pooling) and the bias (-1 none or absent) */
+  bool transposed;           /**< ConvTranspose: out = s*(in-1) + out_pad + dilated kernel - pads */
+  bool pool;                 /**< MaxPool/AveragePool: no weight, channels kept */
+  bool ceil_mode;            /**< pooling: ceil instead of floor in the output size */
+  ecg_auto_pad auto_pad;
+  int64_t n;                 /**< batch */
+  int64_t c;                 /**< input channels */
+  int64_t m;                 /**< output channels (pooling: c) */
+  int64_t group;             /**< channel groups (pooling: 1) */
+  int64_t in[ECG_MAX_RANK];  /**< input spatial dims */
+  int64_t k[ECG_MAX_RANK];   /**< kernel spatial dims (undilated) */
+  int64_t out[ECG_MAX_RANK]; /**< output spatial dims */
+  int64_t s[ECG_MAX_RANK];   /**< strides (>= 1) */
+  int64_t d[ECG_MAX_RANK];   /**< dilations (>= 1) */
+  int64_t pb[ECG_MAX_RANK];  /**< padding at the beginning of each spatial dim (-1 unknown) */
+  int64_t pe[ECG_MAX_RANK];  /**< padding at the end (-1 unknown) */
+  int64_t out_pad[ECG_MAX_RANK]; /**< ConvTranspose output_padding (else 0) */
+} ecg_conv_geom;
+
+/** Resolve node n's geometry from its operands' shapes and its attributes (ONNX
+ *  Operators.md; ONNX Runtime where the text is ambiguous, as noted):
+ *  - NOTSET: 'pads' [b..., e...] (default 0). VALID: no padding, 'pads' ignored.
+ *  - Conv/pooling: out = floor((in + pb + pe - ((k-1)*d+1)) / s) + 1 (ceil_mode: ceil,
+ *    dropping a last window that would start in the end padding); SAME_*: out =
+ *    ceil(in / s) and total = max(0, (out-1)*s + (k-1)*d+1 - in), split floor(total/2)
+ *    at the beginning for SAME_UPPER and ceil(total/2) for SAME_LOWER.
+ *  - ConvTranspose: out = s*(in-1) + output_padding + (k-1)*d+1 - pb - pe; with
+ *    output_shape (its last sp values; 'pads' then ignored) or SAME_* (out = in*s):
+ *    total = max(0, s*(in-1) + output_padding + (k-1)*d+1 - out), split floor(total/2)
+ *    at the beginning, ceil(total/2) for SAME_LOWER (ONNX Runtime's and the ONNX
+ *    backend tests' reading; Operators.md's text gives NOTSET the ceil).
+ *  kernel_shape defaults to W's spatial dims and must agree with them; pooling needs it.
+ *  Errors (ECG_ERR_INPUT, message naming the node): not one of these operators, a
+ *  missing operand, input rank < 3, W of another rank, unknown auto_pad, an attribute
+ *  list of the wrong length or with a value out of range (kernel, strides, dilations
+ *  >= 1; output_padding >= 0), channels that do not match W and group, a window larger
+ *  than the padded input, a negative ConvTranspose output. */
+int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
+
 /* ---------------------------------------------------------------- attributes */
 
 /** Attribute by name, or NULL. */

@@ -2,7 +2,8 @@
  * graph.c, validate.c; DNNFusion §3.4.3): blocks survive topological sorting,
  * compaction and constant folding with their node indices remapped; the validator
  * rejects every kind of bad block with a message naming the block and node; the
- * schema-2 block fields survive a write and a read.
+ * schema-2 block fields survive a write and a read. And the one window geometry
+ * (format/geom.c): auto_pad, strides, dilations, ceil_mode, output_shape, errors.
  *
  *   make build/libecg.a
  *   cc -std=gnu11 -Iformat -Ibuild/gen tests/unit/graph_test.c build/libecg.a \
@@ -327,6 +328,159 @@ static void test_roundtrip(void) {
   ecg_graph_free(g);
 }
 
+/* ---- window geometry (ecg_conv_geom_resolve) */
+
+/* A windowed node op over x (dims xd, rank r; a negative dim is symbolic) and, unless
+ * wd is NULL, a weight of dims wd; attributes set by the caller. */
+static ecg_node *win_node(ecg_graph *g, const char *op, const int64_t *xd, int r, const int64_t *wd, int rw) {
+  int x = tens(g, "x", ECG_FLOAT, xd, r, "H");
+  int ids[2] = {x, wd ? tens(g, "w", ECG_FLOAT, wd, rw, NULL) : -1};
+  int y = out(g, "y");
+  int k = ecg_add_node(g, op, op, "", 13, wd ? 2 : 1, ids, 1, &y);
+  return g->nodes[k];
+}
+
+static void set_ints(ecg_node *n, const char *name, const int64_t *v, int count) { ecg_attr_set_ints(n, name, count, v); }
+#define SET_INTS(n, name, ...) set_ints(n, name, (int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+
+/* Resolve and compare out[], pb[], pe[] (sp = 2) with the wanted values. */
+static void expect_geom(const char *what, const ecg_graph *g, const ecg_node *n, const int64_t *out_want,
+                        const int64_t *pb_want, const int64_t *pe_want) {
+  ecg_conv_geom gm;
+  ecg_err e = {0};
+  int rc = ecg_conv_geom_resolve(g, n, &gm, &e);
+  CHECK(rc == ECG_OK, "%s: %s", what, e.msg);
+  if (rc != ECG_OK) return;
+  for (int i = 0; i < gm.sp; i++)
+    CHECK(gm.out[i] == out_want[i] && gm.pb[i] == pb_want[i] && gm.pe[i] == pe_want[i],
+          "%s: dim %d out %lld pads %lld/%lld, want %lld %lld/%lld", what, i, (long long)gm.out[i], (long long)gm.pb[i],
+          (long long)gm.pe[i], (long long)out_want[i], (long long)pb_want[i], (long long)pe_want[i]);
+}
+
+#define V(...) (int64_t[]){__VA_ARGS__}
+
+static void test_conv_geom(void) {
+  ecg_graph *g = ecg_graph_new();
+  /* x 7x8, kernel 3x2, strides 2, dilations 2: dilated kernel 5x3 */
+  ecg_node *n = win_node(g, "Conv", DIMS(1, 2, 7, 8), DIMS(3, 2, 3, 2));
+  SET_INTS(n, "strides", 2, 2);
+  SET_INTS(n, "dilations", 2, 2);
+  ecg_attr_set_s(n, "auto_pad", "SAME_UPPER");
+  expect_geom("SAME_UPPER", g, n, V(4, 4), V(2, 0), V(2, 1));
+  ecg_attr_set_s(n, "auto_pad", "SAME_LOWER");
+  expect_geom("SAME_LOWER", g, n, V(4, 4), V(2, 1), V(2, 0));
+  ecg_attr_set_s(n, "auto_pad", "VALID");
+  SET_INTS(n, "pads", 1, 1, 1, 1);
+  expect_geom("VALID ignores pads", g, n, V(2, 3), V(0, 0), V(0, 0));
+  ecg_attr_set_s(n, "auto_pad", "NOTSET");
+  SET_INTS(n, "pads", 1, 0, 2, 1);
+  ecg_attr_remove(n, "strides");
+  expect_geom("NOTSET pads", g, n, V(6, 7), V(1, 0), V(2, 1));
+  ecg_conv_geom gm;
+  ecg_err e = {0};
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_OK && gm.n == 1 && gm.c == 2 && gm.m == 3 && gm.group == 1 &&
+            gm.k[0] == 3 && gm.k[1] == 2 && gm.d[0] == 2 && gm.s[0] == 1 && gm.x == 0 && gm.w == 1 && gm.b == -1,
+        "channels, kernel, strides, operand positions");
+  /* errors, each naming the node */
+  struct { const char *attr, *sval; int64_t v[4]; int nv; const char *want; } bad[] = {
+    {"auto_pad", "SAME", {0}, 0, "unknown auto_pad 'SAME'"},
+    {"strides", NULL, {1}, 1, "attribute 'strides' has 1 values, expected 2"},
+    {"strides", NULL, {0, 1}, 2, "attribute 'strides' has invalid value 0"},
+    {"kernel_shape", NULL, {3, 3}, 2, "kernel_shape[1] = 3 but the weight has 2"},
+    {"dilations", NULL, {5, 1}, 2, "window of spatial dim 0 (11) is larger than the padded input (10)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ecg_graph *b = ecg_graph_new();
+    ecg_node *m = win_node(b, "Conv", DIMS(1, 2, 7, 8), DIMS(3, 2, 3, 2));
+    SET_INTS(m, "pads", 1, 0, 2, 1);
+    if (bad[i].sval) ecg_attr_set_s(m, bad[i].attr, bad[i].sval);
+    else set_ints(m, bad[i].attr, bad[i].v, bad[i].nv);
+    int rc = ecg_conv_geom_resolve(b, m, &gm, &e);
+    CHECK(rc == ECG_ERR_INPUT && strstr(e.msg, "node 'Conv' (Conv)") && strstr(e.msg, bad[i].want),
+          "bad %s: rc %d '%s' lacks '%s'", bad[i].attr, rc, e.msg, bad[i].want);
+    ecg_graph_free(b);
+  }
+  ecg_graph_free(g);
+
+  /* channels against group */
+  g = ecg_graph_new();
+  n = win_node(g, "Conv", DIMS(1, 4, 5, 5), DIMS(6, 2, 3, 3));
+  ecg_attr_set_i(n, "group", 2);
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_OK && gm.group == 2 && gm.m == 6, "grouped conv: %s", e.msg);
+  ecg_attr_set_i(n, "group", 4);
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_ERR_INPUT && strstr(e.msg, "channels"), "group mismatch: %s", e.msg);
+  ecg_graph_free(g);
+
+  /* symbolic input dim: unknown output and pads, the rest resolved */
+  g = ecg_graph_new();
+  n = win_node(g, "Conv", DIMS(1, 2, -1, 7), DIMS(3, 2, 3, 2));
+  SET_INTS(n, "strides", 2, 2);
+  ecg_attr_set_s(n, "auto_pad", "SAME_UPPER");
+  expect_geom("symbolic SAME", g, n, V(-1, 4), V(-1, 0), V(-1, 1));
+  ecg_graph_free(g);
+
+  /* ConvTranspose: output_shape sets the pads (floor(total/2) first; ceil for SAME_LOWER) */
+  g = ecg_graph_new();
+  n = win_node(g, "ConvTranspose", DIMS(1, 2, 4, 5), DIMS(2, 3, 3, 2));
+  SET_INTS(n, "strides", 2, 2);
+  expect_geom("ConvTranspose NOTSET", g, n, V(9, 10), V(0, 0), V(0, 0));
+  SET_INTS(n, "output_shape", 8, 7);
+  expect_geom("ConvTranspose output_shape", g, n, V(8, 7), V(0, 1), V(1, 2));
+  ecg_attr_set_s(n, "auto_pad", "SAME_LOWER");
+  expect_geom("ConvTranspose output_shape SAME_LOWER", g, n, V(8, 7), V(1, 2), V(0, 1));
+  ecg_attr_remove(n, "output_shape");
+  expect_geom("ConvTranspose SAME_LOWER: out = in * s", g, n, V(8, 10), V(1, 0), V(0, 0));
+  SET_INTS(n, "output_padding", 1, 1);
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_OK && gm.m == 3 && gm.out_pad[1] == 1 && gm.transposed, "ConvTranspose m, output_padding");
+  ecg_graph_free(g);
+
+  /* pooling: kernel_shape required, ceil_mode drops a window starting in the end padding */
+  g = ecg_graph_new();
+  n = win_node(g, "MaxPool", DIMS(1, 1, 4, 6), NULL, 0);
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_ERR_INPUT && strstr(e.msg, "missing attribute 'kernel_shape'"), "pool needs kernel_shape: %s", e.msg);
+  SET_INTS(n, "kernel_shape", 2, 3);
+  SET_INTS(n, "strides", 2, 2);
+  SET_INTS(n, "pads", 0, 0, 1, 0);
+  ecg_attr_set_i(n, "ceil_mode", 1);
+  expect_geom("ceil_mode", g, n, V(2, 3), V(0, 0), V(1, 0));
+  ecg_attr_set_i(n, "ceil_mode", 0);
+  expect_geom("floor", g, n, V(2, 2), V(0, 0), V(1, 0));
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_OK && gm.pool && gm.m == 1 && gm.w == -1, "pool channels kept");
+  ecg_graph_free(g);
+
+  /* not a windowed operator */
+  g = ecg_graph_new();
+  n = win_node(g, "Relu", DIMS(1, 1, 4, 6), NULL, 0);
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_ERR_INPUT && strstr(e.msg, "not a convolution"), "Relu refused: %s", e.msg);
+  ecg_graph_free(g);
+}
+
+/* QLinearConv reads its weight at input 3 and its bias at 8; shape inference agrees. */
+static void test_qlinear_geom(void) {
+  ecg_graph *g = ecg_graph_new();
+  int x = tens(g, "x", ECG_UINT8, DIMS(1, 2, 7, 8), NULL), w = tens(g, "w", ECG_UINT8, DIMS(5, 2, 3, 2), NULL);
+  int sc = cf32(g, "sc", (float[]){0.5f}, DIMS(1));
+  int64_t zero = 0;
+  int zp = ecg_add_tensor(g, "zp", ECG_UINT8, 0, NULL);
+  ecg_tensor_set_data(g->tensors[zp], &zero, 1);
+  int b = tens(g, "b", ECG_INT32, DIMS(5), NULL), y = out(g, "y");
+  int in[9] = {x, sc, zp, w, sc, zp, sc, zp, b};
+  int k = ecg_add_node(g, "qconv", "QLinearConv", "", 13, 9, in, 1, &y);
+  ecg_node *n = g->nodes[k];
+  SET_INTS(n, "strides", 2, 2);
+  ecg_attr_set_s(n, "auto_pad", "SAME_LOWER");
+  ecg_conv_geom gm;
+  ecg_err e = {0};
+  CHECK(ecg_conv_geom_resolve(g, n, &gm, &e) == ECG_OK && gm.w == 3 && gm.b == 8 && gm.m == 5 && gm.out[0] == 4 && gm.out[1] == 4 &&
+            gm.pb[0] == 1 && gm.pe[0] == 1 && gm.pb[1] == 0 && gm.pe[1] == 0,
+        "QLinearConv geometry: %s", e.msg);
+  set_io(g, IDS(x, w, b), IDS(y));
+  infer(g, ECG_OK, "QLinearConv");
+  expect_shape(g, "y", "1x5x4x4");
+  CHECK(g->tensors[y]->dtype == ECG_UINT8, "QLinearConv output dtype from y_zero_point");
+  ecg_graph_free(g);
+}
+
 int main(void) {
   test_block_add();
   test_dominant();
@@ -335,5 +489,7 @@ int main(void) {
   test_compact_report();
   test_validator();
   test_roundtrip();
+  test_conv_geom();
+  test_qlinear_geom();
   return unit_summary();
 }
