@@ -440,6 +440,49 @@ int ecg_infer_shapes(ecg_graph *g, ecg_err *e);
  *  NULL) receives the number of nodes folded. Errors as ecg_infer_shapes. */
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
 
+/* ---------------------------------------------------------------- reductions */
+
+/* Each Reduce* operator is y = finish(combine over the reduced axes of map(x)): one row
+ * of one table (format/ops/reduce.c) from which constant folding (ecg_eval_reduce) and
+ * the emitters (tools/lower/emit/reduce.c) both derive their code. */
+
+/** Element map applied before combining. */
+typedef enum ecg_red_map { ECG_RED_MAP_NONE, ECG_RED_MAP_ABS, ECG_RED_MAP_SQUARE, ECG_RED_MAP_EXP } ecg_red_map;
+/** Combining operation (its identity starts the accumulator). */
+typedef enum ecg_red_combine { ECG_RED_SUM, ECG_RED_PROD, ECG_RED_MAX, ECG_RED_MIN } ecg_red_combine;
+/** Final transform of the accumulator. */
+typedef enum ecg_red_fin { ECG_RED_FIN_NONE, ECG_RED_FIN_MEAN, ECG_RED_FIN_SQRT, ECG_RED_FIN_LOG } ecg_red_fin;
+
+/** One reduction operator's meaning, with the C it generates: printf formats over
+ *  strings with positional arguments (c_map: %1$s the element; c_combine: %1$s the
+ *  accumulator, %2$s the mapped element; c_finish: %1$s the accumulator, %2$s the
+ *  element count). Max and Min propagate NaN (ONNX Runtime's and numpy's behaviour). */
+typedef struct ecg_reduction {
+  ecg_op_id op;
+  ecg_red_map map;
+  ecg_red_combine combine;
+  ecg_red_fin fin;
+  const char *c_map, *c_combine, *c_finish;
+} ecg_reduction;
+
+/** The table row of Reduce* operator op, or NULL when op is not a reduction. */
+const ecg_reduction *ecg_reduction_of(ecg_op_id op);
+/** The accumulator's initial value: 0 (sum), 1 (product), -inf / +inf (max / min). */
+double ecg_reduction_identity_f(const ecg_reduction *r);
+/** The same for an int64 accumulator: 0, 1, INT64_MIN, INT64_MAX. */
+int64_t ecg_reduction_identity_i(const ecg_reduction *r);
+/** C expression of the initial value for an accumulator of dtype (e.g. "-INFINITY",
+ *  "INT32_MIN", "0" for an unsigned max); NULL for a dtype without a C type. */
+const char *ecg_reduction_identity_c(const ecg_reduction *r, int dtype);
+/** combine(acc, map(x)) in double. */
+double ecg_reduction_step_f(const ecg_reduction *r, double acc, double x);
+/** combine(acc, map(x)) in int64 (wrapping; exp maps through double). */
+int64_t ecg_reduction_step_i(const ecg_reduction *r, int64_t acc, int64_t x);
+/** finish(acc) over count reduced elements (mean divides by count; count 0 leaves acc). */
+double ecg_reduction_finish_f(const ecg_reduction *r, double acc, int64_t count);
+/** The same in int64 (mean truncates; sqrt and log through double). */
+int64_t ecg_reduction_finish_i(const ecg_reduction *r, int64_t acc, int64_t count);
+
 /* Shape-function helpers shared by the per-operator files (format/ops/). */
 
 /** Numpy-style multidirectional broadcast of a and b (ONNX Broadcasting.md) into out;

@@ -3,7 +3,9 @@
  * compaction and constant folding with their node indices remapped; the validator
  * rejects every kind of bad block with a message naming the block and node; the
  * schema-2 block fields survive a write and a read. And the one window geometry
- * (format/geom.c): auto_pad, strides, dilations, ceil_mode, output_shape, errors.
+ * (format/geom.c): auto_pad, strides, dilations, ceil_mode, output_shape, errors; and
+ * the one reduction table (format/ops/reduce.c): folding of every Reduce* against
+ * hand-computed values, NaN, integer extremes, the C it gives the emitters.
  *
  *   make build/libecg.a
  *   cc -std=gnu11 -Iformat -Ibuild/gen tests/unit/graph_test.c build/libecg.a \
@@ -481,6 +483,86 @@ static void test_qlinear_geom(void) {
   ecg_graph_free(g);
 }
 
+/* ---- the reduction table (ecg_reduction_of) */
+
+/* Fold op over x (dtype dt, values v of dims d) reducing axis 1 (keepdims 0); the
+ * folded output's values as doubles into got. Returns the folded node count. */
+static int fold_reduce(const char *op, int dt, const double *v, int64_t d0, int64_t d1, double *got) {
+  ecg_graph *g = ecg_graph_new();
+  int x = ecg_add_tensor(g, "x", dt, 2, (int64_t[]){d0, d1});
+  void *buf = calloc((size_t)(d0 * d1), 8);
+  for (int64_t i = 0; i < d0 * d1; i++) {
+    if (ecg_dtype_is_float(dt)) ecg_store_f64(buf, dt, i, v[i]);
+    else ecg_store_i64(buf, dt, i, (int64_t)v[i]);
+  }
+  ecg_tensor_set_data(g->tensors[x], buf, (size_t)(d0 * d1) * ecg_dtype_size(dt));
+  free(buf);
+  int y = out(g, "y");
+  int k = ecg_add_node(g, op, op, "", 13, 1, &x, 1, &y);
+  ecg_attr_set_ints(g->nodes[k], "axes", 1, (int64_t[]){1});
+  ecg_attr_set_i(g->nodes[k], "keepdims", 0);
+  set_io(g, NULL, 0, &y, 1);
+  int nf = 0;
+  ecg_err e = {0};
+  CHECK(ecg_fold_constants(g, &nf, &e) == ECG_OK, "%s: %s", op, e.msg);
+  const ecg_tensor *t = g->tensors[g->outputs[0]];
+  for (int64_t i = 0; t->is_const && i < d0; i++) got[i] = ecg_const_f64(t, i);
+  ecg_graph_free(g);
+  return nf;
+}
+
+static void test_reduction_table(void) {
+  const double x[6] = {1, -2, 3, 0.5, 0.25, -4};
+  struct { const char *op; double want[2]; } cases[] = {
+    {"ReduceSum", {2, -3.25}},
+    {"ReduceMean", {2.0 / 3, -3.25 / 3}},
+    {"ReduceMax", {3, 0.5}},
+    {"ReduceMin", {-2, -4}},
+    {"ReduceProd", {-6, -0.5}},
+    {"ReduceL1", {6, 4.75}},
+    {"ReduceL2", {sqrt(14), sqrt(0.25 + 0.0625 + 16)}},
+    {"ReduceSumSquare", {14, 16.3125}},
+    {"ReduceLogSum", {log(2), NAN}},
+    {"ReduceLogSumExp", {log(exp(1) + exp(-2) + exp(3)), log(exp(0.5) + exp(0.25) + exp(-4))}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    double got[2] = {-99, -99};
+    int nf = fold_reduce(cases[i].op, ECG_FLOAT, x, 2, 3, got);
+    for (int k = 0; k < 2; k++) {
+      double w = cases[i].want[k];
+      bool ok = isnan(w) ? isnan(got[k]) : fabs(got[k] - w) <= 1e-6 * (1 + fabs(w));
+      CHECK(nf == 1 && ok, "%s row %d: folded %g, want %g", cases[i].op, k, got[k], w);
+    }
+    const ecg_op_info *op = ecg_op_lookup(cases[i].op, "");
+    const ecg_reduction *r = ecg_reduction_of(op->id);
+    CHECK(r && r->c_map && r->c_combine && r->c_finish, "%s has a table row", cases[i].op);
+  }
+  /* NaN propagates through Max and Min; integer Max of negatives starts from the lowest */
+  const double xn[4] = {1, NAN, -3, 2};
+  double got[2];
+  fold_reduce("ReduceMax", ECG_FLOAT, xn, 2, 2, got);
+  CHECK(isnan(got[0]) && got[1] == 2, "ReduceMax NaN: %g %g", got[0], got[1]);
+  fold_reduce("ReduceMin", ECG_FLOAT, xn, 2, 2, got);
+  CHECK(isnan(got[0]) && got[1] == -3, "ReduceMin NaN: %g %g", got[0], got[1]);
+  const double xi[4] = {-7, -3, -9, -20};
+  fold_reduce("ReduceMax", ECG_INT32, xi, 2, 2, got);
+  CHECK(got[0] == -3 && got[1] == -9, "int32 ReduceMax of negatives: %g %g", got[0], got[1]);
+  fold_reduce("ReduceMean", ECG_INT64, xi, 2, 2, got);
+  CHECK(got[0] == -5 && got[1] == -14, "int64 ReduceMean truncates: %g %g", got[0], got[1]);
+  /* the C the emitters print */
+  const ecg_reduction *mx = ecg_reduction_of(ECG_OP_ReduceMax), *l2 = ecg_reduction_of(ECG_OP_ReduceL2);
+  CHECK(!strcmp(ecg_reduction_identity_c(mx, ECG_INT32), "INT32_MIN") && !strcmp(ecg_reduction_identity_c(mx, ECG_UINT8), "0") &&
+            !strcmp(ecg_reduction_identity_c(mx, ECG_FLOAT), "-INFINITY") && ecg_reduction_identity_c(mx, ECG_STRING) == NULL,
+        "typed identities");
+  char buf[128], mapped[64];
+  snprintf(mapped, sizeof mapped, l2->c_map, "x[j]");
+  snprintf(buf, sizeof buf, l2->c_combine, "y[o]", mapped);
+  CHECK(!strcmp(buf, "y[o] + x[j] * x[j]"), "ReduceL2 step: %s", buf);
+  snprintf(buf, sizeof buf, l2->c_finish, "y[i]", "cnt");
+  CHECK(!strcmp(buf, "sqrt(y[i])"), "ReduceL2 finish: %s", buf);
+  CHECK(ecg_reduction_of(ECG_OP_Relu) == NULL, "Relu is not a reduction");
+}
+
 int main(void) {
   test_block_add();
   test_dominant();
@@ -491,5 +573,6 @@ int main(void) {
   test_roundtrip();
   test_conv_geom();
   test_qlinear_geom();
+  test_reduction_table();
   return unit_summary();
 }
