@@ -34,8 +34,12 @@ extern "C" {
 #endif
 
 #define ECG_VERSION_STRING "0.1.0"
-/** Schema version written in the frame header (format/ECG.md). */
-#define ECG_SCHEMA_VERSION 1
+/** Version of the stream framing written in the frame header (format/ECG.md). It bumps
+ *  only for an incompatible change (DESIGN.md "Conventions across issues: The ECG"). */
+#define ECG_FRAME_VERSION 1
+/** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
+ *  writers of every schema version interoperate; format/ECG.md lists what each added. */
+#define ECG_SCHEMA_VERSION 2
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -43,6 +47,8 @@ typedef Ecg__Graph ecg_graph;
 typedef Ecg__Node ecg_node;
 typedef Ecg__Tensor ecg_tensor;
 typedef Ecg__Attribute ecg_attr;
+typedef Ecg__FusionBlock ecg_block;
+typedef Ecg__Schedule ecg_schedule;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -137,10 +143,22 @@ ecg_tensor *ecg_node_output(const ecg_graph *g, const ecg_node *n, int i);
  *  per thread is not used: writes into buf). */
 const char *ecg_node_label(const ecg_graph *g, const ecg_node *n, char *buf, size_t n_buf);
 
+/** What ecg_remap_nodes (and so ecg_compact and ecg_topo_sort) had to drop to keep the
+ *  annotations valid; a stage reports non-zero counts on stderr (DESIGN.md "Conventions
+ *  across issues: The ECG"). */
+typedef struct ecg_remap_report {
+  int members_removed;  /**< block members that were removed nodes */
+  int blocks_dropped;   /**< blocks left without members, dropped (later ids shift down) */
+  int roles_cleared;    /**< seeds and dominants of kept blocks set to -1: their node was removed */
+  int ir_cleared;       /**< ir_removable flags cleared: the tensor no longer lies inside one block */
+} ecg_remap_report;
+
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
- *  a node, graph input or graph output; renumbers ids. Returns ECG_OK or
- *  ECG_ERR_INTERNAL. keep has g->n_nodes entries. */
-int ecg_compact(ecg_graph *g, const bool *keep);
+ *  a node, graph input or graph output; renumbers ids. Fusion blocks follow through
+ *  ecg_remap_nodes (removed nodes leave their blocks; blocks' inputs/outputs are
+ *  recomputed). rep (may be NULL) receives what the blocks lost (see ecg_remap_nodes).
+ *  Returns ECG_OK or ECG_ERR_INTERNAL. keep has g->n_nodes entries. */
+int ecg_compact(ecg_graph *g, const bool *keep, ecg_remap_report *rep);
 
 /** producer[t] = index of the node writing tensor t, or -1 (graph input/constant).
  *  producer has g->n_tensors entries. */
@@ -150,8 +168,122 @@ void ecg_consumer_counts(const ecg_graph *g, int *n_consumers);
 /** Topological order of nodes into order[g->n_nodes] (Kahn, stable by index).
  *  Returns ECG_OK, or ECG_ERR_INPUT naming a node on a cycle. */
 int ecg_topo_order(const ecg_graph *g, int *order, ecg_err *e);
-/** Reorder g->nodes topologically (stable). Same errors as ecg_topo_order. */
+/** Reorder g->nodes topologically (stable), remapping fusion blocks through
+ *  ecg_remap_nodes. Same errors as ecg_topo_order. */
 int ecg_topo_sort(ecg_graph *g, ecg_err *e);
+
+/* ---------------------------------------------------------------- fusion blocks */
+
+/* A fusion block (DNNFusion §3.4.3) is a set of nodes lowered into one kernel. g->blocks
+ * is dense: g->blocks[i]->id == i, and node->fusion_block names the block holding the
+ * node (-1 none). A block's nodes are listed in topological order; its inputs/outputs
+ * are derived from its members (ecg_block_refresh_io) and kept current by every utility
+ * that changes the node list. ecg_validate checks all of it. */
+
+/** Renumber or delete nodes and remap every annotation that refers to node indices
+ *  (DESIGN.md: the one function every renumbering utility goes through). old_to_new has
+ *  n_old == g->n_nodes entries: node i moves to index old_to_new[i], or is removed (and
+ *  freed) when it is -1; the kept entries must be a bijection onto 0..n_kept-1.
+ *  Afterwards: g->nodes is in the new order; each block's nodes, seed and dominant are
+ *  remapped (a removed member leaves its block; a removed seed or dominant becomes -1)
+ *  and its members are listed in ascending new index; blocks left empty are dropped and
+ *  the others renumbered densely, node->fusion_block following; every block's
+ *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared.
+ *  Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
+ *  Errors: ECG_ERR_INTERNAL when old_to_new is not such a mapping (a caller bug; g is
+ *  then unchanged) or out of memory. */
+int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
+                    ecg_err *e);
+
+/** Add a fusion block holding the n nodes nodes[] (indices, any order) with the given
+ *  seed (a member, or -1 for none). The block gets id g->n_blocks, its members are stored
+ *  in ascending index order (topological when g is sorted) and their fusion_block is set;
+ *  mapping_type is the most complex member mapping type in the order of ecg_mapping
+ *  (the §3.3.1 rule; ecg-fuse may overwrite it from Table 3.3); dominant is the first
+ *  Many-to-Many member (-1 none); layout "", plan "", no schedule; inputs/outputs are
+ *  computed (ecg_block_refresh_io). Returns the new block id (>= 0), or -1 with *e
+ *  (may be NULL) set: ECG_ERR_INPUT when n < 1, a node index is out of range or listed
+ *  twice, a node is already in a block, or the seed is not a member (the message names
+ *  the node); ECG_ERR_INTERNAL on out of memory. On error g is unchanged. */
+int ecg_block_add(ecg_graph *g, const int *nodes, int n, int seed, ecg_err *e);
+
+/** Recompute block b's inputs (tensor ids its members read that no member produces,
+ *  constants included, omitted operands excluded; each once, in order of first use by
+ *  the members in list order) and outputs (tensor ids members produce that a non-member
+ *  reads or that are graph outputs; in member order). b < 0 refreshes every block.
+ *  Returns ECG_OK, or ECG_ERR_INTERNAL (out of memory, b out of range). */
+int ecg_block_refresh_io(ecg_graph *g, int b);
+
+/** Which tensors lie inside one block (DNNFusion §3.4.3: the candidates for
+ *  ir_removable): inner[t] = the block id when tensor t is produced by a member of that
+ *  block (by node->fusion_block), every node reading it is in the same block, and it is
+ *  not a graph output; else -1. reader (may be NULL): for a tensor produced in a block
+ *  but not inner, the index of a node outside the block that reads it (-1: it is only a
+ *  graph output, or not produced in a block). producer is ecg_producers' array; inner
+ *  and reader have g->n_tensors entries. */
+void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *inner, int *reader);
+
+/** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
+ *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,
+ *  b out of range). */
+int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
+                           int unroll, bool intensive);
+
+/* ---------------------------------------------------------------- convolution geometry */
+
+/** ONNX auto_pad values (Conv, ConvTranspose, pooling, ConvInteger, QLinearConv). */
+typedef enum ecg_auto_pad {
+  ECG_PAD_NOTSET = 0,  /**< explicit 'pads' (default 0) */
+  ECG_PAD_SAME_UPPER,  /**< pad so that out = ceil(in / stride) (ConvTranspose: in * stride); odd extra at the end */
+  ECG_PAD_SAME_LOWER,  /**< the same, odd extra at the beginning */
+  ECG_PAD_VALID        /**< no padding; 'pads' is ignored */
+} ecg_auto_pad;
+
+/** The resolved sliding-window geometry of one Conv, ConvTranspose, ConvInteger,
+ *  QLinearConv, MaxPool or AveragePool node: the one reading of its attributes that
+ *  shape inference and every emitter share. Spatial arrays hold sp entries, outermost
+ *  first; a dim is -1 where a symbolic input dim leaves it unknown (shape inference
+ *  only; lowering sees static shapes). Units are elements. */
+typedef struct ecg_conv_geom {
+  int sp;                    /**< spatial rank: input rank - 2 (>= 1) */
+  int x, w, b;               /**< input positions of X, W (-1 for pooling) and the bias (-1 none or absent) */
+  bool transposed;           /**< ConvTranspose: out = s*(in-1) + out_pad + dilated kernel - pads */
+  bool pool;                 /**< MaxPool/AveragePool: no weight, channels kept */
+  bool ceil_mode;            /**< pooling: ceil instead of floor in the output size */
+  ecg_auto_pad auto_pad;
+  int64_t n;                 /**< batch */
+  int64_t c;                 /**< input channels */
+  int64_t m;                 /**< output channels (pooling: c) */
+  int64_t group;             /**< channel groups (pooling: 1) */
+  int64_t in[ECG_MAX_RANK];  /**< input spatial dims */
+  int64_t k[ECG_MAX_RANK];   /**< kernel spatial dims (undilated) */
+  int64_t out[ECG_MAX_RANK]; /**< output spatial dims */
+  int64_t s[ECG_MAX_RANK];   /**< strides (>= 1) */
+  int64_t d[ECG_MAX_RANK];   /**< dilations (>= 1) */
+  int64_t pb[ECG_MAX_RANK];  /**< padding at the beginning of each spatial dim (-1 unknown) */
+  int64_t pe[ECG_MAX_RANK];  /**< padding at the end (-1 unknown) */
+  int64_t out_pad[ECG_MAX_RANK]; /**< ConvTranspose output_padding (else 0) */
+} ecg_conv_geom;
+
+/** Resolve node n's geometry from its operands' shapes and its attributes (ONNX
+ *  Operators.md; ONNX Runtime where the text is ambiguous, as noted):
+ *  - NOTSET: 'pads' [b..., e...] (default 0). VALID: no padding, 'pads' ignored.
+ *  - Conv/pooling: out = floor((in + pb + pe - ((k-1)*d+1)) / s) + 1 (ceil_mode: ceil,
+ *    dropping a last window that would start in the end padding); SAME_*: out =
+ *    ceil(in / s) and total = max(0, (out-1)*s + (k-1)*d+1 - in), split floor(total/2)
+ *    at the beginning for SAME_UPPER and ceil(total/2) for SAME_LOWER.
+ *  - ConvTranspose: out = s*(in-1) + output_padding + (k-1)*d+1 - pb - pe; with
+ *    output_shape (its last sp values; 'pads' then ignored) or SAME_* (out = in*s):
+ *    total = max(0, s*(in-1) + output_padding + (k-1)*d+1 - out), split floor(total/2)
+ *    at the beginning, ceil(total/2) for SAME_LOWER (ONNX Runtime's and the ONNX
+ *    backend tests' reading; Operators.md's text gives NOTSET the ceil).
+ *  kernel_shape defaults to W's spatial dims and must agree with them; pooling needs it.
+ *  Errors (ECG_ERR_INPUT, message naming the node): not one of these operators, a
+ *  missing operand, input rank < 3, W of another rank, unknown auto_pad, an attribute
+ *  list of the wrong length or with a value out of range (kernel, strides, dilations
+ *  >= 1; output_padding >= 0), channels that do not match W and group, a window larger
+ *  than the padded input, a negative ConvTranspose output. */
+int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -246,7 +378,14 @@ void ecg_out_abort(ecg_out *o);
 /** Check g (STYLE 11): tensor ids in range, every non-constant node input produced by
  *  exactly one node or a graph input, no tensor written twice, no cycle, constants
  *  have numel * dtype_size bytes, graph outputs produced, node outputs' dtypes and
- *  shapes agree with the registry's shape function where the op is known.
+ *  shapes agree with the registry's shape function where the op is known; and the
+ *  fusion blocks (DNNFusion §3.4.3): ids dense, members exist and are listed in
+ *  topological order, every node in at most one block and node->fusion_block agreeing
+ *  with the block lists, seed and dominant members (or -1), inputs/outputs as
+ *  ecg_block_refresh_io computes them (as sets), no cycle between blocks (the quotient
+ *  graph whose vertices are blocks and unblocked nodes is acyclic), and every
+ *  ir_removable tensor produced and consumed only inside one block and not a graph
+ *  output.
  *  Returns ECG_OK or ECG_ERR_INPUT with the first problem (node and tensor named). */
 int ecg_validate(const ecg_graph *g, ecg_err *e);
 
@@ -323,6 +462,49 @@ int ecg_infer_shapes(ecg_graph *g, ecg_err *e);
  *  into constants, repeatedly, then drop dead nodes and tensors. *n_folded (may be
  *  NULL) receives the number of nodes folded. Errors as ecg_infer_shapes. */
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
+
+/* ---------------------------------------------------------------- reductions */
+
+/* Each Reduce* operator is y = finish(combine over the reduced axes of map(x)): one row
+ * of one table (format/ops/reduce.c) from which constant folding (ecg_eval_reduce) and
+ * the emitters (tools/lower/emit/reduce.c) both derive their code. */
+
+/** Element map applied before combining. */
+typedef enum ecg_red_map { ECG_RED_MAP_NONE, ECG_RED_MAP_ABS, ECG_RED_MAP_SQUARE, ECG_RED_MAP_EXP } ecg_red_map;
+/** Combining operation (its identity starts the accumulator). */
+typedef enum ecg_red_combine { ECG_RED_SUM, ECG_RED_PROD, ECG_RED_MAX, ECG_RED_MIN } ecg_red_combine;
+/** Final transform of the accumulator. */
+typedef enum ecg_red_fin { ECG_RED_FIN_NONE, ECG_RED_FIN_MEAN, ECG_RED_FIN_SQRT, ECG_RED_FIN_LOG } ecg_red_fin;
+
+/** One reduction operator's meaning, with the C it generates: printf formats over
+ *  strings with positional arguments (c_map: %1$s the element; c_combine: %1$s the
+ *  accumulator, %2$s the mapped element; c_finish: %1$s the accumulator, %2$s the
+ *  element count). Max and Min propagate NaN (ONNX Runtime's and numpy's behaviour). */
+typedef struct ecg_reduction {
+  ecg_op_id op;
+  ecg_red_map map;
+  ecg_red_combine combine;
+  ecg_red_fin fin;
+  const char *c_map, *c_combine, *c_finish;
+} ecg_reduction;
+
+/** The table row of Reduce* operator op, or NULL when op is not a reduction. */
+const ecg_reduction *ecg_reduction_of(ecg_op_id op);
+/** The accumulator's initial value: 0 (sum), 1 (product), -inf / +inf (max / min). */
+double ecg_reduction_identity_f(const ecg_reduction *r);
+/** The same for an int64 accumulator: 0, 1, INT64_MIN, INT64_MAX. */
+int64_t ecg_reduction_identity_i(const ecg_reduction *r);
+/** C expression of the initial value for an accumulator of dtype (e.g. "-INFINITY",
+ *  "INT32_MIN", "0" for an unsigned max); NULL for a dtype without a C type. */
+const char *ecg_reduction_identity_c(const ecg_reduction *r, int dtype);
+/** combine(acc, map(x)) in double. */
+double ecg_reduction_step_f(const ecg_reduction *r, double acc, double x);
+/** combine(acc, map(x)) in int64 (wrapping; exp maps through double). */
+int64_t ecg_reduction_step_i(const ecg_reduction *r, int64_t acc, int64_t x);
+/** finish(acc) over count reduced elements (mean divides by count; count 0 leaves acc). */
+double ecg_reduction_finish_f(const ecg_reduction *r, double acc, int64_t count);
+/** The same in int64 (mean truncates; sqrt and log through double). */
+int64_t ecg_reduction_finish_i(const ecg_reduction *r, int64_t acc, int64_t count);
 
 /* Shape-function helpers shared by the per-operator files (format/ops/). */
 

@@ -234,23 +234,20 @@ const char *ecg_node_label(const ecg_graph *g, const ecg_node *n, char *buf, siz
   return buf;
 }
 
-int ecg_compact(ecg_graph *g, const bool *keep) {
-  size_t nt = g->n_tensors;
+int ecg_compact(ecg_graph *g, const bool *keep, ecg_remap_report *rep) {
+  size_t nt = g->n_tensors, nn = g->n_nodes;
   bool *used = calloc(nt ? nt : 1, sizeof *used);
-  int *remap = malloc(sizeof(int) * (nt ? nt : 1));
+  int *remap = malloc(sizeof(int) * (nt > nn ? nt : nn ? nn : 1));
   if (!used || !remap) { free(used); free(remap); return ECG_ERR_INTERNAL; }
-  size_t w = 0;
+  /* nodes: through the one renumbering function, so blocks follow */
+  int w = 0;
+  for (size_t i = 0; i < nn; i++) remap[i] = keep[i] ? w++ : -1;
+  if (ecg_remap_nodes(g, remap, nn, rep, NULL) != ECG_OK) { free(used); free(remap); return ECG_ERR_INTERNAL; }
   for (size_t i = 0; i < g->n_nodes; i++) {
     ecg_node *n = g->nodes[i];
-    if (!keep[i]) {
-      protobuf_c_message_free_unpacked(&n->base, NULL);
-      continue;
-    }
     for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) used[n->inputs[k]] = true;
     for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0) used[n->outputs[k]] = true;
-    g->nodes[w++] = n;
   }
-  g->n_nodes = w;
   for (size_t k = 0; k < g->n_inputs; k++) used[g->inputs[k]] = true;
   for (size_t k = 0; k < g->n_outputs; k++) used[g->outputs[k]] = true;
   w = 0;
@@ -260,10 +257,10 @@ int ecg_compact(ecg_graph *g, const bool *keep) {
       remap[t] = -1;
       continue;
     }
-    remap[t] = (int)w;
+    remap[t] = w;
     g->tensors[w++] = g->tensors[t];
   }
-  g->n_tensors = w;
+  g->n_tensors = (size_t)w;
   for (size_t i = 0; i < g->n_nodes; i++) {
     ecg_node *n = g->nodes[i];
     for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) n->inputs[k] = remap[n->inputs[k]];
@@ -271,6 +268,12 @@ int ecg_compact(ecg_graph *g, const bool *keep) {
   }
   for (size_t k = 0; k < g->n_inputs; k++) g->inputs[k] = remap[g->inputs[k]];
   for (size_t k = 0; k < g->n_outputs; k++) g->outputs[k] = remap[g->outputs[k]];
+  /* a block's inputs and outputs are tensors its kept members use: all kept */
+  for (size_t b = 0; b < g->n_blocks; b++) {
+    ecg_block *blk = g->blocks[b];
+    for (size_t k = 0; k < blk->n_inputs; k++) blk->inputs[k] = remap[blk->inputs[k]];
+    for (size_t k = 0; k < blk->n_outputs; k++) blk->outputs[k] = remap[blk->outputs[k]];
+  }
   free(used);
   free(remap);
   return ECG_OK;

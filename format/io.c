@@ -33,8 +33,8 @@ int ecg_read(FILE *f, ecg_graph **out, ecg_err *e) {
   if (got < HEADER_BYTES) return ecg_errf(e, ECG_ERR_INPUT, "truncated ECG header (%zu of %d bytes)", got, HEADER_BYTES);
   unsigned version = (unsigned)get_le(h + 4, 2), flags = (unsigned)get_le(h + 6, 2);
   uint64_t stored = get_le(h + 8, 8), raw = get_le(h + 16, 8);
-  if (version == 0 || version > ECG_SCHEMA_VERSION)
-    return ecg_errf(e, ECG_ERR_INPUT, "ECG schema version %u is not supported (this build reads up to %d)", version, ECG_SCHEMA_VERSION);
+  if (version == 0 || version > ECG_FRAME_VERSION)
+    return ecg_errf(e, ECG_ERR_INPUT, "ECG stream version %u is not supported (this build reads stream version %d, schema %d)", version, ECG_FRAME_VERSION, ECG_SCHEMA_VERSION);
   if (flags & ~(unsigned)FLAG_ZSTD) return ecg_errf(e, ECG_ERR_INPUT, "unknown ECG header flags 0x%x", flags);
   if (stored > MAX_PAYLOAD || raw > MAX_PAYLOAD) return ecg_errf(e, ECG_ERR_INPUT, "ECG payload length too large");
   if (!(flags & FLAG_ZSTD) && stored != raw) return ecg_errf(e, ECG_ERR_INPUT, "corrupt ECG header: lengths differ without compression");
@@ -100,7 +100,7 @@ int ecg_write(FILE *f, const ecg_graph *g, int zstd_level, ecg_err *e) {
   }
   unsigned char h[HEADER_BYTES];
   memcpy(h, MAGIC, 4);
-  put_le(h + 4, ECG_SCHEMA_VERSION, 2);
+  put_le(h + 4, ECG_FRAME_VERSION, 2);
   put_le(h + 6, flags, 2);
   put_le(h + 8, stored, 8);
   put_le(h + 16, raw, 8);

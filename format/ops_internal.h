@@ -23,4 +23,11 @@ int ecg_node_errf(ecg_err *e, const ecg_graph *g, const ecg_node *n, const char 
  *  returns a pointer to the zero-filled bytes or NULL on OOM. */
 void *ecg_alloc_output_data(ecg_graph *g, ecg_node *n, int i);
 
+/** Block b's inputs and outputs as ecg_block_refresh_io defines them, into new arrays
+ *  in and out (caller frees). producer: ecg_producers; inner: ecg_block_internal_tensors;
+ *  stamp: g->n_tensors ints, never equal to b + 1 on entry for this b (zeroed once, then
+ *  reused for distinct b). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory). */
+int ecg_block_io_compute(const ecg_graph *g, int b, const int *producer, const int *inner,
+                         int *stamp, int32_t **in, size_t *n_in, int32_t **out, size_t *n_out);
+
 #endif

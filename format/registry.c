@@ -203,7 +203,7 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
     keep[i] = false;
     folded++;
   }
-  if (rc == ECG_OK && ecg_compact(g, keep) != ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK && ecg_compact(g, keep, NULL) != ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   free(keep);
   if (rc == ECG_OK && n_folded) *n_folded = folded;
   return rc;

@@ -77,13 +77,13 @@ out:
 
 int ecg_topo_sort(ecg_graph *g, ecg_err *e) {
   int *order = malloc(sizeof(int) * (g->n_nodes + 1));
-  ecg_node **copy = malloc(sizeof(ecg_node *) * (g->n_nodes + 1));
-  if (!order || !copy) { free(order); free(copy); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  int *old_to_new = malloc(sizeof(int) * (g->n_nodes + 1));
+  if (!order || !old_to_new) { free(order); free(old_to_new); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
   int rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) {
-    for (size_t i = 0; i < g->n_nodes; i++) copy[i] = g->nodes[order[i]];
-    memcpy(g->nodes, copy, sizeof(ecg_node *) * g->n_nodes);
+    for (size_t i = 0; i < g->n_nodes; i++) old_to_new[order[i]] = (int)i;
+    rc = ecg_remap_nodes(g, old_to_new, g->n_nodes, NULL, e);
   }
-  free(order); free(copy);
+  free(order); free(old_to_new);
   return rc;
 }

@@ -4,6 +4,204 @@
 
 #include "ops_internal.h"
 
+/* Label of a unit of the block quotient graph: a block, or a node in no block. */
+static void unit_label(const ecg_graph *g, int u, char *buf, size_t n) {
+  char lb[256];
+  if (u < 0) snprintf(buf, n, "...");
+  else if ((size_t)u < g->n_blocks) snprintf(buf, n, "block %d", u);
+  else {
+    const ecg_node *nd = g->nodes[(size_t)u - g->n_blocks];
+    snprintf(buf, n, "node '%s' (%s)", ecg_node_label(g, nd, lb, sizeof lb), nd->op_type);
+  }
+}
+
+/* The quotient graph (vertices: blocks and nodes in no block; an edge where a value
+ * crosses between two of them) must be acyclic: a cycle would make the blocks
+ * impossible to run one after another as whole kernels (DNNFusion §3.4.3). On a cycle,
+ * the message walks it. */
+static int blocks_acyclic(const ecg_graph *g, const int *producer, ecg_err *e) {
+  size_t nu = g->n_blocks + g->n_nodes, ne = 0;
+  for (size_t i = 0; i < g->n_nodes; i++) ne += g->nodes[i]->n_inputs;
+  int *eu = malloc(sizeof(int) * (ne + 1)), *ev = malloc(sizeof(int) * (ne + 1));
+  int *start = calloc(nu + 2, sizeof(int)), *succ = malloc(sizeof(int) * (ne + 1));
+  int *indeg = calloc(nu + 1, sizeof(int)), *queue = malloc(sizeof(int) * (nu + 1));
+  int *seen = calloc(nu + 1, sizeof(int));
+  int rc = ECG_OK;
+  if (!eu || !ev || !start || !succ || !indeg || !queue || !seen) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+#define UNIT(i) (g->nodes[i]->fusion_block >= 0 ? g->nodes[i]->fusion_block : (int)g->n_blocks + (int)(i))
+  ne = 0;
+  for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+      int t = g->nodes[i]->inputs[k];
+      if (t < 0 || producer[t] < 0) continue;
+      int a = UNIT(producer[t]), b = UNIT(i);
+      if (a == b) continue;
+      eu[ne] = a; ev[ne++] = b;
+      start[a + 1]++;
+      indeg[b]++;
+    }
+#undef UNIT
+  for (size_t u = 0; u < nu; u++) start[u + 1] += start[u];
+  memcpy(queue, start, sizeof(int) * nu); /* fill cursors, reused as the queue below */
+  for (size_t k = 0; k < ne; k++) succ[queue[eu[k]]++] = ev[k];
+  size_t head = 0, tail = 0;
+  for (size_t u = 0; u < nu; u++) if (indeg[u] == 0) queue[tail++] = (int)u;
+  while (head < tail) {
+    int u = queue[head++];
+    for (int j = start[u]; j < start[u + 1]; j++) if (--indeg[succ[j]] == 0) queue[tail++] = succ[j];
+  }
+  if (tail == nu) goto out;
+  /* Walk back along unfinished predecessors until a unit repeats: that loop is a cycle. */
+  int u = 0;
+  while (indeg[u] == 0) u++;
+  while (!seen[u]) {
+    seen[u] = 1;
+    for (size_t k = 0; k < ne; k++) if (ev[k] == u && indeg[eu[k]] > 0) { u = eu[k]; break; }
+  }
+  /* u is on the cycle: repeating the same choices from u comes back to u. The walk goes
+   * against the edges, so print it from its end. */
+  int cyc[32], nc = 0, v = u;
+  do {
+    cyc[nc++] = v;
+    for (size_t k = 0; k < ne; k++) if (ev[k] == v && indeg[eu[k]] > 0) { v = eu[k]; break; }
+  } while (v != u && nc < 32);
+  char msg[900] = "", lbu[300];
+  size_t off = 0;
+  for (int k = nc; k >= 0 && off < sizeof msg; k--) {
+    if (k == nc) unit_label(g, v == u ? u : -1, lbu, sizeof lbu);
+    else unit_label(g, cyc[k], lbu, sizeof lbu);
+    int w = snprintf(msg + off, sizeof msg - off, "%s%s", k == nc ? "" : " -> ", lbu);
+    if (w < 0) break;
+    off += (size_t)w;
+  }
+  rc = ecg_errf(e, ECG_ERR_INPUT, "fusion blocks form a cycle: %s", msg);
+out:
+  free(eu); free(ev); free(start); free(succ); free(indeg); free(queue); free(seen);
+  return rc;
+}
+
+/* Is tensor t in list[n]? */
+static bool listed(const int32_t *list, size_t n, int t) {
+  for (size_t k = 0; k < n; k++) if (list[k] == t) return true;
+  return false;
+}
+
+/* Block b's listed inputs (or outputs) against the computed ones, as sets. */
+static int same_io(const ecg_graph *g, int b, const char *what, const int32_t *have, size_t n_have,
+                   const int32_t *want, size_t n_want, ecg_err *e) {
+  for (size_t k = 0; k < n_have; k++) {
+    int t = have[k];
+    if (t < 0 || (size_t)t >= g->n_tensors) return ecg_errf(e, ECG_ERR_INPUT, "block %d: %s %zu refers to tensor id %d (of %zu)", b, what, k, t, g->n_tensors);
+    if (!listed(want, n_want, t) || listed(have, k, t))
+      return ecg_errf(e, ECG_ERR_INPUT, "block %d: its %s list tensor '%s'%s", b, what, g->tensors[t]->name,
+                      listed(have, k, t) ? " twice" : strcmp(what, "inputs") == 0 ? ", which no member reads from outside the block" : ", which is not a value the block writes for a reader outside it");
+  }
+  for (size_t k = 0; k < n_want; k++)
+    if (!listed(have, n_have, want[k]))
+      return ecg_errf(e, ECG_ERR_INPUT, "block %d: tensor '%s' is missing from its %s (%s)", b, g->tensors[want[k]]->name, what,
+                      strcmp(what, "inputs") == 0 ? "a member reads it from outside the block" : "a node outside the block or the graph output reads it");
+  return ECG_OK;
+}
+
+/* Fusion blocks (ecg.h "fusion blocks"): membership, roles, order, inputs/outputs,
+ * acyclicity of the quotient graph, ir_removable. Runs after the node checks, so tensor
+ * ids of nodes are in range. */
+static int validate_blocks(const ecg_graph *g, ecg_err *e) {
+  size_t nn = g->n_nodes, nt = g->n_tensors, nb = g->n_blocks;
+  char lb[256], lb2[256];
+  int *owner = malloc(sizeof(int) * (nn + 1)), *pos = malloc(sizeof(int) * (nn + 1));
+  int *producer = malloc(sizeof(int) * (nt + 1)), *inner = malloc(sizeof(int) * (nt + 1));
+  int *reader = malloc(sizeof(int) * (nt + 1)), *stamp = calloc(nt + 1, sizeof(int));
+  int rc = ECG_OK;
+  if (!owner || !pos || !producer || !inner || !reader || !stamp) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+  for (size_t i = 0; i < nn; i++) owner[i] = -1;
+  for (size_t b = 0; b < nb; b++) {
+    const ecg_block *blk = g->blocks[b];
+    if (blk->id != (int)b) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: id is %d (block ids are dense: blocks[i].id == i)", b, blk->id); goto out; }
+    if (blk->n_nodes == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu has no nodes", b); goto out; }
+    for (size_t m = 0; m < blk->n_nodes; m++) {
+      int i = blk->nodes[m];
+      if (i < 0 || (size_t)i >= nn) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: member %d is not a node (the graph has %zu)", b, i, nn); goto out; }
+      if (owner[i] >= 0) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) is in block %d and again in block %zu (a node is in at most one block)",
+                      ecg_node_label(g, g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type, owner[i], b);
+        goto out;
+      }
+      owner[i] = (int)b;
+      pos[i] = (int)m;
+    }
+    const int32_t roles[2] = {blk->seed, blk->dominant};
+    for (int r = 0; r < 2; r++)
+      if (roles[r] != -1 && (roles[r] < 0 || (size_t)roles[r] >= nn || owner[roles[r]] != (int)b)) {
+        if (roles[r] >= 0 && (size_t)roles[r] < nn)
+          rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: its %s, node '%s' (%s), is not a member", b, r ? "dominant" : "seed",
+                        ecg_node_label(g, g->nodes[roles[r]], lb, sizeof lb), g->nodes[roles[r]]->op_type);
+        else
+          rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: its %s is %d, neither a member nor -1", b, r ? "dominant" : "seed", roles[r]);
+        goto out;
+      }
+    const ecg_schedule *s = blk->schedule;
+    for (size_t k = 0; s && k < s->n_tile; k++)
+      if (s->tile[k] <= 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: schedule tile %zu is %lld (tiles are > 0)", b, k, (long long)s->tile[k]); goto out; }
+    if (s && (s->vector_width < 0 || s->unroll < 0)) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: schedule vector width %d, unroll %d (>= 0; 0 = the lowering chooses)", b, s->vector_width, s->unroll); goto out; }
+  }
+  for (size_t i = 0; i < nn; i++) {
+    const ecg_node *n = g->nodes[i];
+    if (n->fusion_block == owner[i]) continue;
+    if (owner[i] >= 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) is a member of block %d but its fusion_block is %d", ecg_node_label(g, n, lb, sizeof lb), n->op_type, owner[i], n->fusion_block);
+    else if (n->fusion_block >= 0 && (size_t)n->fusion_block < nb)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) has fusion_block %d but block %d does not list it", ecg_node_label(g, n, lb, sizeof lb), n->op_type, n->fusion_block, n->fusion_block);
+    else
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) has fusion_block %d but there is no such block (%zu blocks)", ecg_node_label(g, n, lb, sizeof lb), n->op_type, n->fusion_block, nb);
+    goto out;
+  }
+  ecg_producers(g, producer);
+  for (size_t i = 0; i < nn; i++) {
+    const ecg_node *n = g->nodes[i];
+    for (size_t k = 0; owner[i] >= 0 && k < n->n_inputs; k++) {
+      int t = n->inputs[k], p = t >= 0 ? producer[t] : -1;
+      if (p >= 0 && owner[p] == owner[i] && pos[p] > pos[(int)i]) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "block %d lists node '%s' (%s) before '%s' (%s), which produces its input '%s' (members are in topological order)",
+                      owner[i], ecg_node_label(g, n, lb, sizeof lb), n->op_type, ecg_node_label(g, g->nodes[p], lb2, sizeof lb2), g->nodes[p]->op_type, g->tensors[t]->name);
+        goto out;
+      }
+    }
+  }
+  ecg_block_internal_tensors(g, producer, inner, reader);
+  for (size_t b = 0; b < nb; b++) {
+    const ecg_block *blk = g->blocks[b];
+    int32_t *in, *outs;
+    size_t n_in, n_out;
+    if ((rc = ecg_block_io_compute(g, (int)b, producer, inner, stamp, &in, &n_in, &outs, &n_out)) != ECG_OK) { rc = ecg_errf(e, rc, "out of memory"); goto out; }
+    rc = same_io(g, (int)b, "inputs", blk->inputs, blk->n_inputs, in, n_in, e);
+    if (rc == ECG_OK) rc = same_io(g, (int)b, "outputs", blk->outputs, blk->n_outputs, outs, n_out, e);
+    free(in);
+    free(outs);
+    if (rc != ECG_OK) goto out;
+  }
+  if ((rc = blocks_acyclic(g, producer, e)) != ECG_OK) goto out;
+  for (size_t t = 0; t < nt; t++) {
+    const ecg_tensor *x = g->tensors[t];
+    if (!x->ir_removable || inner[t] >= 0) continue;
+    int p = producer[t];
+    if (p < 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' is ir_removable but no node produces it (graph inputs and constants stay in memory)", x->name);
+    else if (owner[p] < 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' is ir_removable but its producer '%s' (%s) is in no fusion block", x->name,
+                    ecg_node_label(g, g->nodes[p], lb, sizeof lb), g->nodes[p]->op_type);
+    else if (reader[t] >= 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' is ir_removable but node '%s' (%s) outside its block %d reads it", x->name,
+                    ecg_node_label(g, g->nodes[reader[t]], lb, sizeof lb), g->nodes[reader[t]]->op_type, owner[p]);
+    else
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' is ir_removable but it is a graph output", x->name);
+    goto out;
+  }
+out:
+  free(owner); free(pos); free(producer); free(inner); free(reader); free(stamp);
+  return rc;
+}
+
 int ecg_validate(const ecg_graph *g, ecg_err *e) {
   size_t nt = g->n_tensors;
   char lb[256];
@@ -65,6 +263,7 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
     if (writer[t] < 0 && !is_input[t] && !g->tensors[t]->is_const) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s' is produced by no node", g->tensors[t]->name); goto out; }
   }
   if ((rc = ecg_topo_order(g, order, e)) != ECG_OK) goto out;
+  if ((rc = validate_blocks(g, e)) != ECG_OK) goto out;
   /* Shapes and dtypes: re-run each shape function on a copy and compare. */
   {
     size_t len = ecg__graph__get_packed_size(g);

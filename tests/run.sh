@@ -17,10 +17,10 @@ mkdir -p build
 # tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
 # under qemu-aarch64.
 QEMU_A64="qemu-aarch64 -L ${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}"
-for t in ops rt rt_port rt_aarch64 rt_port_aarch64; do
+for t in ops graph rt rt_port rt_aarch64 rt_port_aarch64; do
   case $t in
-    ops) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/ops_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/ops_test"
-         exe=./build/ops_test ;;
+    ops|graph) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
+         exe=./build/${t}_test ;;
     rt) cmd="sh tests/unit/rt_build.sh native build/rt-native"; exe=./build/rt-native/rt_test ;;
     rt_port) cmd=true; exe=./build/rt-native/rt_port_test ;;
     rt_aarch64) cmd="sh tests/unit/rt_build.sh aarch64 build/rt-aarch64"; exe="$QEMU_A64 ./build/rt-aarch64/rt_test" ;;

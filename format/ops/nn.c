@@ -5,88 +5,6 @@
 
 /* ---------------------------------------------------------------- windows */
 
-enum { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-/* The sliding-window attributes shared by Conv, ConvTranspose and pooling over k
- * spatial dims; kernel[i] < 0 when unknown. */
-typedef struct win {
-  int k, auto_pad;
-  int64_t kernel[ECG_MAX_RANK], stride[ECG_MAX_RANK], dil[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK];
-} win;
-
-/* Read an optional int list attribute of exactly len entries, each >= min, into v
- * (def when absent). */
-static int ints_attr(ecg_graph *g, ecg_node *n, const char *name, int len, int64_t def, int64_t min,
-                     int64_t *v, ecg_err *e) {
-  const int64_t *a;
-  int c = ecg_attr_ints(n, name, &a);
-  if (c >= 0 && c != len)
-    return ecg_node_errf(e, g, n, "attribute '%s' has %d values, expected %d", name, c, len);
-  for (int i = 0; i < len; i++) {
-    v[i] = c >= 0 ? a[i] : def;
-    if (v[i] < min)
-      return ecg_node_errf(e, g, n, "attribute '%s' has invalid value %lld", name, (long long)v[i]);
-  }
-  return ECG_OK;
-}
-
-/* Read kernel_shape (defaulting to kshape, which may be NULL), strides, dilations, pads
- * and auto_pad for k spatial dims. */
-static int read_win(ecg_graph *g, ecg_node *n, int k, const int64_t *kshape, win *w, ecg_err *e) {
-  char ap[32];
-  w->k = k;
-  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
-  if (!strcmp(ap, "NOTSET")) w->auto_pad = PAD_NOTSET;
-  else if (!strcmp(ap, "SAME_UPPER")) w->auto_pad = PAD_SAME_UPPER;
-  else if (!strcmp(ap, "SAME_LOWER")) w->auto_pad = PAD_SAME_LOWER;
-  else if (!strcmp(ap, "VALID")) w->auto_pad = PAD_VALID;
-  else return ecg_node_errf(e, g, n, "unknown auto_pad '%s'", ap);
-  const int64_t *ks;
-  int c = ecg_attr_ints(n, "kernel_shape", &ks);
-  if (c < 0 && !kshape) return ecg_node_errf(e, g, n, "missing attribute 'kernel_shape'");
-  if (c >= 0 && c != k)
-    return ecg_node_errf(e, g, n, "kernel_shape has %d values for %d spatial dims", c, k);
-  for (int i = 0; i < k; i++) {
-    w->kernel[i] = c >= 0 ? ks[i] : kshape[i];
-    if (c >= 0 && kshape && kshape[i] >= 0 && ks[i] != kshape[i])
-      return ecg_node_errf(e, g, n, "kernel_shape[%d] = %lld but the weight has %lld", i,
-                           (long long)ks[i], (long long)kshape[i]);
-  }
-  ECG_TRY(ints_attr(g, n, "strides", k, 1, 1, w->stride, e));
-  ECG_TRY(ints_attr(g, n, "dilations", k, 1, 1, w->dil, e));
-  ECG_TRY(ints_attr(g, n, "pads", 2 * k, 0, INT64_MIN, w->pads, e));
-  return ECG_OK;
-}
-
-/* Output extent of spatial dim i for an input extent in (Conv and pooling); -1 when
- * unknown, -2 when the window does not fit. ceil_mode drops a last window that would
- * start in the end padding (PyTorch and ONNX Runtime rule). */
-static int64_t win_out(const win *w, int i, int64_t in, bool ceil_mode) {
-  int64_t s = w->stride[i];
-  if (in < 0) return -1;
-  if (w->auto_pad == PAD_SAME_UPPER || w->auto_pad == PAD_SAME_LOWER) return (in + s - 1) / s;
-  if (w->kernel[i] < 0) return -1;
-  int64_t ek = (w->kernel[i] - 1) * w->dil[i] + 1;
-  int64_t pb = w->auto_pad == PAD_VALID ? 0 : w->pads[i], pe = w->auto_pad == PAD_VALID ? 0 : w->pads[i + w->k];
-  int64_t span = in + pb + pe - ek;
-  if (span < 0) return -2;
-  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  if (ceil_mode && (o - 1) * s >= in + pb) o--;
-  return o;
-}
-
-/* Fill the spatial output dims od[2..] of node n from input dims xd[2..]. */
-static int spatial_out(ecg_graph *g, ecg_node *n, const win *w, const int64_t *xd, bool ceil_mode,
-                       int64_t *od, ecg_err *e) {
-  for (int i = 0; i < w->k; i++) {
-    od[2 + i] = win_out(w, i, xd[2 + i], ceil_mode);
-    if (od[2 + i] == -2)
-      return ecg_node_errf(e, g, n, "window of spatial dim %d is larger than the padded input (%lld)", i,
-                           (long long)xd[2 + i]);
-  }
-  return ECG_OK;
-}
-
 /* Input X of rank >= 3 (N, C, spatial...). */
 static int nchw_input(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, int *r, ecg_err *e) {
   ECG_TRY(ops_input(g, n, 0, x, e));
@@ -95,88 +13,47 @@ static int nchw_input(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, in
   return ECG_OK;
 }
 
-/* Shared part of Conv and ConvTranspose: X, W of equal rank, optional bias B [M]. */
-static int conv_operands(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, int64_t *wd, int *r,
-                         int64_t *group, ecg_err *e) {
-  ecg_tensor *w;
-  if (n->n_inputs < 2 || n->n_inputs > 3)
-    return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
-  ECG_TRY(nchw_input(g, n, x, xd, r, e));
-  ECG_TRY(ops_input(g, n, 1, &w, e));
-  if (ecg_tensor_dims(w, wd) != *r)
-    return ecg_node_errf(e, g, n, "weight '%s' has rank %zu, input has %d", w->name, w->n_dims, *r);
-  *group = ecg_attr_i(n, "group", 1);
-  if (*group < 1) return ecg_node_errf(e, g, n, "group must be >= 1, is %lld", (long long)*group);
-  return ECG_OK;
-}
-
-/* Check the optional bias input 2 is [m]. */
-static int check_bias(ecg_graph *g, ecg_node *n, int64_t m, ecg_err *e) {
-  const ecg_tensor *b = ecg_node_input(g, n, 2);
+/* Check the optional bias (input gm->b) is [m]. */
+static int check_bias(ecg_graph *g, ecg_node *n, const ecg_conv_geom *gm, ecg_err *e) {
+  const ecg_tensor *b = gm->b >= 0 ? ecg_node_input(g, n, gm->b) : NULL;
   if (!b) return ECG_OK;
   int64_t bd[ECG_MAX_RANK];
   int br = ecg_tensor_dims(b, bd);
-  if (br != 1 || (m >= 0 && bd[0] >= 0 && bd[0] != m))
-    return ecg_node_errf(e, g, n, "bias '%s' must be [%lld]", b->name, (long long)m);
+  if (br != 1 || (gm->m >= 0 && bd[0] >= 0 && bd[0] != gm->m))
+    return ecg_node_errf(e, g, n, "bias '%s' must be [%lld]", b->name, (long long)gm->m);
   return ECG_OK;
 }
 
+/* Output k of a windowed operator: [N, M, out...] from its resolved geometry (symbols
+ * of N, and of C for pooling, kept). */
+static int window_out(ecg_graph *g, ecg_node *n, const ecg_conv_geom *gm, int k, int dtype, ecg_err *e) {
+  int64_t od[ECG_MAX_RANK] = {gm->n, gm->m};
+  for (int i = 0; i < gm->sp; i++) od[2 + i] = gm->out[i];
+  int from[ECG_MAX_RANK] = {0, gm->pool ? 1 : -1, -1, -1, -1, -1, -1, -1};
+  return ops_set_out(g, n, k, dtype, gm->sp + 2, od, ecg_node_input(g, n, gm->x), from, e);
+}
+
 /** Conv (1D/2D/3D, grouped, auto_pad, dilations, strides): X [N,C,D...], W [M,C/group,K...]
- *  -> [N,M,D'...]. */
+ *  -> [N,M,D'...], D' from the resolved geometry (ecg_conv_geom_resolve). Also the shape
+ *  of ConvInteger and QLinearConv, whose callers then set the output dtype. */
 int ecg_infer_conv(ecg_graph *g, ecg_node *n, ecg_err *e) {
-  ecg_tensor *x;
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], group;
-  int r;
-  win w;
-  ECG_TRY(conv_operands(g, n, &x, xd, wd, &r, &group, e));
-  if (xd[1] >= 0 && wd[1] >= 0 && xd[1] != wd[1] * group)
-    return ecg_node_errf(e, g, n, "input has %lld channels but weight expects %lld (C/group = %lld, group %lld)",
-                         (long long)xd[1], (long long)(wd[1] * group), (long long)wd[1], (long long)group);
-  if (wd[0] >= 0 && wd[0] % group)
-    return ecg_node_errf(e, g, n, "%lld output channels not divisible by group %lld", (long long)wd[0], (long long)group);
-  ECG_TRY(check_bias(g, n, wd[0], e));
-  ECG_TRY(read_win(g, n, r - 2, wd + 2, &w, e));
-  od[0] = xd[0];
-  od[1] = wd[0];
-  ECG_TRY(spatial_out(g, n, &w, xd, false, od, e));
-  int from[ECG_MAX_RANK] = {0, -1, -1, -1, -1, -1, -1, -1};
-  return ops_set_out(g, n, 0, x->dtype, r, od, x, from, e);
+  ecg_conv_geom gm;
+  if (ecg_node_op(n)->id == ECG_OP_Conv && (n->n_inputs < 2 || n->n_inputs > 3))
+    return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ecg_conv_geom_resolve(g, n, &gm, e));
+  ECG_TRY(check_bias(g, n, &gm, e));
+  return window_out(g, n, &gm, 0, ecg_node_input(g, n, gm.x)->dtype, e);
 }
 
 /** ConvTranspose: X [N,C,D...], W [C,M/group,K...] -> [N,M,D'...] with
  *  D' = stride*(D-1) + output_padding + (K-1)*dilation + 1 - pads, or output_shape, or
- *  D*stride for SAME auto_pad. */
+ *  D*stride for SAME auto_pad (ecg_conv_geom_resolve). */
 int ecg_infer_convtranspose(ecg_graph *g, ecg_node *n, ecg_err *e) {
-  ecg_tensor *x;
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], group, opad[ECG_MAX_RANK];
-  int r;
-  win w;
-  ECG_TRY(conv_operands(g, n, &x, xd, wd, &r, &group, e));
-  if (xd[1] >= 0 && wd[0] >= 0 && xd[1] != wd[0])
-    return ecg_node_errf(e, g, n, "input has %lld channels but weight expects %lld", (long long)xd[1], (long long)wd[0]);
-  od[0] = xd[0];
-  od[1] = wd[1] >= 0 ? wd[1] * group : -1;
-  ECG_TRY(check_bias(g, n, od[1], e));
-  ECG_TRY(read_win(g, n, r - 2, wd + 2, &w, e));
-  ECG_TRY(ints_attr(g, n, "output_padding", r - 2, 0, 0, opad, e));
-  const int64_t *os;
-  int c = ecg_attr_ints(n, "output_shape", &os);
-  if (c >= 0 && c != r - 2 && c != r)
-    return ecg_node_errf(e, g, n, "output_shape has %d values for %d spatial dims", c, r - 2);
-  for (int i = 0; i < r - 2; i++) {
-    int64_t in = xd[2 + i], s = w.stride[i];
-    if (c >= 0) od[2 + i] = os[c - (r - 2) + i];
-    else if (in < 0 || w.kernel[i] < 0) od[2 + i] = -1;
-    else if (w.auto_pad == PAD_SAME_UPPER || w.auto_pad == PAD_SAME_LOWER) od[2 + i] = in * s;
-    else {
-      bool valid = w.auto_pad == PAD_VALID;
-      od[2 + i] = s * (in - 1) + opad[i] + (w.kernel[i] - 1) * w.dil[i] + 1 -
-                  (valid ? 0 : w.pads[i] + w.pads[i + r - 2]);
-      if (od[2 + i] < 0) return ecg_node_errf(e, g, n, "negative output size in spatial dim %d", i);
-    }
-  }
-  int from[ECG_MAX_RANK] = {0, -1, -1, -1, -1, -1, -1, -1};
-  return ops_set_out(g, n, 0, x->dtype, r, od, x, from, e);
+  ecg_conv_geom gm;
+  if (n->n_inputs < 2 || n->n_inputs > 3) return ecg_node_errf(e, g, n, "expected 2 or 3 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ecg_conv_geom_resolve(g, n, &gm, e));
+  ECG_TRY(check_bias(g, n, &gm, e));
+  return window_out(g, n, &gm, 0, ecg_node_input(g, n, gm.x)->dtype, e);
 }
 
 /** MatMul (numpy matmul): batch dims broadcast, 1-D operands get a dim prepended (A) or
@@ -240,24 +117,15 @@ int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out_syms(g, n, 0, a->dtype, 2, od, syms, e);
 }
 
-/** MaxPool/AveragePool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode;
- *  MaxPool's optional output 1 (Indices) is int64 of the same shape. */
+/** MaxPool/AveragePool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode
+ *  (ecg_conv_geom_resolve); MaxPool's optional output 1 (Indices) is int64 of the same
+ *  shape. */
 int ecg_infer_pool(ecg_graph *g, ecg_node *n, ecg_err *e) {
-  ecg_tensor *x;
-  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
-  int r;
-  win w;
+  ecg_conv_geom gm;
   if (n->n_inputs != 1) return ecg_node_errf(e, g, n, "expected 1 input, got %zu", n->n_inputs);
-  ECG_TRY(nchw_input(g, n, &x, xd, &r, e));
-  ECG_TRY(read_win(g, n, r - 2, NULL, &w, e));
-  for (int i = 0; i < w.k; i++)
-    if (w.kernel[i] < 1) return ecg_node_errf(e, g, n, "kernel_shape[%d] must be >= 1", i);
-  od[0] = xd[0];
-  od[1] = xd[1];
-  ECG_TRY(spatial_out(g, n, &w, xd, ecg_attr_i(n, "ceil_mode", 0) != 0, od, e));
-  int from[ECG_MAX_RANK] = {0, 1, -1, -1, -1, -1, -1, -1};
-  ECG_TRY(ops_set_out(g, n, 0, x->dtype, r, od, x, from, e));
-  if (n->n_outputs > 1) ECG_TRY(ops_set_out(g, n, 1, ECG_INT64, r, od, x, from, e));
+  ECG_TRY(ecg_conv_geom_resolve(g, n, &gm, e));
+  ECG_TRY(window_out(g, n, &gm, 0, ecg_node_input(g, n, 0)->dtype, e));
+  if (n->n_outputs > 1) ECG_TRY(window_out(g, n, &gm, 1, ECG_INT64, e));
   return ECG_OK;
 }
 

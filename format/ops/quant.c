@@ -133,10 +133,7 @@ int ecg_infer_qlinear_matmul(ecg_graph *g, ecg_node *n, ecg_err *e) {
  *  w_zero_point; Conv's attributes -> y [N,M,D'...] int32. */
 int ecg_infer_conv_integer(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (n->n_inputs < 2 || n->n_inputs > 4) return ecg_node_errf(e, g, n, "expected 2 to 4 inputs, got %zu", n->n_inputs);
-  int32_t ids[2] = {in_id(n, 0), in_id(n, 1)};
-  char lb[256];
-  ecg_node v = view_of(g, n, ids, 2, lb, sizeof lb);
-  ECG_TRY(ecg_infer_conv(g, &v, e));
+  ECG_TRY(ecg_infer_conv(g, n, e));
   return set_out_dtype(g, n, ECG_INT32);
 }
 
@@ -146,10 +143,7 @@ int ecg_infer_qlinear_conv(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (n->n_inputs < 8 || n->n_inputs > 9) return ecg_node_errf(e, g, n, "expected 8 or 9 inputs, got %zu", n->n_inputs);
   ecg_tensor *z;
   ECG_TRY(ops_input(g, n, 7, &z, e));
-  int32_t ids[3] = {in_id(n, 0), in_id(n, 3), in_id(n, 8)};
-  char lb[256];
-  ecg_node v = view_of(g, n, ids, ids[2] >= 0 ? 3 : 2, lb, sizeof lb);
-  ECG_TRY(ecg_infer_conv(g, &v, e));
+  ECG_TRY(ecg_infer_conv(g, n, e));
   return set_out_dtype(g, n, z->dtype);
 }
 

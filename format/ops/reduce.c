@@ -1,8 +1,10 @@
-/* Reductions (Many-to-Many): ReduceMean/Sum/Max/Min/Prod/L2/SumSquare with axes as an
- * attribute (ReduceSum before opset 13, the others before 18) or as the optional
- * second input, keepdims and noop_with_empty_axes; ArgMax/ArgMin.  Reference
- * evaluation of the reductions for constant folding. */
+/* Reductions (Many-to-Many): ReduceMean/Sum/Max/Min/Prod/L2/SumSquare/L1/LogSum/LogSumExp
+ * with axes as an attribute (ReduceSum before opset 13, the others before 18) or as the
+ * optional second input, keepdims and noop_with_empty_axes; ArgMax/ArgMin.  The one
+ * table of what each reduction computes (ecg.h "reductions"), and the reference
+ * evaluation for constant folding derived from it. */
 #include <math.h>
+#include <stdint.h>
 
 #include "ops_common.h"
 
@@ -86,27 +88,120 @@ int ecg_infer_argreduce(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return reduced_out(g, n, x, red, ecg_attr_i(n, "keepdims", 1) != 0, ECG_INT64, e);
 }
 
-/* Accumulate value (v, vi) into accumulator slot (f, i) for reduction op. */
-static void acc_step(ecg_op_id op, bool isf, double *f, int64_t *i, double v, int64_t vi) {
-  switch (op) {
-  case ECG_OP_ReduceMax:
-    if (isf ? v > *f || v != v : vi > *i) { *f = v; *i = vi; }
-    break;
-  case ECG_OP_ReduceMin:
-    if (isf ? v < *f || v != v : vi < *i) { *f = v; *i = vi; }
-    break;
-  case ECG_OP_ReduceProd: *f *= v; *i = (int64_t)((uint64_t)*i * (uint64_t)vi); break;
-  case ECG_OP_ReduceL2: case ECG_OP_ReduceSumSquare:
-    *f += v * v; *i = (int64_t)((uint64_t)*i + (uint64_t)vi * (uint64_t)vi); break;
-  default: *f += v; *i = (int64_t)((uint64_t)*i + (uint64_t)vi); break; /* Sum, Mean */
+/* ---------------------------------------------------------------- the reduction table */
+
+/* The primitives, each once: its C text (positional printf formats) here, its evaluation
+ * in map_f / ecg_reduction_step_* / ecg_reduction_finish_* below. */
+#define C_MAP_NONE "%1$s"
+#define C_MAP_ABS "(%1$s < 0 ? -%1$s : %1$s)"
+#define C_MAP_SQUARE "%1$s * %1$s"
+#define C_MAP_EXP "exp(%1$s)"
+#define C_COMB_SUM "%1$s + %2$s"
+#define C_COMB_PROD "%1$s * %2$s"
+#define C_COMB_MAX "ecg_max(%1$s, %2$s)" /* NaN propagates (lowered runtime's ecg_max) */
+#define C_COMB_MIN "ecg_min(%1$s, %2$s)"
+#define C_FIN_NONE "%1$s"
+#define C_FIN_MEAN "%1$s / %2$s"
+#define C_FIN_SQRT "sqrt(%1$s)"
+#define C_FIN_LOG "log(%1$s)"
+
+#define RED(op, map, comb, fin)                                                                    \
+  {ECG_OP_##op, ECG_RED_MAP_##map, ECG_RED_##comb, ECG_RED_FIN_##fin, C_MAP_##map, C_COMB_##comb, C_FIN_##fin}
+static const ecg_reduction REDUCTIONS[] = {
+  RED(ReduceSum, NONE, SUM, NONE),   RED(ReduceMean, NONE, SUM, MEAN),      RED(ReduceMax, NONE, MAX, NONE),
+  RED(ReduceMin, NONE, MIN, NONE),   RED(ReduceProd, NONE, PROD, NONE),     RED(ReduceL1, ABS, SUM, NONE),
+  RED(ReduceL2, SQUARE, SUM, SQRT),  RED(ReduceSumSquare, SQUARE, SUM, NONE), RED(ReduceLogSum, NONE, SUM, LOG),
+  RED(ReduceLogSumExp, EXP, SUM, LOG),
+};
+#undef RED
+
+const ecg_reduction *ecg_reduction_of(ecg_op_id op) {
+  for (size_t i = 0; i < sizeof REDUCTIONS / sizeof *REDUCTIONS; i++)
+    if (REDUCTIONS[i].op == op) return &REDUCTIONS[i];
+  return NULL;
+}
+
+double ecg_reduction_identity_f(const ecg_reduction *r) {
+  return r->combine == ECG_RED_MAX ? -INFINITY : r->combine == ECG_RED_MIN ? INFINITY : r->combine == ECG_RED_PROD;
+}
+
+int64_t ecg_reduction_identity_i(const ecg_reduction *r) {
+  return r->combine == ECG_RED_MAX ? INT64_MIN : r->combine == ECG_RED_MIN ? INT64_MAX : r->combine == ECG_RED_PROD;
+}
+
+const char *ecg_reduction_identity_c(const ecg_reduction *r, int dtype) {
+  if (r->combine == ECG_RED_SUM) return "0";
+  if (r->combine == ECG_RED_PROD) return "1";
+  bool hi = r->combine == ECG_RED_MIN;
+  switch (dtype) {
+  case ECG_FLOAT: case ECG_DOUBLE: case ECG_FLOAT16: case ECG_BFLOAT16: return hi ? "INFINITY" : "-INFINITY";
+  case ECG_INT8: return hi ? "INT8_MAX" : "INT8_MIN";
+  case ECG_INT16: return hi ? "INT16_MAX" : "INT16_MIN";
+  case ECG_INT32: return hi ? "INT32_MAX" : "INT32_MIN";
+  case ECG_INT64: return hi ? "INT64_MAX" : "INT64_MIN";
+  case ECG_UINT8: case ECG_BOOL: return hi ? "UINT8_MAX" : "0";
+  case ECG_UINT16: return hi ? "UINT16_MAX" : "0";
+  case ECG_UINT32: return hi ? "UINT32_MAX" : "0";
+  case ECG_UINT64: return hi ? "UINT64_MAX" : "0";
+  default: return NULL;
   }
 }
 
-/** Fold ReduceMean/Sum/Max/Min/Prod/L2/SumSquare (double for floats, int64 for ints). */
+static double map_f(ecg_red_map m, double x) {
+  switch (m) {
+  case ECG_RED_MAP_ABS: return fabs(x);
+  case ECG_RED_MAP_SQUARE: return x * x;
+  case ECG_RED_MAP_EXP: return exp(x);
+  default: return x;
+  }
+}
+
+double ecg_reduction_step_f(const ecg_reduction *r, double acc, double x) {
+  double v = map_f(r->map, x);
+  switch (r->combine) {
+  case ECG_RED_PROD: return acc * v;
+  case ECG_RED_MAX: return acc > v || acc != acc ? acc : v; /* as ecg_max: NaN propagates */
+  case ECG_RED_MIN: return acc < v || acc != acc ? acc : v;
+  default: return acc + v;
+  }
+}
+
+int64_t ecg_reduction_step_i(const ecg_reduction *r, int64_t acc, int64_t x) {
+  uint64_t v = r->map == ECG_RED_MAP_ABS ? (uint64_t)(x < 0 ? -(uint64_t)x : (uint64_t)x)
+               : r->map == ECG_RED_MAP_SQUARE ? (uint64_t)x * (uint64_t)x
+               : r->map == ECG_RED_MAP_EXP ? (uint64_t)(int64_t)exp((double)x) : (uint64_t)x;
+  switch (r->combine) {
+  case ECG_RED_PROD: return (int64_t)((uint64_t)acc * v);
+  case ECG_RED_MAX: return acc > (int64_t)v ? acc : (int64_t)v;
+  case ECG_RED_MIN: return acc < (int64_t)v ? acc : (int64_t)v;
+  default: return (int64_t)((uint64_t)acc + v);
+  }
+}
+
+double ecg_reduction_finish_f(const ecg_reduction *r, double acc, int64_t count) {
+  switch (r->fin) {
+  case ECG_RED_FIN_MEAN: return count ? acc / (double)count : acc;
+  case ECG_RED_FIN_SQRT: return sqrt(acc);
+  case ECG_RED_FIN_LOG: return log(acc);
+  default: return acc;
+  }
+}
+
+int64_t ecg_reduction_finish_i(const ecg_reduction *r, int64_t acc, int64_t count) {
+  switch (r->fin) {
+  case ECG_RED_FIN_MEAN: return count ? acc / count : acc;
+  case ECG_RED_FIN_SQRT: return (int64_t)sqrt((double)acc);
+  case ECG_RED_FIN_LOG: return (int64_t)log((double)acc);
+  default: return acc;
+  }
+}
+
+/** Fold every Reduce* from its table row (double for floats, int64 for ints). */
 int ecg_eval_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) {
   const ecg_op_info *op = ecg_node_op(n);
+  const ecg_reduction *rd = op ? ecg_reduction_of(op->id) : NULL;
   ecg_tensor *x = ecg_node_input(g, n, 0), *y = ecg_node_output(g, n, 0);
-  if (!op || !x || !y || !x->is_const || !ops_fold_dtype(x->dtype) || !ops_fold_dtype(y->dtype))
+  if (!rd || !x || !y || !x->is_const || !ops_fold_dtype(x->dtype) || !ops_fold_dtype(y->dtype))
     return ecg_node_errf(e, g, n, "dtype not handled");
   int64_t d[ECG_MAX_RANK], kd[ECG_MAX_RANK], ks[ECG_MAX_RANK], idx[ECG_MAX_RANK] = {0};
   int r = ecg_tensor_dims(x, d);
@@ -123,14 +218,14 @@ int ecg_eval_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) {
   int rc = af && ai ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = ops_alloc(g, n, 0, &buf, e);
   if (rc != ECG_OK) { free(af); free(ai); return rc; }
-  bool mx = op->id == ECG_OP_ReduceMax, mn = op->id == ECG_OP_ReduceMin, pr = op->id == ECG_OP_ReduceProd;
   for (int64_t o = 0; o < nout; o++) {
-    af[o] = mx ? -INFINITY : mn ? INFINITY : pr ? 1 : 0;
-    ai[o] = mx ? INT64_MIN : mn ? INT64_MAX : pr ? 1 : 0;
+    af[o] = ecg_reduction_identity_f(rd);
+    ai[o] = ecg_reduction_identity_i(rd);
   }
   int64_t off = 0;
   for (int64_t p = 0; p < nin; p++) {
-    acc_step(op->id, isf, &af[off], &ai[off], ecg_const_f64(x, p), ecg_const_i64(x, p));
+    if (isf) af[off] = ecg_reduction_step_f(rd, af[off], ecg_const_f64(x, p));
+    else ai[off] = ecg_reduction_step_i(rd, ai[off], ecg_const_i64(x, p));
     for (int j = r - 1; j >= 0; j--) {
       off += ks[j];
       if (++idx[j] < d[j]) break;
@@ -140,10 +235,9 @@ int ecg_eval_reduce(ecg_graph *g, ecg_node *n, ecg_err *e) {
   }
   bool fout = ecg_dtype_is_float(y->dtype);
   for (int64_t o = 0; o < nout; o++) {
-    if (op->id == ECG_OP_ReduceMean && cnt) { af[o] /= (double)cnt; ai[o] /= cnt; }
-    if (op->id == ECG_OP_ReduceL2) { af[o] = sqrt(af[o]); ai[o] = (int64_t)sqrt((double)ai[o]); }
-    if (fout) ecg_store_f64(buf, y->dtype, o, af[o]);
-    else ecg_store_i64(buf, y->dtype, o, ai[o]);
+    double f = isf ? af[o] : (double)ai[o];
+    if (fout) ecg_store_f64(buf, y->dtype, o, ecg_reduction_finish_f(rd, f, cnt));
+    else ecg_store_i64(buf, y->dtype, o, isf ? (int64_t)ecg_reduction_finish_f(rd, f, cnt) : ecg_reduction_finish_i(rd, ai[o], cnt));
   }
   free(af);
   free(ai);

@@ -188,6 +188,29 @@ dump_fails() {
   grep -q "relu_a\|relu_b" <<<"$stderr"
 }
 
+@test "ecg: fusion blocks dump as DOT clusters and in JSON, and lower" {
+  "$BATS_FILE_TMPDIR/mkecg" blocks "$T/blocks.ecg"
+  run --separate-stderr "$SAN/ecg-dump" --dot "$T/blocks.ecg"
+  no_sanitizer_report "$stderr"
+  [ "$status" -eq 0 ]
+  grep -q 'subgraph cluster_0' <<<"$output"
+  grep -qF 'label="block 0\nOne-to-One"' <<<"$output"
+  run --separate-stderr "$SAN/ecg-dump" --json "$T/blocks.ecg"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '.blocks[0] | [.nodes, .seed, .dominant, .mapping, .inputs, .outputs, .plan]' <<<"$output")" = '[[0,1],0,-1,"One-to-One",["x"],["y"],"dnnfusion"]' ]
+  [ "$(jq -c '[.nodes[].fusion_block]' <<<"$output")" = '[0,0]' ]
+  run --separate-stderr "$SAN/ecg-lower" -o "$T/lowered" "$T/blocks.ecg"
+  no_sanitizer_report "$stderr"
+  [ "$status" -eq 0 ]
+}
+
+@test "ecg-lower and ecg-dump: a cycle between fusion blocks -> exit 1 naming it" {
+  "$BATS_FILE_TMPDIR/mkecg" blockcycle "$T/bc.ecg"
+  lower_fails "$T/bc.ecg" "fusion blocks form a cycle"
+  grep -qF "block 0 -> node 'exp' (Exp) -> block 0" <<<"$stderr"
+  dump_fails "$T/bc.ecg" "cycle"
+}
+
 @test "ecg-lower: dangling tensor id -> exit 1" {
   "$BATS_FILE_TMPDIR/mkecg" dangling "$T/dangling.ecg"
   lower_fails "$T/dangling.ecg" "dangling"

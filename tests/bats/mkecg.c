@@ -9,6 +9,9 @@
  *       unsupported  y = NoSuchOp(x) (domain "", not in the registry)
  *       badconst     y = Add(x, w) with w a constant holding 3 bytes instead of 16
  *       badout       graph output names a tensor no node writes
+ *       blocks       y = Sigmoid(Relu(x)), both nodes in fusion block 0 (plan "dnnfusion")
+ *       blockcycle   y = Sigmoid(Exp(Relu(x))) with Relu and Sigmoid in block 0 and Exp
+ *                    outside: a cycle between a block and a node
  * Built against build/libecg.a by the bats setup_file. Exit 0 on success, 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,16 @@ int main(int argc, char **argv) {
   } else if (!strcmp(kind, "badout")) {
     int z = ecg_add_tensor(g, "z", ECG_FLOAT, 2, dims);
     ecg_add_node(g, "relu", "Relu", "", 13, 1, (int[]){x}, 1, (int[]){z});
+  } else if (!strcmp(kind, "blocks") || !strcmp(kind, "blockcycle")) {
+    int a = ecg_add_tensor(g, "a", ECG_FLOAT, 2, dims), e1 = a;
+    ecg_add_node(g, "relu", "Relu", "", 13, 1, (int[]){x}, 1, (int[]){a});
+    if (!strcmp(kind, "blockcycle")) {
+      e1 = ecg_add_tensor(g, "e", ECG_FLOAT, 2, dims);
+      ecg_add_node(g, "exp", "Exp", "", 13, 1, (int[]){a}, 1, (int[]){e1});
+    }
+    int sig = ecg_add_node(g, "sig", "Sigmoid", "", 13, 1, (int[]){e1}, 1, (int[]){y});
+    if (ecg_block_add(g, (int[]){0, sig}, 2, 0, NULL) != 0) return 3;
+    g->blocks[0]->plan = strdup("dnnfusion");
   } else {
     fprintf(stderr, "mkecg: unknown kind '%s'\n", kind);
     return 2;

@@ -10,8 +10,9 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: ecg-dump [--json|--dot|--summary] [-o FILE] [FILE.ecg|-]\n"
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
-             "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes)\n"
-             "  --dot       Graphviz DOT; fusion blocks are clusters\n"
+             "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
+             "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule)\n"
+             "  --dot       Graphviz DOT; fusion blocks are clusters labelled with id and fused mapping type\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
@@ -66,16 +67,45 @@ static void jattr(FILE *f, const ecg_attr *a) {
   }
 }
 
+/* A JSON list of tensor names. */
+static void jnames(FILE *f, const ecg_graph *g, const int32_t *ids, size_t n) {
+  fputc('[', f);
+  for (size_t k = 0; k < n; k++) { if (k) fputc(',', f); jstr(f, tname(g, ids[k])); }
+  fputc(']', f);
+}
+
+/* One fusion block (schema version 2 fields included). */
+static void dump_json_block(FILE *f, const ecg_graph *g, const ecg_block *blk, const char *sep) {
+  fprintf(f, "%s{\"id\":%d,\"nodes\":[", sep, blk->id);
+  for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "%s%d", k ? "," : "", blk->nodes[k]);
+  fprintf(f, "],\"seed\":%d,\"dominant\":%d,\"mapping\":\"%s\",\"inputs\":", blk->seed, blk->dominant,
+          ecg_mapping_name((int)blk->mapping_type));
+  jnames(f, g, blk->inputs, blk->n_inputs);
+  fprintf(f, ",\"outputs\":");
+  jnames(f, g, blk->outputs, blk->n_outputs);
+  fprintf(f, ",\"layout\":");
+  jstr(f, blk->layout);
+  fprintf(f, ",\"plan\":");
+  jstr(f, blk->plan);
+  const ecg_schedule *s = blk->schedule;
+  if (s) {
+    fprintf(f, ",\"schedule\":{\"tile\":[");
+    for (size_t k = 0; k < s->n_tile; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)s->tile[k]);
+    fprintf(f, "],\"vector_width\":%d,\"unroll\":%d,\"intensive\":%s}", s->vector_width, s->unroll, s->intensive ? "true" : "false");
+  }
+  fputc('}', f);
+}
+
 static void dump_json(FILE *f, const ecg_graph *g) {
   fprintf(f, "{\"name\":");
   jstr(f, g->name);
   fprintf(f, ",\"opset\":%lld,\"source\":", (long long)g->opset);
   jstr(f, g->source);
-  fprintf(f, ",\n\"inputs\":[");
-  for (size_t k = 0; k < g->n_inputs; k++) { if (k) fputc(',', f); jstr(f, tname(g, g->inputs[k])); }
-  fprintf(f, "],\"outputs\":[");
-  for (size_t k = 0; k < g->n_outputs; k++) { if (k) fputc(',', f); jstr(f, tname(g, g->outputs[k])); }
-  fprintf(f, "],\n\"tensors\":[\n");
+  fprintf(f, ",\n\"inputs\":");
+  jnames(f, g, g->inputs, g->n_inputs);
+  fprintf(f, ",\"outputs\":");
+  jnames(f, g, g->outputs, g->n_outputs);
+  fprintf(f, ",\n\"tensors\":[\n");
   for (size_t i = 0; i < g->n_tensors; i++) {
     const ecg_tensor *t = g->tensors[i];
     fprintf(f, "%s{\"id\":%zu,\"name\":", i ? ",\n" : "", i);
@@ -96,12 +126,12 @@ static void dump_json(FILE *f, const ecg_graph *g) {
     jstr(f, n->op_type);
     fprintf(f, ",\"domain\":");
     jstr(f, n->domain);
-    fprintf(f, ",\"opset\":%lld,\"mapping\":\"%s\",\"flops\":%lld,\"fusion_block\":%d,\"inputs\":[", (long long)n->opset,
+    fprintf(f, ",\"opset\":%lld,\"mapping\":\"%s\",\"flops\":%lld,\"fusion_block\":%d,\"inputs\":", (long long)n->opset,
             ecg_mapping_name(op ? (int)op->mapping : 0), (long long)(op ? op->flops(g, n) : -1), n->fusion_block);
-    for (size_t k = 0; k < n->n_inputs; k++) { if (k) fputc(',', f); jstr(f, tname(g, n->inputs[k])); }
-    fprintf(f, "],\"outputs\":[");
-    for (size_t k = 0; k < n->n_outputs; k++) { if (k) fputc(',', f); jstr(f, tname(g, n->outputs[k])); }
-    fprintf(f, "],\"attrs\":{");
+    jnames(f, g, n->inputs, n->n_inputs);
+    fprintf(f, ",\"outputs\":");
+    jnames(f, g, n->outputs, n->n_outputs);
+    fprintf(f, ",\"attrs\":{");
     for (size_t k = 0; k < n->n_attrs; k++) {
       if (k) fputc(',', f);
       jstr(f, n->attrs[k]->name);
@@ -110,6 +140,8 @@ static void dump_json(FILE *f, const ecg_graph *g) {
     }
     fprintf(f, "}}");
   }
+  fprintf(f, "],\n\"blocks\":[\n");
+  for (size_t b = 0; b < g->n_blocks; b++) dump_json_block(f, g, g->blocks[b], b ? ",\n" : "");
   fprintf(f, "]}\n");
 }
 
@@ -120,8 +152,10 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
   for (size_t k = 0; k < g->n_inputs; k++) fprintf(f, "  t%d [shape=ellipse, label=\"%s\"];\n", g->inputs[k], tname(g, g->inputs[k]));
   for (size_t k = 0; k < g->n_outputs; k++) fprintf(f, "  o%zu [shape=ellipse, label=\"%s\"];\n", k, tname(g, g->outputs[k]));
   for (size_t b = 0; b < g->n_blocks; b++) {
-    fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d\";\n    style=rounded;\n", g->blocks[b]->id, g->blocks[b]->id);
-    for (size_t k = 0; k < g->blocks[b]->n_nodes; k++) fprintf(f, "    n%d;\n", g->blocks[b]->nodes[k]);
+    const ecg_block *blk = g->blocks[b];
+    fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d\\n%s\";\n    style=rounded;\n", blk->id, blk->id,
+            ecg_mapping_name((int)blk->mapping_type));
+    for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
     fprintf(f, "  }\n");
   }
   for (size_t i = 0; i < g->n_nodes; i++) {

@@ -222,7 +222,7 @@ static int block_is(const fctx *c, int v, const int *list, int n) {
  * [+ its epilogue block] becomes one block, which ecg-lower generates as one row-tiled
  * kernel (ecg_rt.h ecg_ibr) that computes every intermediate element once. Intermediate
  * tensors must have a single consumer. Returns the number of chains merged. */
-static int intensive_merge(fctx *c, int *nblk, int *seed) {
+static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;
   for (int p = 0; p < c->nn; p++) {
     int d = c->queue[p]; /* topological order, see fuse_make_plan */
@@ -250,6 +250,7 @@ static int intensive_merge(fctx *c, int *nblk, int *seed) {
     if (!ok) continue;
     int id = (*nblk)++;
     seed[id] = d;
+    type[id] = ECG_MAP_MANY_TO_MANY;
     int list[4] = {pw1, act1, d, act2};
     for (int j = 0; j < 4; j++) if (list[j] >= 0) c->blk[list[j]] = id;
     if (bq >= 0) { for (int i = 0; i < c->nn; i++) if (c->blk[i] == bq) c->blk[i] = id; }
@@ -267,9 +268,11 @@ static int seed_cmp(const void *a, const void *b) {
   return sort_ctx->pos[x] - sort_ctx->pos[y];
 }
 
-/* Write the plan into the ECG: blocks in order of their first member, nodes in
- * topological order, ir_removable intermediates. */
-static int write_blocks(fctx *c, int nblk, const int *seed, const int *order, fuse_stats *st, ecg_err *e) {
+/* Write the plan into the ECG through libecg's block API (schema v2: members in
+ * topological order, inputs/outputs, dominant, fused mapping type, plan): blocks in order
+ * of their first member; ir_removable intermediates. */
+static int write_blocks(fctx *c, int nblk, const int *seed, const ecg_mapping *type, const int *order, const char *plan,
+                        fuse_stats *st, ecg_err *e) {
   ecg_graph *g = c->g;
   for (size_t b = 0; b < g->n_blocks; b++) ecg__fusion_block__free_unpacked(g->blocks[b], NULL);
   free(g->blocks);
@@ -277,34 +280,27 @@ static int write_blocks(fctx *c, int nblk, const int *seed, const int *order, fu
   g->n_blocks = 0;
   for (int i = 0; i < c->nn; i++) g->nodes[i]->fusion_block = -1;
   for (int t = 0; t < c->nt; t++) g->tensors[t]->ir_removable = 0;
-  int *count = calloc((size_t)nblk + 1, sizeof(int)), *newid = malloc(sizeof(int) * ((size_t)nblk + 1));
-  g->blocks = calloc((size_t)nblk + 1, sizeof *g->blocks);
-  if (!count || !newid || !g->blocks) { free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-  for (int i = 0; i < c->nn; i++) if (c->blk[i] >= 0) count[c->blk[i]]++;
-  for (int b = 0; b < nblk; b++) newid[b] = -1;
-  int nb = 0;
-  for (int p = 0; p < c->nn; p++) {
-    int v = order[p], b = c->blk[v];
-    if (b < 0 || count[b] < 2) continue;
-    if (newid[b] < 0) {
-      Ecg__FusionBlock *fb = malloc(sizeof *fb);
-      if (!fb) { free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-      ecg__fusion_block__init(fb);
-      fb->nodes = malloc(sizeof(int32_t) * (size_t)count[b]);
-      if (!fb->nodes) { free(fb); free(count); free(newid); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-      fb->id = nb;
-      fb->seed = seed[b];
-      newid[b] = nb;
-      g->blocks[nb++] = fb;
-      g->n_blocks = (size_t)nb;
-    }
-    Ecg__FusionBlock *fb = g->blocks[newid[b]];
-    fb->nodes[fb->n_nodes++] = v;
-    g->nodes[v]->fusion_block = newid[b];
-    st->fused_nodes++;
+  int *count = calloc((size_t)nblk + 1, sizeof(int)), *list = malloc(sizeof(int) * ((size_t)c->nn + 1));
+  char *done = calloc((size_t)nblk + 1, 1);
+  int rc = count && list && done ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (int i = 0; rc == ECG_OK && i < c->nn; i++) if (c->blk[i] >= 0) count[c->blk[i]]++;
+  for (int p = 0; rc == ECG_OK && p < c->nn; p++) {
+    int b = c->blk[order[p]];
+    if (b < 0 || count[b] < 2 || done[b]) continue;
+    done[b] = 1;
+    int n = 0;
+    for (int q = p; q < c->nn; q++) if (c->blk[order[q]] == b) list[n++] = order[q];
+    int id = ecg_block_add(g, list, n, seed[b], e);
+    if (id < 0) { rc = ECG_ERR_INTERNAL; break; }
+    ecg_block *fb = g->blocks[id];
+    fb->mapping_type = (Ecg__MappingType)type[b];
+    if (fb->plan && fb->plan != protobuf_c_empty_string) free(fb->plan);
+    fb->plan = strdup(plan);
+    if (!fb->plan) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+    st->fused_nodes += n;
   }
   /* ir_removable: produced in a block, every consumer in the same block, not an output */
-  for (int t = 0; t < c->nt; t++) {
+  for (int t = 0; rc == ECG_OK && t < c->nt; t++) {
     int p = c->prod[t];
     if (p < 0 || g->nodes[p]->fusion_block < 0 || c->graph_out[t]) continue;
     int all = c->cons_start[t + 1] > c->cons_start[t];
@@ -312,10 +308,9 @@ static int write_blocks(fctx *c, int nblk, const int *seed, const int *order, fu
       if (g->nodes[c->cons[j]]->fusion_block != g->nodes[p]->fusion_block) all = 0;
     g->tensors[t]->ir_removable = all;
   }
-  st->blocks = nb;
-  free(count);
-  free(newid);
-  return ECG_OK;
+  st->blocks = (int)g->n_blocks;
+  free(count); free(list); free(done);
+  return rc;
 }
 
 int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e) {
@@ -335,9 +330,11 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   c.blk = malloc(sizeof(int) * ((size_t)c.nn + 1));
   c.mark = calloc((size_t)c.nn + 1, sizeof(int));
   c.queue = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  int *seed = malloc(sizeof(int) * ((size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  /* at most nn blocks from the plan and nn more from intensive merging */
+  int *seed = malloc(sizeof(int) * (2 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  ecg_mapping *type = malloc(sizeof(ecg_mapping) * (2 * (size_t)c.nn + 1));
   int rc = ECG_OK;
-  if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds)
+  if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds || !type)
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   size_t ncons = 0;
@@ -380,6 +377,7 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
       add_member(&c, &B, v);
       seed[nblk] = v;
       chain(&c, &B, v, st);
+      type[nblk] = dom ? ECG_MAP_MANY_TO_MANY : B.type;
       nblk++;
     }
   } else if (rc == ECG_OK && plan == PLAN_DNNFUSION) {
@@ -395,18 +393,18 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
       seed[nblk] = v;
       st->seeds++;
       grow(&c, &B, st);
+      type[nblk] = B.type;
       nblk++;
     }
   }
   if (rc == ECG_OK && o->intensive) {
     memcpy(c.queue, order, sizeof(int) * (size_t)c.nn);
-    int *seed2 = realloc(seed, sizeof(int) * ((size_t)nblk + (size_t)c.nn + 1));
-    if (!seed2) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-    else { seed = seed2; st->intensive = intensive_merge(&c, &nblk, seed); }
+    st->intensive = intensive_merge(&c, &nblk, seed, type);
   }
   if (rc == ECG_OK && c.err) rc = ECG_ERR_INPUT; /* the candidate writer's message is in e */
-  if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, order, st, e);
+  static const char *const plan_names[] = {"none", "fixed", "dnnfusion"};
+  if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, type, order, plan_names[plan], st, e);
   free(order); free(c.pos); free(c.cons_start); free(c.cons); free(c.prod); free(c.graph_out); free(c.blk);
-  free(c.mark); free(c.queue); free(seed); free(seeds);
+  free(c.mark); free(c.queue); free(seed); free(seeds); free(type);
   return rc;
 }

@@ -216,19 +216,9 @@ static int write_pair(const ecg_graph *g, int p, int c, int fused, const char *p
   if (rc == ECG_OK) {
     s->outputs[s->n_outputs++] = map[g->nodes[c]->outputs[0]];
     if (fused) {
-      Ecg__FusionBlock *fb = malloc(sizeof *fb);
-      s->blocks = malloc(sizeof *s->blocks);
-      int32_t *nl = malloc(sizeof(int32_t) * 2);
-      if (!fb || !s->blocks || !nl) { free(fb); free(nl); rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-      else {
-        ecg__fusion_block__init(fb);
-        nl[0] = 0; nl[1] = 1;
-        fb->nodes = nl; fb->n_nodes = 2; fb->seed = 1; fb->id = 0;
-        s->blocks[0] = fb; s->n_blocks = 1;
-        s->nodes[0]->fusion_block = 0; s->nodes[1]->fusion_block = 0;
-        const int32_t mid = s->nodes[0]->outputs[0];
-        s->tensors[mid]->ir_removable = 1;
-      }
+      int nodes2[2] = {0, 1};
+      if (ecg_block_add(s, nodes2, 2, 1, e) < 0) rc = ECG_ERR_INTERNAL;
+      else s->tensors[s->nodes[0]->outputs[0]]->ir_removable = 1;
     }
   }
   if (rc == ECG_OK) rc = ecg_write_path(path, s, 0, e);

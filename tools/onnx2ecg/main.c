@@ -222,7 +222,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   bool *keep = malloc(g->n_nodes + 1);
   if (!keep) { ecg_graph_free(g); return fail(ECG_ERR_INTERNAL, "out of memory"); }
   memset(keep, 1, g->n_nodes + 1);
-  rc = ecg_compact(g, keep);
+  rc = ecg_compact(g, keep, NULL);
   free(keep);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(ECG_ERR_INTERNAL, "out of memory"); }
 

@@ -13,6 +13,13 @@ int lw_expand_expr(sbuf *out, const char *tmpl, const char *const *vals, int n_v
 int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t in_dims[][ECG_MAX_RANK],
                 const int *in_rank, const char *tmpl, double a, double b);
 
+/** The resolved geometry (ecg_conv_geom_resolve) of a 1-D or 2-D windowed node into
+ *  *gm and as the runtime's 2-D parameters (a 1-D op uses the second, width, slot):
+ *  kernel k[2], strides s[2], dilations d[2], pads p[4] (top, left, bottom, right).
+ *  Errors: the resolver's, and 3 or more spatial dims (ECG_ERR_INPUT naming the node). */
+int lw_geom_2d(ecg_lower *L, const ecg_node *n, ecg_err *e, ecg_conv_geom *gm, int64_t *k, int64_t *s, int64_t *d,
+               int64_t *p);
+
 int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_variadic(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -8,52 +8,6 @@
 
 #include "emit.h"
 
-/* Spatial attributes for sp spatial dims: kernel k, strides s, dilations d, pads
- * begin pb / end pe. Pads come from auto_pad, the pads attribute, or (ConvTranspose)
- * output_shape. */
-typedef struct { int sp; int64_t in[ECG_MAX_RANK], out[ECG_MAX_RANK], k[ECG_MAX_RANK], s[ECG_MAX_RANK], d[ECG_MAX_RANK], pb[ECG_MAX_RANK], pe[ECG_MAX_RANK]; } nd_geom;
-
-
-static int nd_geometry(ecg_lower *L, const ecg_node *n, ecg_err *e, const int64_t *wk, int transposed, nd_geom *gm) {
-  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK];
-  int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->outputs[0], od);
-  gm->sp = r - 2;
-  if (gm->sp < 1) return lw_node_err(L, n, e, "input must have at least one spatial dim");
-  const int64_t *a;
-  for (int i = 0; i < gm->sp; i++) {
-    gm->in[i] = xd[2 + i];
-    gm->out[i] = od[2 + i];
-    gm->k[i] = wk ? wk[i] : 1;
-    gm->s[i] = gm->d[i] = 1;
-    gm->pb[i] = gm->pe[i] = 0;
-  }
-  if (ecg_attr_ints(n, "kernel_shape", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->k[i] = a[i];
-  if (ecg_attr_ints(n, "strides", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->s[i] = a[i];
-  if (ecg_attr_ints(n, "dilations", &a) == gm->sp) for (int i = 0; i < gm->sp; i++) gm->d[i] = a[i];
-  char ap[32];
-  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
-  int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
-  const int64_t *opad;
-  int nop = ecg_attr_ints(n, "output_padding", &opad);
-  if (ecg_attr_ints(n, "pads", &a) == 2 * gm->sp && !same) {
-    for (int i = 0; i < gm->sp; i++) { gm->pb[i] = a[i]; gm->pe[i] = a[gm->sp + i]; }
-  } else if (same || (transposed && ecg_attr_ints(n, "output_shape", &a) > 0)) {
-    for (int i = 0; i < gm->sp; i++) {
-      int64_t kk = (gm->k[i] - 1) * gm->d[i] + 1, total;
-      if (transposed) total = gm->s[i] * (gm->in[i] - 1) + (nop == gm->sp ? opad[i] : 0) + kk - gm->out[i];
-      else total = (gm->out[i] - 1) * gm->s[i] + kk - gm->in[i];
-      if (total < 0) total = 0;
-      int64_t lo = !strcmp(ap, "SAME_LOWER") ? total - total / 2 : total / 2;
-      if (transposed && !strcmp(ap, "SAME_UPPER")) lo = total / 2;
-      if (transposed && !same) lo = total / 2;
-      gm->pb[i] = lo;
-      gm->pe[i] = total - lo;
-    }
-  }
-  return ECG_OK;
-}
-
 /* static const int64_t NAME[sp] = {...}; */
 static void nd_array(sbuf *c, const char *name, const int64_t *v, int n) {
   sb_printf(c, "    static const int64_t %s[%d] = {", name, n);
@@ -61,7 +15,8 @@ static void nd_array(sbuf *c, const char *name, const int64_t *v, int n) {
   sb_printf(c, "};\n");
 }
 
-static void nd_geom_decls(sbuf *c, const nd_geom *gm) {
+/* The geometry tables of a kernel (ecg_conv_geom_resolve). */
+static void nd_geom_decls(sbuf *c, const ecg_conv_geom *gm) {
   nd_array(c, "IN", gm->in, gm->sp);
   nd_array(c, "OUT", gm->out, gm->sp);
   nd_array(c, "K", gm->k, gm->sp);
@@ -81,8 +36,8 @@ static int64_t prod(const int64_t *v, int n) {
  *  MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
  *  indices over N, C and the spatial dims, as ONNX defines). */
 int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  nd_geom gm;
-  ECG_TRY(nd_geometry(L, n, e, NULL, 0, &gm));
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
   int is_max = lw_op(n) == ECG_OP_MaxPool;
   int x = n->inputs[0], y = n->outputs[0], ind = n->n_outputs > 1 ? n->outputs[1] : -1;
   int isf = ecg_dtype_is_float(L->g->tensors[x]->dtype);
@@ -132,7 +87,7 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /* Opening of a Conv/ConvTranspose kernel: the geometry tables and the x, w, b
  * (NULL when absent), y pointers of element type T. */
-static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const nd_geom *gm, const char *T) {
+static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *gm, const char *T) {
   sbuf *c = &L->code;
   sb_printf(c, "  {\n");
   nd_geom_decls(c, gm);
@@ -144,19 +99,15 @@ static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const nd_geom *gm,
 
 /** Conv, N-D, float dtypes: direct loops (groups, dilations, strides, pads, bias). */
 int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK];
-  int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->inputs[1], wd);
   if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
     return lw_node_err(L, n, e, "only float32/float64 Conv is supported");
-  nd_geom gm;
-  ECG_TRY(nd_geometry(L, n, e, wd + 2, 0, &gm));
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
   int sp = gm.sp;
-  int64_t N = xd[0], C = xd[1], M = wd[0], G = ecg_attr_i(n, "group", 1), Cg = C / G, Mg = M / G;
+  int64_t N = gm.n, C = gm.c, M = gm.m, G = gm.group, Cg = C / G, Mg = M / G;
   int64_t in_sp = prod(gm.in, sp), out_sp = prod(gm.out, sp), ksz = prod(gm.k, sp);
   const char *T = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;
-  (void)r;
   nd_conv_prologue(L, n, &gm, T);
   sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(N * M * out_sp * Cg * ksz));
   sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld;\n", (long long)(N * M),
@@ -177,16 +128,12 @@ int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** ConvTranspose, N-D, float dtypes: each output element gathers the input positions
  *  and kernel taps that map onto it (o = i*s - pb + k*d). */
 int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK];
-  lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->inputs[1], wd);
-  lw_dims(L, n->outputs[0], od);
   if (!ecg_dtype_is_float(L->g->tensors[n->inputs[0]]->dtype) || lw_half(L, n->inputs[0]))
     return lw_node_err(L, n, e, "only float32/float64 ConvTranspose is supported");
-  nd_geom gm;
-  ECG_TRY(nd_geometry(L, n, e, wd + 2, 1, &gm));
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
   int sp = gm.sp;
-  int64_t N = xd[0], C = xd[1], G = ecg_attr_i(n, "group", 1), Mg = wd[1], M = od[1], Cg = C / G;
+  int64_t N = gm.n, C = gm.c, G = gm.group, M = gm.m, Mg = M / G, Cg = C / G;
   int64_t in_sp = prod(gm.in, sp), out_sp = prod(gm.out, sp), ksz = prod(gm.k, sp);
   const char *T = lw_ctype(L, n->inputs[0]);
   sbuf *c = &L->code;

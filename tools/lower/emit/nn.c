@@ -14,35 +14,19 @@ static int all_float32(ecg_lower *L, const ecg_node *n) {
   return 1;
 }
 
-/* Spatial attributes of Conv/ConvTranspose/pools for a 1-D or 2-D op: fills
- * k[2], s[2], d[2], pads[4] (top, left, bottom, right). Input x dims xd (rank r),
- * output dims od. kernel from weights (kw != NULL) or kernel_shape. */
-static int spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
-                   const int64_t *wk, int transposed, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
-  int sp = r - 2;
-  if (sp < 1 || sp > 2) return lw_node_err(L, n, e, "only 1-D and 2-D spatial operators are supported");
-  const int64_t *a;
-  int c;
+int lw_geom_2d(ecg_lower *L, const ecg_node *n, ecg_err *e, ecg_conv_geom *gm, int64_t *k, int64_t *s, int64_t *d,
+               int64_t *p) {
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, gm, e));
+  if (gm->sp > 2) return lw_node_err(L, n, e, "%d spatial dims are not supported here (only 1-D and 2-D)", gm->sp);
   for (int i = 0; i < 2; i++) { k[i] = 1; s[i] = 1; d[i] = 1; }
   for (int i = 0; i < 4; i++) p[i] = 0;
-  int off = 2 - sp; /* a 1-D op uses the second (width) slot */
-  if (wk) for (int i = 0; i < sp; i++) k[off + i] = wk[i];
-  if ((c = ecg_attr_ints(n, "kernel_shape", &a)) == sp) for (int i = 0; i < sp; i++) k[off + i] = a[i];
-  if ((c = ecg_attr_ints(n, "strides", &a)) == sp) for (int i = 0; i < sp; i++) s[off + i] = a[i];
-  if ((c = ecg_attr_ints(n, "dilations", &a)) == sp) for (int i = 0; i < sp; i++) d[off + i] = a[i];
-  char ap[32];
-  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
-  if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-    for (int i = 0; i < sp; i++) {
-      int64_t in = xd[2 + i], out = od[2 + i], kk = (k[off + i] - 1) * d[off + i] + 1;
-      int64_t total = transposed ? (in - 1) * s[off + i] + kk - out : (out - 1) * s[off + i] + kk - in;
-      if (total < 0) total = 0;
-      int64_t lo = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-      p[off + i] = lo;
-      p[2 + off + i] = total - lo;
-    }
-  } else if ((c = ecg_attr_ints(n, "pads", &a)) == 2 * sp) {
-    for (int i = 0; i < sp; i++) { p[off + i] = a[i]; p[2 + off + i] = a[sp + i]; }
+  int off = 2 - gm->sp; /* a 1-D op uses the second (width) slot */
+  for (int i = 0; i < gm->sp; i++) {
+    k[off + i] = gm->k[i];
+    s[off + i] = gm->s[i];
+    d[off + i] = gm->d[i];
+    p[off + i] = gm->pb[i];
+    p[2 + off + i] = gm->pe[i];
   }
   return ECG_OK;
 }
@@ -82,12 +66,12 @@ static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_conv_nd(L, n, e);
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->inputs[1], wd);
   lw_dims(L, n->outputs[0], od);
-  ECG_TRY(spatial(L, n, e, r, xd, od, wd + 2, 0, k, s, d, p));
-  int u = conv_params_decl(L, r, xd, od, wd[0], k, s, d, p, ecg_attr_i(n, "group", 1));
+  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
@@ -111,31 +95,12 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** ConvTranspose (1-D, 2-D) through ecg_convtranspose2d; output shape from inference. */
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_convtranspose_nd(L, n, e);
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->inputs[1], wd);
   lw_dims(L, n->outputs[0], od);
-  ECG_TRY(spatial(L, n, e, r, xd, od, wd + 2, 1, k, s, d, p));
-  const int64_t *a;
-  if (ecg_attr_ints(n, "output_shape", &a) > 0 && !ecg_attr_find(n, "pads")) {
-    /* pads implied by output_shape (ONNX: total = stride*(in-1) + out_pad + ((k-1)*d+1) - out) */
-    const int64_t *op_;
-    int nop = ecg_attr_ints(n, "output_padding", &op_);
-    int sp = r - 2, off = 2 - sp;
-    char ap[32];
-    ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
-    for (int i = 0; i < sp; i++) {
-      int64_t kk = (k[off + i] - 1) * d[off + i] + 1, outpad = nop == sp ? op_[i] : 0;
-      int64_t total = s[off + i] * (xd[2 + i] - 1) + outpad + kk - od[2 + i];
-      if (total < 0) total = 0;
-      int64_t lo = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-      if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER")) lo = total / 2;
-      p[off + i] = lo;
-      p[2 + off + i] = total - lo;
-    }
-  }
-  int64_t group = ecg_attr_i(n, "group", 1);
-  int u = conv_params_decl(L, r, xd, od, wd[1] * group, k, s, d, p, group);
+  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_convtranspose2d_scratch_floats(&cp%d)", u);
   lw_need_scratch(L, buf);
@@ -250,9 +215,10 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4 || (n->n_outputs > 1 && n->outputs[1] >= 0))
     return emit_pool_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
-  ECG_TRY(spatial(L, n, e, r, xd, od, NULL, 0, k, s, d, p));
+  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
   int u = lw_uid(L);
   int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
   sb_printf(&L->decls, "static const ecg_pool_params pp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",

@@ -202,35 +202,6 @@ int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /* ---------------------------------------------------------------- Conv family */
 
-/* Spatial parameters of a 1-D or 2-D integer conv as 2-D (a 1-D op uses the width
- * slot): kernel k, strides s, dilations d, pads p (top, left, bottom, right). */
-static int conv_spatial(ecg_lower *L, const ecg_node *n, ecg_err *e, int r, const int64_t *xd, const int64_t *od,
-                        const int64_t *wk, int64_t *k, int64_t *s, int64_t *d, int64_t *p) {
-  int sp = r - 2;
-  if (sp < 1 || sp > 2) return lw_node_err(L, n, e, "convolutions over %s spatial dims are not supported (only 1-D and 2-D)", sp < 1 ? "0" : "3 or more");
-  const int64_t *a;
-  for (int i = 0; i < 2; i++) k[i] = s[i] = d[i] = 1;
-  for (int i = 0; i < 4; i++) p[i] = 0;
-  int off = 2 - sp;
-  for (int i = 0; i < sp; i++) k[off + i] = wk[i];
-  if (ecg_attr_ints(n, "strides", &a) == sp) for (int i = 0; i < sp; i++) s[off + i] = a[i];
-  if (ecg_attr_ints(n, "dilations", &a) == sp) for (int i = 0; i < sp; i++) d[off + i] = a[i];
-  char ap[32];
-  ecg_attr_s(n, "auto_pad", "NOTSET", ap, sizeof ap);
-  if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-    for (int i = 0; i < sp; i++) {
-      int64_t kk = (k[off + i] - 1) * d[off + i] + 1, total = (od[2 + i] - 1) * s[off + i] + kk - xd[2 + i];
-      if (total < 0) total = 0;
-      int64_t head = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-      p[off + i] = head;
-      p[2 + off + i] = total - head;
-    }
-  } else if (strcmp(ap, "VALID") && ecg_attr_ints(n, "pads", &a) == 2 * sp) {
-    for (int i = 0; i < sp; i++) { p[off + i] = a[i]; p[2 + off + i] = a[sp + i]; }
-  }
-  return ECG_OK;
-}
-
 /** ConvInteger (x, w, x_zero_point, w_zero_point -> int32) and QLinearConv (x, x_scale,
  *  x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B -> int8/uint8):
  *  direct loops; padding contributes nothing (it holds the zero point); w_zero_point
@@ -245,13 +216,12 @@ int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   const char *lo = NULL, *hi = NULL;
   if (ql ? !is_int8(dtype_of(L, y)) || !q_bounds(dtype_of(L, y), &lo, &hi) : dtype_of(L, y) != ECG_INT32)
     return lw_node_err(L, n, e, "output dtype %s is not supported", ecg_dtype_name(dtype_of(L, y)));
-  int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
   int r = lw_dims(L, x, xd);
-  lw_dims(L, w, wd);
   lw_dims(L, y, od);
-  ECG_TRY(conv_spatial(L, n, e, r, xd, od, wd + 2, k, s, d, p));
-  int64_t group = ecg_attr_i(n, "group", 1), M = wd[0], CG = wd[1];
-  if (group < 1 || M % group || xd[1] != CG * group) return lw_node_err(L, n, e, "group does not match the channels");
+  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  int64_t group = gm.group, M = gm.m, CG = gm.c / gm.group;
   ECG_TRY(check_param(L, n, xz, 0, 0, "x_zero_point", e));
   ECG_TRY(check_param(L, n, wz, M, 0, "w_zero_point", e));
   if (ql) {

@@ -78,21 +78,22 @@ static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
   return 0;
 }
 
-/* The accumulation of a Reduce* as C: initial value, step (y = step(y, x)) and final
- * transform (NULL for none) over the output type T; float when isf. */
-static void reduce_parts(ecg_op_id id, int isf, const char **init, const char **acc, const char **fin) {
-  *init = "0";
-  *acc = "y[o] + x[j]";
-  *fin = NULL;
-  switch (id) {
-  case ECG_OP_ReduceMax: *init = isf ? "-INFINITY" : "INT64_MIN"; *acc = "ecg_max(y[o], x[j])"; break;
-  case ECG_OP_ReduceMin: *init = isf ? "INFINITY" : "INT64_MAX"; *acc = "ecg_min(y[o], x[j])"; break;
-  case ECG_OP_ReduceProd: *init = "1"; *acc = "y[o] * x[j]"; break;
-  case ECG_OP_ReduceL2: *acc = "y[o] + x[j] * x[j]"; *fin = "sqrt(y[i])"; break;
-  case ECG_OP_ReduceSumSquare: *acc = "y[o] + x[j] * x[j]"; break;
-  case ECG_OP_ReduceMean: *fin = "y[i] / cnt"; break;
-  default: break;
-  }
+/* The accumulation of a Reduce* as C, from its row of the reduction table
+ * (ecg_reduction_of): *init the accumulator's initial value for the output dtype, step
+ * "acc = combine(acc, map(elem))"'s right-hand side, fin the finish over fin_acc and count
+ * ("" when there is none). */
+static int reduce_c(const ecg_lower *L, const ecg_node *n, const char *acc, const char *elem, const char *fin_acc,
+                    const char *count, const char **init, char *step, char *fin, size_t n_buf, ecg_err *e) {
+  const ecg_reduction *r = ecg_reduction_of(lw_op(n));
+  int dt = L->g->tensors[n->outputs[0]]->dtype;
+  *init = r ? ecg_reduction_identity_c(r, dt) : NULL;
+  if (!*init) return lw_node_err(L, n, e, "reduction to %s is not supported", ecg_dtype_name(dt));
+  char mapped[128];
+  snprintf(mapped, sizeof mapped, r->c_map, elem);
+  snprintf(step, n_buf, r->c_combine, acc, mapped);
+  if (r->fin == ECG_RED_FIN_NONE) fin[0] = 0;
+  else snprintf(fin, n_buf, r->c_finish, fin_acc, count);
+  return ECG_OK;
 }
 
 /* Reduce* whose axes are a graph input (known at run time; the output shape is static,
@@ -102,12 +103,9 @@ static void reduce_parts(ecg_op_id id, int isf, const char **init, const char **
 static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd);
-  const char *T = lw_ctype(L, n->outputs[0]), *init, *acc, *fin;
-  ecg_op_id id = lw_op(n);
-  if (id != ECG_OP_ReduceSum && id != ECG_OP_ReduceMean && id != ECG_OP_ReduceMax && id != ECG_OP_ReduceMin &&
-      id != ECG_OP_ReduceProd && id != ECG_OP_ReduceL2 && id != ECG_OP_ReduceSumSquare)
-    return lw_node_err(L, n, e, "run-time axes are not supported for this reduction");
-  reduce_parts(id, ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype), &init, &acc, &fin);
+  const char *T = lw_ctype(L, n->outputs[0]), *init;
+  char acc[256], fin[256];
+  ECG_TRY(reduce_c(L, n, "y[o]", "x[j]", "y[i]", "cnt", &init, acc, fin, sizeof acc, e));
   int64_t na = ecg_tensor_numel(L->g->tensors[n->inputs[1]]), xn = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
@@ -125,7 +123,7 @@ static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    if (s == %lld) {\n      for (int64_t j = 0; j < %lld; j++) {\n        int64_t rem = j, o = 0;\n", (long long)on, (long long)xn);
   sb_printf(c, "        for (int d = %d - 1; d >= 0; d--) { o += (rem %% dim[d]) * ost[d]; rem /= dim[d]; }\n", r);
   sb_printf(c, "        y[o] = (%s)(%s);\n      }\n", T, acc);
-  if (fin) sb_printf(c, "      for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);
+  if (fin[0]) sb_printf(c, "      for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);
   sb_printf(c, "    } else {\n      for (int64_t i = 0; i < %lld; i++) y[i] = 0;\n    }\n  }\n", (long long)on);
   return ECG_OK;
 }
@@ -145,31 +143,19 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (!red[d]) s *= xd[d]; else count *= xd[d];
     st[1][d] = xst[d];
   }
-  ecg_op_id id = lw_op(n);
-  const char *T = lw_ctype(L, n->outputs[0]);
-  int isf = ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype);
-  const char *init = "0", *acc = "y[o0] + x[o1]";
-  switch (id) {
-  case ECG_OP_ReduceMax: init = isf ? "-INFINITY" : "INT64_MIN"; acc = "ecg_max(y[o0], x[o1])"; break;
-  case ECG_OP_ReduceMin: init = isf ? "INFINITY" : "INT64_MAX"; acc = "ecg_min(y[o0], x[o1])"; break;
-  case ECG_OP_ReduceProd: init = "1"; acc = "y[o0] * x[o1]"; break;
-  case ECG_OP_ReduceL2: case ECG_OP_ReduceSumSquare: acc = "y[o0] + x[o1] * x[o1]"; break;
-  case ECG_OP_ReduceL1: acc = "y[o0] + (x[o1] < 0 ? -x[o1] : x[o1])"; break;
-  case ECG_OP_ReduceLogSumExp: acc = "y[o0] + exp(x[o1])"; break;
-  default: break;
-  }
+  const char *T = lw_ctype(L, n->outputs[0]), *init;
+  char acc[256], fin[256], count_c[64];
+  snprintf(count_c, sizeof count_c, "(%s)%lld", T, (long long)count);
+  ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
   sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
-  char body[128];
+  char body[300];
   snprintf(body, sizeof body, "y[o0] = %s;", acc);
   lw_loops(L, r, xd, 2, st, NULL, body, 0);
-  if (id == ECG_OP_ReduceMean) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(y[i] / (%s)%lld);\n", (long long)on, T, T, (long long)count);
-  if (id == ECG_OP_ReduceLogSum || id == ECG_OP_ReduceLogSumExp)
-    sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)log(y[i]);\n", (long long)on, T);
-  if (id == ECG_OP_ReduceL2) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)sqrt(y[i]);\n", (long long)on, T);
+  if (fin[0]) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);
   sb_printf(c, "  }\n");
   return ECG_OK;
 }
