@@ -65,8 +65,8 @@ static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
     if (na < 0) return -1;
   }
   for (int d = 0; d < r; d++) red[d] = 0;
-  if (na <= 0) {
-    if (na == 0 && ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
+  if (na <= 0) { /* axes absent or empty: everything, or nothing with noop_with_empty_axes */
+    if (ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
     for (int d = 0; d < r; d++) red[d] = 1;
     return 0;
   }
@@ -78,18 +78,38 @@ static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
   return 0;
 }
 
-/* The accumulation of a Reduce* as C: initial value, step (y = step(y, x)) and final
- * transform (NULL for none) over the output type T; float when isf. */
-static void reduce_parts(ecg_op_id id, int isf, const char **init, const char **acc, const char **fin) {
+/* The identity of max (lowest value, want_max) or min (highest value) over dtype dt as
+ * a C constant: infinities for floats, the integer type's limits, 0/1 for bool. */
+static const char *extreme(int dt, int want_max) {
+  switch (dt) {
+  case ECG_INT8: return want_max ? "INT8_MIN" : "INT8_MAX";
+  case ECG_INT16: return want_max ? "INT16_MIN" : "INT16_MAX";
+  case ECG_INT32: return want_max ? "INT32_MIN" : "INT32_MAX";
+  case ECG_INT64: return want_max ? "INT64_MIN" : "INT64_MAX";
+  case ECG_UINT8: return want_max ? "0" : "UINT8_MAX";
+  case ECG_UINT16: return want_max ? "0" : "UINT16_MAX";
+  case ECG_UINT32: return want_max ? "0" : "UINT32_MAX";
+  case ECG_UINT64: return want_max ? "0" : "UINT64_MAX";
+  case ECG_BOOL: return want_max ? "0" : "1";
+  default: return want_max ? "-INFINITY" : "INFINITY";
+  }
+}
+
+/* The accumulation of a Reduce* as C over output dtype dt: initial value, step
+ * (y = step(y, x)) and final transform (NULL for none; cnt is the reduced count). */
+static void reduce_parts(ecg_op_id id, int dt, const char **init, const char **acc, const char **fin) {
   *init = "0";
   *acc = "y[o] + x[j]";
   *fin = NULL;
   switch (id) {
-  case ECG_OP_ReduceMax: *init = isf ? "-INFINITY" : "INT64_MIN"; *acc = "ecg_max(y[o], x[j])"; break;
-  case ECG_OP_ReduceMin: *init = isf ? "INFINITY" : "INT64_MAX"; *acc = "ecg_min(y[o], x[j])"; break;
+  case ECG_OP_ReduceMax: *init = extreme(dt, 1); *acc = "ecg_max(y[o], x[j])"; break;
+  case ECG_OP_ReduceMin: *init = extreme(dt, 0); *acc = "ecg_min(y[o], x[j])"; break;
   case ECG_OP_ReduceProd: *init = "1"; *acc = "y[o] * x[j]"; break;
   case ECG_OP_ReduceL2: *acc = "y[o] + x[j] * x[j]"; *fin = "sqrt(y[i])"; break;
   case ECG_OP_ReduceSumSquare: *acc = "y[o] + x[j] * x[j]"; break;
+  case ECG_OP_ReduceL1: *acc = "y[o] + (x[j] < 0 ? -x[j] : x[j])"; break;
+  case ECG_OP_ReduceLogSum: *fin = "log(y[i])"; break;
+  case ECG_OP_ReduceLogSumExp: *acc = "y[o] + exp(x[j])"; *fin = "log(y[i])"; break;
   case ECG_OP_ReduceMean: *fin = "y[i] / cnt"; break;
   default: break;
   }
@@ -104,10 +124,7 @@ static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   const char *T = lw_ctype(L, n->outputs[0]), *init, *acc, *fin;
   ecg_op_id id = lw_op(n);
-  if (id != ECG_OP_ReduceSum && id != ECG_OP_ReduceMean && id != ECG_OP_ReduceMax && id != ECG_OP_ReduceMin &&
-      id != ECG_OP_ReduceProd && id != ECG_OP_ReduceL2 && id != ECG_OP_ReduceSumSquare)
-    return lw_node_err(L, n, e, "run-time axes are not supported for this reduction");
-  reduce_parts(id, ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype), &init, &acc, &fin);
+  reduce_parts(id, L->g->tensors[n->outputs[0]]->dtype, &init, &acc, &fin);
   int64_t na = ecg_tensor_numel(L->g->tensors[n->inputs[1]]), xn = ecg_tensor_numel(L->g->tensors[n->inputs[0]]);
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
@@ -147,11 +164,11 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   ecg_op_id id = lw_op(n);
   const char *T = lw_ctype(L, n->outputs[0]);
-  int isf = ecg_dtype_is_float(L->g->tensors[n->outputs[0]]->dtype);
+  int dt = L->g->tensors[n->outputs[0]]->dtype;
   const char *init = "0", *acc = "y[o0] + x[o1]";
   switch (id) {
-  case ECG_OP_ReduceMax: init = isf ? "-INFINITY" : "INT64_MIN"; acc = "ecg_max(y[o0], x[o1])"; break;
-  case ECG_OP_ReduceMin: init = isf ? "INFINITY" : "INT64_MAX"; acc = "ecg_min(y[o0], x[o1])"; break;
+  case ECG_OP_ReduceMax: init = extreme(dt, 1); acc = "ecg_max(y[o0], x[o1])"; break;
+  case ECG_OP_ReduceMin: init = extreme(dt, 0); acc = "ecg_min(y[o0], x[o1])"; break;
   case ECG_OP_ReduceProd: init = "1"; acc = "y[o0] * x[o1]"; break;
   case ECG_OP_ReduceL2: case ECG_OP_ReduceSumSquare: acc = "y[o0] + x[o1] * x[o1]"; break;
   case ECG_OP_ReduceL1: acc = "y[o0] + (x[o1] < 0 ? -x[o1] : x[o1])"; break;
