@@ -4,6 +4,9 @@
 # Writes OUT/NAME.ecg, OUT/NAME/ (lowered), OUT/NAME.data/test_data_set_0 (seeded inputs and
 # ONNX Runtime outputs), and prints ecg-bench's JSON line. Exit status is ecg-bench's.
 # OUT is $ECG_OUT, default out/ in the repo.
+# With ECG_OPSET=N the model is first re-declared at ai.onnx opset N
+# (tools/bench/redeclare_opset.mjs: Reduce axes as inputs, Split num_outputs, ...) into
+# OUT/NAME-opsetN.onnx, and every file above is named NAME-opsetN.
 set -eu
 name=$1; shift
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +22,11 @@ if [ "$shapes" != "-" ]; then
 fi
 out=${ECG_OUT:-out}
 mkdir -p "$out"
+if [ -n "${ECG_OPSET:-}" ]; then
+  name=$name-opset$ECG_OPSET
+  node tools/bench/redeclare_opset.mjs --model "$path" --opset "$ECG_OPSET" --out "$out/$name.onnx"
+  path=$out/$name.onnx
+fi
 # shellcheck disable=SC2086
 bin/onnx2ecg "$path" $args -o "$out/$name.ecg"
 bin/ecg-lower -o "$out/$name" "$out/$name.ecg"
