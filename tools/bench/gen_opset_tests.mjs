@@ -17,7 +17,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { parseArgs, loadOrt, runMain, dtypeByCode, UsageError } from './common.mjs';
-import { FLOAT, INT32, INT64, BOOL, FLOAT16, FLOAT8E4M3FN, encodeModel, encodeTensor, typedArray, randomValues, mulberry32, writeAtomic } from './onnx_build.mjs';
+import { FLOAT, UINT8, INT8, INT32, INT64, BOOL, FLOAT16, FLOAT8E4M3FN, encodeModel, encodeTensor, typedArray, randomValues, mulberry32, writeAtomic } from './onnx_build.mjs';
 
 const USAGE = `usage: node gen_opset_tests.mjs --out DIR [--only REGEX] [--list]
 `;
@@ -141,12 +141,50 @@ add({ name: 'isnan_isinf_opset20', opset: 20, inputs: [['x', FLOAT, [4]]], inits
       nodes: [['Div', ['x', 'zero'], ['q']], ['IsInf', ['q'], ['a']], ['IsNaN', ['q'], ['b']]], outputs: [['a', BOOL], ['b', BOOL]],
       data: { x: [1, 0, -2, 0] } });
 
+// Resize 18 (axes, keep_aspect_ratio_policy) and 19 (half_pixel_symmetric).
+const resize = (name, opset, dims, attrs, { scales, sizes, axes } = {}) => {
+  const inits = [['roi', FLOAT, [0], []], ['scales', FLOAT, scales ? [scales.length] : [0], scales || []]];
+  const ins = ['x', 'roi', 'scales'];
+  if (sizes) { inits.push(i64('sizes', sizes)); ins.push('sizes'); ins[2] = ''; inits.splice(1, 1); }
+  if (axes) attrs = { ...attrs, axes };
+  add({ name, opset, inputs: [['x', FLOAT, dims]], inits, nodes: [['Resize', ins, ['y'], attrs]], outputs: [['y', FLOAT]] });
+};
+resize('resize_axes_scales_linear', 18, [1, 2, 4, 5], { mode: 'linear' }, { scales: [2, 1.5], axes: [2, 3] });
+resize('resize_axes_negative_nearest', 18, [1, 2, 4, 5], { mode: 'nearest' }, { scales: [2], axes: [-1] });
+resize('resize_keep_aspect_not_larger', 18, [1, 1, 4, 6], { mode: 'linear', keep_aspect_ratio_policy: 'not_larger' }, { sizes: [8, 8], axes: [2, 3] });
+resize('resize_keep_aspect_not_smaller', 18, [1, 1, 4, 6], { mode: 'nearest', keep_aspect_ratio_policy: 'not_smaller' }, { sizes: [8, 8], axes: [2, 3] });
+resize('resize_half_pixel_symmetric', 19, [1, 1, 4, 4], { mode: 'linear', coordinate_transformation_mode: 'half_pixel_symmetric' }, { sizes: [1, 1, 6, 3] });
+resize('resize_cubic_opset19', 19, [1, 1, 5, 5], { mode: 'cubic' }, { scales: [1, 1, 1.6, 0.8] });
+
+// GridSample 20 (modes renamed linear / cubic), DFT 20 (axis as an input).
+for (const mode of ['linear', 'nearest', 'cubic'])
+  add({ name: `gridsample_${mode}_opset20`, opset: 20, inputs: [['x', FLOAT, [1, 2, 4, 5]], ['grid', FLOAT, [1, 3, 3, 2]]],
+        nodes: [['GridSample', ['x', 'grid'], ['y'], { mode, align_corners: mode === 'cubic' ? 1 : 0 }]], outputs: [['y', FLOAT]] });
+add({ name: 'gridsample_linear_border_opset22', opset: 22, inputs: [['x', FLOAT, [1, 1, 3, 4]], ['grid', FLOAT, [1, 2, 5, 2]]],
+      nodes: [['GridSample', ['x', 'grid'], ['y'], { mode: 'linear', padding_mode: 'border' }]], outputs: [['y', FLOAT]] });
+add({ name: 'dft_axis_input_opset20', opset: 20, inputs: [['x', FLOAT, [2, 6, 3, 1]]], inits: [i64('axis', [1], [])],
+      nodes: [['DFT', ['x', '', 'axis'], ['y']]], outputs: [['y', FLOAT]] });
+add({ name: 'dft_axis_default_onesided_opset20', opset: 20, inputs: [['x', FLOAT, [2, 8, 1]]], inits: [i64('len', [8], [])],
+      nodes: [['DFT', ['x', 'len'], ['y'], { onesided: 1 }]], outputs: [['y', FLOAT]] });
+add({ name: 'dft_inverse_axis_negative_opset20', opset: 20, inputs: [['x', FLOAT, [3, 4, 5, 2]]], inits: [i64('axis', [-3], [])],
+      nodes: [['DFT', ['x', '', 'axis'], ['y'], { inverse: 1 }]], outputs: [['y', FLOAT]] });
+
+// QuantizeLinear / DequantizeLinear 19 and 21 (per-tensor and per-axis; block_size is refused).
+add({ name: 'quantize_dequantize_opset21', opset: 21, inputs: [['x', FLOAT, [2, 3, 2]]],
+      inits: [['s', FLOAT, [3], [0.01, 0.02, 0.05]], ['z', INT8, [3], [0, -3, 4]]],
+      nodes: [['QuantizeLinear', ['x', 's', 'z'], ['q'], { axis: 1 }], ['DequantizeLinear', ['q', 's', 'z'], ['y'], { axis: 1 }]],
+      outputs: [['q', INT8], ['y', FLOAT]] });
+add({ name: 'quantize_uint8_opset19', opset: 19, inputs: [['x', FLOAT, [5]]], inits: [['s', FLOAT, [], [0.02]], ['z', UINT8, [], [128]]],
+      nodes: [['QuantizeLinear', ['x', 's', 'z'], ['y'], { saturate: 1 }]], outputs: [['y', UINT8]], data: { x: [-3, -0.5, 0, 0.51, 4] } });
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Mish', ['x'], ['y']]],
       outputs: [['y', FLOAT]], refuse: 'op Mish' });
 add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], inits: [i64('shape', [3, 2])],
       nodes: [['Reshape', ['x', 'shape'], ['y']]], outputs: [['y', FLOAT]], refuse: 'op Reshape-24' });
+add({ name: 'refuse_quantize_blocked_opset21', opset: 21, inputs: [['x', FLOAT, [2, 4]]], inits: [['s', FLOAT, [2, 2], [0.1, 0.2, 0.3, 0.4]]],
+      nodes: [['QuantizeLinear', ['x', 's'], ['y'], { axis: 1, block_size: 2, output_dtype: UINT8 }]], outputs: [['y', UINT8]], refuse: 'block_size' });
 add({ name: 'refuse_cast_float8', opset: 19, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Cast', ['x'], ['y'], { to: FLOAT8E4M3FN }]],
       outputs: [['y', FLOAT8E4M3FN]], refuse: 'float8' });
 
