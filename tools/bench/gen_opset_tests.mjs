@@ -177,6 +177,19 @@ add({ name: 'quantize_dequantize_opset21', opset: 21, inputs: [['x', FLOAT, [2, 
 add({ name: 'quantize_uint8_opset19', opset: 19, inputs: [['x', FLOAT, [5]]], inits: [['s', FLOAT, [], [0.02]], ['z', UINT8, [], [128]]],
       nodes: [['QuantizeLinear', ['x', 's', 'z'], ['y'], { saturate: 1 }]], outputs: [['y', UINT8]], data: { x: [-3, -0.5, 0, 0.51, 4] } });
 
+// GroupNormalization 18 (scale/bias per group) and 21 (per channel).
+const gn = (name, opset, dims, G, eps) => {
+  const C = dims[1], m = opset < 21 ? G : C;
+  const sv = Array.from({ length: m }, (_, i) => 0.5 + 0.25 * i), bv = Array.from({ length: m }, (_, i) => 0.1 * i - 0.2);
+  add({ name, opset, inputs: [['x', FLOAT, dims]], inits: [['scale', FLOAT, [m], sv], ['bias', FLOAT, [m], bv]],
+        nodes: [['GroupNormalization', ['x', 'scale', 'bias'], ['y'], { num_groups: G, ...(eps ? { epsilon: { f: eps } } : {}) }]], outputs: [['y', FLOAT]] });
+};
+gn('groupnorm_per_group_opset18', 18, [2, 6, 3, 4], 3);
+gn('groupnorm_one_group_opset18', 18, [1, 4, 5], 1, 1e-3);
+gn('groupnorm_per_channel_opset21', 21, [2, 6, 3, 4], 2);
+gn('groupnorm_groups_eq_channels_opset21', 21, [1, 4, 2, 3, 2], 4, 1e-2);
+gn('groupnorm_rank2_opset21', 21, [3, 4], 2);
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Mish', ['x'], ['y']]],
@@ -185,6 +198,8 @@ add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], init
       nodes: [['Reshape', ['x', 'shape'], ['y']]], outputs: [['y', FLOAT]], refuse: 'op Reshape-24' });
 add({ name: 'refuse_quantize_blocked_opset21', opset: 21, inputs: [['x', FLOAT, [2, 4]]], inits: [['s', FLOAT, [2, 2], [0.1, 0.2, 0.3, 0.4]]],
       nodes: [['QuantizeLinear', ['x', 's'], ['y'], { axis: 1, block_size: 2, output_dtype: UINT8 }]], outputs: [['y', UINT8]], refuse: 'block_size' });
+add({ name: 'refuse_groupnorm_scale_per_group_at_opset21', opset: 21, inputs: [['x', FLOAT, [1, 4, 3]]], inits: [['s', FLOAT, [2], [1, 1]], ['b', FLOAT, [2], [0, 0]]],
+      nodes: [['GroupNormalization', ['x', 's', 'b'], ['y'], { num_groups: 2 }]], outputs: [['y', FLOAT]], refuse: 'one per channel' });
 add({ name: 'refuse_cast_float8', opset: 19, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Cast', ['x'], ['y'], { to: FLOAT8E4M3FN }]],
       outputs: [['y', FLOAT8E4M3FN]], refuse: 'float8' });
 

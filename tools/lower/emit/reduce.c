@@ -299,3 +299,37 @@ int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    default: break;\n    }\n  }\n");
   return ECG_OK;
 }
+
+/** GroupNormalization (18, 21): X [N, C, D...] float32, num_groups G; each (n, group) is
+ *  the contiguous run of C/G channels x spatial values, normalised with its own mean and
+ *  biased variance (double accumulation), y = (x - mean) / sqrt(var + epsilon) * scale + bias
+ *  with scale/bias per group (opset 18) or per channel (21). */
+int emit_groupnorm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT) return lw_node_err(L, n, e, "only float32 is supported");
+  int64_t G = ecg_attr_i(n, "num_groups", 0), C = r >= 2 ? xd[1] : 0, S = 1;
+  if (r < 2 || G <= 0 || C % G) return lw_node_err(L, n, e, "num_groups must divide the channels");
+  for (int d = 2; d < r; d++) S *= xd[d];
+  int per_group = n->opset > 0 && n->opset < 21;
+  int64_t Cg = C / G, K = Cg * S;
+  float eps = ecg_attr_f(n, "epsilon", 1e-5f);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const float *x = %s, *sc = %s, *bi = %s;\n", lw_ptr(L, n->inputs[0]), lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[2]));
+  sb_printf(c, "    float *y = %s;\n", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(xd[0] * C * S));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) { /* (batch, group) */\n", (long long)(xd[0] * G));
+  sb_printf(c, "      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n", (long long)K, (long long)K);
+  sb_printf(c, "      double mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { double d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      float inv = (float)(1.0 / sqrt(var + %.9g));\n      int64_t grp = j %% %lld;\n", eps, (long long)G);
+  sb_printf(c, "      for (int64_t ch = 0; ch < %lld; ch++) {\n", (long long)Cg);
+  if (per_group) sb_printf(c, "        float s = sc[grp], b = bi[grp];\n");
+  else sb_printf(c, "        float s = sc[grp * %lld + ch], b = bi[grp * %lld + ch];\n", (long long)Cg, (long long)Cg);
+  sb_printf(c, "        for (int64_t k = ch * %lld; k < (ch + 1) * %lld; k++) yr[k] = (float)(xr[k] - mean) * inv * s + b;\n      }\n",
+            (long long)S, (long long)S);
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}
