@@ -13,7 +13,7 @@ setup() {
 }
 
 # One case per signature change of opsets 18-23, with its edge cases.
-SAMPLE='^(reduce_(max|l1|logsum|sumsquare)_(axes_neg_keep|no_axes_scalar|no_axes_noop|runtime_axes)|reduce_max_bool_opset20|reduce_min_int32_negative|split_num_outputs_(uneven|last_one)|pad_(axes_negative|wrap|wrap_axes)|scatter_(elements|nd)_max|averagepool_dilations_pads_strides|cast_saturate_float_to_int32|castlike_opset19|shape_ops_opset23|conv_relu_pool_opset22|groupnorm_per_group_opset18|groupnorm_per_channel_opset21|dft_axis_input_opset20|gridsample_cubic_opset20|resize_keep_aspect_not_larger|resize_half_pixel_symmetric)$'
+SAMPLE='^(reduce_(max|l1|logsum|sumsquare)_(axes_neg_keep|no_axes_scalar|no_axes_noop|runtime_axes)|reduce_max_bool_opset20|reduce_min_int32_negative|split_num_outputs_(uneven|last_one)|pad_(axes_negative|wrap|wrap_axes)|scatter_(elements|nd)_max|averagepool_dilations_pads_strides|cast_saturate_float_to_int32|castlike_opset19|shape_ops_opset23|conv_relu_pool_opset22|groupnorm_per_group_opset18|groupnorm_per_channel_opset21|dft_axis_input_opset20|gridsample_cubic_opset20|resize_keep_aspect_not_larger|resize_half_pixel_symmetric|rmsnorm_axis_negative_broadcast_scale)$'
 
 @test "generated opset 18-23 tests (sample): every one passes against ONNX Runtime" {
   gen="$BATS_TEST_TMPDIR/gen"

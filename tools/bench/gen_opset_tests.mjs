@@ -190,6 +190,18 @@ gn('groupnorm_per_channel_opset21', 21, [2, 6, 3, 4], 2);
 gn('groupnorm_groups_eq_channels_opset21', 21, [1, 4, 2, 3, 2], 4, 1e-2);
 gn('groupnorm_rank2_opset21', 21, [3, 4], 2);
 
+// RMSNormalization 23: axis, scale broadcast over the normalized dims.
+const rms = (name, dims, axis, sdims, eps) => {
+  const m = sdims.reduce((p, d) => p * d, 1);
+  add({ name, opset: 23, inputs: [['x', FLOAT, dims]], inits: [['scale', FLOAT, sdims, Array.from({ length: m }, (_, i) => 0.5 + 0.1 * i)]],
+        nodes: [['RMSNormalization', ['x', 'scale'], ['y'], { ...(axis !== undefined ? { axis } : {}), ...(eps ? { epsilon: { f: eps } } : {}) }]],
+        outputs: [['y', FLOAT]] });
+};
+rms('rmsnorm_last_axis', [2, 3, 8], undefined, [8]);
+rms('rmsnorm_axis1_full_scale', [2, 3, 4], 1, [3, 4], 1e-3);
+rms('rmsnorm_axis_negative_broadcast_scale', [2, 3, 4], -2, [3, 1]);
+rms('rmsnorm_scalar_scale_axis0', [3, 5], 0, [1]);
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Mish', ['x'], ['y']]],

@@ -26,6 +26,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_groupnorm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_rmsnorm(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_concat(ecg_lower *L, const ecg_node *n, ecg_err *e);

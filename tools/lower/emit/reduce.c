@@ -333,3 +333,39 @@ int emit_groupnorm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    }\n  }\n");
   return ECG_OK;
 }
+
+/** RMSNormalization (23): X [outer, K] float32 with K the product of dims axis..r-1;
+ *  y = x / sqrt(mean(x^2) + epsilon) * scale, the mean in double, scale indexed through its
+ *  broadcast strides over the normalized dims. */
+int emit_rmsnorm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], sd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd), rs = lw_dims(L, n->inputs[1], sd);
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT || L->g->tensors[n->inputs[1]]->dtype != ECG_FLOAT)
+    return lw_node_err(L, n, e, "only float32 is supported");
+  int axis = lw_axis(ecg_attr_i(n, "axis", -1), r);
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
+  split3(r, xd, axis, r, &outer, &K, &inner);
+  (void)inner;
+  float eps = ecg_attr_f(n, "epsilon", 1e-5f);
+  /* scale's stride along each normalized dim (0 where it broadcasts) */
+  int64_t sst[ECG_MAX_RANK], acc = 1;
+  for (int i = r - 1; i >= axis; i--) {
+    int k = i - (r - rs);
+    int64_t sdim = k >= 0 ? sd[k] : 1;
+    sst[i] = sdim == 1 ? 0 : acc;
+    acc *= sdim;
+  }
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const float *x = %s, *sc = %s;\n    float *y = %s;\n", lw_ptr(L, n->inputs[0]), lw_ptr(L, n->inputs[1]),
+            lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n",
+            (long long)outer, (long long)K, (long long)K);
+  sb_printf(c, "      double ss = 0;\n      for (int64_t k = 0; k < %lld; k++) ss += (double)xr[k] * xr[k];\n", (long long)K);
+  sb_printf(c, "      float inv = (float)(1.0 / sqrt(ss / %lld + %.9g));\n", (long long)K, eps);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) {\n        int64_t rem = k, si = 0;\n", (long long)K);
+  for (int i = r - 1; i >= axis; i--)
+    sb_printf(c, "        si += (rem %% %lld) * %lld; rem /= %lld;\n", (long long)xd[i], (long long)sst[i], (long long)xd[i]);
+  sb_printf(c, "        yr[k] = (xr[k] * inv) * sc[si];\n      }\n    }\n  }\n");
+  return ECG_OK;
+}
