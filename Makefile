@@ -128,9 +128,14 @@ profile-db: all
 	  bin/onnx2ecg $$path $$args -o build/profile/$$m.ecg && sh scripts/profile_fusion.sh build/profile/$$m.ecg $(PROFILE_DB) || exit 1; \
 	done
 
-# ONNX's backend test suite (libonnx-testdata) through the pipeline; conformance.json
+# ONNX's backend test suite (libonnx-testdata) through the pipeline; conformance.json.
+# Then the generated opset 18-23 tests (tools/bench/gen_opset_tests.mjs, expected outputs
+# from ONNX Runtime, written to build/opset-tests); conformance-opset.json.
 conformance: all
-	sh tools/bench/conformance.sh $(CONFORMANCE_ARGS)
+	@s=0; sh tools/bench/conformance.sh $(CONFORMANCE_ARGS) || s=1; \
+	node tools/bench/gen_opset_tests.mjs --out build/opset-tests && \
+	sh tools/bench/conformance.sh --data-root build/opset-tests --suite opset --json conformance-opset.json || s=1; \
+	exit $$s
 
 clean:
 	rm -rf build build-san bin out

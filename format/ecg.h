@@ -450,6 +450,16 @@ const ecg_op_info *ecg_op_get(ecg_op_id id);
 /** The domain of registry row id: "" for the default ai.onnx domain, else its name
  *  ("ai.onnx.preview.training"). */
 const char *ecg_op_domain(ecg_op_id id);
+/** The ONNX schema version of operator id in effect in a model importing `opset` of the
+ *  operator's domain: the newest since_version of its ONNX history (format/op_versions.def,
+ *  from ONNX's docs/Changelog.md) at or below opset; 0 when the operator has no schema at
+ *  or below opset.  *implemented (may be NULL) receives whether ecg implements that
+ *  version (a node is accepted only then, DESIGN.md "Order"). */
+int ecg_op_schema_version(ecg_op_id id, int64_t opset, bool *implemented);
+/** Write operator id's schema versions as "1,6,13,14" into buf (size bytes, always
+ *  terminated): the versions ecg implements when `implemented`, else ONNX's whole history.
+ *  Returns the number of versions written. */
+int ecg_op_versions(ecg_op_id id, bool implemented, char *buf, size_t size);
 /** Name of a mapping type ("One-to-One", ...). */
 const char *ecg_mapping_name(int mapping);
 

@@ -31,6 +31,58 @@ static const struct {
     {ECG_OP_Adam, "ai.onnx.preview.training"},
 };
 
+/* Schema versions per operator (op_versions.def): ONNX's history and the implemented
+ * subset, each a 0-terminated ascending list; rows absent there are {NULL, NULL}. */
+static const struct {
+  const unsigned char *onnx, *impl;
+} OP_VERSIONS[ECG_OP_COUNT] = {
+#define ECG_OPV(id, onnx, impl) [ECG_OP_##id] = {onnx, impl},
+#include "op_versions.def"
+#undef ECG_OPV
+};
+
+/* Whether 0-terminated list l holds v. */
+static bool list_has(const unsigned char *l, int v) {
+  for (; l && *l; l++)
+    if (*l == v) return true;
+  return false;
+}
+
+int ecg_op_schema_version(ecg_op_id id, int64_t opset, bool *implemented) {
+  const ecg_op_info *op = ecg_op_get(id);
+  bool impl = false;
+  int v = 0;
+  if (op && OP_VERSIONS[id].onnx) {
+    for (const unsigned char *l = OP_VERSIONS[id].onnx; *l; l++)
+      if (*l <= opset) v = *l;
+    impl = v > 0 && list_has(OP_VERSIONS[id].impl, v);
+  } else if (op && opset >= op->since) { /* no version row: since column through opset 17 */
+    v = opset < 255 ? (int)opset : 255;
+    impl = opset <= 17;
+  }
+  if (implemented) *implemented = impl;
+  return v;
+}
+
+int ecg_op_versions(ecg_op_id id, bool implemented, char *buf, size_t size) {
+  if (size) buf[0] = 0;
+  const ecg_op_info *op = ecg_op_get(id);
+  if (!op || !size) return 0;
+  const unsigned char *l = OP_VERSIONS[id].onnx ? (implemented ? OP_VERSIONS[id].impl : OP_VERSIONS[id].onnx) : NULL;
+  int n = 0;
+  size_t at = 0;
+  if (!l) { /* no version row: the since column only */
+    snprintf(buf, size, "%d", op->since);
+    return 1;
+  }
+  for (; *l; l++, n++) {
+    int w = snprintf(buf + at, size - at, "%s%d", n ? "," : "", *l);
+    if (w < 0 || (size_t)w >= size - at) break;
+    at += (size_t)w;
+  }
+  return n;
+}
+
 const char *ecg_op_domain(ecg_op_id id) {
   for (size_t k = 0; k < sizeof OP_DOMAINS / sizeof *OP_DOMAINS; k++)
     if (OP_DOMAINS[k].id == id) return OP_DOMAINS[k].domain;

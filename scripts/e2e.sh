@@ -6,6 +6,9 @@
 # OUT is $ECG_OUT, default out/ in the repo. With ECG_ARCH=aarch64 (or riscv64) the model is
 # lowered with --arch $ECG_ARCH into OUT/NAME.$ECG_ARCH/ and ecg-bench cross-builds it and runs
 # it under qemu-user (same reference data).
+# With ECG_OPSET=N the model is first re-declared at ai.onnx opset N
+# (tools/bench/redeclare_opset.mjs: Reduce axes as inputs, Split num_outputs, ...) into
+# OUT/NAME-opsetN.onnx, and every file above is named NAME-opsetN.
 set -eu
 name=$1; shift
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +24,11 @@ if [ "$shapes" != "-" ]; then
 fi
 out=${ECG_OUT:-out}
 mkdir -p "$out"
+if [ -n "${ECG_OPSET:-}" ]; then
+  name=$name-opset$ECG_OPSET
+  node tools/bench/redeclare_opset.mjs --model "$path" --opset "$ECG_OPSET" --out "$out/$name.onnx"
+  path=$out/$name.onnx
+fi
 # shellcheck disable=SC2086
 bin/onnx2ecg "$path" $args -o "$out/$name.ecg"
 # ECG_STAGES: optimising stages inserted before the lowering, e.g. "ecg-fuse --plan fixed"

@@ -91,6 +91,9 @@ int ecg_infer_cast(ecg_graph *g, ecg_node *n, ecg_err *e) {
   ecg_tensor *x;
   ECG_TRY(ops_input(g, n, 0, &x, e));
   int64_t to = ecg_attr_i(n, "to", -1);
+  if (to >= 17 && to <= 26) /* ONNX's float8 (17-20, 24), 4-bit (21-23) and 2-bit (25, 26) types */
+    return ecg_node_errf(e, g, n, "unsupported target type %s ('to' = %lld): float8, float4, int4/uint4 and int2/uint2 are not supported",
+                         to <= 20 || to == 24 ? "float8" : to == 23 ? "float4" : "int4/int2", (long long)to);
   if (to <= 0 || to > ECG_BFLOAT16) return ecg_node_errf(e, g, n, "missing or invalid attribute 'to' (%lld)", (long long)to);
   int64_t d[ECG_MAX_RANK];
   int r = ecg_tensor_dims(x, d);

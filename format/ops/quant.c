@@ -50,6 +50,8 @@ static int q_operands(ecg_graph *g, ecg_node *n, ecg_tensor **x, int64_t *xd, in
   ECG_TRY(ops_input(g, n, 0, x, e));
   ecg_tensor *s;
   ECG_TRY(ops_input(g, n, 1, &s, e));
+  if (ecg_attr_i(n, "block_size", 0) != 0) /* opset 21: scale of one value per block */
+    return ecg_node_errf(e, g, n, "blocked quantization (block_size %lld) is not supported", (long long)ecg_attr_i(n, "block_size", 0));
   *r = ecg_tensor_dims(*x, xd);
   if (!ops_axis(ecg_attr_i(n, "axis", 1), *r, axis)) *axis = -1;
   bool pa = false;

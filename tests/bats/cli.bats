@@ -82,14 +82,15 @@ setup() {
   [[ "$output" != *ECGF* ]]
 }
 
-@test "onnx2ecg: --list-ops lists Conv and Relu with their opsets" {
+@test "onnx2ecg: --list-ops lists Conv and Relu with their schema versions" {
   run --separate-stderr "$BIN/onnx2ecg" --list-ops
   [ "$status" -eq 0 ]
-  printf '%s\n' "$output" | grep -Eq '^Conv [0-9]+(-[0-9]+)?$'
-  printf '%s\n' "$output" | grep -Eq '^Relu [0-9]+(-[0-9]+)?$'
+  printf '%s\n' "$output" | grep -Fxq 'Conv 1,11,22'
+  printf '%s\n' "$output" | grep -Fxq 'Relu 1,6,13,14'
+  printf '%s\n' "$output" | grep -Fxq 'ReduceMax 1,11,12,13,18,20'
   # every line has the documented shape (ops of another domain name it last)
-  [ -z "$(printf '%s\n' "$output" | grep -Ev '^[A-Za-z0-9_]+ [0-9]+(-[0-9]+)?( [a-z][a-z0-9_.]*)?$')" ]
-  printf '%s\n' "$output" | grep -Fxq 'Adam 1-1 ai.onnx.preview.training'
+  [ -z "$(printf '%s\n' "$output" | grep -Ev '^[A-Za-z0-9_]+ [0-9]+(,[0-9]+)*( [a-z][a-z0-9_.]*)?$')" ]
+  printf '%s\n' "$output" | grep -Fxq 'Adam 1 ai.onnx.preview.training'
 }
 
 @test "ecg-dump: terminal stdin and no file exits 2" {

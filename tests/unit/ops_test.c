@@ -341,6 +341,36 @@ static void test_misc_shapes(void) {
   ecg_graph_free(g);
 }
 
+/* Per-operator schema versions (format/op_versions.def): every registry row has one; its
+ * implemented versions are part of ONNX's history, the first is ops.def's since; and the
+ * version in effect at an opset is the newest at or below it. */
+static void test_op_versions(void) {
+  for (int i = 0; i < ECG_OP_COUNT; i++) {
+    const ecg_op_info *op = ecg_op_get((ecg_op_id)i);
+    char impl[128], all[128];
+    int ni = ecg_op_versions((ecg_op_id)i, true, impl, sizeof impl), na = ecg_op_versions((ecg_op_id)i, false, all, sizeof all);
+    CHECK(ni >= 1 && na >= ni, "%s: versions implemented '%s' of '%s'", op->name, impl, all);
+    CHECK(atoi(impl) == op->since, "%s: first implemented version %s, ops.def since %d", op->name, impl, op->since);
+    for (char *t = impl; *t;) { /* each implemented version is a schema version of its own */
+      int v = atoi(t);
+      bool ok = false;
+      CHECK(ecg_op_schema_version((ecg_op_id)i, v, &ok) == v && ok, "%s: version %d is implemented but not in ONNX's history (%s)",
+            op->name, v, all);
+      t = strchr(t, ',');
+      if (!t) break;
+      t++;
+    }
+  }
+  bool ok;
+  CHECK(ecg_op_schema_version(ECG_OP_ReduceMax, 17, &ok) == 13 && ok, "ReduceMax at 17 is ReduceMax-13");
+  CHECK(ecg_op_schema_version(ECG_OP_ReduceMax, 19, &ok) == 18 && ok, "ReduceMax at 19 is ReduceMax-18");
+  CHECK(ecg_op_schema_version(ECG_OP_ReduceSum, 23, &ok) == 13 && ok, "ReduceSum at 23 is ReduceSum-13");
+  CHECK(ecg_op_schema_version(ECG_OP_Relu, 23, &ok) == 14 && ok, "Relu at 23 is Relu-14");
+  CHECK(ecg_op_schema_version(ECG_OP_Reshape, 24, &ok) == 24 && !ok, "Reshape-24 is not implemented");
+  CHECK(ecg_op_schema_version(ECG_OP_Split, 1, &ok) == 1 && !ok, "Split-1 is not implemented");
+  CHECK(ecg_op_schema_version(ECG_OP_CastLike, 14, &ok) == 0 && !ok, "CastLike has no schema before 15");
+}
+
 int main(void) {
   test_conv();
   test_convtranspose();
@@ -353,5 +383,6 @@ int main(void) {
   test_op_domains();
   test_fold_math();
   test_misc_shapes();
+  test_op_versions();
   return unit_summary();
 }

@@ -822,7 +822,7 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
   for (size_t i = 0; other_only && i < m->graph->n_node; i++)
     other_only = !default_domain(m->graph->node[i]->domain) &&
                  ecg_op_lookup(S(m->graph->node[i]->op_type), m->graph->node[i]->domain) != NULL;
-  if (other_only) have = true, opset = ONNX2ECG_OPSET_MAX;
+  if (other_only) have = true, opset = ONNX2ECG_OPSET_NEWEST;
   if (!have) {
     char doms[256] = "";
     for (size_t i = 0; i < m->n_opset_import; i++)
@@ -830,9 +830,9 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
                m->opset_import[i]->domain ? m->opset_import[i]->domain : "");
     return ecg_errf(e, ECG_ERR_INPUT, "unsupported: the model imports no ai.onnx opset, only domain %s", doms);
   }
-  if (opset < ONNX2ECG_OPSET_MIN || opset > ONNX2ECG_OPSET_MAX)
-    return ecg_errf(e, ECG_ERR_INPUT, "ai.onnx opset %lld is not supported (supported: %d to %d)",
-                    (long long)opset, ONNX2ECG_OPSET_MIN, ONNX2ECG_OPSET_MAX);
+  if (opset < ONNX2ECG_OPSET_MIN)
+    return ecg_errf(e, ECG_ERR_INPUT, "ai.onnx opset %lld is not valid (opsets start at %d)", (long long)opset,
+                    ONNX2ECG_OPSET_MIN);
   ecg_graph *g = ecg_graph_new();
   if (!g) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (st) {
@@ -862,10 +862,17 @@ int onnx2ecg_unsupported(const ecg_graph *g, onnx2ecg_line_fn fn, void *ctx) {
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *nd = g->nodes[i];
     const ecg_op_info *op = ecg_op_lookup(nd->op_type, nd->domain);
-    if (op && nd->opset >= op->since) continue;
-    if (op) /* the registry's since column: older versions have other semantics */
-      snprintf(line, sizeof line, "unsupported operator version: node '%s' op %s opset %lld (supported from opset %d)",
-               ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, (long long)nd->opset, op->since);
+    bool impl = false;
+    int v = op ? ecg_op_schema_version(op->id, nd->opset, &impl) : 0;
+    if (op && impl) continue;
+    char vs[128];
+    if (op) ecg_op_versions(op->id, true, vs, sizeof vs);
+    if (op && v > 0) /* the schema in effect at this opset is one ecg does not implement */
+      snprintf(line, sizeof line, "unsupported operator version: node '%s' op %s-%d (opset %lld; implemented versions of %s: %s)",
+               ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, v, (long long)nd->opset, nd->op_type, vs);
+    else if (op)
+      snprintf(line, sizeof line, "unsupported operator version: node '%s' op %s has no schema at opset %lld (implemented versions: %s)",
+               ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, (long long)nd->opset, vs);
     else
       snprintf(line, sizeof line, "unsupported operator: node '%s' op %s (domain '%s', opset %lld)",
                ecg_node_label(g, nd, lb, sizeof lb), nd->op_type, nd->domain, (long long)nd->opset);

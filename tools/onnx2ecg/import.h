@@ -22,9 +22,13 @@
 #include "ecg.h"
 #include "onnx.pb-c.h"
 
-/** Supported range of the model's ai.onnx opset. */
+/** The smallest valid ai.onnx opset.  There is no model-wide ceiling: each node is
+ *  checked against its operator's schema versions (ecg_op_schema_version,
+ *  format/op_versions.def; DESIGN.md "Order"). */
 #define ONNX2ECG_OPSET_MIN 1
-#define ONNX2ECG_OPSET_MAX 17
+/** The graph opset recorded for a model that imports no ai.onnx opset (only another
+ *  domain's operators): the newest ai.onnx opset ONNX Runtime, the reference, runs. */
+#define ONNX2ECG_OPSET_NEWEST 23
 
 /** One --input-shape NAME=D0xD1x... binding.  dims[i] >= 0 fixes dim i; dims[i] < 0
  *  leaves it symbolic with symbol syms[i] (a name given on the command line, e.g. "N"). */
@@ -60,7 +64,8 @@ int onnx2ecg_parse(const uint8_t *buf, size_t len, const char *label, Onnx__Mode
                    ecg_err *e);
 
 /** Convert the model's main graph into a new ECG graph *out (free with ecg_graph_free).
- *  Checks the ai.onnx opset is in [ONNX2ECG_OPSET_MIN, ONNX2ECG_OPSET_MAX], converts
+ *  Checks the ai.onnx opset is at least ONNX2ECG_OPSET_MIN (per-node versions are
+ *  checked by onnx2ecg_unsupported), converts
  *  initializers (raw_data or typed fields) to raw little-endian bytes, graph inputs' and
  *  outputs' dtypes and shapes from their ValueInfo (dim_value, dim_param as a symbol, or
  *  "?"), applies opts->shapes, copies every attribute (subgraphs recursively), turns
@@ -74,8 +79,11 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
 /** Callback receiving one unsupported-operator line (no trailing newline). */
 typedef void (*onnx2ecg_line_fn)(void *ctx, const char *line);
 
-/** Call fn once per node of g whose (op_type, domain) the registry does not know, with
- *  "unsupported operator: node 'NAME' op OP (domain 'D', opset N)".  Returns the count. */
+/** Call fn once per node of g that ecg cannot run, all of them (not a stop at the first):
+ *  an (op_type, domain) the registry does not know, "unsupported operator: node 'NAME' op
+ *  OP (domain 'D', opset N)"; or an operator whose schema version in effect at the node's
+ *  opset is not implemented (ecg_op_schema_version), "unsupported operator version: node
+ *  'NAME' op OP-V (opset N; implemented versions of OP: 1,11,13)".  Returns the count. */
 int onnx2ecg_unsupported(const ecg_graph *g, onnx2ecg_line_fn fn, void *ctx);
 
 /** Parse an --input-shape argument "NAME=1x3x224x224" (a dim may be a symbol such as

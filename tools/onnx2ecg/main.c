@@ -23,7 +23,9 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: " PROG " [options] MODEL.onnx|-\n"
-          "Convert an ONNX model (opsets %d-%d) into an ECG stream on stdout.\n"
+          "Convert an ONNX model into an ECG stream on stdout (any ai.onnx opset: each\n"
+          "node's operator schema version at the model's opset must be one ecg implements,\n"
+          "see --list-ops).\n"
           "\n"
           "  -o FILE                   write to FILE instead of stdout ('-' = stdout)\n"
           "  --input-shape NAME=DIMS   fix the dynamic dims of graph input NAME, e.g.\n"
@@ -35,17 +37,18 @@ static void usage(FILE *f) {
           "                            write the graph as imported (debugging)\n"
           "  --zstd                    compress the stream (zstd level 3)\n"
           "  --report                  print a JSON line of what changed on stderr\n"
-          "  --list-ops                print the supported operators with their opset\n"
-          "                            range (\"Name first-last\"; \"Name first-last DOMAIN\"\n"
-          "                            for another domain, counting its own opsets)\n"
+          "  --list-ops                print the supported operators with the ONNX schema\n"
+          "                            versions implemented (\"Name 1,6,13,14\"; \"Name 1\n"
+          "                            DOMAIN\" for another domain, counting its own\n"
+          "                            opsets); a model at opset N runs an operator's\n"
+          "                            newest version <= N, which must be listed\n"
           "  --model-ops               print the operators MODEL.onnx uses, one per line\n"
           "                            (\"Name domain opset supported|unsupported\"), and exit\n"
           "  -v, --verbose             progress on stderr\n"
           "  -h, --help                this help\n"
           "  --version                 print the version\n"
           "\n"
-          "Exit codes: 0 ok, 1 invalid or unsupported model, 2 usage error, 3 internal error.\n",
-          ONNX2ECG_OPSET_MIN, ONNX2ECG_OPSET_MAX);
+          "Exit codes: 0 ok, 1 invalid or unsupported model, 2 usage error, 3 internal error.\n");
 }
 
 /** Print "onnx2ecg: MSG" on stderr and return code (the exit code). */
@@ -116,7 +119,10 @@ static void print_model_ops(const Onnx__ModelProto *m) {
       const char *d = m->opset_import[k]->domain && m->opset_import[k]->domain[0] ? m->opset_import[k]->domain : "ai.onnx";
       if (strcmp(d, dom) == 0) opset = (long long)m->opset_import[k]->version;
     }
-    printf("%s %s %lld %s\n", op, dom, opset, (strcmp(op, "Constant") == 0 && strcmp(dom, "ai.onnx") == 0) || ecg_op_lookup(op, strcmp(dom, "ai.onnx") ? dom : "") ? "supported" : "unsupported");
+    const ecg_op_info *info = ecg_op_lookup(op, strcmp(dom, "ai.onnx") ? dom : "");
+    bool impl = false;
+    if (info) ecg_op_schema_version(info->id, opset, &impl);
+    printf("%s %s %lld %s\n", op, dom, opset, (strcmp(op, "Constant") == 0 && strcmp(dom, "ai.onnx") == 0) || impl ? "supported" : "unsupported");
   }
 }
 
@@ -154,11 +160,12 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     case OPT_LIST_OPS:
       for (int i = 0; i < ECG_OP_COUNT; i++) {
         const ecg_op_info *op = ecg_op_get((ecg_op_id)i);
+        char vs[128];
+        ecg_op_versions((ecg_op_id)i, true, vs, sizeof vs);
         if (ecg_op_domain((ecg_op_id)i)[0]) /* another domain: its own opset numbers */
-          printf("%s %d-%d %s\n", op->name, op->since, op->since, ecg_op_domain((ecg_op_id)i));
+          printf("%s %s %s\n", op->name, vs, ecg_op_domain((ecg_op_id)i));
         else
-          printf("%s %d-%d\n", op->name, op->since > ONNX2ECG_OPSET_MIN ? op->since : ONNX2ECG_OPSET_MIN,
-                 ONNX2ECG_OPSET_MAX);
+          printf("%s %s\n", op->name, vs);
       }
       return 0;
     case OPT_INPUT_SHAPE:

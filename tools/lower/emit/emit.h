@@ -32,6 +32,8 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_argreduce(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_groupnorm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_rmsnorm(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_concat(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -262,15 +262,27 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
-/** Pad: constant, reflect and edge modes; pads from the attribute (opset < 11) or
- *  the constant input; negative pads crop. */
+/** Pad: constant, reflect, edge and wrap (19) modes; pads from the attribute (opset < 11)
+ *  or input 1, constant or run-time; the optional axes input 3 (18; constant, negative
+ *  axes count from the back) names the axes the pads apply to, the others are not padded;
+ *  negative pads crop. */
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK];
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, id, ist);
   lw_strides(r, od, ost);
-  int np, rt = 0;
+  int np, rt = 0, na = r;
+  for (int d = 0; d < r; d++) axes[d] = d;
+  if (n->n_inputs > 3 && n->inputs[3] >= 0) {
+    na = ecg_const_ints(L->g->tensors[n->inputs[3]], axes, ECG_MAX_RANK);
+    if (na < 0) return lw_node_err(L, n, e, "axes must be a constant (run-time axes are not supported)");
+    for (int k = 0; k < na; k++) {
+      int ax = lw_axis(axes[k], r);
+      if (ax < 0) return lw_node_err(L, n, e, "axis %lld out of range for rank %d", (long long)axes[k], r);
+      axes[k] = ax;
+    }
+  }
   if (n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const) {
     /* pads known at run time only (the output shape is declared): read them in the kernel */
     rt = 1;
@@ -281,24 +293,21 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     np = ecg_attr_ints(n, "pads", &p);
     if (np > 0 && np <= 2 * ECG_MAX_RANK) memcpy(pads, p, sizeof(int64_t) * (size_t)np);
   }
-  if (np != 2 * r) {
-    /* opset 18 axes input is not handled */
-    return lw_node_err(L, n, e, "pads must be a constant with 2 * rank values");
-  }
+  if (np != 2 * na) return lw_node_err(L, n, e, "pads must hold 2 values per padded axis (%d values for %d axes)", np, na);
   char mode[16];
   ecg_attr_s(n, "mode", "constant", mode, sizeof mode);
   char value[160] = "0";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(value, sizeof value, "%s[0]", lw_ptr(L, n->inputs[2]));
   else if (ecg_attr_find(n, "value")) snprintf(value, sizeof value, "%.9g", ecg_attr_f(n, "value", 0));
-  int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : -1;
-  if (m < 0) return lw_node_err(L, n, e, "pad mode not supported (constant, reflect, edge)");
+  int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : !strcmp(mode, "wrap") ? 3 : -1;
+  if (m < 0) return lw_node_err(L, n, e, "pad mode '%s' not supported (constant, reflect, edge, wrap)", mode);
   sbuf *c = &L->code;
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
-  sb_printf(c, "  {\n  int64_t pb[%d];\n", r > 0 ? r : 1);
-  for (int d = 0; d < r; d++) {
-    if (rt) sb_printf(c, "  pb[%d] = (int64_t)%s[%d];\n", d, lw_ptr(L, n->inputs[1]), d);
-    else sb_printf(c, "  pb[%d] = %lld;\n", d, (long long)pads[d]);
+  sb_printf(c, "  {\n  int64_t pb[%d] = {0};\n", r > 0 ? r : 1);
+  for (int k = 0; k < na; k++) { /* the begin pads of the padded axes */
+    if (rt) sb_printf(c, "  pb[%d] = (int64_t)%s[%d];\n", (int)axes[k], lw_ptr(L, n->inputs[1]), k);
+    else sb_printf(c, "  pb[%d] = %lld;\n", (int)axes[k], (long long)pads[k]);
   }
   sb_printf(c, "  #pragma omp parallel for if(%lld > 32768)\n", (long long)numel);
   sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n    int64_t rem = j, src = 0, inside = 1;\n", (long long)numel);
@@ -306,6 +315,7 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - pb[%d];\n", (long long)ost[d], (long long)ost[d], d);
     if (m == 0) sb_printf(c, "      if (s < 0 || s >= %lld) inside = 0;\n", (long long)id[d]);
     else if (m == 2) sb_printf(c, "      if (s < 0) s = 0; if (s >= %lld) s = %lld;\n", (long long)id[d], (long long)id[d] - 1);
+    else if (m == 3) sb_printf(c, "      s %%= %lld; if (s < 0) s += %lld;\n", (long long)(id[d] > 0 ? id[d] : 1), (long long)id[d]);
     else sb_printf(c, "      if (%lld > 1) { while (s < 0 || s >= %lld) { if (s < 0) s = -s; if (s >= %lld) s = 2 * %lld - s; } } else s = 0;\n",
                    (long long)id[d], (long long)id[d], (long long)id[d], (long long)id[d] - 1);
     sb_printf(c, "      src += s * %lld; }\n", (long long)ist[d]);

@@ -65,8 +65,8 @@ static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
     if (na < 0) return -1;
   }
   for (int d = 0; d < r; d++) red[d] = 0;
-  if (na <= 0) {
-    if (na == 0 && ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
+  if (na <= 0) { /* axes absent or empty: everything, or nothing with noop_with_empty_axes */
+    if (ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
     for (int d = 0; d < r; d++) red[d] = 1;
     return 0;
   }
@@ -266,5 +266,75 @@ int emit_cumsum(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "        }\n      }\n      break;\n");
   }
   sb_printf(c, "    default: break;\n    }\n  }\n");
+  return ECG_OK;
+}
+
+/** GroupNormalization (18, 21): X [N, C, D...] float32, num_groups G; each (n, group) is
+ *  the contiguous run of C/G channels x spatial values, normalised with its own mean and
+ *  biased variance (double accumulation), y = (x - mean) / sqrt(var + epsilon) * scale + bias
+ *  with scale/bias per group (opset 18) or per channel (21). */
+int emit_groupnorm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT) return lw_node_err(L, n, e, "only float32 is supported");
+  int64_t G = ecg_attr_i(n, "num_groups", 0), C = r >= 2 ? xd[1] : 0, S = 1;
+  if (r < 2 || G <= 0 || C % G) return lw_node_err(L, n, e, "num_groups must divide the channels");
+  for (int d = 2; d < r; d++) S *= xd[d];
+  int per_group = n->opset > 0 && n->opset < 21;
+  int64_t Cg = C / G, K = Cg * S;
+  float eps = ecg_attr_f(n, "epsilon", 1e-5f);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const float *x = %s, *sc = %s, *bi = %s;\n", lw_ptr(L, n->inputs[0]), lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[2]));
+  sb_printf(c, "    float *y = %s;\n", lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(xd[0] * C * S));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) { /* (batch, group) */\n", (long long)(xd[0] * G));
+  sb_printf(c, "      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n", (long long)K, (long long)K);
+  sb_printf(c, "      double mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { double d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
+            (long long)K, (long long)K);
+  sb_printf(c, "      float inv = (float)(1.0 / sqrt(var + %.9g));\n      int64_t grp = j %% %lld;\n", eps, (long long)G);
+  sb_printf(c, "      for (int64_t ch = 0; ch < %lld; ch++) {\n", (long long)Cg);
+  if (per_group) sb_printf(c, "        float s = sc[grp], b = bi[grp];\n");
+  else sb_printf(c, "        float s = sc[grp * %lld + ch], b = bi[grp * %lld + ch];\n", (long long)Cg, (long long)Cg);
+  sb_printf(c, "        for (int64_t k = ch * %lld; k < (ch + 1) * %lld; k++) yr[k] = (float)(xr[k] - mean) * inv * s + b;\n      }\n",
+            (long long)S, (long long)S);
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}
+
+/** RMSNormalization (23): X [outer, K] float32 with K the product of dims axis..r-1;
+ *  y = x / sqrt(mean(x^2) + epsilon) * scale, the mean in double, scale indexed through its
+ *  broadcast strides over the normalized dims. */
+int emit_rmsnorm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], sd[ECG_MAX_RANK], outer, K, inner;
+  int r = lw_dims(L, n->inputs[0], xd), rs = lw_dims(L, n->inputs[1], sd);
+  if (L->g->tensors[n->inputs[0]]->dtype != ECG_FLOAT || L->g->tensors[n->inputs[1]]->dtype != ECG_FLOAT)
+    return lw_node_err(L, n, e, "only float32 is supported");
+  int axis = lw_axis(ecg_attr_i(n, "axis", -1), r);
+  if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
+  split3(r, xd, axis, r, &outer, &K, &inner);
+  (void)inner;
+  float eps = ecg_attr_f(n, "epsilon", 1e-5f);
+  /* scale's stride along each normalized dim (0 where it broadcasts) */
+  int64_t sst[ECG_MAX_RANK], acc = 1;
+  for (int i = r - 1; i >= axis; i--) {
+    int k = i - (r - rs);
+    int64_t sdim = k >= 0 ? sd[k] : 1;
+    sst[i] = sdim == 1 ? 0 : acc;
+    acc *= sdim;
+  }
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n    const float *x = %s, *sc = %s;\n    float *y = %s;\n", lw_ptr(L, n->inputs[0]), lw_ptr(L, n->inputs[1]),
+            lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K));
+  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n",
+            (long long)outer, (long long)K, (long long)K);
+  sb_printf(c, "      double ss = 0;\n      for (int64_t k = 0; k < %lld; k++) ss += (double)xr[k] * xr[k];\n", (long long)K);
+  sb_printf(c, "      float inv = (float)(1.0 / sqrt(ss / %lld + %.9g));\n", (long long)K, eps);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) {\n        int64_t rem = k, si = 0;\n", (long long)K);
+  for (int i = r - 1; i >= axis; i--)
+    sb_printf(c, "        si += (rem %% %lld) * %lld; rem /= %lld;\n", (long long)xd[i], (long long)sst[i], (long long)xd[i]);
+  sb_printf(c, "        yr[k] = (xr[k] * inv) * sc[si];\n      }\n    }\n  }\n");
   return ECG_OK;
 }
