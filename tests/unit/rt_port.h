@@ -18,3 +18,5 @@
 #define ecg_avgpool2d port_ecg_avgpool2d
 #define ecg_global_avgpool port_ecg_global_avgpool
 #define ecg_global_maxpool port_ecg_global_maxpool
+#define ecg_sgemm_packed_a port_ecg_sgemm_packed_a
+#define ecg_sgemm_packed_a_scratch_floats port_ecg_sgemm_packed_a_scratch_floats
