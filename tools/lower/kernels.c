@@ -233,8 +233,10 @@ void lw_kernel_storage(ecg_lower *L) {
     if (dpos >= 0) {
       const ecg_node *d = g->nodes[K->dominant];
       int t = d->outputs[0];
-      if (!lw_tensor_used_outside(L, t, K->members, K->nm) && (K->kind == LW_K_IBR || lw_takes_epilogue(lw_op(d))) &&
-          y >= 0 && L->t[y].where != LW_NONE)
+      /* the dominant writes into the block's output buffer; its epilogue runs there in
+       * place, fused into the runtime call, or (an emitter that takes none) as one more pass
+       * that reads each element before writing it */
+      if (!lw_tensor_used_outside(L, t, K->members, K->nm) && y >= 0 && L->t[y].where != LW_NONE)
         L->t[t].alias_of = y;
     }
   }

@@ -86,8 +86,9 @@ typedef struct ecg_lower {
 int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e);
 /** Tensors of L->g that a kernel keeps in registers (IR_removable: produced and consumed
  *  inside one kernel, not a graph output) lose their storage (LW_NONE); the dominant
- *  output of a LW_K_EPI kernel whose emitter takes an epilogue is stored in place of the
- *  block's output (alias). Call after assign_storage, before planning. */
+ *  output of a LW_K_EPI or LW_K_IBR kernel, when read only inside, is stored in the
+ *  block's output buffer (alias), where its epilogue runs in place. Call after
+ *  assign_storage, before planning. */
 void lw_kernel_storage(ecg_lower *L);
 /** Emit the body of kernel k (the statements of its kernel function). */
 int lw_emit_kernel(ecg_lower *L, int k, ecg_err *e);
