@@ -10,7 +10,7 @@
  *                     Reorganize mapping type (Reshape, Flatten, Squeeze, Unsqueeze: the
  *                     element order is kept)
  *   neutral op        Cast, Expand, Identity and every Reorganize operator whose output has
- *                     its input's dtype and shape -> its input
+ *                     its input's dtype and shape -> its input (NEUTRAL_OPS)
  *
  * Repeated to a fixed point; nodes left without readers are deleted. */
 #include <stdlib.h>
@@ -112,18 +112,26 @@ static int reshape_chain(ecg_graph *g, int i, rw_stats *st, bool *done) {
   return ECG_OK;
 }
 
-/* An operator that is the identity when its output's dtype and shape are its input's. */
+/* Operators that are the identity when their output's dtype and shape are their input's,
+ * besides every Reorganize operator (counted as "neutral-reshape"). */
+static const struct {
+  ecg_op_id op;
+  const char *rule;
+} NEUTRAL_OPS[] = {
+    {ECG_OP_Cast, "neutral-cast"}, {ECG_OP_Expand, "neutral-expand"}, {ECG_OP_Identity, "neutral-identity"},
+};
+
+/* y = op(x) with y of x's dtype and shape, op neutral then -> x. */
 static bool neutral_op(ecg_graph *g, int i, rw_stats *st) {
   ecg_node *n = g->nodes[i];
   const ecg_op_info *op = rw_info(n);
-  bool candidate = op->mapping == ECG_MAP_REORGANIZE || op->id == ECG_OP_Cast ||
-                   op->id == ECG_OP_Expand || op->id == ECG_OP_Identity;
-  if (!candidate || n->n_outputs != 1 || n->n_inputs < 1) return false;
+  const char *rule = op->mapping == ECG_MAP_REORGANIZE ? "neutral-reshape" : NULL;
+  for (size_t r = 0; r < sizeof NEUTRAL_OPS / sizeof *NEUTRAL_OPS && !rule; r++)
+    if (NEUTRAL_OPS[r].op == op->id) rule = NEUTRAL_OPS[r].rule;
+  if (!rule || n->n_outputs != 1 || n->n_inputs < 1) return false;
   int x = n->inputs[0], y = n->outputs[0];
-  if (x < 0 || !rw_same_shape(g->tensors[x], g->tensors[y])) return false;
-  if (!rw_bypass(g, i, x, y)) return false;
-  rw_count(st, op->id == ECG_OP_Cast ? "neutral-cast" : op->id == ECG_OP_Expand ? "neutral-expand"
-                                                                               : "neutral-reshape");
+  if (x < 0 || !rw_same_shape(g->tensors[x], g->tensors[y]) || !rw_bypass(g, i, x, y)) return false;
+  rw_count(st, rule);
   return true;
 }
 
