@@ -136,3 +136,17 @@ rewritten() {
 }
 @test "ecg-rewrite e2e: mobilenet_v2" { rewritten mobilenet_v2; }
 @test "ecg-rewrite e2e: blazeface_front_128" { rewritten blazeface_front_128; }
+
+@test "ecg-rewrite: on every model of scripts/models.tsv the default passes never add nodes or FLOPs" {
+  local T="$BATS_TEST_TMPDIR" name path shapes args s
+  while IFS=$'\t' read -r name path shapes; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    require_file "$ROOT/$path"
+    args=()
+    if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args+=(--input-shape "$s"); done; fi
+    "$BIN/onnx2ecg" "$ROOT/$path" "${args[@]}" -o "$T/$name.ecg"
+    "$BIN/ecg-rewrite" --report "$T/$name.json" "$T/$name.ecg" -o "$T/$name.rw.ecg"
+    echo "$name $(jq -c '[.before.nodes, .after.nodes, .before.flops, .after.flops]' "$T/$name.json")"
+    jq -e '.after.nodes <= .before.nodes and .after.flops <= .before.flops' "$T/$name.json" >/dev/null
+  done <"$ROOT/scripts/models.tsv"
+}
