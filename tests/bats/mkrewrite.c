@@ -12,6 +12,9 @@
  *       simplify  x*1, 0+x, x-0, x/1, x^1, an identity and a composed Transpose pair, a
  *                 Reshape chain, neutral Reshape/Cast/Expand, a graph output x*1; 0-x and
  *                 x*2 stay
+ *       math      one output per rule of tools/rewrite/rules/table34.rules, each built so
+ *                 that rule fires (y_<rule>), plus Relu(Relu(b)) for a --rules test and
+ *                 a sqrt-sqrt-mul shape whose B may be negative (must not fire)
  * Weights are seeded (fixed LCG), values in [-1, 1); BN variances in [0.5, 1.5).
  * Exit 0 on success, 2 usage, 1 invalid graph, 3 write error. */
 #include <stdio.h>
@@ -144,10 +147,38 @@ static void make_simplify(ecg_graph *g) {
   output(g, OP(g, "Mul", "y_mul2", x, cf(g, "two", 0, NULL, 2, 0)));
 }
 
+static void make_math(ecg_graph *g) {
+  int64_t d[2] = {2, 8}, c = 8;
+  int A = input(g, "A", 2, d), B = input(g, "B", 2, d), C = input(g, "C", 2, d);
+  int kb = cf(g, "kb", 1, &c, 0.5f, 2), kp = cf(g, "kp", 1, &c, 0.5f, 2), k1 = cf(g, "k1", 1, &c, 1, 1),
+      k2 = cf(g, "k2", 1, &c, 1, 1);
+  output(g, OP(g, "Mul", "y_recip_recip_mul", OP(g, "Reciprocal", "rA", A),
+               OP(g, "Reciprocal", "rAk", OP(g, "Mul", "Ak", A, kb))));
+  int s = OP(g, "Sqrt", "skp", kp);
+  output(g, OP(g, "Mul", "y_sqrt_sqrt_mul", OP(g, "Mul", "As", A, s), OP(g, "Mul", "sC", s, C)));
+  output(g, OP(g, "Mul", "y_abs_abs_mul", OP(g, "Mul", "aAB", OP(g, "Abs", "aA", A), B), OP(g, "Abs", "aC", C)));
+  output(g, OP(g, "Mul", "y_mul_const_const", OP(g, "Mul", "Ak1", A, k1), k2));
+  output(g, OP(g, "Add", "y_add_const_const", OP(g, "Add", "Ak1p", A, k1), k2));
+  int sab = OP(g, "Add", "sab", A, B);
+  output(g, OP(g, "Sub", "y_square_sub", OP(g, "Mul", "sq", sab, sab), OP(g, "Mul", "sabC", sab, C)));
+  output(g, OP(g, "Add", "y_mul_add_factor", OP(g, "Mul", "AC", A, C), OP(g, "Mul", "AB", A, B)));
+  output(g, OP(g, "Sub", "y_mul_sub_factor", OP(g, "Mul", "AC2", A, C), OP(g, "Mul", "BA2", B, A)));
+  output(g, OP(g, "Add", "y_add_mul_one", A, OP(g, "Mul", "Akb", A, kb)));
+  output(g, OP(g, "Mul", "y_exp_mul", OP(g, "Exp", "eA", A), OP(g, "Exp", "eB", B)));
+  output(g, OP(g, "Mul", "y_recip_mul", OP(g, "Reciprocal", "rA2", A), OP(g, "Reciprocal", "rB2", B)));
+  output(g, OP(g, "Mul", "y_abs_mul", OP(g, "Abs", "aA2", A), OP(g, "Abs", "aB2", B)));
+  output(g, OP(g, "Mul", "y_neg_mul", OP(g, "Neg", "nA", A), OP(g, "Neg", "nB", B)));
+  output(g, OP(g, "Relu", "y_neg_neg", OP(g, "Neg", "nnA", OP(g, "Neg", "nA2", A))));
+  output(g, OP(g, "Relu", "y_relu_relu", OP(g, "Relu", "rB", B)));
+  int sB = OP(g, "Sqrt", "sB", B);
+  output(g, OP(g, "Mul", "y_sqrt_neg", OP(g, "Mul", "AsB", A, sB), OP(g, "Mul", "sBC", sB, C)));
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify OUT.ecg\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify|math OUT.ecg\n"); return 2; }
   static const struct { const char *kind; void (*make)(ecg_graph *); } KINDS[] = {
-      {"fold", make_fold}, {"bnfold", make_bnfold}, {"cse", make_cse}, {"simplify", make_simplify}};
+      {"fold", make_fold}, {"bnfold", make_bnfold}, {"cse", make_cse}, {"simplify", make_simplify},
+      {"math", make_math}};
   ecg_graph *g = ecg_graph_new();
   g->name = strdup(argv[1]);
   g->opset = 13;

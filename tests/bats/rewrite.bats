@@ -16,13 +16,14 @@ setup() {
   export ECG_OUT="$ROOT/build/bats-out"
 }
 
-# fires KIND PASS MIN: build KIND's graph, run --passes PASS, check the report says PASS
-# fired at least MIN times and never added nodes or FLOPs, then lower both graphs and
-# compare the outputs on seeded inputs (ecg-bench --random 1 --save, then --data).
+# fires KIND PASS MIN [ARGS...]: build KIND's graph, run --passes PASS (and ARGS), check the
+# report says PASS fired at least MIN times and never added nodes or FLOPs, then lower both
+# graphs and compare the outputs on seeded inputs (ecg-bench --random 1 --save, then --data).
 fires() {
   local kind=$1 pass=$2 min=$3 T="$BATS_TEST_TMPDIR"
+  shift 3
   "$BATS_FILE_TMPDIR/mkrewrite" "$kind" "$T/g.ecg"
-  run --separate-stderr "$BIN/ecg-rewrite" --passes "$pass" --print-after --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
+  run --separate-stderr "$BIN/ecg-rewrite" --passes "$pass" "$@" --print-after --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
   echo "stderr: $stderr"; cat "$T/r.json"
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"after $pass"* ]]
@@ -58,6 +59,36 @@ fires() {
   "$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -e '[.nodes[] | select(.op == "Sub" or .op == "Mul")] | length == 2'
 }
 
+@test "ecg-rewrite math: every shipped rule (and a --rules one) fires on its graph; outputs unchanged" {
+  local T="$BATS_TEST_TMPDIR" n
+  printf '# a user rule\ncomm relu-relu: Relu(Relu(a)) -> Relu(a)\n' >"$T/user.rules"
+  n=$("$BIN/ecg-rewrite" --list-rules | wc -l)
+  [ "$n" -ge 14 ]
+  fires math math $((n + 1)) --rules "$T/user.rules"
+  # every rule fired exactly once, the user's too
+  jq -e --argjson n $((n + 1)) '.rewrite.passes[0].rules | (length == $n) and all(.[]; . == 1) and ."relu-relu" == 1' "$T/r.json"
+  # sqrt-sqrt-mul does not fire where B may be negative
+  "$BIN/ecg-dump" --json "$T/r.ecg" | jq -e '[.nodes[] | select(.op == "Sqrt")] | length == 1'
+}
+
+@test "ecg-rewrite --list-rules: one rule a line with its class; bad rule files exit 1 naming FILE:LINE" {
+  local T="$BATS_TEST_TMPDIR"
+  run "$BIN/ecg-rewrite" --list-rules
+  [ "$status" -eq 0 ]
+  [ -z "$(printf '%s\n' "$output" | grep -Ev '^(assoc|dist|comm) +[a-z0-9-]+ +[A-Z][A-Za-z]*\(.* -> ')" ]
+  printf 'assoc ok: Mul(a, 1) -> a\n\nassoc bad: Mul(x, Frob(y)) -> x\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:3: unknown operator"*"Frob"* ]]
+  printf 'assoc bad: Mul(x, y) -> z\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:1: target variable not bound"* ]]
+  printf 'distrib x: Mul(a, b) -> a\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:1: expected a class"* ]]
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/none.rules" --list-rules
+  [ "$status" -eq 1 ]
+}
+
 @test "ecg-rewrite fold: --fold-max-bytes bounds the folded constants" {
   local T="$BATS_TEST_TMPDIR"
   "$BATS_FILE_TMPDIR/mkrewrite" fold "$T/g.ecg"
@@ -67,9 +98,9 @@ fires() {
 
 @test "ecg-rewrite: every pass alone and the default list leave every graph valid" {
   local T="$BATS_TEST_TMPDIR" k p
-  for k in fold bnfold cse simplify; do
+  for k in fold bnfold cse simplify math; do
     "$BATS_FILE_TMPDIR/mkrewrite" "$k" "$T/$k.ecg"
-    for p in fold bnfold cse simplify fold,bnfold,cse,simplify,cse; do
+    for p in fold bnfold cse simplify math fold,bnfold,cse,simplify,math,cse; do
       "$BIN/ecg-rewrite" --passes "$p" "$T/$k.ecg" -o "$T/$k.$p.ecg"
       "$BIN/ecg-dump" --summary "$T/$k.$p.ecg" >/dev/null
     done
@@ -81,7 +112,7 @@ fires() {
 @test "ecg-rewrite: unknown pass is a usage error listing the known ones" {
   run --separate-stderr "$BIN/ecg-rewrite" --passes fold,tvm /dev/null
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"unknown pass 'tvm'"*"fold, bnfold, cse, simplify"* ]]
+  [[ "$stderr" == *"unknown pass 'tvm'"*"fold, bnfold, cse, simplify, math"* ]]
   run --separate-stderr "$BIN/ecg-rewrite" --bogus
   [ "$status" -eq 2 ]
   run "$BIN/ecg-rewrite" --version

@@ -21,6 +21,8 @@ static void usage(FILE *f) {
           "  --passes LIST        comma-separated pass names (default: all, in the order below)\n");
   for (size_t i = 0; i < n; i++) fprintf(f, "      %-10s %s\n", p[i].name, p[i].help);
   fprintf(f,
+          "  --rules FILE         math: add the rules of FILE (repeatable; format: tools/rewrite/rules/)\n"
+          "  --list-rules         print every rule (built-in and --rules), one a line with its class\n"
           "  --fold-max-bytes N   fold: largest constant a folded node may write (default 1048576)\n"
           "  --timeout SECONDS    start no further pass after SECONDS (--budget is the same)\n"
           "  --print-after        one line per pass on stderr: nodes, FLOPs, what fired\n"
@@ -153,9 +155,15 @@ int main(int argc, char **argv) {
   int n_list = 0, verbose = 0, have_in = 0, zstd = 0, print_after = 0;
   double timeout_s = 0;
   rw_opts o = {.fold_max_bytes = 1u << 20};
+  rw_rules rules = {0};
+  int list_rules = 0;
+  ecg_err e = {0};
+  if (rw_rules_builtin(&rules, &e) != ECG_OK) { fprintf(stderr, "ecg-rewrite: built-in rules: %s\n", e.msg); return 3; }
+  o.rules = &rules;
   size_t n_all;
   const rw_pass *all = rw_passes(&n_all);
-  for (size_t i = 0; i < n_all; i++) list[n_list++] = &all[i];
+  for (size_t i = 0; i < n_all; i++)
+    if (all[i].by_default) list[n_list++] = &all[i];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -163,12 +171,17 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "-v")) { verbose = 1; continue; }
     if (!strcmp(a, "--zstd")) { zstd = 1; continue; }
     if (!strcmp(a, "--print-after")) { print_after = 1; continue; }
+    if (!strcmp(a, "--list-rules")) { list_rules = 1; continue; }
     if (!strcmp(a, "--passes") || !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--report") ||
-        !strcmp(a, "--fold-max-bytes") || !strcmp(a, "--timeout") || !strcmp(a, "--budget")) {
+        !strcmp(a, "--fold-max-bytes") || !strcmp(a, "--timeout") || !strcmp(a, "--budget") || !strcmp(a, "--rules")) {
       if (i + 1 >= argc || !argv[i + 1][0]) { fprintf(stderr, "ecg-rewrite: option '%s' needs a value\n", a); return 2; }
       const char *v = argv[++i];
       char *end;
       if (!strcmp(a, "--report")) report = v;
+      else if (!strcmp(a, "--rules")) {
+        int rc = rw_rules_load(&rules, v, &e);
+        if (rc) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); rw_rules_free(&rules); return rc; }
+      }
       else if (!strcmp(a, "--passes")) { if (parse_passes(v, list, &n_list)) return 2; }
       else if (!strcmp(a, "--fold-max-bytes")) {
         long long b = strtoll(v, &end, 10);
@@ -184,6 +197,11 @@ int main(int argc, char **argv) {
     if (have_in++) { fprintf(stderr, "ecg-rewrite: more than one input file\n"); return 2; }
     in = a;
   }
+  if (list_rules) {
+    for (int k = 0; k < rules.n; k++) printf("%-5s %-20s %s\n", rules.v[k].cls, rules.v[k].name, rules.v[k].text);
+    rw_rules_free(&rules);
+    return 0;
+  }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) {
     fprintf(stderr, "ecg-rewrite: no input (pipe an ECG in or name a file)\n");
     usage(stderr);
@@ -194,11 +212,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   double t0 = now_ms();
-  ecg_err e = {0};
   ecg_graph *g = NULL;
   int rc = ecg_read_path(in, &g, &e);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
-  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); return rc; }
+  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   size_t dropped = drop_blocks(g);
   if (dropped) fprintf(stderr, "ecg-rewrite: note: %zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)\n", dropped);
   ecg_sizes before = ecg_measure(g, false);
@@ -207,17 +224,19 @@ int main(int argc, char **argv) {
   int skipped = 0;
   rc = run_passes(g, list, n_list, &o, timeout_s, print_after, runs, &skipped, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
-  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); return rc; }
+  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   ecg_sizes after = ecg_measure(g, false);
   int n_runs = n_list - skipped, fired = 0;
   for (int i = 0; i < n_runs; i++) fired += runs[i].st.fired;
   if (report && write_report(report, now_ms() - t0, before, after, runs, n_runs, dropped, skipped)) {
     ecg_graph_free(g);
+    rw_rules_free(&rules);
     return 1;
   }
   if (verbose)
     fprintf(stderr, "ecg-rewrite: %d pass(es), %d rewrite(s): %zu -> %zu nodes, %.3f -> %.3f GFLOPs\n", n_runs, fired,
             before.nodes, after.nodes, before.flops / 1e9, after.flops / 1e9);
   ecg_graph_free(g);
+  rw_rules_free(&rules);
   return 0;
 }

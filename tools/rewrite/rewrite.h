@@ -21,7 +21,7 @@
 #include "ecg.h"
 
 /** Most distinct counters one pass reports (rules or cases that fired). */
-#define RW_MAX_COUNTERS 16
+#define RW_MAX_COUNTERS 64
 
 /** What one run of a pass did: named counters, one per rule or case that fired. */
 typedef struct rw_stats {
@@ -30,10 +30,62 @@ typedef struct rw_stats {
   struct { const char *name; int count; } counters[RW_MAX_COUNTERS]; /**< name: static string */
 } rw_stats;
 
+/* ---------------------------------------------------------------- rules (rules.c) */
+
+/** Most terms in one rule (source and target together) and operands per term. */
+#define RW_MAX_TERMS 32
+#define RW_MAX_KIDS 4
+#define RW_MAX_VARS 8
+
+/** One term of a rule pattern: an operator applied to terms, a variable or a number. */
+typedef struct rw_term {
+  ecg_op_id op;      /**< registry id; ECG_OP_NONE for a variable or a number */
+  int var;           /**< variable index (0..RW_MAX_VARS-1), -1 for operators and numbers */
+  double num;        /**< the value of a number term */
+  int n_kids;
+  int kids[RW_MAX_KIDS]; /**< indices into rw_rule.terms */
+} rw_term;
+
+/** Rule conditions on a variable. */
+enum { RW_COND_CONST = 1, RW_COND_NONNEG = 2 };
+
+/** One rewrite rule of a rule file (DNNFusion Table 3.4 and its generalisations). */
+typedef struct rw_rule {
+  char cls[8];           /**< "assoc", "dist" or "comm" */
+  char name[64];
+  char text[256];        /**< "SOURCE -> TARGET [if ...]" as written, for --list-rules */
+  int src, dst;          /**< root term indices */
+  int n_terms;
+  rw_term terms[RW_MAX_TERMS];
+  int n_vars;
+  char vars[RW_MAX_VARS][64];
+  unsigned cond[RW_MAX_VARS]; /**< RW_COND_* per variable */
+} rw_rule;
+
+/** A growable list of rules. */
+typedef struct rw_rules {
+  rw_rule *v;
+  int n, cap;
+} rw_rules;
+
+/** Parse rule text (the format of tools/rewrite/rules/table34.rules) named file (for
+ *  messages) and append its rules to rs. Errors: ECG_ERR_INPUT "FILE:LINE: what" (syntax,
+ *  unknown operator, target variable not in the source, unknown condition),
+ *  ECG_ERR_INTERNAL (out of memory). */
+int rw_rules_parse(rw_rules *rs, const char *file, const char *text, size_t len, ecg_err *e);
+/** Append the rules shipped inside the binary (tools/rewrite/rules/, embedded). */
+int rw_rules_builtin(rw_rules *rs, ecg_err *e);
+/** Read and parse a rule file from path; errors as rw_rules_parse, or ECG_ERR_INPUT when
+ *  it cannot be read. */
+int rw_rules_load(rw_rules *rs, const char *path, ecg_err *e);
+/** Free the list (not rs itself). */
+void rw_rules_free(rw_rules *rs);
+
 /** Options shared by every pass (set from the command line). */
 typedef struct rw_opts {
   size_t fold_max_bytes;  /**< fold: largest output (bytes, all outputs of a node) a
                                folded node may write as a constant */
+  const rw_rules *rules;  /**< math: the rule set (built-in plus --rules files) */
 } rw_opts;
 
 /** A pass: rewrite g in place, count what fired into st (zeroed by the caller).
@@ -46,6 +98,7 @@ typedef struct rw_pass {
   const char *name;   /**< --passes name */
   rw_pass_fn run;
   const char *help;   /**< one line for --help */
+  bool by_default;    /**< part of the default --passes list */
 } rw_pass;
 
 /** The pass table, in default order; *n receives its length. */
@@ -60,6 +113,7 @@ int rw_fold(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);      /* f
 int rw_bnfold(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);    /* bnfold.c */
 int rw_cse(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);       /* cse.c */
 int rw_simplify(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);  /* simplify.c */
+int rw_math(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);      /* math.c */
 
 /* ---------------------------------------------------------------- helpers (util.c) */
 
@@ -89,6 +143,8 @@ bool rw_bypass(ecg_graph *g, int node_idx, int in, int out);
 /** Set input i of n to tensor t, growing the input list with -1 entries as needed.
  *  Returns ECG_OK or ECG_ERR_INTERNAL. */
 int rw_set_input(ecg_node *n, int i, int t);
+/** "<base>_rw<N>" with the smallest N naming no tensor of g, into buf; returns buf. */
+const char *rw_unique_name(const ecg_graph *g, const char *base, char *buf, size_t n);
 /** Add a float32 constant named after base ("<base>_rw<N>", unique) with the given shape
  *  (rank dims) and numel values; returns its tensor id, or -1 on out of memory. */
 int rw_add_const_f32(ecg_graph *g, const char *base, int rank, const int64_t *dims, const float *vals);

@@ -84,14 +84,18 @@ int rw_set_input(ecg_node *n, int i, int t) {
   return ECG_OK;
 }
 
+const char *rw_unique_name(const ecg_graph *g, const char *base, char *buf, size_t n) {
+  for (int k = 0;; k++) {
+    snprintf(buf, n, "%s_rw%d", base, k);
+    if (ecg_find_tensor(g, buf) < 0) return buf;
+  }
+}
+
 /* A new constant tensor of dtype with numel elements of elem bytes; -1 on OOM. */
 static int add_const(ecg_graph *g, const char *base, int dtype, int rank, const int64_t *dims,
                      const void *vals, size_t elem) {
   char name[512];
-  for (int k = 0;; k++) {
-    snprintf(name, sizeof name, "%s_rw%d", base, k);
-    if (ecg_find_tensor(g, name) < 0) break;
-  }
+  rw_unique_name(g, base, name, sizeof name);
   int t = ecg_add_tensor(g, name, dtype, rank, dims);
   if (t < 0) return -1;
   int64_t numel = ecg_tensor_numel(g->tensors[t]);
