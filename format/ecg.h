@@ -472,6 +472,10 @@ int ecg_infer_shapes(ecg_graph *g, ecg_err *e);
  *  into constants, repeatedly, then drop dead nodes and tensors. *n_folded (may be
  *  NULL) receives the number of nodes folded. Errors as ecg_infer_shapes. */
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
+/** ecg_fold_constants, but a node is folded only when its outputs together hold at most
+ *  max_bytes bytes (so folding never writes an unbounded constant, e.g. a large Expand or
+ *  ConstantOfShape, into the weights); SIZE_MAX folds everything. Same errors. */
+int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e);
 
 /* ---------------------------------------------------------------- reductions */
 

@@ -213,7 +213,33 @@ int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {
   return ECG_OK;
 }
 
+/* Bytes of all outputs of n (static shapes assumed by the caller). */
+static size_t output_bytes(const ecg_graph *g, const ecg_node *n) {
+  size_t total = 0;
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    const ecg_tensor *t = ecg_node_output(g, n, (int)k);
+    if (t) total += (size_t)ecg_tensor_numel(t) * ecg_dtype_size(t->dtype);
+  }
+  return total;
+}
+
+/* An eval that failed may have allocated some outputs: make them plain values again. */
+static void unfold_outputs(ecg_graph *g, ecg_node *n) {
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    ecg_tensor *t = ecg_node_output(g, n, (int)k);
+    if (!t || !t->is_const) continue;
+    free(t->data.data);
+    t->data.data = NULL;
+    t->data.len = 0;
+    t->is_const = false;
+  }
+}
+
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
+  return ecg_fold_constants_limit(g, SIZE_MAX, n_folded, e);
+}
+
+int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e) {
   ECG_TRY(ecg_topo_sort(g, e));
   int folded = 0;
   bool *keep = malloc(sizeof(bool) * (g->n_nodes + 1));
@@ -249,9 +275,12 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
       const ecg_tensor *t = ecg_node_output(g, n, (int)k);
       if (t && !ecg_tensor_static(t)) ready = false;
     }
-    if (!ready) continue;
+    if (!ready || output_bytes(g, n) > max_bytes) continue;
     ecg_err ignore;
-    if (op->eval(g, n, &ignore) != ECG_OK) continue; /* dtype not handled: keep the node */
+    if (op->eval(g, n, &ignore) != ECG_OK) { /* dtype not handled: keep the node */
+      unfold_outputs(g, n);
+      continue;
+    }
     keep[i] = false;
     folded++;
   }

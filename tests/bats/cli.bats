@@ -4,7 +4,7 @@
 
 load helpers
 
-TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench"
+TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench ecg-rewrite"
 
 setup() {
   require_tools

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Bounded, deterministic mutation fuzzing of the readers with the sanitizer builds:
 # 200 mutants of a small ONNX model through onnx2ecg, 200 mutants of its ECG (and 50
-# of the zstd-compressed ECG) through ecg-dump and ecg-lower.  Every run must exit 0
+# of the zstd-compressed ECG) through ecg-dump and ecg-lower (the ECG mutants also through
+# ecg-rewrite).  Every run must exit 0
 # or 1 (3 only with an out-of-memory message), never die on a signal, and never print
 # a sanitizer report.  Seeds are fixed (tests/bats/mutate.c), so a failure reproduces:
 # the failing inputs are listed and kept under $BATS_FILE_TMPDIR while bats runs.
@@ -94,6 +95,18 @@ report() {
     rm -rf "$T/low"
   done
   echo "$ok of $N mutants lowered"
+  report
+}
+
+@test "fuzz: ecg-rewrite (every pass) on $N mutants of an ECG" {
+  local f err st
+  require_file "$SAN/ecg-rewrite"
+  for f in "$BATS_FILE_TMPDIR"/ecg/m-*; do
+    st=0; err=$("$SAN/ecg-rewrite" --passes fold,bnfold,cse,simplify,math "$f" -o "$T/rw.ecg" 2>&1 >/dev/null) || st=$?
+    check "$f" "$st" "$err"
+    if [ "$st" -ne 0 ] && [ -e "$T/rw.ecg" ]; then echo "$f: exit $st but output written" >> "$T/bad"; fi
+    rm -f "$T/rw.ecg"
+  done
   report
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ecg_measure.h"
 #include "fuse.h"
 
 #define PROG "ecg-fuse"
@@ -34,28 +35,6 @@ static void usage(FILE *f) {
           "  -v                 a one-screen summary on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n");
-}
-
-typedef struct { size_t nodes; int64_t flops, ibytes; } sizes;
-
-static sizes measure(const ecg_graph *g, int after) {
-  sizes s = {g->n_nodes, 0, 0};
-  char *is_out = calloc(g->n_tensors + 1, 1);
-  for (size_t k = 0; is_out && k < g->n_outputs; k++) is_out[g->outputs[k]] = 1;
-  for (size_t i = 0; i < g->n_nodes; i++) {
-    const ecg_node *n = g->nodes[i];
-    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-    int64_t f = op && op->flops ? op->flops(g, n) : 0;
-    if (f > 0) s.flops += f;
-    for (size_t k = 0; k < n->n_outputs; k++) {
-      const ecg_tensor *t = ecg_node_output(g, n, (int)k);
-      if (!t || (is_out && is_out[n->outputs[k]]) || (after && t->ir_removable)) continue;
-      int64_t m = ecg_tensor_numel(t);
-      if (m > 0) s.ibytes += m * (int64_t)ecg_dtype_size(t->dtype);
-    }
-  }
-  free(is_out);
-  return s;
 }
 
 enum { OPT_PLAN = 1, OPT_OUTPUT, OPT_REPORT, OPT_PROFILE_DB, OPT_EMIT, OPT_NO_PROFILE, OPT_INTENSIVE, OPT_ZSTD,
@@ -115,7 +94,7 @@ int main(int argc, char **argv) {
   ecg_graph *g = NULL;
   int rc = ecg_read_path(in, &g, &e);
   if (rc) { fprintf(stderr, PROG ": %s\n", e.msg); return rc; }
-  sizes before = measure(g, 0);
+  ecg_sizes before = ecg_measure(g, false);
   fuse_stats st;
   fuse_db *db = NULL;
   if (db_path && !no_profile && (rc = fuse_db_load(db_path, &db, &e)) != ECG_OK) {
@@ -130,7 +109,7 @@ int main(int argc, char **argv) {
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
   if (rc != ECG_OK) { fprintf(stderr, PROG ": %s\n", e.msg); ecg_graph_free(g); return rc; }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  sizes after = measure(g, 1);
+  ecg_sizes after = ecg_measure(g, true);
   long kernels = (long)g->n_nodes - st.fused_nodes + st.blocks;
   int compute = 0;
   for (size_t i = 0; i < g->n_nodes; i++)
@@ -147,8 +126,8 @@ int main(int argc, char **argv) {
                "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
                "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
                "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d}}\n",
-            ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.ibytes, before.nodes,
-            after.nodes, (long long)after.flops, (long long)after.ibytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
+            ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.intermediate_bytes, before.nodes,
+            after.nodes, (long long)after.flops, (long long)after.intermediate_bytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
             compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
             st.cycle_rejects, st.shape_rejects, st.intensive);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
@@ -156,7 +135,7 @@ int main(int argc, char **argv) {
   if (verbose)
     fprintf(stderr, PROG ": plan %s: %zu nodes -> %ld kernels (%d blocks of %d nodes), fusion rate %.2f, "
                     "intermediate bytes %lld -> %lld\n",
-            plan_name, g->n_nodes, kernels, st.blocks, st.fused_nodes, rate, (long long)before.ibytes, (long long)after.ibytes);
+            plan_name, g->n_nodes, kernels, st.blocks, st.fused_nodes, rate, (long long)before.intermediate_bytes, (long long)after.intermediate_bytes);
   ecg_graph_free(g);
   return 0;
 }

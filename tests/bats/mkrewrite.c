@@ -1,0 +1,196 @@
+/* mkrewrite: write small ECG graphs on which one ecg-rewrite pass fires, for
+ * tests/bats/rewrite.bats (built against build/libecg.a).
+ *
+ *   mkrewrite KIND OUT.ecg
+ *
+ * KIND: fold      y = x * (c1 + c2): the Add of two constants folds (16-byte output)
+ *       bnfold    BatchNormalization after a Conv, a grouped ConvTranspose (group 2), a Gemm
+ *                 (transB) and a 2-D MatMul: four folds
+ *       cse       duplicated Relu/Sigmoid chains, Muls by two equal constant tensors, an Exp
+ *                 duplicated with one copy a graph output (merged, name kept), and two Tanh
+ *                 that are both graph outputs (kept): four merges
+ *       simplify  x*1, 0+x, x-0, x/1, x^1, an identity and a composed Transpose pair, a
+ *                 Reshape chain, neutral Reshape/Cast/Expand, a graph output x*1; 0-x and
+ *                 x*2 stay
+ *       math      one output per rule of tools/rewrite/rules/table34.rules, each built so
+ *                 that rule fires (y_<rule>), plus Relu(Relu(b)) for a --rules test and
+ *                 a sqrt-sqrt-mul shape whose B may be negative (must not fire)
+ * Weights are seeded (fixed LCG), values in [-1, 1); BN variances in [0.5, 1.5).
+ * Exit 0 on success, 2 usage, 1 invalid graph, 3 write error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecg.h"
+
+static uint32_t seed = 12345;
+static float rnd(void) {
+  seed = seed * 1664525u + 1013904223u;
+  return (float)(seed >> 8) / 16777216.0f * 2 - 1;
+}
+
+/* A float32 constant of shape dims (rank r): fill v (value v, or random when rand). */
+static int cf(ecg_graph *g, const char *name, int r, const int64_t *dims, float v, int rand) {
+  int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
+  int64_t n = ecg_tensor_numel(g->tensors[t]);
+  float *d = malloc(sizeof *d * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) d[i] = rand ? rnd() * v + (rand == 2 ? 1.0f : 0.0f) : v;
+  ecg_tensor_set_data(g->tensors[t], d, sizeof *d * (size_t)n);
+  free(d);
+  return t;
+}
+
+static int ci(ecg_graph *g, const char *name, int n, const int64_t *v) {
+  int64_t d = n;
+  int t = ecg_add_tensor(g, name, ECG_INT64, 1, &d);
+  ecg_tensor_set_data(g->tensors[t], v, sizeof *v * (size_t)n);
+  return t;
+}
+
+/* out = op(inputs...) with one output of inferred shape. */
+static int op(ecg_graph *g, const char *op_type, const char *out, int n_in, const int *in) {
+  int t = ecg_add_tensor(g, out, ECG_FLOAT, -1, NULL);
+  ecg_add_node(g, out, op_type, "", 13, n_in, in, 1, &t);
+  return t;
+}
+#define OP(g, type, out, ...) op(g, type, out, sizeof((int[]){__VA_ARGS__}) / sizeof(int), (int[]){__VA_ARGS__})
+
+static ecg_node *last(ecg_graph *g) { return g->nodes[g->n_nodes - 1]; }
+
+static int input(ecg_graph *g, const char *name, int r, const int64_t *dims) {
+  int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
+  g->inputs = realloc(g->inputs, sizeof *g->inputs * (g->n_inputs + 1));
+  g->inputs[g->n_inputs++] = t;
+  return t;
+}
+
+static void output(ecg_graph *g, int t) {
+  g->outputs = realloc(g->outputs, sizeof *g->outputs * (g->n_outputs + 1));
+  g->outputs[g->n_outputs++] = t;
+}
+
+/* BN over C channels of x with seeded parameters. */
+static int bn(ecg_graph *g, const char *name, int x, int64_t C) {
+  char b[64];
+  int p[4];
+  for (int k = 0; k < 4; k++) {
+    snprintf(b, sizeof b, "%s_p%d", name, k);
+    p[k] = cf(g, b, 1, &C, k == 3 ? 0.5f : 1.0f, k == 3 || k == 0 ? 2 : 1);
+  }
+  return OP(g, "BatchNormalization", name, x, p[0], p[1], p[2], p[3]);
+}
+
+static void make_fold(ecg_graph *g) {
+  int64_t d[2] = {1, 4}, c = 4;
+  int x = input(g, "x", 2, d);
+  int t = OP(g, "Add", "t", cf(g, "c1", 1, &c, 1, 1), cf(g, "c2", 1, &c, 1, 1));
+  output(g, OP(g, "Mul", "y", x, t));
+}
+
+static void make_bnfold(ecg_graph *g) {
+  int64_t xd[4] = {1, 4, 8, 8}, wd[4] = {4, 4, 3, 3}, td[4] = {4, 3, 3, 3}, c4 = 4, ad[2] = {2, 6}, gd[2] = {5, 6},
+          md[2] = {6, 5}, c5 = 5;
+  int x = input(g, "x", 4, xd), a = input(g, "a", 2, ad);
+  int conv = OP(g, "Conv", "conv", x, cf(g, "w_conv", 4, wd, 0.5f, 1), cf(g, "b_conv", 1, &c4, 1, 1));
+  ecg_attr_set_ints(last(g), "pads", 4, (int64_t[]){1, 1, 1, 1});
+  output(g, bn(g, "y_conv", conv, 4));
+  int ct = OP(g, "ConvTranspose", "convt", x, cf(g, "w_convt", 4, td, 0.5f, 1));
+  ecg_attr_set_i(last(g), "group", 2);
+  output(g, bn(g, "y_convt", ct, 6));
+  int gemm = OP(g, "Gemm", "gemm", a, cf(g, "w_gemm", 2, gd, 1, 1), cf(g, "c_gemm", 1, &c5, 1, 1));
+  ecg_attr_set_i(last(g), "transB", 1);
+  ecg_attr_set_f(last(g), "beta", 0.5f);
+  output(g, bn(g, "y_gemm", gemm, 5));
+  int mm = OP(g, "MatMul", "mm", a, cf(g, "w_mm", 2, md, 1, 1));
+  output(g, bn(g, "y_mm", mm, 5));
+}
+
+static void make_cse(ecg_graph *g) {
+  int64_t d[2] = {1, 4}, c = 4;
+  int x = input(g, "x", 2, d);
+  int a = OP(g, "Relu", "a", x), b = OP(g, "Relu", "b", x);
+  int sa = OP(g, "Sigmoid", "sa", a), sb = OP(g, "Sigmoid", "sb", b);
+  int m1 = OP(g, "Mul", "m1", x, cf(g, "k1", 1, &c, 0.25f, 0)), m2 = OP(g, "Mul", "m2", x, cf(g, "k2", 1, &c, 0.25f, 0));
+  int s = OP(g, "Add", "s", OP(g, "Add", "ab", a, b), OP(g, "Mul", "sab", sa, sb));
+  output(g, OP(g, "Sub", "y", s, OP(g, "Sub", "m12", m1, m2)));
+  int e1 = OP(g, "Exp", "e1", x);
+  output(g, OP(g, "Neg", "y_neg", e1));
+  output(g, OP(g, "Exp", "y_exp", x));
+  output(g, OP(g, "Tanh", "y_tanh1", x));
+  output(g, OP(g, "Tanh", "y_tanh2", x));
+}
+
+static void make_simplify(ecg_graph *g) {
+  int64_t d[3] = {2, 3, 4}, one = 1, four = 4, d111[3] = {1, 1, 1};
+  int x = input(g, "x", 3, d);
+  int a = OP(g, "Mul", "a", x, cf(g, "one", 1, &one, 1, 0));
+  int b = OP(g, "Add", "b", cf(g, "zeros4", 1, &four, 0, 0), a);
+  int c = OP(g, "Sub", "c", b, cf(g, "zero", 0, NULL, 0, 0));
+  int dv = OP(g, "Div", "dv", c, cf(g, "ones111", 3, d111, 1, 0));
+  int e = OP(g, "Pow", "e", dv, cf(g, "pone", 0, NULL, 1, 0));
+  int t1 = OP(g, "Transpose", "t1", e);
+  ecg_attr_set_ints(last(g), "perm", 3, (int64_t[]){1, 0, 2});
+  int t2 = OP(g, "Transpose", "t2", t1);
+  ecg_attr_set_ints(last(g), "perm", 3, (int64_t[]){1, 0, 2});
+  int t3 = OP(g, "Transpose", "t3", t2);
+  ecg_attr_set_ints(last(g), "perm", 3, (int64_t[]){2, 0, 1});
+  int t4 = OP(g, "Transpose", "t4", t3);
+  int r1 = OP(g, "Reshape", "r1", t4, ci(g, "s1", 1, (int64_t[]){-1}));
+  int r2 = OP(g, "Reshape", "r2", r1, ci(g, "s2", 2, (int64_t[]){4, 6}));
+  int r3 = OP(g, "Reshape", "r3", r2, ci(g, "s3", 2, (int64_t[]){4, -1}));
+  int cast = OP(g, "Cast", "cast", r3);
+  ecg_attr_set_i(last(g), "to", ECG_FLOAT);
+  int ex = OP(g, "Expand", "ex", cast, ci(g, "s4", 2, (int64_t[]){4, 6}));
+  output(g, OP(g, "Relu", "y", ex));
+  output(g, OP(g, "Mul", "y_mul1", OP(g, "Relu", "rx", x), cf(g, "one_b", 0, NULL, 1, 0)));
+  output(g, OP(g, "Sub", "y_neg", cf(g, "zeros234", 3, d, 0, 0), x));
+  output(g, OP(g, "Mul", "y_mul2", x, cf(g, "two", 0, NULL, 2, 0)));
+}
+
+static void make_math(ecg_graph *g) {
+  int64_t d[2] = {2, 8}, c = 8;
+  int A = input(g, "A", 2, d), B = input(g, "B", 2, d), C = input(g, "C", 2, d);
+  int kb = cf(g, "kb", 1, &c, 0.5f, 2), kp = cf(g, "kp", 1, &c, 0.5f, 2), k1 = cf(g, "k1", 1, &c, 1, 1),
+      k2 = cf(g, "k2", 1, &c, 1, 1);
+  output(g, OP(g, "Mul", "y_recip_recip_mul", OP(g, "Reciprocal", "rA", A),
+               OP(g, "Reciprocal", "rAk", OP(g, "Mul", "Ak", A, kb))));
+  int s = OP(g, "Sqrt", "skp", kp);
+  output(g, OP(g, "Mul", "y_sqrt_sqrt_mul", OP(g, "Mul", "As", A, s), OP(g, "Mul", "sC", s, C)));
+  output(g, OP(g, "Mul", "y_abs_abs_mul", OP(g, "Mul", "aAB", OP(g, "Abs", "aA", A), B), OP(g, "Abs", "aC", C)));
+  output(g, OP(g, "Mul", "y_mul_const_const", OP(g, "Mul", "Ak1", A, k1), k2));
+  output(g, OP(g, "Add", "y_add_const_const", OP(g, "Add", "Ak1p", A, k1), k2));
+  int sab = OP(g, "Add", "sab", A, B);
+  output(g, OP(g, "Sub", "y_square_sub", OP(g, "Mul", "sq", sab, sab), OP(g, "Mul", "sabC", sab, C)));
+  output(g, OP(g, "Add", "y_mul_add_factor", OP(g, "Mul", "AC", A, C), OP(g, "Mul", "AB", A, B)));
+  output(g, OP(g, "Sub", "y_mul_sub_factor", OP(g, "Mul", "AC2", A, C), OP(g, "Mul", "BA2", B, A)));
+  output(g, OP(g, "Add", "y_add_mul_one", A, OP(g, "Mul", "Akb", A, kb)));
+  output(g, OP(g, "Mul", "y_exp_mul", OP(g, "Exp", "eA", A), OP(g, "Exp", "eB", B)));
+  output(g, OP(g, "Mul", "y_recip_mul", OP(g, "Reciprocal", "rA2", A), OP(g, "Reciprocal", "rB2", B)));
+  output(g, OP(g, "Mul", "y_abs_mul", OP(g, "Abs", "aA2", A), OP(g, "Abs", "aB2", B)));
+  output(g, OP(g, "Mul", "y_neg_mul", OP(g, "Neg", "nA", A), OP(g, "Neg", "nB", B)));
+  output(g, OP(g, "Relu", "y_neg_neg", OP(g, "Neg", "nnA", OP(g, "Neg", "nA2", A))));
+  output(g, OP(g, "Relu", "y_relu_relu", OP(g, "Relu", "rB", B)));
+  int sB = OP(g, "Sqrt", "sB", B);
+  output(g, OP(g, "Mul", "y_sqrt_neg", OP(g, "Mul", "AsB", A, sB), OP(g, "Mul", "sBC", sB, C)));
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify|math OUT.ecg\n"); return 2; }
+  static const struct { const char *kind; void (*make)(ecg_graph *); } KINDS[] = {
+      {"fold", make_fold}, {"bnfold", make_bnfold}, {"cse", make_cse}, {"simplify", make_simplify},
+      {"math", make_math}};
+  ecg_graph *g = ecg_graph_new();
+  g->name = strdup(argv[1]);
+  g->opset = 13;
+  size_t k = 0;
+  while (k < sizeof KINDS / sizeof *KINDS && strcmp(KINDS[k].kind, argv[1])) k++;
+  if (k == sizeof KINDS / sizeof *KINDS) { fprintf(stderr, "mkrewrite: unknown kind '%s'\n", argv[1]); return 2; }
+  KINDS[k].make(g);
+  ecg_err e = {0};
+  int rc = ecg_infer_shapes(g, &e);
+  if (rc == ECG_OK) rc = ecg_validate(g, &e);
+  if (rc == ECG_OK) rc = ecg_write_path(argv[2], g, 0, &e);
+  if (rc != ECG_OK) fprintf(stderr, "mkrewrite: %s\n", e.msg);
+  ecg_graph_free(g);
+  return rc;
+}

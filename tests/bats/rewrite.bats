@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# ecg-rewrite: each pass fires on a graph built for it (tests/bats/mkrewrite.c) and the
+# lowered graph gives the same outputs before and after on seeded inputs; real models stay
+# correct against ONNX Runtime with ecg-rewrite in the pipeline, and the default passes
+# never add nodes or FLOPs.
+
+load helpers
+
+setup_file() {
+  build_gen mkrewrite build/libecg.a
+}
+
+setup() {
+  require_tools
+  require_file "$BIN/ecg-rewrite"
+  export ECG_OUT="$ROOT/build/bats-out"
+}
+
+# fires KIND PASS MIN [ARGS...]: build KIND's graph, run --passes PASS (and ARGS), check the
+# report says PASS fired at least MIN times and never added nodes or FLOPs, then lower both
+# graphs and compare the outputs on seeded inputs (ecg-bench --random 1 --save, then --data).
+fires() {
+  local kind=$1 pass=$2 min=$3 T="$BATS_TEST_TMPDIR"
+  shift 3
+  "$BATS_FILE_TMPDIR/mkrewrite" "$kind" "$T/g.ecg"
+  run --separate-stderr "$BIN/ecg-rewrite" --passes "$pass" "$@" --print-after --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
+  echo "stderr: $stderr"; cat "$T/r.json"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"after $pass"* ]]
+  jq -e --arg p "$pass" --argjson m "$min" '.stage == "ecg-rewrite" and (.rewrite.passes[0].name == $p)
+      and .rewrite.passes[0].fired >= $m and .after.nodes < .before.nodes and .after.flops <= .before.flops
+      and .rewrite.passes[0].time_ms >= 0' "$T/r.json"
+  "$BIN/ecg-lower" -o "$T/before" "$T/g.ecg"
+  "$BIN/ecg-lower" -o "$T/after" "$T/r.ecg"
+  "$BIN/ecg-bench" "$T/before" --random 1 --save "$T/data" --runs 1 >/dev/null
+  run "$BIN/ecg-bench" "$T/after" --data "$T/data" --runs 1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"$output")" = "true" ]
+}
+
+@test "ecg-rewrite fold: constant subexpression folded, outputs unchanged" { fires fold fold 1; }
+@test "ecg-rewrite bnfold: BN into Conv, grouped ConvTranspose, Gemm, MatMul; outputs unchanged" {
+  fires bnfold bnfold 4
+  jq -e '.rewrite.passes[0].rules | ."bn->conv" == 1 and ."bn->convtranspose" == 1 and ."bn->gemm" == 1 and ."bn->matmul" == 1' "$BATS_TEST_TMPDIR/r.json"
+  [ -z "$("$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -r '.nodes[] | select(.op == "BatchNormalization") | .name')" ]
+}
+@test "ecg-rewrite cse: duplicates merged, graph output names kept, outputs unchanged" {
+  fires cse cse 4
+  # the Exp that was a graph output keeps its name; both Tanh outputs stay
+  "$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -e '[.nodes[] | select(.op == "Tanh")] | length == 2'
+}
+@test "ecg-rewrite simplify: neutral operands, Transpose/Reshape chains, neutral ops; outputs unchanged" {
+  fires simplify simplify 12
+  jq -e '.rewrite.passes[0].rules | ."x*1" == 2 and ."x+0" == 1 and ."x-0" == 1 and ."x/1" == 1 and ."x^1" == 1
+      and ."transpose-transpose=id" == 1 and ."transpose-transpose" == 1 and ."reshape-reshape" >= 1
+      and ."neutral-cast" == 1 and ."neutral-expand" == 1' "$BATS_TEST_TMPDIR/r.json"
+  # 0 - x (not commutative) and x * 2 stay
+  "$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -e '[.nodes[] | select(.op == "Sub" or .op == "Mul")] | length == 2'
+}
+
+@test "ecg-rewrite math: every shipped rule (and a --rules one) fires on its graph; outputs unchanged" {
+  local T="$BATS_TEST_TMPDIR" n
+  printf '# a user rule\ncomm relu-relu: Relu(Relu(a)) -> Relu(a)\n' >"$T/user.rules"
+  n=$("$BIN/ecg-rewrite" --list-rules | wc -l)
+  [ "$n" -ge 14 ]
+  fires math math $((n + 1)) --rules "$T/user.rules"
+  # every rule fired exactly once, the user's too
+  jq -e --argjson n $((n + 1)) '.rewrite.passes[0].rules | (length == $n) and all(.[]; . == 1) and ."relu-relu" == 1' "$T/r.json"
+  # sqrt-sqrt-mul does not fire where B may be negative
+  "$BIN/ecg-dump" --json "$T/r.ecg" | jq -e '[.nodes[] | select(.op == "Sqrt")] | length == 1'
+}
+
+@test "ecg-rewrite --list-rules: one rule a line with its class; bad rule files exit 1 naming FILE:LINE" {
+  local T="$BATS_TEST_TMPDIR"
+  run "$BIN/ecg-rewrite" --list-rules
+  [ "$status" -eq 0 ]
+  [ -z "$(printf '%s\n' "$output" | grep -Ev '^(assoc|dist|comm) +[a-z0-9-]+ +[A-Z][A-Za-z]*\(.* -> ')" ]
+  printf 'assoc ok: Mul(a, 1) -> a\n\nassoc bad: Mul(x, Frob(y)) -> x\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:3: unknown operator"*"Frob"* ]]
+  printf 'assoc bad: Mul(x, y) -> z\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:1: target variable not bound"* ]]
+  printf 'distrib x: Mul(a, b) -> a\n' >"$T/bad.rules"
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/bad.rules" --list-rules
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"bad.rules:1: expected a class"* ]]
+  run --separate-stderr "$BIN/ecg-rewrite" --rules "$T/none.rules" --list-rules
+  [ "$status" -eq 1 ]
+}
+
+@test "ecg-rewrite fold: --fold-max-bytes bounds the folded constants" {
+  local T="$BATS_TEST_TMPDIR"
+  "$BATS_FILE_TMPDIR/mkrewrite" fold "$T/g.ecg"
+  "$BIN/ecg-rewrite" --passes fold --fold-max-bytes 8 --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
+  jq -e '.rewrite.passes[0].fired == 0 and .after.nodes == .before.nodes' "$T/r.json"
+}
+
+@test "ecg-rewrite: every pass alone and the default list leave every graph valid" {
+  local T="$BATS_TEST_TMPDIR" k p
+  for k in fold bnfold cse simplify math; do
+    "$BATS_FILE_TMPDIR/mkrewrite" "$k" "$T/$k.ecg"
+    for p in fold bnfold cse simplify math fold,bnfold,cse,simplify,math,cse; do
+      "$BIN/ecg-rewrite" --passes "$p" "$T/$k.ecg" -o "$T/$k.$p.ecg"
+      "$BIN/ecg-dump" --summary "$T/$k.$p.ecg" >/dev/null
+    done
+    # the default passes, on a pipe
+    "$BIN/ecg-rewrite" <"$T/$k.ecg" | "$BIN/ecg-dump" --summary - >/dev/null
+  done
+}
+
+@test "ecg-rewrite: unknown pass is a usage error listing the known ones" {
+  run --separate-stderr "$BIN/ecg-rewrite" --passes fold,tvm /dev/null
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"unknown pass 'tvm'"*"fold, bnfold, cse, simplify, math"* ]]
+  run --separate-stderr "$BIN/ecg-rewrite" --bogus
+  [ "$status" -eq 2 ]
+  run "$BIN/ecg-rewrite" --version
+  [ "$status" -eq 0 ]; [[ "$output" == "ecg-rewrite "* ]]
+  run "$BIN/ecg-rewrite" --help
+  [ "$status" -eq 0 ]; [[ "$output" == *"--passes"*"bnfold"* ]]
+}
+
+@test "ecg-rewrite: invalid input exits 1 naming the node, writes nothing" {
+  local T="$BATS_TEST_TMPDIR"
+  build_gen mkecg build/libecg.a
+  "$BATS_FILE_TMPDIR/mkecg" dangling "$T/bad.ecg"
+  run --separate-stderr "$BIN/ecg-rewrite" "$T/bad.ecg" -o "$T/out.ecg"
+  echo "$stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"node"* ]]
+  [ ! -e "$T/out.ecg" ]
+  printf 'not an ecg' >"$T/junk.ecg"
+  run --separate-stderr "$BIN/ecg-rewrite" "$T/junk.ecg" -o "$T/out.ecg"
+  [ "$status" -eq 1 ]; [ ! -e "$T/out.ecg" ]
+}
+
+@test "ecg-rewrite: fusion blocks are dropped with a note (ecg-fuse runs after)" {
+  local T="$BATS_TEST_TMPDIR"
+  "$BATS_FILE_TMPDIR/mkrewrite" simplify "$T/g.ecg"
+  "$BIN/ecg-fuse" "$T/g.ecg" -o "$T/f.ecg"
+  run --separate-stderr "$BIN/ecg-rewrite" --report "$T/r.json" "$T/f.ecg" -o "$T/r.ecg"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"fusion block(s) dropped"* ]]
+  jq -e '.rewrite.blocks_dropped > 0' "$T/r.json"
+  "$BIN/ecg-dump" --json "$T/r.ecg" | jq -e '[.nodes[] | select(.fusion_block >= 0)] | length == 0'
+}
+
+# rewritten NAME: scripts/e2e.sh with the default ecg-rewrite passes before the lowering;
+# the model still matches ONNX Runtime, and nodes and FLOPs never increase.
+rewritten() {
+  local name=$1 rep="$ECG_OUT/$1.rewrite.json"
+  ECG_STAGES="ecg-rewrite --report $rep" run --separate-stderr sh "$ROOT/scripts/e2e.sh" "$name" --runs 1
+  echo "exit $status"; echo "stdout: $output"; echo "stderr: $stderr"; cat "$rep"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+  jq -e '.after.nodes <= .before.nodes and .after.flops <= .before.flops' "$rep"
+}
+
+@test "ecg-rewrite e2e: ppocr_mobile_v2_cls (bnfold fires)" {
+  rewritten ppocr_mobile_v2_cls
+  jq -e '.rewrite.passes[] | select(.name == "bnfold") | .fired > 0' "$ECG_OUT/ppocr_mobile_v2_cls.rewrite.json"
+}
+@test "ecg-rewrite e2e: bert_tiny (simplify fires)" {
+  rewritten bert_tiny
+  jq -e '.rewrite.passes[] | select(.name == "simplify") | .fired > 0' "$ECG_OUT/bert_tiny.rewrite.json"
+}
+@test "ecg-rewrite e2e: mobilenet_v2" { rewritten mobilenet_v2; }
+@test "ecg-rewrite e2e: blazeface_front_128" { rewritten blazeface_front_128; }
+
+@test "ecg-rewrite: on every model of scripts/models.tsv the default passes never add nodes or FLOPs" {
+  local T="$BATS_TEST_TMPDIR" name path shapes args s
+  while IFS=$'\t' read -r name path shapes; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    require_file "$ROOT/$path"
+    args=()
+    if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args+=(--input-shape "$s"); done; fi
+    "$BIN/onnx2ecg" "$ROOT/$path" "${args[@]}" -o "$T/$name.ecg"
+    "$BIN/ecg-rewrite" --report "$T/$name.json" "$T/$name.ecg" -o "$T/$name.rw.ecg"
+    echo "$name $(jq -c '[.before.nodes, .after.nodes, .before.flops, .after.flops]' "$T/$name.json")"
+    jq -e '.after.nodes <= .before.nodes and .after.flops <= .before.flops' "$T/$name.json" >/dev/null
+  done <"$ROOT/scripts/models.tsv"
+}
