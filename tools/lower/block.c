@@ -328,7 +328,12 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
   if (rc == ECG_OK) {
     int64_t cs[ECG_MAX_RANK];
     lw_strides(r, od, cs);
-    sb_printf(c, "  while (n) {\n    size_t m = %lld - off %% %lld;\n    if (m > n) m = n;\n", (long long)run, (long long)run);
+    int64_t total = 1;
+    for (int d = 0; d < r; d++) total *= od[d];
+    if (run >= total) /* every address moves with the element over the whole tensor */
+      sb_printf(c, "  while (n) {\n    size_t m = n;\n");
+    else
+      sb_printf(c, "  while (n) {\n    size_t m = %lld - off %% %lld;\n    if (m > n) m = n;\n", (long long)run, (long long)run);
     for (int i = 0; i < nops; i++) {
       const ew_opnd *o = &ops[i];
       if (o->scalar || o->store) continue;

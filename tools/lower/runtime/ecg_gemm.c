@@ -264,7 +264,6 @@ ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, co
       if (m == 0xFFFF) _mm512_storeu_ps(cr + 16 * v, x);
       else _mm512_mask_storeu_ps(cr + 16 * v, m, x);
     }
-    if (ep && ep->act.kind == ECG_ACT_FN) ep->act.fn(cr, (size_t)nr, ep->act.arg);
   }
 }
 
@@ -512,8 +511,11 @@ typedef struct {
   float *C; int ldc;
 } job_t;
 
+/* Bias and activation of a micro tile; a generated epilogue (ECG_ACT_FN) is left to
+ * fn_epilogue, once per row of the macro tile. */
 static void epilogue(const job_t *J, float *c, int i0, int mr, int j0, int nr) {
-  if (!J->bias_m && !J->bias_n && J->act.kind == ECG_ACT_NONE) return;
+  const int act = J->act.kind != ECG_ACT_NONE && J->act.kind != ECG_ACT_FN;
+  if (!J->bias_m && !J->bias_n && !act) return;
   for (int i = 0; i < mr; i++) {
     float *r = c + (size_t)i * J->ldc;
     if (J->bias_m) {
@@ -524,8 +526,15 @@ static void epilogue(const job_t *J, float *c, int i0, int mr, int j0, int nr) {
       const float *bn = J->bias_n + j0;
       for (int j = 0; j < nr; j++) r[j] += bn[j];
     }
-    ecg_act_apply(J->act, r, (size_t)nr);
+    if (act) ecg_act_apply(J->act, r, (size_t)nr);
   }
+}
+
+/* A generated epilogue on the rows of a finished macro tile (still in L2): one call per
+ * row of nc elements instead of one per micro-tile row, so its fixed cost is spread. */
+static void fn_epilogue(const job_t *J, int i0, int mc, int j0, int nc) {
+  if (J->act.kind != ECG_ACT_FN) return;
+  for (int i = 0; i < mc; i++) J->act.fn(J->C + (size_t)(i0 + i) * J->ldc + j0, (size_t)nc, J->act.arg);
 }
 
 /* C tile rows [i0, i0+mc) x columns [j0, j0+nc); i0 % MR == 0, j0 % NR == 0.
@@ -538,6 +547,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
       for (int j = 0; j < nc; j++) r[j] = J->beta == 0.f ? 0.f : J->beta * r[j];
     }
     epilogue(J, J->C + (size_t)i0 * J->ldc + j0, i0, mc, j0, nc);
+    fn_epilogue(J, i0, mc, j0, nc);
     return;
   }
   for (int pc = 0; pc < K; pc += KC) {
@@ -592,7 +602,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
         const float *a = ap + (ip / MR) * apanel;
         float *c = J->C + (size_t)(i0 + ip) * J->ldc + j0 + jp;
 #ifdef ECG_AVX512
-        if (last && (J->bias_m || J->bias_n || J->act.kind != ECG_ACT_NONE)) {
+        if (last && (J->bias_m || J->bias_n || (J->act.kind != ECG_ACT_NONE && J->act.kind != ECG_ACT_FN))) {
           ep_t ep = {J->bias_m ? J->bias_m + i0 + ip : NULL, J->bias_n ? J->bias_n + j0 + jp : NULL, J->act};
           k512_tab[mr - 1][(nr + 15) / 16 - 1](kc, a, b, s, c, J->ldc, nr, J->alpha, beta, &ep);
         } else {
@@ -616,6 +626,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
 #endif
       }
     }
+    if (last) fn_epilogue(J, i0, mc, j0, nc);
   }
 }
 
