@@ -299,15 +299,14 @@ static int write_blocks(fctx *c, int nblk, const int *seed, const ecg_mapping *t
     if (!fb->plan) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
     st->fused_nodes += n;
   }
-  /* ir_removable: produced in a block, every consumer in the same block, not an output */
-  for (int t = 0; rc == ECG_OK && t < c->nt; t++) {
-    int p = c->prod[t];
-    if (p < 0 || g->nodes[p]->fusion_block < 0 || c->graph_out[t]) continue;
-    int all = c->cons_start[t + 1] > c->cons_start[t];
-    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++)
-      if (g->nodes[c->cons[j]]->fusion_block != g->nodes[p]->fusion_block) all = 0;
-    g->tensors[t]->ir_removable = all;
+  /* ir_removable: produced in a block, every reader in the same block, not an output */
+  int *inner = rc == ECG_OK ? malloc(sizeof(int) * ((size_t)c->nt + 1)) : NULL;
+  if (rc == ECG_OK && !inner) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) {
+    ecg_block_internal_tensors(g, c->prod, inner, NULL);
+    for (int t = 0; t < c->nt; t++) g->tensors[t]->ir_removable = inner[t] >= 0;
   }
+  free(inner);
   st->blocks = (int)g->n_blocks;
   free(count); free(list); free(done);
   return rc;

@@ -16,11 +16,6 @@
 #include "lower.h"
 #include "scalar.h"
 
-/* "ecg_h2f(" / "ecg_bf2f(" for a 16-bit float tensor, else "(". */
-static const char *load_open(const ecg_lower *L, int id) {
-  int h = lw_half(L, id);
-  return h == 1 ? "ecg_h2f(" : h == 2 ? "ecg_bf2f(" : "(";
-}
 
 void lw_literal(sbuf *b, const char *ctype, double v) {
   if (v != v) sb_printf(b, "((%s)NAN)", ctype);
@@ -140,8 +135,8 @@ static int member_stmt(ecg_lower *L, sbuf *body, const ecg_node *n, const ecg_sc
     else if (oi < 0) snprintf(vals[k], sizeof vals[k], "v%d", tid);
     else if (ops[oi].scalar && ops[oi].lit[0]) snprintf(vals[k], sizeof vals[k], "%s", ops[oi].lit);
     else if (ops[oi].scalar) snprintf(vals[k], sizeof vals[k], "s%d", oi);
-    else if (!epi) snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", load_open(L, tid), ops[oi].slot, ops[oi].slot);
-    else snprintf(vals[k], sizeof vals[k], "%sp%d[a%d%s])", load_open(L, tid), oi, oi, ops[oi].slot ? " + (int64_t)i" : "");
+    else if (!epi) snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", lw_load_open(L, tid), ops[oi].slot, ops[oi].slot);
+    else snprintf(vals[k], sizeof vals[k], "%sp%d[a%d%s])", lw_load_open(L, tid), oi, oi, ops[oi].slot ? " + (int64_t)i" : "");
   }
   int y = n->outputs[0];
   char dst[32];
@@ -218,7 +213,7 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
       /* copy the pointer expression at once: lw_ptr's buffer is a small ring */
       const char *ptr = lw_ptr(L, o->tid);
       if (o->scalar)
-        sb_printf(c, "    const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, load_open(L, o->tid), ptr);
+        sb_printf(c, "    const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, lw_load_open(L, o->tid), ptr);
       else
         sb_printf(c, "    %s%s *restrict p%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->slot, ptr);
     }
@@ -313,7 +308,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
     o->scalar = !o->store && m == 1;
     if (o->scalar && const_literal(L, o->tid, o->lit, sizeof o->lit)) continue;
     const char *ptr = lw_ptr(L, o->tid);
-    if (o->scalar) { sb_printf(c, "  const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, load_open(L, o->tid), ptr); continue; }
+    if (o->scalar) { sb_printf(c, "  const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, lw_load_open(L, o->tid), ptr); continue; }
     /* a store may share the dominant output's storage (y): no restrict on stores */
     sb_printf(c, "  %s%s *%sp%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->store ? "" : "restrict ", i, ptr);
     lw_bcast_strides(r, od, o->rank, o->dims, st);

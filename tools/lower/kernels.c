@@ -154,7 +154,6 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     int nk = L->nk;
     int *indeg = calloc((size_t)nk + 1, sizeof(int)), *out = malloc(sizeof(int) * ((size_t)nk + 1));
     int *prod = malloc(sizeof(int) * (g->n_tensors + 1));
-    char *edge = NULL;
     if (!indeg || !out || !prod) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     for (size_t t = 0; rc == ECG_OK && t < g->n_tensors; t++) prod[t] = -1;
     for (size_t i = 0; rc == ECG_OK && i < nn; i++)
@@ -207,7 +206,7 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
           for (int m = 0; m < L->k[i].nm; m++) L->node_kernel[L->k[i].members[m]] = i;
       }
     }
-    free(indeg); free(out); free(prod); free(seen); free(emitted); free(edge);
+    free(indeg); free(out); free(prod); free(seen); free(emitted);
   }
   free(done); free(pos); free(grp); free(buf);
   return rc;

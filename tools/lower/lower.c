@@ -118,6 +118,11 @@ ecg_op_id lw_op(const ecg_node *n) {
   return op ? op->id : ECG_OP_NONE;
 }
 
+const char *lw_load_open(const ecg_lower *L, int id) {
+  int h = lw_half(L, id);
+  return h == 1 ? "ecg_h2f(" : h == 2 ? "ecg_bf2f(" : "(";
+}
+
 int lw_node_index(const ecg_lower *L, const ecg_node *n) {
   for (size_t i = 0; i < L->g->n_nodes; i++)
     if (L->g->nodes[i] == n) return (int)i;

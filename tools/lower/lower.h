@@ -104,8 +104,6 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
 int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
 /** Emit kernel k of kind LW_K_IBR: one ecg_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
-/** True when op id's emitter accepts an epilogue (L->epi_act) (emitters.c). */
-int lw_takes_epilogue(ecg_op_id id);
 
 /** Emitter for one node: append C statements (the body of the node's kernel function)
  *  to L->code. Returns ECG_OK or ECG_ERR_INPUT (unsupported dtype/attribute, naming
@@ -164,6 +162,9 @@ void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims
 int lw_dims(const ecg_lower *L, int tensor_id, int64_t *dims);
 /** Normalise a possibly negative axis for rank r; -1 when out of range. */
 int lw_axis(int64_t axis, int r);
+/** The opening of a load of tensor id's element as its vtype: "ecg_h2f(" (float16),
+ *  "ecg_bf2f(" (bfloat16) or "(" — close it with ")" after the element expression. */
+const char *lw_load_open(const ecg_lower *L, int id);
 /** Index of node n in L->g->nodes (n must belong to the graph). */
 int lw_node_index(const ecg_lower *L, const ecg_node *n);
 

@@ -26,11 +26,6 @@ int lw_expand_expr(sbuf *out, const char *tmpl, const char *const *vals, int n_v
   return 0;
 }
 
-/* "ecg_h2f(" / "ecg_bf2f(" for a 16-bit float operand, else "(". */
-static const char *load_conv(const ecg_lower *L, int id) {
-  int h = lw_half(L, id);
-  return h == 1 ? "ecg_h2f(" : h == 2 ? "ecg_bf2f(" : "(";
-}
 
 int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t in_dims[][ECG_MAX_RANK],
                 const int *in_rank, const char *tmpl, double a, double b) {
@@ -48,10 +43,10 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
     int64_t numel = 1;
     for (int d = 0; d < in_rank[k]; d++) numel *= in_dims[k][d];
     if (numel == 1) { /* a broadcast scalar: load once */
-      sb_printf(&L->code, "    const %s s%d = %sp%d[0]);\n", lw_vtype(L, in_ids[k]), k + 1, load_conv(L, in_ids[k]), k + 1);
+      sb_printf(&L->code, "    const %s s%d = %sp%d[0]);\n", lw_vtype(L, in_ids[k]), k + 1, lw_load_open(L, in_ids[k]), k + 1);
       snprintf(vals[k], sizeof vals[k], "s%d", k + 1);
     } else
-      snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", load_conv(L, in_ids[k]), k + 1, k + 1);
+      snprintf(vals[k], sizeof vals[k], "%sp%d[o%d])", lw_load_open(L, in_ids[k]), k + 1, k + 1);
     vp[k] = vals[k];
   }
   sbuf body = {0};

@@ -68,10 +68,3 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
 
 ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EMITTERS[id] : NULL; }
 
-/* Emitters that pass L->epi_act to their runtime call (DNNFusion §3.4.4: a Many-to-Many
- * operator with One-to-One successors fused as its epilogue). */
-static const unsigned char EPILOGUE[ECG_OP_COUNT] = {
-    [ECG_OP_Conv] = 1, [ECG_OP_ConvTranspose] = 1, [ECG_OP_MatMul] = 1, [ECG_OP_Gemm] = 1,
-};
-
-int lw_takes_epilogue(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT && EPILOGUE[id]; }
