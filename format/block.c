@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ops_internal.h"
+#include "scalar.h"
 
 /* Complexity order of mapping types (§3.3.1): One-to-One < Reorganize < Shuffle <
  * One-to-Many < Many-to-Many; unknown lowest. */
@@ -291,4 +292,98 @@ int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile,
   if (g->blocks[b]->schedule) protobuf_c_message_free_unpacked(&g->blocks[b]->schedule->base, NULL);
   g->blocks[b]->schedule = s;
   return ECG_OK;
+}
+
+int ecg_row_space_of(const ecg_graph *g, const ecg_node *n, ecg_row_space *s) {
+  if (!ecg_row_reduction(g, n, &s->a)) return -1;
+  s->r = ecg_tensor_dims(ecg_node_input(g, n, 0), s->F);
+  return 0;
+}
+
+/* Operand dims d (rank rd, right-aligned) against s's inner dims: all F's or all 1. */
+static int row_inner_ok(const ecg_row_space *s, const int64_t *d, int rd) {
+  int full = 1, ones = 1;
+  for (int k = s->a; k < s->r; k++) {
+    int j = k - (s->r - rd);
+    int64_t v = j >= 0 ? d[j] : 1;
+    if (v != s->F[k]) full = 0;
+    if (v != 1) ones = 0;
+  }
+  return full || ones;
+}
+
+int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s) {
+  ecg_row_space t;
+  int64_t d[ECG_MAX_RANK];
+  if (ecg_row_space_of(g, n, &t) == 0)
+    return t.a == s->a && t.r == s->r && !memcmp(t.F, s->F, sizeof(int64_t) * (size_t)s->r) ? ECG_ROW_RED : -1;
+  if (n->n_outputs != 1 || !ecg_is_scalar_node(g, n)) return -1;
+  const ecg_tensor *y = ecg_node_output(g, n, 0);
+  if (!y || ecg_tensor_dims(y, d) != s->r) return -1;
+  int full = 1, row = 1;
+  for (int k = 0; k < s->r; k++) {
+    if (d[k] != s->F[k]) full = 0;
+    if (d[k] != (k < s->a ? s->F[k] : 1)) row = 0;
+  }
+  if (!full && !row) return -1;
+  for (size_t i = 0; i < n->n_inputs; i++) {
+    if (n->inputs[i] < 0) continue;
+    int rd = ecg_bcast_dims(g, n, (int)i, d);
+    if (rd < 0 || rd > s->r || !row_inner_ok(s, d, rd)) return -1;
+  }
+  return full ? ECG_ROW_FULL : ECG_ROW_ROW;
+}
+
+int ecg_permutation_of(const ecg_graph *g, const ecg_node *n, int *perm) {
+  const ecg_op_info *op = ecg_node_op(n);
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int64_t d[ECG_MAX_RANK];
+  if (!op || !(op->props & ECG_PROP_PERMUTE) || !x || n->n_outputs != 1) return -1;
+  int r = ecg_tensor_dims(x, d);
+  if (r < 0 || ecg_tensor_numel(x) < 0) return -1;
+  const int64_t *a;
+  int c = ecg_attr_ints(n, "perm", &a), seen[ECG_MAX_RANK] = {0};
+  if (c >= 0 && c != r) return -1;
+  for (int i = 0; i < r; i++) {
+    int64_t v = c >= 0 ? a[i] : r - 1 - i;
+    if (v < 0 || v >= r || seen[v]) return -1;
+    seen[v] = 1;
+    perm[i] = (int)v;
+  }
+  return r;
+}
+
+/* Row-major strides of the rank-r dims d. */
+static void row_major(int r, const int64_t *d, int64_t *st) {
+  int64_t s = 1;
+  for (int i = r - 1; i >= 0; i--) { st[i] = s; s *= d[i]; }
+}
+
+/* n is a strided-IO node and tensor t (its operand or output) is a float32 matrix stack. */
+static int strided_operand(const ecg_graph *g, const ecg_node *n, const ecg_tensor *t) {
+  const ecg_op_info *op = ecg_node_op(n);
+  return op && (op->props & ECG_PROP_STRIDED_IO) && t && t->dtype == ECG_FLOAT && ecg_tensor_rank(t) >= 2 &&
+         ecg_tensor_numel(t) > 0;
+}
+
+int ecg_index_map_in(const ecg_graph *g, const ecg_node *n, int k, const ecg_node *p, int64_t *st, int *r) {
+  int perm[ECG_MAX_RANK];
+  int64_t d[ECG_MAX_RANK], xs[ECG_MAX_RANK];
+  const ecg_tensor *t = ecg_node_input(g, n, k);
+  if (!strided_operand(g, n, t) || p->outputs[0] != n->inputs[k] || (*r = ecg_permutation_of(g, p, perm)) < 2) return 0;
+  row_major(ecg_tensor_dims(ecg_node_input(g, p, 0), d), d, xs);
+  for (int i = 0; i < *r; i++) st[i] = xs[perm[i]];
+  return st[*r - 1] == 1 || st[*r - 2] == 1;
+}
+
+int ecg_index_map_out(const ecg_graph *g, const ecg_node *n, const ecg_node *p, int64_t *st, int *r) {
+  int perm[ECG_MAX_RANK];
+  int64_t d[ECG_MAX_RANK], ys[ECG_MAX_RANK];
+  const ecg_tensor *t = ecg_node_output(g, n, 0);
+  if (!strided_operand(g, n, t) || p->inputs[0] != n->outputs[0] || (*r = ecg_permutation_of(g, p, perm)) < 2) return 0;
+  const ecg_tensor *y = ecg_node_output(g, p, 0);
+  if (!y || ecg_tensor_dims(y, d) != *r) return 0;
+  row_major(*r, d, ys);
+  for (int i = 0; i < *r; i++) st[perm[i]] = ys[i];
+  return st[*r - 1] == 1;
 }

@@ -223,6 +223,40 @@ int ecg_block_refresh_io(ecg_graph *g, int b);
  *  and reader have g->n_tensors entries. */
 void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *inner, int *reader);
 
+/** Index maps (DNNFusion §3.4.4.2, Fig. 3.5). The permutation of permutation node n
+ *  (ECG_PROP_PERMUTE: output dim i is input dim perm[i]); returns the rank, or -1 when n
+ *  is not one or its input shape is not static. */
+int ecg_permutation_of(const ecg_graph *g, const ecg_node *n, int *perm);
+/** Can node n (ECG_PROP_STRIDED_IO) read its input k (rank >= 2, float32) through the
+ *  index map of permutation node p that produces it, i.e. from p's input with element
+ *  strides st[i] = (p's input's row-major stride of dim perm[i])? Yes (1, st filled, rank
+ *  in *r) when one of the two matrix dims has unit stride; else 0. */
+int ecg_index_map_in(const ecg_graph *g, const ecg_node *n, int k, const ecg_node *p, int64_t *st, int *r);
+/** Can n (ECG_PROP_STRIDED_IO) write its output 0 (rank >= 2, float32) straight into the
+ *  output of permutation node p that reads it: element strides st[perm[i]] = (p's
+ *  output's row-major stride i)? Yes (1) when the last dim has unit stride; else 0. */
+int ecg_index_map_out(const ecg_graph *g, const ecg_node *n, const ecg_node *p, int64_t *st, int *r);
+
+/** The space of a row-reduction block (DNNFusion §3.4.3-3.4.4; ecg-fuse's rows.c, ecg-lower's
+ *  rowblock.c): F, rank r, seen as rows (dims [0, a)) x inner elements (dims [a, r)). */
+typedef struct ecg_row_space {
+  int r, a;
+  int64_t F[ECG_MAX_RANK];
+} ecg_row_space;
+/** Levels of a row-block member. */
+enum { ECG_ROW_FULL = 0, /**< One-to-One, output F: one value per element */
+       ECG_ROW_ROW,      /**< One-to-One, output F with the inner dims 1: one value per row */
+       ECG_ROW_RED };    /**< row reduction F -> one value per row (ecg_row_reduction) */
+/** The row space of row reduction n (its input's dims, split at its first reduced axis);
+ *  0, or -1 when n is not a row reduction. */
+int ecg_row_space_of(const ecg_graph *g, const ecg_node *n, ecg_row_space *s);
+/** The level of node n as a member of a row block over s: ECG_ROW_RED for a row reduction
+ *  over the same F and a; ECG_ROW_FULL / ECG_ROW_ROW for a One-to-One (scalar
+ *  expression) node with one output of dims F / of F with the inner dims set to 1 (FULL
+ *  when the inner dims are all 1 anyway), whose every operand's trailing dims [a, r)
+ *  (right-aligned broadcast) are all F's or all 1; -1 otherwise. */
+int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s);
+
 /** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
  *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,
  *  b out of range). */
@@ -407,7 +441,11 @@ enum {
   ECG_PROP_COMM = 1u << 1,   /**< commutative */
   ECG_PROP_DIST = 1u << 2,   /**< distributes over Add */
   ECG_PROP_ELEMWISE = 1u << 3, /**< elementwise over (broadcast) inputs */
-  ECG_PROP_SHAPE = 1u << 4   /**< output depends only on input shapes (Shape, Size) */
+  ECG_PROP_SHAPE = 1u << 4,  /**< output depends only on input shapes (Shape, Size) */
+  ECG_PROP_PERMUTE = 1u << 5, /**< a pure permutation of its input's dims (Transpose): an
+                                   index map its consumer can absorb (DNNFusion Fig. 3.5) */
+  ECG_PROP_STRIDED_IO = 1u << 6 /**< its kernel reads operands and writes its output as
+                                     strided batched matrices, so it absorbs index maps */
 };
 
 /** Operator ids, one per ops.def row. */
@@ -504,6 +542,16 @@ typedef struct ecg_reduction {
 
 /** The table row of Reduce* operator op, or NULL when op is not a reduction. */
 const ecg_reduction *ecg_reduction_of(ecg_op_id op);
+/** The dims a Reduce* node n reduces, for its rank-r input: red[d] = 1 for each reduced
+ *  dim (axes attribute or constant axes input; none with noop_with_empty_axes; all when
+ *  axes are absent). Returns 0, or -1 when the axes are not a constant or are invalid. */
+int ecg_reduced_dims(const ecg_graph *g, const ecg_node *n, int r, int *red);
+/** A row reduction (DNNFusion §3.4.4, row-reduction fusion blocks): n is a Reduce* of the
+ *  reduction table on float32, keepdims=1, whose constant axes are exactly the trailing
+ *  dims [a, r) of its rank-r input (a < r), so that its output [d0..d(a-1), 1, ..., 1]
+ *  holds one value per "row" of the input seen as [rows, prod(d(a)..d(r-1))]. Returns 1
+ *  and sets *a, else 0. */
+int ecg_row_reduction(const ecg_graph *g, const ecg_node *n, int *a);
 /** The accumulator's initial value: 0 (sum), 1 (product), -inf / +inf (max / min). */
 double ecg_reduction_identity_f(const ecg_reduction *r);
 /** The same for an int64 accumulator: 0, 1, INT64_MIN, INT64_MAX. */

@@ -125,11 +125,11 @@ int main(int argc, char **argv) {
                "\"fuse\": {\"plan\": \"%s\", \"blocks\": %d, \"fused_nodes\": %d, \"fusion_rate\": %.3f, "
                "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
                "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
-               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d}}\n",
+               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d, \"row_blocks\": %d, \"index_maps\": %d}}\n",
             ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.intermediate_bytes, before.nodes,
             after.nodes, (long long)after.flops, (long long)after.intermediate_bytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
             compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
-            st.cycle_rejects, st.shape_rejects, st.intensive);
+            st.cycle_rejects, st.shape_rejects, st.intensive, st.row_blocks, st.index_maps);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose)
