@@ -1,5 +1,6 @@
-/* libecg: fusion blocks (DNNFusion §3.4.3) and the one node-renumbering function every
- * graph utility goes through (format/ecg.h, "fusion blocks"). */
+/* libecg: fusion blocks (DNNFusion §3.4.3), partition subgraphs (AGO §IV-B) and the one
+ * node-renumbering function every graph utility goes through (format/ecg.h, "fusion
+ * blocks", "partition subgraphs"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,27 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
     blk->id = (int)nb;
     g->blocks[nb++] = blk;
   }
+  /* Partition subgraphs: the same remapping (AGO §IV-B; removing nodes keeps them acyclic). */
+  size_t ns = 0;
+  for (size_t k = 0; k < g->n_subgraphs; k++) {
+    ecg_subgraph *sg = g->subgraphs[k];
+    size_t w = 0;
+    for (size_t m = 0; m < sg->n_nodes; m++) {
+      int v = MAP(sg->nodes[m]);
+      if (v < 0) r.subgraph_members_removed++;
+      else sg->nodes[w++] = v;
+    }
+    sg->n_nodes = w;
+    if (w == 0) {
+      r.subgraphs_dropped++;
+      protobuf_c_message_free_unpacked(&sg->base, NULL);
+      continue;
+    }
+    qsort(sg->nodes, w, sizeof *sg->nodes, cmp_int32);
+    sg->id = (int)ns;
+    g->subgraphs[ns++] = sg;
+  }
+  g->n_subgraphs = ns;
 #undef MAP
   g->n_blocks = nb;
   /* Nodes: free the removed, move the kept; fusion_block follows the block lists. */
@@ -291,4 +313,65 @@ int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile,
   if (g->blocks[b]->schedule) protobuf_c_message_free_unpacked(&g->blocks[b]->schedule->base, NULL);
   g->blocks[b]->schedule = s;
   return ECG_OK;
+}
+
+int ecg_subgraphs_set(ecg_graph *g, const int *sub_of, int n_sub, const double *weight, const char *strategy,
+                      ecg_err *e) {
+  if (n_sub < 0 || (n_sub == 0 && g->n_nodes > 0))
+    return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: %d subgraphs for %zu nodes", n_sub, g->n_nodes);
+  size_t *count = calloc((size_t)n_sub + 1, sizeof *count);
+  if (!count) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    if (sub_of[i] < 0 || sub_of[i] >= n_sub) {
+      free(count);
+      return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: node %zu in subgraph %d (of %d)", i, sub_of[i], n_sub);
+    }
+    count[sub_of[i]]++;
+  }
+  for (int s = 0; s < n_sub; s++)
+    if (!count[s]) {
+      free(count);
+      return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: subgraph %d has no node", s);
+    }
+  ecg_subgraph **arr = calloc((size_t)n_sub + 1, sizeof *arr);
+  bool ok = arr != NULL;
+  for (int s = 0; ok && s < n_sub; s++) {
+    ecg_subgraph *sg = malloc(sizeof *sg);
+    if (!sg) { ok = false; break; }
+    ecg__subgraph__init(sg);
+    arr[s] = sg;
+    sg->id = s;
+    sg->weight = weight ? weight[s] : 0;
+    sg->strategy = strdup(strategy ? strategy : "");
+    sg->nodes = malloc(count[s] * sizeof *sg->nodes);
+    if (!sg->strategy || !sg->nodes) ok = false;
+  }
+  if (!ok) {
+    for (int s = 0; arr && s < n_sub; s++)
+      if (arr[s]) {
+        if (arr[s]->strategy == protobuf_c_empty_string) arr[s]->strategy = NULL;
+        free(arr[s]->strategy); free(arr[s]->nodes); free(arr[s]);
+      }
+    free(arr); free(count);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  for (size_t i = 0; i < g->n_nodes; i++) { /* ascending: nodes visited in index order */
+    ecg_subgraph *sg = arr[sub_of[i]];
+    sg->nodes[sg->n_nodes++] = (int32_t)i;
+  }
+  ecg_subgraphs_clear(g);
+  free(g->subgraphs);
+  g->subgraphs = arr;
+  g->n_subgraphs = (size_t)n_sub;
+  free(count);
+  return ECG_OK;
+}
+
+size_t ecg_subgraphs_clear(ecg_graph *g) {
+  size_t n = g->n_subgraphs;
+  for (size_t k = 0; k < n; k++) protobuf_c_message_free_unpacked(&g->subgraphs[k]->base, NULL);
+  free(g->subgraphs);
+  g->subgraphs = NULL;
+  g->n_subgraphs = 0;
+  return n;
 }

@@ -218,6 +218,8 @@ int main(int argc, char **argv) {
   if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   size_t dropped = drop_blocks(g);
   if (dropped) fprintf(stderr, "ecg-rewrite: note: %zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)\n", dropped);
+  size_t sub_dropped = ecg_subgraphs_clear(g);
+  if (sub_dropped) fprintf(stderr, "ecg-rewrite: note: %zu partition subgraph(s) dropped (passes add nodes; run ecg-partition after ecg-rewrite)\n", sub_dropped);
   ecg_sizes before = ecg_measure(g, false);
   pass_run runs[MAX_RUN];
   memset(runs, 0, sizeof runs);
