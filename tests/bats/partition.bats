@@ -109,6 +109,7 @@ ecg() {
   run --separate-stderr "$BIN/ecg-partition" --tune "$ECG_OUT/mobilenet_v2.f.ecg" -o /dev/null
   [ "$status" -eq 2 ]
   run --separate-stderr "$BIN/ecg-partition" -o /dev/null /dev/null
+  echo "empty input: exit $status: $stderr"
   [ "$status" -eq 1 ]
 }
 

@@ -67,21 +67,21 @@ static void jnum(FILE *f, double v) {
   else fprintf(f, "null");
 }
 
-static int write_report(const char *path, double ms, ecg_sizes before, size_t sub_before, ecg_sizes after, const ecg_graph *g,
+/* Write the report into rep (opened by the caller: stderr for "-", else an ecg_out whose
+ * commit renames it into place). */
+static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_before, ecg_sizes after, const ecg_graph *g,
                         const char *strategy, const pt_weights *w, double td, const pt_cluster_stats *st, int max_complex,
                         ecg_err *e) {
   int n = (int)g->n_subgraphs;
   double *wt = malloc(((size_t)n + 1) * sizeof *wt), *sorted = malloc(((size_t)n + 1) * sizeof *sorted);
-  if (!wt || !sorted) { free(wt); free(sorted); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  if (!wt || !sorted) {
+    free(wt); free(sorted);
+    if (rep->f != stderr) ecg_out_abort(rep);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
   for (int k = 0; k < n; k++) wt[k] = g->subgraphs[k]->weight;
   wstats s = weight_stats(wt, n, sorted);
-  ecg_out o = {0};
-  FILE *f = stderr;
-  if (strcmp(path, "-")) {
-    int rc = ecg_out_open(&o, path, e);
-    if (rc) { free(wt); free(sorted); return rc; }
-    f = o.f;
-  }
+  FILE *f = rep->f;
   fprintf(f, "{\"stage\": \"ecg-partition\", \"version\": \"%s\", \"time_ms\": %.3f, ", ECG_VERSION_STRING, ms);
   ecg_sizes_json(f, "before", before);
   fprintf(f, ", ");
@@ -130,7 +130,7 @@ static int write_report(const char *path, double ms, ecg_sizes before, size_t su
   free(wt);
   free(sorted);
   if (f == stderr) return ECG_OK;
-  return ecg_out_commit(&o, e);
+  return ecg_out_commit(rep, e);
 }
 
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
@@ -201,13 +201,21 @@ int main(int argc, char **argv) {
     snprintf(msg, sizeof msg, "%s", e.msg);
     rc = ecg_errf(&e, ECG_ERR_INTERNAL, "the partition is invalid: %s", msg);
   }
+  /* the report file is opened first, so a bad report path leaves no output ECG either */
+  ecg_out rep = {.f = stderr};
+  if (rc == ECG_OK && report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
-  if (rc) { fprintf(stderr, PROG ": %s\n", e.msg); ecg_graph_free(g); return rc; }
+  if (rc) {
+    fprintf(stderr, PROG ": %s\n", e.msg);
+    if (rep.f != stderr) ecg_out_abort(&rep);
+    ecg_graph_free(g);
+    return rc;
+  }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   ecg_sizes after = ecg_measure(g, true);
   if (report &&
-      (rc = write_report(report, ms, before, sub_before, after, g, strategy, &w, strat == PT_RELAY ? INFINITY : td, &st, max_complex, &e))) {
+      (rc = write_report(&rep, ms, before, sub_before, after, g, strategy, &w, strat == PT_RELAY ? INFINITY : td, &st, max_complex, &e))) {
     fprintf(stderr, PROG ": %s\n", e.msg);
     ecg_graph_free(g);
     return rc;

@@ -57,26 +57,14 @@ int pt_weights_load(const char *path, pt_weights *w, ecg_err *e) {
   }
   FILE *f = fopen(path, "rb");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int rc = ECG_OK;
-  for (;;) {
-    if (len == cap) {
-      cap = cap ? 2 * cap : 4096;
-      if (cap > (1u << 20)) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: larger than 1 MiB, not a weights file", path); break; }
-      char *r = realloc(buf, cap);
-      if (!r) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      buf = r;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: read error", path);
-      break;
-    }
-  }
+  enum { MAX_TEXT = 1 << 16 }; /* a weights file is a few lines */
+  char *buf = malloc(MAX_TEXT);
+  if (!buf) { fclose(f); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  size_t len = fread(buf, 1, MAX_TEXT, f);
+  int rc = ferror(f) ? ecg_errf(e, ECG_ERR_INPUT, "%s: read error", path)
+           : len == MAX_TEXT ? ecg_errf(e, ECG_ERR_INPUT, "%s: 64 KiB or more, not a weights file", path)
+                             : pt_weights_parse(path, buf, len, w, e);
   fclose(f);
-  if (rc == ECG_OK) rc = pt_weights_parse(path, buf ? buf : "", len, w, e);
   free(buf);
   return rc;
 }
