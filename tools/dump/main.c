@@ -175,7 +175,7 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
     fprintf(f, "  subgraph cluster_s%d {\n    label=\"subgraph %d (%s)\\nweight %.1f\";\n    style=dashed;\n", sg->id, sg->id,
             sg->strategy, sg->weight);
     for (size_t k = 0; k < sg->n_nodes; k++) {
-      int i = sg->nodes[k], b = g->nodes[i]->fusion_block;
+      int i = sg->nodes[k], b = i >= 0 && (size_t)i < g->n_nodes ? g->nodes[i]->fusion_block : -1; /* --no-validate */
       if (b < 0 || (size_t)b >= g->n_blocks) fprintf(f, "    n%d;\n", i);
       else if (g->blocks[b]->n_nodes && g->blocks[b]->nodes[0] == i) dot_block(f, g->blocks[b]);
     }
