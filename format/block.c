@@ -143,6 +143,20 @@ static int clear_stale_ir(ecg_graph *g) {
   return cleared;
 }
 
+/* Remap a member list (of a block or a subgraph) in place through old_to_new (n_old
+ * entries; an index out of range or mapped to -1 is a removed node, counted in
+ * *removed); the kept members are sorted ascending. Returns the new count. */
+static size_t remap_members(int32_t *nodes, size_t n, const int *old_to_new, size_t n_old, int *removed) {
+  size_t w = 0;
+  for (size_t m = 0; m < n; m++) {
+    int v = nodes[m] >= 0 && (size_t)nodes[m] < n_old ? old_to_new[nodes[m]] : -1;
+    if (v < 0) (*removed)++;
+    else nodes[w++] = v;
+  }
+  qsort(nodes, w, sizeof *nodes, cmp_int32);
+  return w;
+}
+
 int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
                     ecg_err *e) {
   ecg_remap_report r = {0};
@@ -169,14 +183,7 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
   size_t nb = 0;
   for (size_t b = 0; b < g->n_blocks; b++) {
     ecg_block *blk = g->blocks[b];
-    size_t w = 0;
-    for (size_t m = 0; m < blk->n_nodes; m++) {
-      int v = MAP(blk->nodes[m]);
-      if (v < 0) r.members_removed++;
-      else blk->nodes[w++] = v;
-    }
-    blk->n_nodes = w;
-    qsort(blk->nodes, w, sizeof *blk->nodes, cmp_int32);
+    size_t w = blk->n_nodes = remap_members(blk->nodes, blk->n_nodes, old_to_new, n_old, &r.members_removed);
     if (w > 0) r.roles_cleared += (blk->seed >= 0 && MAP(blk->seed) < 0) + (blk->dominant >= 0 && MAP(blk->dominant) < 0);
     blk->seed = blk->seed >= 0 ? MAP(blk->seed) : -1;
     blk->dominant = blk->dominant >= 0 ? MAP(blk->dominant) : -1;
@@ -194,19 +201,12 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
   size_t ns = 0;
   for (size_t k = 0; k < g->n_subgraphs; k++) {
     ecg_subgraph *sg = g->subgraphs[k];
-    size_t w = 0;
-    for (size_t m = 0; m < sg->n_nodes; m++) {
-      int v = MAP(sg->nodes[m]);
-      if (v < 0) r.subgraph_members_removed++;
-      else sg->nodes[w++] = v;
-    }
-    sg->n_nodes = w;
-    if (w == 0) {
+    sg->n_nodes = remap_members(sg->nodes, sg->n_nodes, old_to_new, n_old, &r.subgraph_members_removed);
+    if (sg->n_nodes == 0) {
       r.subgraphs_dropped++;
       protobuf_c_message_free_unpacked(&sg->base, NULL);
       continue;
     }
-    qsort(sg->nodes, w, sizeof *sg->nodes, cmp_int32);
     sg->id = (int)ns;
     g->subgraphs[ns++] = sg;
   }
