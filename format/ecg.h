@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 2
+#define ECG_SCHEMA_VERSION 3
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -49,6 +49,7 @@ typedef Ecg__Tensor ecg_tensor;
 typedef Ecg__Attribute ecg_attr;
 typedef Ecg__FusionBlock ecg_block;
 typedef Ecg__Schedule ecg_schedule;
+typedef Ecg__Subgraph ecg_subgraph;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -151,6 +152,8 @@ typedef struct ecg_remap_report {
   int blocks_dropped;   /**< blocks left without members, dropped (later ids shift down) */
   int roles_cleared;    /**< seeds and dominants of kept blocks set to -1: their node was removed */
   int ir_cleared;       /**< ir_removable flags cleared: the tensor no longer lies inside one block */
+  int subgraph_members_removed; /**< partition subgraph members that were removed nodes */
+  int subgraphs_dropped;        /**< partition subgraphs left without members, dropped (ids shift down) */
 } ecg_remap_report;
 
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
@@ -188,12 +191,36 @@ int ecg_topo_sort(ecg_graph *g, ecg_err *e);
  *  remapped (a removed member leaves its block; a removed seed or dominant becomes -1)
  *  and its members are listed in ascending new index; blocks left empty are dropped and
  *  the others renumbered densely, node->fusion_block following; every block's
- *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared.
- *  Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
+ *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared;
+ *  partition subgraphs are remapped the same way (removed members leave, members listed
+ *  ascending, emptied subgraphs dropped and ids kept dense; removing nodes never makes
+ *  the subgraph quotient cyclic). Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
  *  Errors: ECG_ERR_INTERNAL when old_to_new is not such a mapping (a caller bug; g is
  *  then unchanged) or out of memory. */
 int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
                     ecg_err *e);
+
+/* ---------------------------------------------------------------- partition subgraphs */
+
+/* Partition subgraphs (AGO, Xu et al. INFOCOM 2023, §IV-B; schema version 3): g->subgraphs
+ * is either empty (unpartitioned) or covers the graph: ids dense (g->subgraphs[i]->id ==
+ * i), every node in exactly one subgraph, members listed in ascending index, every fusion
+ * block inside one subgraph, and the quotient graph over subgraphs acyclic (AGO
+ * Definition 1, "n-way acyclic partition"). ecg_remap_nodes keeps them valid; ecg_validate
+ * checks them. */
+
+/** Replace g's subgraphs with the partition sub_of[i] (node i's subgraph, 0..n_sub-1;
+ *  g->n_nodes entries), weight[s] the weight of subgraph s (AGO Eq. 1 summed; may be NULL:
+ *  0) and strategy the name stored in each ("ago", "relay"). Members are stored in
+ *  ascending order. Does not check acyclicity (ecg_validate does).
+ *  Errors: ECG_ERR_INTERNAL for an entry outside 0..n_sub-1, an empty subgraph id (a
+ *  caller bug; g unchanged) or out of memory. */
+int ecg_subgraphs_set(ecg_graph *g, const int *sub_of, int n_sub, const double *weight, const char *strategy,
+                      ecg_err *e);
+/** Drop every partition subgraph (a stage that cannot keep them valid, e.g. one that
+ *  re-forms fusion blocks or adds nodes, calls this and says so on stderr). Returns how
+ *  many were dropped. */
+size_t ecg_subgraphs_clear(ecg_graph *g);
 
 /** Add a fusion block holding the n nodes nodes[] (indices, any order) with the given
  *  seed (a member, or -1 for none). The block gets id g->n_blocks, its members are stored
@@ -419,7 +446,9 @@ void ecg_out_abort(ecg_out *o);
  *  ecg_block_refresh_io computes them (as sets), no cycle between blocks (the quotient
  *  graph whose vertices are blocks and unblocked nodes is acyclic), and every
  *  ir_removable tensor produced and consumed only inside one block and not a graph
- *  output.
+ *  output; and, when g has partition subgraphs (AGO §IV-B), ids dense, every node in
+ *  exactly one subgraph, members ascending, every fusion block inside one subgraph, and
+ *  the quotient graph over subgraphs acyclic.
  *  Returns ECG_OK or ECG_ERR_INPUT with the first problem (node and tensor named). */
 int ecg_validate(const ecg_graph *g, ecg_err *e);
 

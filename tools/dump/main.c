@@ -11,8 +11,10 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ecg-dump [--json|--dot|--summary] [-o FILE] [FILE.ecg|-]\n"
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
              "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
-             "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule)\n"
-             "  --dot       Graphviz DOT; fusion blocks are clusters labelled with id and fused mapping type\n"
+             "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
+             "              partition subgraphs (id, strategy, weight, members)\n"
+             "  --dot       Graphviz DOT; fusion blocks are clusters labelled with id and fused mapping type,\n"
+             "              inside dashed clusters for the partition subgraphs (ecg-partition)\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
@@ -142,7 +144,22 @@ static void dump_json(FILE *f, const ecg_graph *g) {
   }
   fprintf(f, "],\n\"blocks\":[\n");
   for (size_t b = 0; b < g->n_blocks; b++) dump_json_block(f, g, g->blocks[b], b ? ",\n" : "");
+  fprintf(f, "],\n\"subgraphs\":[\n");
+  for (size_t k = 0; k < g->n_subgraphs; k++) {
+    const ecg_subgraph *sg = g->subgraphs[k];
+    fprintf(f, "%s{\"id\":%d,\"strategy\":\"%s\",\"weight\":%.6g,\"nodes\":[", k ? ",\n" : "", sg->id, sg->strategy, sg->weight);
+    for (size_t m = 0; m < sg->n_nodes; m++) fprintf(f, "%s%d", m ? "," : "", sg->nodes[m]);
+    fprintf(f, "]}");
+  }
   fprintf(f, "]}\n");
+}
+
+/* One fusion block as a DOT cluster labelled with its id and fused mapping type. */
+static void dot_block(FILE *f, const ecg_block *blk) {
+  fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d\\n%s\";\n    style=rounded;\n", blk->id, blk->id,
+          ecg_mapping_name((int)blk->mapping_type));
+  for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
+  fprintf(f, "  }\n");
 }
 
 static void dump_dot(FILE *f, const ecg_graph *g) {
@@ -151,13 +168,20 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
   fprintf(f, "digraph ecg {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n");
   for (size_t k = 0; k < g->n_inputs; k++) fprintf(f, "  t%d [shape=ellipse, label=\"%s\"];\n", g->inputs[k], tname(g, g->inputs[k]));
   for (size_t k = 0; k < g->n_outputs; k++) fprintf(f, "  o%zu [shape=ellipse, label=\"%s\"];\n", k, tname(g, g->outputs[k]));
-  for (size_t b = 0; b < g->n_blocks; b++) {
-    const ecg_block *blk = g->blocks[b];
-    fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d\\n%s\";\n    style=rounded;\n", blk->id, blk->id,
-            ecg_mapping_name((int)blk->mapping_type));
-    for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
+  /* Partition subgraphs (AGO §IV-B) are outer clusters holding their blocks' clusters
+   * (a block lies inside one subgraph) and their unblocked nodes. */
+  for (size_t sI = 0; sI < g->n_subgraphs; sI++) {
+    const ecg_subgraph *sg = g->subgraphs[sI];
+    fprintf(f, "  subgraph cluster_s%d {\n    label=\"subgraph %d (%s)\\nweight %.1f\";\n    style=dashed;\n", sg->id, sg->id,
+            sg->strategy, sg->weight);
+    for (size_t k = 0; k < sg->n_nodes; k++) {
+      int i = sg->nodes[k], b = i >= 0 && (size_t)i < g->n_nodes ? g->nodes[i]->fusion_block : -1; /* --no-validate */
+      if (b < 0 || (size_t)b >= g->n_blocks) fprintf(f, "    n%d;\n", i);
+      else if (g->blocks[b]->n_nodes && g->blocks[b]->nodes[0] == i) dot_block(f, g->blocks[b]);
+    }
     fprintf(f, "  }\n");
   }
+  for (size_t b = 0; b < g->n_blocks && g->n_subgraphs == 0; b++) dot_block(f, g->blocks[b]);
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);

@@ -102,6 +102,8 @@ int main(int argc, char **argv) {
     ecg_graph_free(g);
     return rc;
   }
+  size_t sub_dropped = ecg_subgraphs_clear(g); /* new blocks could straddle them */
+  if (sub_dropped) fprintf(stderr, PROG ": note: %zu partition subgraph(s) dropped (run ecg-partition after ecg-fuse)\n", sub_dropped);
   fuse_opts fo = {plan, db, emit_dir, intensive};
   rc = fuse_make_plan(g, &fo, &st, &e);
   fuse_db_free(db);
