@@ -94,7 +94,7 @@ san:
 
 # ---------------------------------------------------------------- setup
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \
-            libonnx-testdata xxd gcc make \
+            libonnx-testdata xxd gcc make gnuplot-nox \
             gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross \
             gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user
 # (the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests)
