@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# make install / uninstall (issue 11): the installed tools run from a temporary DESTDIR
+# and find what they need (ecg-bench --ort: share/ecg/bench), the man pages render and
+# their EXAMPLES run, libecg links through its pkg-config file, the five-line Makefile of
+# examples/makefile builds two models with ecg.mk under make -j2 and links both into one
+# program (and rebuilds only what changed), the ablation example prints its table, and
+# bash completion completes options, plans and passes.
+
+load helpers
+
+setup_file() {
+  ROOTDIR="$BATS_FILE_TMPDIR/root"
+  export ROOTDIR P="$ROOTDIR/usr/local"
+  make -C "$ROOT" -s install DESTDIR="$ROOTDIR" PREFIX=/usr/local > "$BATS_FILE_TMPDIR/install.log" 2>&1 ||
+    { cat "$BATS_FILE_TMPDIR/install.log" >&2; return 1; }
+}
+
+setup() {
+  T="$BATS_TEST_TMPDIR"
+  CONV="$NODE_DATA/test_conv_with_strides_padding/model.onnx"
+  RELU="$NODE_DATA/test_relu/model.onnx"
+  require_file "$P/bin/onnx2ecg" "$CONV" "$RELU"
+  # only the installed tools on PATH (no bin/ of the tree)
+  export PATH="$P/bin:/usr/local/bin:/usr/bin:/bin"
+  unset ECG_BENCH_ORT
+}
+
+@test "make install: tools, library, headers, pkg-config file, man pages, ecg.mk, completion" {
+  local t
+  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-lower ecg-bench; do
+    [ -x "$P/bin/$t" ]
+    run "$P/bin/$t" --version
+    [ "$status" -eq 0 ]
+    [[ $output == "$t "* ]]
+    [ -f "$P/share/man/man1/$t.1" ]
+    [ -L "$P/share/bash-completion/completions/$t" ]
+  done
+  [ -f "$P/share/man/man7/ecg.7" ]
+  [ -f "$P/lib/libecg.a" ] && [ -f "$P/lib/pkgconfig/ecg.pc" ]
+  [ -f "$P/include/ecg/ecg.h" ] && [ -f "$P/include/ecg/ecg.pb-c.h" ] && [ -f "$P/include/ecg/ops.def" ]
+  [ -f "$P/share/ecg/ecg.mk" ] && [ -f "$P/share/ecg/bench/ort_run.mjs" ]
+}
+
+@test "installed pipeline: onnx2ecg | ecg-rewrite | ecg-fuse | ecg-lower, ecg-bench --ort finds share/ecg/bench" {
+  require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
+  cd "$T"
+  run bash -c "set -o pipefail; onnx2ecg '$CONV' | ecg-rewrite | ecg-fuse | ecg-lower -o out/conv"
+  [ "$status" -eq 0 ]
+  run ecg-bench out/conv --random 1 --ort --runs 2 --check
+  [ "$status" -eq 0 ]
+  [ "$(printf '%s\n' "$output" | tail -1 | jq -r '.pass, .reference' | tr '\n' ' ')" = "true ort " ]
+}
+
+@test "make uninstall removes what make install put there" {
+  local d="$BATS_TEST_TMPDIR/root2"
+  make -C "$ROOT" -s install DESTDIR="$d" PREFIX=/opt/ecg > /dev/null
+  [ -x "$d/opt/ecg/bin/ecg-lower" ]
+  make -C "$ROOT" -s uninstall DESTDIR="$d" PREFIX=/opt/ecg
+  run find "$d" -type f -o -type l
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
+@test "man pages render with man -l and through MANPATH" {
+  local p
+  for p in "$P"/share/man/man1/*.1 "$P/share/man/man7/ecg.7"; do
+    run man -l "$p"
+    [ "$status" -eq 0 ]
+    [[ $output == *NAME* ]] && [[ $output == *EXAMPLES* ]]
+  done
+  run env MANPATH="$P/share/man" man ecg-lower
+  [ "$status" -eq 0 ]
+  [[ $output == *"lower an ECG into C sources"* ]]
+  run env MANPATH="$P/share/man" man 7 ecg
+  [[ $output == *"ECG.MK"* ]]
+}
+
+@test "every man page's EXAMPLES run with the installed tools (model.onnx = a small Conv model)" {
+  require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
+  cd "$T"
+  cp "$CONV" model.onnx
+  local page n=0
+  # ecg(7) first: it makes model.ecg and out/model, which the others use
+  for page in ecg.7 onnx2ecg.1 ecg-dump.1 ecg-rewrite.1 ecg-fuse.1 ecg-lower.1 ecg-bench.1; do
+    awk '/^# EXAMPLES/ { ex = 1; next } /^# / { ex = 0 } ex && /^```/ { code = !code; next } ex && code' \
+      "$ROOT/man/$page.scd" > "ex-$page.sh"
+    [ -s "ex-$page.sh" ] || { echo "$page: no example" >&2; return 1; }
+    run bash -e -o pipefail "ex-$page.sh"
+    [ "$status" -eq 0 ] || { echo "$page example failed:" >&2; cat "ex-$page.sh" >&2; echo "$output" >&2; return 1; }
+    n=$((n + 1))
+  done
+  [ "$n" -eq 7 ]
+  [ -s model.svg ] && grep -q '<svg' model.svg
+  [ -f out/model/libnet.a ]
+}
+
+@test "libecg links through pkg-config (the installed headers and library)" {
+  cd "$T"
+  cat > count.c <<'EOF'
+#include <stdio.h>
+#include "ecg.h"
+int main(int argc, char **argv) {
+  ecg_graph *g = NULL;
+  ecg_err e = {0};
+  if (argc != 2 || ecg_read_path(argv[1], &g, &e)) { fprintf(stderr, "count: %s\n", e.msg); return 1; }
+  printf("nodes %zu tensors %zu\n", g->n_nodes, g->n_tensors);
+  ecg_graph_free(g);
+  return 0;
+}
+EOF
+  export PKG_CONFIG_SYSROOT_DIR="$ROOTDIR" PKG_CONFIG_PATH="$P/lib/pkgconfig"
+  run pkg-config --modversion ecg
+  [ "$output" = "$(sed -n 's/^#define ECG_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/format/ecg.h")" ]
+  # shellcheck disable=SC2046
+  cc count.c $(pkg-config --cflags ecg) $(pkg-config --libs --static ecg) -o count
+  onnx2ecg "$CONV" -o conv.ecg
+  run ./count conv.ecg
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(ecg-dump --summary conv.ecg | awk '{print "nodes " $2 " tensors " $4}')" ]
+}
+
+@test "examples/makefile: a five-line Makefile with ecg.mk builds two models with make -j2 and links both" {
+  cd "$T"
+  cp "$ROOT/examples/makefile/Makefile" "$ROOT/examples/makefile/app.c" .
+  cp "$RELU" relu.onnx
+  cp "$CONV" conv.onnx
+  [ "$(grep -c . Makefile)" -le 5 ]
+  run make -j2 ECG_PREFIX="$P"
+  [ "$status" -eq 0 ]
+  [ -f build/relu/librelu.a ] && [ -f build/conv/libconv.a ]
+  run make -j2 ECG_PREFIX="$P" app
+  [ "$status" -eq 0 ]
+  run ./app
+  [ "$status" -eq 0 ]
+  [ "$output" = "relu ok conv ok" ]
+  # nothing changed: no tool runs again
+  run make -j2 ECG_PREFIX="$P" app
+  [ "$status" -eq 0 ]
+  ! printf '%s\n' "$output" | grep -E 'onnx2ecg|ecg-lower|ecg-fuse|cc '
+  # conv's fusion options change: conv's stages, lowering, library and the program are
+  # rebuilt, relu is not touched
+  run make -j2 ECG_PREFIX="$P" app conv_ecg-fuse_FLAGS='--plan fixed'
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output" | grep -q 'ecg-fuse --plan fixed'
+  printf '%s\n' "$output" | grep -q 'ecg-lower --prefix conv'
+  ! printf '%s\n' "$output" | grep -E 'onnx2ecg|prefix relu'
+  run ./app
+  [ "$output" = "relu ok conv ok" ]
+  # a touched ONNX file re-imports that model only
+  touch relu.onnx
+  run make -j2 ECG_PREFIX="$P" conv_ecg-fuse_FLAGS='--plan fixed'
+  printf '%s\n' "$output" | grep -q 'onnx2ecg relu.onnx'
+  ! printf '%s\n' "$output" | grep -q 'onnx2ecg conv.onnx'
+}
+
+@test "ecg.mk: a failing stage stops make and leaves no output under the target's name" {
+  cd "$T"
+  cp "$RELU" relu.onnx
+  printf 'ECG_MODELS = relu\nrelu_STAGES = ecg-fuse\nrelu_ecg-fuse_FLAGS = --plan bogus\ninclude %s\n' "$P/share/ecg/ecg.mk" > Makefile
+  run make
+  [ "$status" -ne 0 ]
+  [[ $output == *"--plan"* ]]
+  [ ! -e build/relu.ecg ] && [ ! -e build/relu.ecg.tmp ] && [ ! -d build/relu ]
+}
+
+@test "examples/ablation (README): every variant built, checked against ONNX Runtime, one table" {
+  require_file "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$ROOT/tools/bench/node_modules/onnxruntime-node"
+  cd "$ROOT"
+  # the README's command, with the installed tools and a private build folder
+  run make -C examples/ablation MODEL=$PWD/models/ch_ppocr_mobile_v2.0_cls_infer.onnx SHAPES=x=1x3x48x192 \
+    PLANS='none dnnfusion' INTENSIVE=i0 RUNS=3 -j2 ECG_BIN="$P/bin" ECG_BUILD="$T/abl"
+  [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+  [ "$(jq length "$T/abl/ablation.json")" -eq 4 ]
+  [ "$(jq -r '[.[].variant] | join(" ")' "$T/abl/ablation.json")" = "r0_none_i0 r0_dnnfusion_i0 r1_none_i0 r1_dnnfusion_i0" ]
+  [ "$(jq '[.[] | select(.pass == true and .ort_median_ms > 0 and .median_ms > 0)] | length' "$T/abl/ablation.json")" -eq 4 ]
+  # rewrite folds the BatchNormalizations: fewer nodes; fusion: fewer kernels than nodes
+  [ "$(jq '.[2].nodes < .[0].nodes and .[1].kernels < .[0].kernels' "$T/abl/ablation.json")" = true ]
+  # the markdown table printed on stdout: a header, a rule and one row per variant
+  [ "$(printf '%s\n' "$output" | grep -c '^| r[01]_')" -eq 4 ]
+  diff <(printf '%s\n' "$output" | grep '^|') "$T/abl/ablation.md"
+}
+
+@test "bash completion: options from --help, --plan values, --passes lists" {
+  # shellcheck disable=SC1091
+  source "$P/share/bash-completion/completions/ecg"
+  comp() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ecg_complete_tool "$1"; echo "${COMPREPLY[*]}"; }
+  [ "$(comp ecg-fuse --pl)" = "--plan" ]
+  [ "$(comp ecg-fuse --plan '')" = "dnnfusion fixed none" ]
+  [ "$(comp ecg-lower --arch a)" = "aarch64" ]
+  [ "$(comp ecg-rewrite --passes fold,bn)" = "fold,bnfold" ]
+  [[ " $(comp ecg-rewrite --passes '') " == *" math "* ]]
+  [[ " $(comp ecg-bench --o) " == *" --ort "* ]]
+  [[ " $(comp onnx2ecg --) " == *" --input-shape "* ]]
+}
