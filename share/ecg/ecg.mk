@@ -20,6 +20,10 @@
 #   NAME_LOWER_FLAGS   more ecg-lower options (--arch aarch64, ...); the symbol prefix is NAME,
 #                      so NAME must be a C identifier
 #
+# and, for every model, ECG_DIR_GOALS: more goals of the lowered directories' Makefiles to
+# build with the library (e.g. `all`: also libNAME.so and the runner ecg-bench uses).
+# CC, MARCH and CFLAGS from the environment or the command line reach those Makefiles.
+#
 # and it builds, under ECG_BUILD (default build):
 #
 #   ECG_BUILD/NAME.import.ecg   onnx2ecg's output
@@ -47,6 +51,7 @@ ECG_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 ECG_BIN ?= $(abspath $(ECG_MK_DIR)/../../bin)
 ECG_BUILD ?= build
 ECG_MODELS ?=
+ECG_DIR_GOALS ?=
 
 ecg_lib = $(ECG_BUILD)/$(1)/lib$(1).a
 ECG_LIBS = $(foreach m,$(ECG_MODELS),$(call ecg_lib,$(m)))
@@ -90,7 +95,7 @@ $(ECG_BUILD)/%/model.h: $(ECG_BUILD)/%.ecg $(ECG_BUILD)/%.lower.cmd
 # the lowered directory -> its library, with the directory's own Makefile
 define ecg_model_rules
 $(call ecg_lib,$(1)): $(ECG_BUILD)/$(1)/model.h
-	$$(MAKE) -C $(ECG_BUILD)/$(1) lib$(1).a
+	$$(MAKE) -C $(ECG_BUILD)/$(1) lib$(1).a $$(ECG_DIR_GOALS)
 .PHONY: $(1)
 $(1): $(call ecg_lib,$(1))
 endef

@@ -17,6 +17,7 @@ static void usage(FILE *f) {
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
+             "  -q, --quiet / -v, --verbose  errors only / progress on stderr (ecg-dump prints only errors either way)\n"
              "  -h, --help  this help;  --version  the version\n");
 }
 
@@ -265,7 +266,7 @@ static void dump_summary(FILE *f, const ecg_graph *g) {
   fprintf(f, "\n");
 }
 
-enum { OPT_JSON = 1, OPT_DOT, OPT_SUMMARY, OPT_NO_VALIDATE, OPT_OUTPUT, OPT_HELP, OPT_VERSION };
+enum { OPT_JSON = 1, OPT_DOT, OPT_SUMMARY, OPT_NO_VALIDATE, OPT_OUTPUT, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
 
 /** Parse the command line, read and validate the graph, print it. Exit codes:
  *  0 ok, 1 invalid input or I/O failure, 2 usage, 3 internal. */
@@ -273,6 +274,7 @@ int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"json", 0, 0, OPT_JSON},       {"dot", 0, 0, OPT_DOT},
                                  {"summary", 0, 0, OPT_SUMMARY}, {"no-validate", 0, 0, OPT_NO_VALIDATE},
                                  {"output", 'o', 1, OPT_OUTPUT}, {"help", 'h', 0, OPT_HELP},
+                                 {"quiet", 'q', 0, OPT_QUIET}, {"verbose", 'v', 0, OPT_VERBOSE},
                                  {"version", 0, 0, OPT_VERSION}, {0, 0, 0, 0}};
   const char *in = "-", *out = "-", *val;
   int mode = 0, have_in = 0, validate = 1, c;
@@ -293,6 +295,7 @@ int main(int argc, char **argv) {
     case OPT_SUMMARY: mode = 2; break;
     case OPT_NO_VALIDATE: validate = 0; break;
     case OPT_OUTPUT: out = val; break;
+    case OPT_QUIET: case OPT_VERBOSE: break; /* nothing but errors to silence or add */
     }
   }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-dump: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }
