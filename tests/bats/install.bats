@@ -115,8 +115,13 @@ EOF
   export PKG_CONFIG_SYSROOT_DIR="$ROOTDIR" PKG_CONFIG_PATH="$P/lib/pkgconfig"
   run pkg-config --modversion ecg
   [ "$output" = "$(sed -n 's/^#define ECG_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/format/ecg.h")" ]
-  # shellcheck disable=SC2046
-  cc count.c $(pkg-config --cflags ecg) $(pkg-config --libs --static ecg) -o count
+  # the README's line, with count.c as prog.c
+  local line
+  line=$(grep -m1 '^cc prog.c \$(pkg-config' "$ROOT/README.md")
+  [ -n "$line" ]
+  cp count.c prog.c
+  run bash -c "$line -o count"
+  [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
   onnx2ecg "$CONV" -o conv.ecg
   run ./count conv.ecg
   [ "$status" -eq 0 ]
@@ -129,11 +134,12 @@ EOF
   cp "$RELU" relu.onnx
   cp "$CONV" conv.onnx
   [ "$(grep -c . Makefile)" -le 5 ]
-  run make -j2 ECG_PREFIX="$P"
-  [ "$status" -eq 0 ]
+  # the README shows this very Makefile and command
+  diff Makefile <(awk '/^```make$/ { m = 1; next } m && /^```/ { exit } m' "$ROOT/README.md")
+  grep -qF 'Run it as `make -j2 app ECG_PREFIX=/usr/local`' "$ROOT/README.md"
+  run make -j2 app ECG_PREFIX="$P"
+  [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
   [ -f build/relu/librelu.a ] && [ -f build/conv/libconv.a ]
-  run make -j2 ECG_PREFIX="$P" app
-  [ "$status" -eq 0 ]
   run ./app
   [ "$status" -eq 0 ]
   [ "$output" = "relu ok conv ok" ]
@@ -167,21 +173,46 @@ EOF
   [ ! -e build/relu.ecg ] && [ ! -e build/relu.ecg.tmp ] && [ ! -d build/relu ]
 }
 
-@test "examples/ablation (README): every variant built, checked against ONNX Runtime, one table" {
-  require_file "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$ROOT/tools/bench/node_modules/onnxruntime-node"
+@test "examples/ablation (README): all 12 variants built, checked against ONNX Runtime, one table" {
+  require_file "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$ROOT/tools/bench/node_modules/onnxruntime-node" "$ROOT/bin/ecg-bench"
   cd "$ROOT"
-  # the README's command, with the installed tools and a private build folder
-  run make -C examples/ablation MODEL=$PWD/models/ch_ppocr_mobile_v2.0_cls_infer.onnx SHAPES=x=1x3x48x192 \
-    PLANS='none dnnfusion' INTENSIVE=i0 RUNS=3 -j2 ECG_BIN="$P/bin" ECG_BUILD="$T/abl"
+  # the README's command as written (the tree's tools), with 3 timed runs and a private
+  # build folder given through the environment
+  local line
+  line=$(grep -m1 '^make -C examples/ablation MODEL=\$PWD/models/ch_ppocr' README.md)
+  [ -n "$line" ]
+  PATH="$ROOT/bin:$PATH" RUNS=3 ECG_BUILD="$T/abl" run bash -c "$line"
   [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
-  [ "$(jq length "$T/abl/ablation.json")" -eq 4 ]
-  [ "$(jq -r '[.[].variant] | join(" ")' "$T/abl/ablation.json")" = "r0_none_i0 r0_dnnfusion_i0 r1_none_i0 r1_dnnfusion_i0" ]
-  [ "$(jq '[.[] | select(.pass == true and .ort_median_ms > 0 and .median_ms > 0)] | length' "$T/abl/ablation.json")" -eq 4 ]
-  # rewrite folds the BatchNormalizations: fewer nodes; fusion: fewer kernels than nodes
-  [ "$(jq '.[2].nodes < .[0].nodes and .[1].kernels < .[0].kernels' "$T/abl/ablation.json")" = true ]
+  local j="$T/abl/ablation.json"
+  [ "$(jq length "$j")" -eq 12 ]
+  [ "$(jq -r '[.[].variant] | join(" ")' "$j")" = "r0_none_i0 r0_none_i1 r0_fixed_i0 r0_fixed_i1 r0_dnnfusion_i0 r0_dnnfusion_i1 r1_none_i0 r1_none_i1 r1_fixed_i0 r1_fixed_i1 r1_dnnfusion_i0 r1_dnnfusion_i1" ]
+  [ "$(jq '[.[] | select(.pass == true and .ort_median_ms > 0 and .median_ms > 0)] | length' "$j")" -eq 12 ]
+  # each variant is what its name says: rewrite folds the BatchNormalizations (fewer
+  # nodes), --plan none lowers one kernel per node but a zero-copy Reshape, fusion plans fewer
+  [ "$(jq 'map(select(.variant == "r1_none_i0"))[0].nodes < map(select(.variant == "r0_none_i0"))[0].nodes' "$j")" = true ]
+  [ "$(jq '[.[] | select(.plan == "none" and .intensive == false) | .kernels == .nodes - 1] | all' "$j")" = true ]
+  [ "$(jq '[.[] | select(.plan != "none") | .kernels < .nodes / 2] | all' "$j")" = true ]
   # the markdown table printed on stdout: a header, a rule and one row per variant
-  [ "$(printf '%s\n' "$output" | grep -c '^| r[01]_')" -eq 4 ]
+  [ "$(printf '%s\n' "$output" | grep -c '^| r[01]_')" -eq 12 ]
   diff <(printf '%s\n' "$output" | grep '^|') "$T/abl/ablation.md"
+}
+
+@test "make viz MODEL=mobilenet_v2 (README): an SVG with fusion-block clusters, shapes, FLOPs and the legend" {
+  require_file "$SHARED_MODELS/mobilenet_v2.onnx" "$ROOT/bin/ecg-fuse"
+  command -v dot
+  run make -C "$ROOT" -s viz MODEL=mobilenet_v2
+  [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+  local svg="$ROOT/out/viz/mobilenet_v2.svg" dotf="$ROOT/out/viz/mobilenet_v2.dot"
+  grep -q '<svg' "$svg"
+  # one cluster per fusion block, plus the legend
+  [ "$(grep -c '^  subgraph cluster_[0-9]' "$dotf")" -eq "$(ecg-dump "$ROOT/out/viz/mobilenet_v2.ecg" | jq '.blocks | length')" ]
+  grep -q 'mapping type (DNNFusion)' "$svg"
+  grep -q '1x32x112x112' "$svg"
+  grep -q 'M FLOPs' "$svg"
+  grep -q 'block 0: Many-to-Many' "$svg"
+  run make -C "$ROOT" -s viz MODEL=no_such_model
+  [ "$status" -ne 0 ]
+  [[ $output == *"no model 'no_such_model'"* ]]
 }
 
 @test "bash completion: options from --help, --plan values, --passes lists" {
