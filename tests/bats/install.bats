@@ -227,3 +227,52 @@ EOF
   [[ " $(comp ecg-bench --o) " == *" --ort "* ]]
   [[ " $(comp onnx2ecg --) " == *" --input-shape "* ]]
 }
+
+@test "-q and -v on every tool; -q silences notes, never errors" {
+  local t
+  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-lower ecg-bench; do
+    run "$t" -q --version
+    [ "$status" -eq 0 ]
+    run "$t" --quiet --version
+    [ "$status" -eq 0 ]
+    run "$t" -v --version
+    [ "$status" -eq 0 ]
+    "$t" --help | grep -q -- '-q, --quiet'
+  done
+  cd "$T"
+  onnx2ecg "$CONV" | ecg-fuse -o fused.ecg
+  # ecg-rewrite's note about the fusion blocks it drops (a model whose plan has blocks)
+  require_file "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+  onnx2ecg "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape x=1x3x48x192 | ecg-fuse -o blocks.ecg
+  [ "$(ecg-dump blocks.ecg | jq '.blocks | length')" -gt 0 ]
+  run --separate-stderr ecg-rewrite blocks.ecg -o r.ecg
+  [ "$status" -eq 0 ] && [[ $stderr == *"note: "*"fusion block(s) dropped"* ]]
+  run --separate-stderr ecg-rewrite -q blocks.ecg -o r.ecg
+  [ "$status" -eq 0 ] && [ -z "$stderr" ]
+  # ecg-bench's "not verified" note; with --check it is an error, and -q keeps it
+  ecg-lower fused.ecg -o d
+  run --separate-stderr ecg-bench d --random 1 --runs 1
+  [ "$status" -eq 0 ] && [[ $stderr == *"not verified"* ]]
+  run --separate-stderr ecg-bench d --random 1 --runs 1 -q
+  [ "$status" -eq 0 ] && [ -z "$stderr" ]
+  run --separate-stderr ecg-bench d --random 1 --runs 1 -q --check
+  [ "$status" -eq 1 ] && [[ $stderr == *"not verified"* ]]
+  # errors are printed under -q
+  run --separate-stderr ecg-fuse -q --plan bogus fused.ecg
+  [ "$status" -eq 2 ] && [[ $stderr == *"unknown plan 'bogus'"* ]]
+}
+
+@test "colour only on a terminal, never with NO_COLOR" {
+  command -v script
+  local esc=$'\033['
+  # stderr on a terminal (script(1) gives the tool a pseudo-terminal)
+  run script -qc "ecg-dump --bogus" /dev/null
+  [[ $output == *"${esc}1;31mecg-dump${esc}0m: unknown option '--bogus'"* ]]
+  run env NO_COLOR=1 script -qc "ecg-dump --bogus" /dev/null
+  [[ $output == *"ecg-dump: unknown option '--bogus'"* ]]
+  [[ $output != *"$esc"* ]]
+  # stderr to a pipe or file: plain text
+  run --separate-stderr ecg-dump --bogus
+  [[ $stderr == "ecg-dump: unknown option '--bogus'"* ]]
+  [[ $stderr != *"$esc"* ]]
+}
