@@ -275,6 +275,6 @@ EOF
   [[ $output != *"$esc"* ]]
   # stderr to a pipe or file: plain text
   run --separate-stderr ecg-dump --bogus
-  [[ $stderr == "ecg-dump: unknown option '--bogus'"* ]]
+  [[ $stderr == *"ecg-dump: unknown option '--bogus'"* ]]
   [[ $stderr != *"$esc"* ]]
 }
