@@ -147,6 +147,18 @@ static void dump_json(FILE *f, const ecg_graph *g) {
   fprintf(f, "]}\n");
 }
 
+/* s with '"' and '\\' escaped and control characters dropped, for a DOT string (buf of n
+ * bytes, truncated to fit). */
+static const char *dot_esc(const char *s, char *buf, size_t n) {
+  size_t j = 0;
+  for (; s && *s && j + 3 < n; s++) {
+    if (*s == '"' || *s == '\\') buf[j++] = '\\';
+    if ((unsigned char)*s >= 0x20) buf[j++] = *s;
+  }
+  buf[j] = 0;
+  return buf;
+}
+
 /* FLOPs as a short label: "0", "850", "12.3 K", "10.8 M", "1.2 G". */
 static const char *flops_str(int64_t fl, char *buf, size_t n) {
   static const char *unit[] = {"", " K", " M", " G", " T"};
@@ -181,24 +193,27 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
   for (size_t b = 0; b < g->n_blocks; b++)
     for (size_t k = 0; k < g->blocks[b]->n_nodes; k++)
       if (g->blocks[b]->nodes[k] >= 0 && (size_t)g->blocks[b]->nodes[k] < g->n_nodes) blk_of[g->blocks[b]->nodes[k]] = (int)b;
-  char sh[96], fl[32];
+  char sh[96], fl[32], e1[256], e2[256];
   fprintf(f, "digraph ecg {\n  rankdir=TB; newrank=true; nodesep=0.25; ranksep=0.3; fontname=\"Helvetica\";\n"
              "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\", fontname=\"Helvetica\", fontsize=10, margin=\"0.08,0.03\"];\n"
              "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", fontcolor=\"#555555\", arrowsize=0.6];\n");
+  /* (bounds checked throughout: --no-validate dumps graphs with dangling ids) */
   for (size_t k = 0; k < g->n_inputs; k++) {
-    const ecg_tensor *t = g->tensors[g->inputs[k]];
-    fprintf(f, "  t%d [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", g->inputs[k], t->name,
-            ecg_shape_str(t, sh, sizeof sh));
+    int id = g->inputs[k];
+    if (id < 0 || (size_t)id >= g->n_tensors) continue;
+    fprintf(f, "  t%d [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", id, dot_esc(tname(g, id), e1, sizeof e1),
+            ecg_shape_str(g->tensors[id], sh, sizeof sh));
   }
   for (size_t k = 0; k < g->n_outputs; k++) {
-    const ecg_tensor *t = g->tensors[g->outputs[k]];
-    fprintf(f, "  o%zu [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", k, t->name,
-            ecg_shape_str(t, sh, sizeof sh));
+    int id = g->outputs[k];
+    fprintf(f, "  o%zu [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", k, dot_esc(tname(g, id), e1, sizeof e1),
+            id >= 0 && (size_t)id < g->n_tensors ? ecg_shape_str(g->tensors[id], sh, sizeof sh) : "");
   }
   for (size_t b = 0; b < g->n_blocks; b++) {
     const ecg_block *blk = g->blocks[b];
     int64_t sum = 0;
-    for (size_t k = 0; k < blk->n_nodes; k++) sum += node_flops(g, (size_t)blk->nodes[k]);
+    for (size_t k = 0; k < blk->n_nodes; k++)
+      if (blk->nodes[k] >= 0 && (size_t)blk->nodes[k] < g->n_nodes) sum += node_flops(g, (size_t)blk->nodes[k]);
     bool intensive = blk->schedule && blk->schedule->intensive;
     fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d%s: %s, %zu ops, %s FLOPs\"; labeljust=l; fontsize=9;\n"
                "    style=\"rounded,%s\"; color=\"%s\"; penwidth=%s;\n",
@@ -217,9 +232,9 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
     int out = n->n_outputs ? n->outputs[0] : -1;
     const char *shape = out >= 0 && (size_t)out < g->n_tensors ? ecg_shape_str(g->tensors[out], sh, sizeof sh) : "";
     int64_t nf = node_flops(g, i);
-    fprintf(f, "  n%zu [label=\"%s\\n%s", i, n->op_type, shape);
+    fprintf(f, "  n%zu [label=\"%s\\n%s", i, dot_esc(n->op_type, e1, sizeof e1), shape);
     if (nf) fprintf(f, "\\n%s FLOPs", flops_str(nf, fl, sizeof fl));
-    fprintf(f, "\", fillcolor=\"%s\", tooltip=\"%s (%s)\"];\n", map_colour(m), n->name ? n->name : "", ecg_mapping_name(m));
+    fprintf(f, "\", fillcolor=\"%s\", tooltip=\"%s (%s)\"];\n", map_colour(m), dot_esc(n->name, e2, sizeof e2), ecg_mapping_name(m));
     for (size_t k = 0; k < n->n_inputs; k++) {
       int t = n->inputs[k];
       if (t < 0 || (size_t)t >= g->n_tensors || g->tensors[t]->is_const) continue;
