@@ -278,3 +278,18 @@ EOF
   [[ $stderr == *"ecg-dump: unknown option '--bogus'"* ]]
   [[ $stderr != *"$esc"* ]]
 }
+
+@test "conformance.sh: a progress count on stderr only when stderr is a terminal" {
+  command -v script
+  cd "$T"
+  local only='^test_(relu|abs)$'
+  # stderr on a terminal, stdout to a file: "conformance: K/2" rewritten in place
+  run script -qc "sh '$ROOT/tools/bench/conformance.sh' --suite node --only '$only' --json c.json > out.txt" /dev/null
+  [ "$status" -eq 0 ]
+  [[ $output == *$'\r'"conformance: 2/2"* ]]
+  [ "$(grep -c '^PASS' out.txt)" -eq 2 ]
+  # stderr to a pipe: no progress
+  run --separate-stderr sh "$ROOT/tools/bench/conformance.sh" --suite node --only "$only" --json c.json
+  [ "$status" -eq 0 ]
+  [[ $stderr != *"conformance: 1/2"* ]] && [[ $stderr != *$'\r'* ]]
+}
