@@ -26,13 +26,14 @@ LDLIBS  := -lprotobuf-c -lzstd -lm
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 # tools/<dir> -> bin/<name>
-TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite
+TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite partition
 name_onnx2ecg := onnx2ecg
 name_dump     := ecg-dump
 name_lower    := ecg-lower
 name_bench    := ecg-bench
 name_fuse     := ecg-fuse
 name_rewrite  := ecg-rewrite
+name_partition := ecg-partition
 PROGS := $(foreach d,$(TOOL_DIRS),$(BIN)/$(name_$(d)))
 
 LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
@@ -65,6 +66,12 @@ $(BUILD)/gen/rules_blob.c: $(RULE_SRCS) scripts/embed.sh
 	@mkdir -p $(BUILD)/gen
 	ECG_EMBED_NAME=rw_rule_files sh scripts/embed.sh $(RULE_SRCS) > $@.tmp && mv $@.tmp $@
 
+# The default operator weights of ecg-partition (AGO Eq. 1; unfitted) are embedded as well.
+PT_WEIGHT_SRCS := tools/partition/data/weights.txt
+$(BUILD)/gen/pt_weights_blob.c: $(PT_WEIGHT_SRCS) scripts/embed.sh
+	@mkdir -p $(BUILD)/gen
+	ECG_EMBED_NAME=pt_weight_files sh scripts/embed.sh $(PT_WEIGHT_SRCS) > $@.tmp && mv $@.tmp $@
+
 GEN_HDRS := $(BUILD)/gen/ecg.pb-c.h $(BUILD)/gen/onnx.pb-c.h
 
 $(BUILD)/%.o: %.c $(GEN_HDRS) $(wildcard format/*.h format/*.def tools/common/*.h)
@@ -78,7 +85,7 @@ $(BUILD)/libecg.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 define TOOL_RULE
-$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(if $(filter partition,$(1)),$(BUILD)/gen/pt_weights_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef

@@ -1,9 +1,11 @@
-/* libecg: fusion blocks (DNNFusion §3.4.3) and the one node-renumbering function every
- * graph utility goes through (format/ecg.h, "fusion blocks"). */
+/* libecg: fusion blocks (DNNFusion §3.4.3), partition subgraphs (AGO §IV-B) and the one
+ * node-renumbering function every graph utility goes through (format/ecg.h, "fusion
+ * blocks", "partition subgraphs"). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops_internal.h"
+#include "scalar.h"
 
 /* Complexity order of mapping types (§3.3.1): One-to-One < Reorganize < Shuffle <
  * One-to-Many < Many-to-Many; unknown lowest. */
@@ -142,6 +144,20 @@ static int clear_stale_ir(ecg_graph *g) {
   return cleared;
 }
 
+/* Remap a member list (of a block or a subgraph) in place through old_to_new (n_old
+ * entries; an index out of range or mapped to -1 is a removed node, counted in
+ * *removed); the kept members are sorted ascending. Returns the new count. */
+static size_t remap_members(int32_t *nodes, size_t n, const int *old_to_new, size_t n_old, int *removed) {
+  size_t w = 0;
+  for (size_t m = 0; m < n; m++) {
+    int v = nodes[m] >= 0 && (size_t)nodes[m] < n_old ? old_to_new[nodes[m]] : -1;
+    if (v < 0) (*removed)++;
+    else nodes[w++] = v;
+  }
+  qsort(nodes, w, sizeof *nodes, cmp_int32);
+  return w;
+}
+
 int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
                     ecg_err *e) {
   ecg_remap_report r = {0};
@@ -168,14 +184,7 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
   size_t nb = 0;
   for (size_t b = 0; b < g->n_blocks; b++) {
     ecg_block *blk = g->blocks[b];
-    size_t w = 0;
-    for (size_t m = 0; m < blk->n_nodes; m++) {
-      int v = MAP(blk->nodes[m]);
-      if (v < 0) r.members_removed++;
-      else blk->nodes[w++] = v;
-    }
-    blk->n_nodes = w;
-    qsort(blk->nodes, w, sizeof *blk->nodes, cmp_int32);
+    size_t w = blk->n_nodes = remap_members(blk->nodes, blk->n_nodes, old_to_new, n_old, &r.members_removed);
     if (w > 0) r.roles_cleared += (blk->seed >= 0 && MAP(blk->seed) < 0) + (blk->dominant >= 0 && MAP(blk->dominant) < 0);
     blk->seed = blk->seed >= 0 ? MAP(blk->seed) : -1;
     blk->dominant = blk->dominant >= 0 ? MAP(blk->dominant) : -1;
@@ -189,6 +198,20 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
     blk->id = (int)nb;
     g->blocks[nb++] = blk;
   }
+  /* Partition subgraphs: the same remapping (AGO §IV-B; removing nodes keeps them acyclic). */
+  size_t ns = 0;
+  for (size_t k = 0; k < g->n_subgraphs; k++) {
+    ecg_subgraph *sg = g->subgraphs[k];
+    sg->n_nodes = remap_members(sg->nodes, sg->n_nodes, old_to_new, n_old, &r.subgraph_members_removed);
+    if (sg->n_nodes == 0) {
+      r.subgraphs_dropped++;
+      protobuf_c_message_free_unpacked(&sg->base, NULL);
+      continue;
+    }
+    sg->id = (int)ns;
+    g->subgraphs[ns++] = sg;
+  }
+  g->n_subgraphs = ns;
 #undef MAP
   g->n_blocks = nb;
   /* Nodes: free the removed, move the kept; fusion_block follows the block lists. */
@@ -291,4 +314,159 @@ int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile,
   if (g->blocks[b]->schedule) protobuf_c_message_free_unpacked(&g->blocks[b]->schedule->base, NULL);
   g->blocks[b]->schedule = s;
   return ECG_OK;
+}
+
+int ecg_row_space_of(const ecg_graph *g, const ecg_node *n, ecg_row_space *s) {
+  if (!ecg_row_reduction(g, n, &s->a)) return -1;
+  s->r = ecg_tensor_dims(ecg_node_input(g, n, 0), s->F);
+  return 0;
+}
+
+/* Operand dims d (rank rd, right-aligned) against s's inner dims: all F's or all 1. */
+static int row_inner_ok(const ecg_row_space *s, const int64_t *d, int rd) {
+  int full = 1, ones = 1;
+  for (int k = s->a; k < s->r; k++) {
+    int j = k - (s->r - rd);
+    int64_t v = j >= 0 ? d[j] : 1;
+    if (v != s->F[k]) full = 0;
+    if (v != 1) ones = 0;
+  }
+  return full || ones;
+}
+
+int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s) {
+  ecg_row_space t;
+  int64_t d[ECG_MAX_RANK];
+  if (ecg_row_space_of(g, n, &t) == 0)
+    return t.a == s->a && t.r == s->r && !memcmp(t.F, s->F, sizeof(int64_t) * (size_t)s->r) ? ECG_ROW_RED : -1;
+  if (n->n_outputs != 1 || !ecg_is_scalar_node(g, n)) return -1;
+  const ecg_tensor *y = ecg_node_output(g, n, 0);
+  if (!y || ecg_tensor_dims(y, d) != s->r) return -1;
+  int full = 1, row = 1;
+  for (int k = 0; k < s->r; k++) {
+    if (d[k] != s->F[k]) full = 0;
+    if (d[k] != (k < s->a ? s->F[k] : 1)) row = 0;
+  }
+  if (!full && !row) return -1;
+  for (size_t i = 0; i < n->n_inputs; i++) {
+    if (n->inputs[i] < 0) continue;
+    int rd = ecg_bcast_dims(g, n, (int)i, d);
+    if (rd < 0 || rd > s->r || !row_inner_ok(s, d, rd)) return -1;
+  }
+  return full ? ECG_ROW_FULL : ECG_ROW_ROW;
+}
+
+int ecg_permutation_of(const ecg_graph *g, const ecg_node *n, int *perm) {
+  const ecg_op_info *op = ecg_node_op(n);
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int64_t d[ECG_MAX_RANK];
+  if (!op || !(op->props & ECG_PROP_PERMUTE) || !x || n->n_outputs != 1) return -1;
+  int r = ecg_tensor_dims(x, d);
+  if (r < 0 || ecg_tensor_numel(x) < 0) return -1;
+  const int64_t *a;
+  int c = ecg_attr_ints(n, "perm", &a), seen[ECG_MAX_RANK] = {0};
+  if (c >= 0 && c != r) return -1;
+  for (int i = 0; i < r; i++) {
+    int64_t v = c >= 0 ? a[i] : r - 1 - i;
+    if (v < 0 || v >= r || seen[v]) return -1;
+    seen[v] = 1;
+    perm[i] = (int)v;
+  }
+  return r;
+}
+
+/* Row-major strides of the rank-r dims d. */
+static void row_major(int r, const int64_t *d, int64_t *st) {
+  int64_t s = 1;
+  for (int i = r - 1; i >= 0; i--) { st[i] = s; s *= d[i]; }
+}
+
+/* n is a strided-IO node and tensor t (its operand or output) is a float32 matrix stack. */
+static int strided_operand(const ecg_graph *g, const ecg_node *n, const ecg_tensor *t) {
+  const ecg_op_info *op = ecg_node_op(n);
+  return op && (op->props & ECG_PROP_STRIDED_IO) && t && t->dtype == ECG_FLOAT && ecg_tensor_rank(t) >= 2 &&
+         ecg_tensor_numel(t) > 0;
+}
+
+int ecg_index_map_in(const ecg_graph *g, const ecg_node *n, int k, const ecg_node *p, int64_t *st, int *r) {
+  int perm[ECG_MAX_RANK];
+  int64_t d[ECG_MAX_RANK], xs[ECG_MAX_RANK];
+  const ecg_tensor *t = ecg_node_input(g, n, k);
+  if (!strided_operand(g, n, t) || p->outputs[0] != n->inputs[k] || (*r = ecg_permutation_of(g, p, perm)) < 2) return 0;
+  row_major(ecg_tensor_dims(ecg_node_input(g, p, 0), d), d, xs);
+  for (int i = 0; i < *r; i++) st[i] = xs[perm[i]];
+  return st[*r - 1] == 1 || st[*r - 2] == 1;
+}
+
+int ecg_index_map_out(const ecg_graph *g, const ecg_node *n, const ecg_node *p, int64_t *st, int *r) {
+  int perm[ECG_MAX_RANK];
+  int64_t d[ECG_MAX_RANK], ys[ECG_MAX_RANK];
+  const ecg_tensor *t = ecg_node_output(g, n, 0);
+  if (!strided_operand(g, n, t) || p->inputs[0] != n->outputs[0] || (*r = ecg_permutation_of(g, p, perm)) < 2) return 0;
+  const ecg_tensor *y = ecg_node_output(g, p, 0);
+  if (!y || ecg_tensor_dims(y, d) != *r) return 0;
+  row_major(*r, d, ys);
+  for (int i = 0; i < *r; i++) st[perm[i]] = ys[i];
+  return st[*r - 1] == 1;
+}
+
+int ecg_subgraphs_set(ecg_graph *g, const int *sub_of, int n_sub, const double *weight, const char *strategy,
+                      ecg_err *e) {
+  if (n_sub < 0 || (n_sub == 0 && g->n_nodes > 0))
+    return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: %d subgraphs for %zu nodes", n_sub, g->n_nodes);
+  size_t *count = calloc((size_t)n_sub + 1, sizeof *count);
+  if (!count) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    if (sub_of[i] < 0 || sub_of[i] >= n_sub) {
+      free(count);
+      return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: node %zu in subgraph %d (of %d)", i, sub_of[i], n_sub);
+    }
+    count[sub_of[i]]++;
+  }
+  for (int s = 0; s < n_sub; s++)
+    if (!count[s]) {
+      free(count);
+      return ecg_errf(e, ECG_ERR_INTERNAL, "ecg_subgraphs_set: subgraph %d has no node", s);
+    }
+  ecg_subgraph **arr = calloc((size_t)n_sub + 1, sizeof *arr);
+  bool ok = arr != NULL;
+  for (int s = 0; ok && s < n_sub; s++) {
+    ecg_subgraph *sg = malloc(sizeof *sg);
+    if (!sg) { ok = false; break; }
+    ecg__subgraph__init(sg);
+    arr[s] = sg;
+    sg->id = s;
+    sg->weight = weight ? weight[s] : 0;
+    sg->strategy = strdup(strategy ? strategy : "");
+    sg->nodes = malloc(count[s] * sizeof *sg->nodes);
+    if (!sg->strategy || !sg->nodes) ok = false;
+  }
+  if (!ok) {
+    for (int s = 0; arr && s < n_sub; s++)
+      if (arr[s]) {
+        if (arr[s]->strategy == protobuf_c_empty_string) arr[s]->strategy = NULL;
+        free(arr[s]->strategy); free(arr[s]->nodes); free(arr[s]);
+      }
+    free(arr); free(count);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  for (size_t i = 0; i < g->n_nodes; i++) { /* ascending: nodes visited in index order */
+    ecg_subgraph *sg = arr[sub_of[i]];
+    sg->nodes[sg->n_nodes++] = (int32_t)i;
+  }
+  ecg_subgraphs_clear(g);
+  free(g->subgraphs);
+  g->subgraphs = arr;
+  g->n_subgraphs = (size_t)n_sub;
+  free(count);
+  return ECG_OK;
+}
+
+size_t ecg_subgraphs_clear(ecg_graph *g) {
+  size_t n = g->n_subgraphs;
+  for (size_t k = 0; k < n; k++) protobuf_c_message_free_unpacked(&g->subgraphs[k]->base, NULL);
+  free(g->subgraphs);
+  g->subgraphs = NULL;
+  g->n_subgraphs = 0;
+  return n;
 }

@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 2
+#define ECG_SCHEMA_VERSION 3
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -49,6 +49,7 @@ typedef Ecg__Tensor ecg_tensor;
 typedef Ecg__Attribute ecg_attr;
 typedef Ecg__FusionBlock ecg_block;
 typedef Ecg__Schedule ecg_schedule;
+typedef Ecg__Subgraph ecg_subgraph;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -151,6 +152,8 @@ typedef struct ecg_remap_report {
   int blocks_dropped;   /**< blocks left without members, dropped (later ids shift down) */
   int roles_cleared;    /**< seeds and dominants of kept blocks set to -1: their node was removed */
   int ir_cleared;       /**< ir_removable flags cleared: the tensor no longer lies inside one block */
+  int subgraph_members_removed; /**< partition subgraph members that were removed nodes */
+  int subgraphs_dropped;        /**< partition subgraphs left without members, dropped (ids shift down) */
 } ecg_remap_report;
 
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
@@ -188,12 +191,36 @@ int ecg_topo_sort(ecg_graph *g, ecg_err *e);
  *  remapped (a removed member leaves its block; a removed seed or dominant becomes -1)
  *  and its members are listed in ascending new index; blocks left empty are dropped and
  *  the others renumbered densely, node->fusion_block following; every block's
- *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared.
- *  Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
+ *  inputs/outputs are recomputed; ir_removable flags that no longer hold are cleared;
+ *  partition subgraphs are remapped the same way (removed members leave, members listed
+ *  ascending, emptied subgraphs dropped and ids kept dense; removing nodes never makes
+ *  the subgraph quotient cyclic). Tensor ids are unchanged. rep (may be NULL) receives what was dropped.
  *  Errors: ECG_ERR_INTERNAL when old_to_new is not such a mapping (a caller bug; g is
  *  then unchanged) or out of memory. */
 int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap_report *rep,
                     ecg_err *e);
+
+/* ---------------------------------------------------------------- partition subgraphs */
+
+/* Partition subgraphs (AGO, Xu et al. INFOCOM 2023, §IV-B; schema version 3): g->subgraphs
+ * is either empty (unpartitioned) or covers the graph: ids dense (g->subgraphs[i]->id ==
+ * i), every node in exactly one subgraph, members listed in ascending index, every fusion
+ * block inside one subgraph, and the quotient graph over subgraphs acyclic (AGO
+ * Definition 1, "n-way acyclic partition"). ecg_remap_nodes keeps them valid; ecg_validate
+ * checks them. */
+
+/** Replace g's subgraphs with the partition sub_of[i] (node i's subgraph, 0..n_sub-1;
+ *  g->n_nodes entries), weight[s] the weight of subgraph s (AGO Eq. 1 summed; may be NULL:
+ *  0) and strategy the name stored in each ("ago", "relay"). Members are stored in
+ *  ascending order. Does not check acyclicity (ecg_validate does).
+ *  Errors: ECG_ERR_INTERNAL for an entry outside 0..n_sub-1, an empty subgraph id (a
+ *  caller bug; g unchanged) or out of memory. */
+int ecg_subgraphs_set(ecg_graph *g, const int *sub_of, int n_sub, const double *weight, const char *strategy,
+                      ecg_err *e);
+/** Drop every partition subgraph (a stage that cannot keep them valid, e.g. one that
+ *  re-forms fusion blocks or adds nodes, calls this and says so on stderr). Returns how
+ *  many were dropped. */
+size_t ecg_subgraphs_clear(ecg_graph *g);
 
 /** Add a fusion block holding the n nodes nodes[] (indices, any order) with the given
  *  seed (a member, or -1 for none). The block gets id g->n_blocks, its members are stored
@@ -222,6 +249,40 @@ int ecg_block_refresh_io(ecg_graph *g, int b);
  *  graph output, or not produced in a block). producer is ecg_producers' array; inner
  *  and reader have g->n_tensors entries. */
 void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *inner, int *reader);
+
+/** Index maps (DNNFusion §3.4.4.2, Fig. 3.5). The permutation of permutation node n
+ *  (ECG_PROP_PERMUTE: output dim i is input dim perm[i]); returns the rank, or -1 when n
+ *  is not one or its input shape is not static. */
+int ecg_permutation_of(const ecg_graph *g, const ecg_node *n, int *perm);
+/** Can node n (ECG_PROP_STRIDED_IO) read its input k (rank >= 2, float32) through the
+ *  index map of permutation node p that produces it, i.e. from p's input with element
+ *  strides st[i] = (p's input's row-major stride of dim perm[i])? Yes (1, st filled, rank
+ *  in *r) when one of the two matrix dims has unit stride; else 0. */
+int ecg_index_map_in(const ecg_graph *g, const ecg_node *n, int k, const ecg_node *p, int64_t *st, int *r);
+/** Can n (ECG_PROP_STRIDED_IO) write its output 0 (rank >= 2, float32) straight into the
+ *  output of permutation node p that reads it: element strides st[perm[i]] = (p's
+ *  output's row-major stride i)? Yes (1) when the last dim has unit stride; else 0. */
+int ecg_index_map_out(const ecg_graph *g, const ecg_node *n, const ecg_node *p, int64_t *st, int *r);
+
+/** The space of a row-reduction block (DNNFusion §3.4.3-3.4.4; ecg-fuse's rows.c, ecg-lower's
+ *  rowblock.c): F, rank r, seen as rows (dims [0, a)) x inner elements (dims [a, r)). */
+typedef struct ecg_row_space {
+  int r, a;
+  int64_t F[ECG_MAX_RANK];
+} ecg_row_space;
+/** Levels of a row-block member. */
+enum { ECG_ROW_FULL = 0, /**< One-to-One, output F: one value per element */
+       ECG_ROW_ROW,      /**< One-to-One, output F with the inner dims 1: one value per row */
+       ECG_ROW_RED };    /**< row reduction F -> one value per row (ecg_row_reduction) */
+/** The row space of row reduction n (its input's dims, split at its first reduced axis);
+ *  0, or -1 when n is not a row reduction. */
+int ecg_row_space_of(const ecg_graph *g, const ecg_node *n, ecg_row_space *s);
+/** The level of node n as a member of a row block over s: ECG_ROW_RED for a row reduction
+ *  over the same F and a; ECG_ROW_FULL / ECG_ROW_ROW for a One-to-One (scalar
+ *  expression) node with one output of dims F / of F with the inner dims set to 1 (FULL
+ *  when the inner dims are all 1 anyway), whose every operand's trailing dims [a, r)
+ *  (right-aligned broadcast) are all F's or all 1; -1 otherwise. */
+int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s);
 
 /** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
  *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,
@@ -385,7 +446,9 @@ void ecg_out_abort(ecg_out *o);
  *  ecg_block_refresh_io computes them (as sets), no cycle between blocks (the quotient
  *  graph whose vertices are blocks and unblocked nodes is acyclic), and every
  *  ir_removable tensor produced and consumed only inside one block and not a graph
- *  output.
+ *  output; and, when g has partition subgraphs (AGO §IV-B), ids dense, every node in
+ *  exactly one subgraph, members ascending, every fusion block inside one subgraph, and
+ *  the quotient graph over subgraphs acyclic.
  *  Returns ECG_OK or ECG_ERR_INPUT with the first problem (node and tensor named). */
 int ecg_validate(const ecg_graph *g, ecg_err *e);
 
@@ -407,7 +470,11 @@ enum {
   ECG_PROP_COMM = 1u << 1,   /**< commutative */
   ECG_PROP_DIST = 1u << 2,   /**< distributes over Add */
   ECG_PROP_ELEMWISE = 1u << 3, /**< elementwise over (broadcast) inputs */
-  ECG_PROP_SHAPE = 1u << 4   /**< output depends only on input shapes (Shape, Size) */
+  ECG_PROP_SHAPE = 1u << 4,  /**< output depends only on input shapes (Shape, Size) */
+  ECG_PROP_PERMUTE = 1u << 5, /**< a pure permutation of its input's dims (Transpose): an
+                                   index map its consumer can absorb (DNNFusion Fig. 3.5) */
+  ECG_PROP_STRIDED_IO = 1u << 6 /**< its kernel reads operands and writes its output as
+                                     strided batched matrices, so it absorbs index maps */
 };
 
 /** Operator ids, one per ops.def row. */
@@ -504,6 +571,16 @@ typedef struct ecg_reduction {
 
 /** The table row of Reduce* operator op, or NULL when op is not a reduction. */
 const ecg_reduction *ecg_reduction_of(ecg_op_id op);
+/** The dims a Reduce* node n reduces, for its rank-r input: red[d] = 1 for each reduced
+ *  dim (axes attribute or constant axes input; none with noop_with_empty_axes; all when
+ *  axes are absent). Returns 0, or -1 when the axes are not a constant or are invalid. */
+int ecg_reduced_dims(const ecg_graph *g, const ecg_node *n, int r, int *red);
+/** A row reduction (DNNFusion §3.4.4, row-reduction fusion blocks): n is a Reduce* of the
+ *  reduction table on float32, keepdims=1, whose constant axes are exactly the trailing
+ *  dims [a, r) of its rank-r input (a < r), so that its output [d0..d(a-1), 1, ..., 1]
+ *  holds one value per "row" of the input seen as [rows, prod(d(a)..d(r-1))]. Returns 1
+ *  and sets *a, else 0. */
+int ecg_row_reduction(const ecg_graph *g, const ecg_node *n, int *a);
 /** The accumulator's initial value: 0 (sum), 1 (product), -inf / +inf (max / min). */
 double ecg_reduction_identity_f(const ecg_reduction *r);
 /** The same for an int64 accumulator: 0, 1, INT64_MIN, INT64_MAX. */

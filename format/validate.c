@@ -4,10 +4,12 @@
 
 #include "ops_internal.h"
 
-/* Label of a unit of the block quotient graph: a block, or a node in no block. */
-static void unit_label(const ecg_graph *g, int u, char *buf, size_t n) {
+/* Label of a unit of a quotient graph: a block (or, when subgraphs, a partition
+ * subgraph), or a node in no block. */
+static void unit_label(const ecg_graph *g, bool subgraphs, int u, char *buf, size_t n) {
   char lb[256];
   if (u < 0) snprintf(buf, n, "...");
+  else if (subgraphs) snprintf(buf, n, "subgraph %d", u);
   else if ((size_t)u < g->n_blocks) snprintf(buf, n, "block %d", u);
   else {
     const ecg_node *nd = g->nodes[(size_t)u - g->n_blocks];
@@ -15,12 +17,14 @@ static void unit_label(const ecg_graph *g, int u, char *buf, size_t n) {
   }
 }
 
-/* The quotient graph (vertices: blocks and nodes in no block; an edge where a value
- * crosses between two of them) must be acyclic: a cycle would make the blocks
- * impossible to run one after another as whole kernels (DNNFusion §3.4.3). On a cycle,
- * the message walks it. */
-static int blocks_acyclic(const ecg_graph *g, const int *producer, ecg_err *e) {
-  size_t nu = g->n_blocks + g->n_nodes, ne = 0;
+/* The quotient graph whose vertices are the nu units unit[i] of the nodes (an edge where
+ * a value crosses between two of them) must be acyclic: for fusion blocks (units: blocks
+ * and nodes in no block) a cycle would make the blocks impossible to run one after
+ * another as whole kernels (DNNFusion §3.4.3); for partition subgraphs it is AGO's n-way
+ * acyclic partition (Definition 1). On a cycle, the message walks it. */
+static int quotient_acyclic(const ecg_graph *g, const int *producer, const int *unit, size_t nu, bool subgraphs,
+                            ecg_err *e) {
+  size_t ne = 0;
   for (size_t i = 0; i < g->n_nodes; i++) ne += g->nodes[i]->n_inputs;
   int *eu = malloc(sizeof(int) * (ne + 1)), *ev = malloc(sizeof(int) * (ne + 1));
   int *start = calloc(nu + 2, sizeof(int)), *succ = malloc(sizeof(int) * (ne + 1));
@@ -28,19 +32,17 @@ static int blocks_acyclic(const ecg_graph *g, const int *producer, ecg_err *e) {
   int *seen = calloc(nu + 1, sizeof(int));
   int rc = ECG_OK;
   if (!eu || !ev || !start || !succ || !indeg || !queue || !seen) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
-#define UNIT(i) (g->nodes[i]->fusion_block >= 0 ? g->nodes[i]->fusion_block : (int)g->n_blocks + (int)(i))
   ne = 0;
   for (size_t i = 0; i < g->n_nodes; i++)
     for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
       int t = g->nodes[i]->inputs[k];
       if (t < 0 || producer[t] < 0) continue;
-      int a = UNIT(producer[t]), b = UNIT(i);
+      int a = unit[producer[t]], b = unit[i];
       if (a == b) continue;
       eu[ne] = a; ev[ne++] = b;
       start[a + 1]++;
       indeg[b]++;
     }
-#undef UNIT
   for (size_t u = 0; u < nu; u++) start[u + 1] += start[u];
   memcpy(queue, start, sizeof(int) * nu); /* fill cursors, reused as the queue below */
   for (size_t k = 0; k < ne; k++) succ[queue[eu[k]]++] = ev[k];
@@ -68,15 +70,78 @@ static int blocks_acyclic(const ecg_graph *g, const int *producer, ecg_err *e) {
   char msg[900] = "", lbu[300];
   size_t off = 0;
   for (int k = nc; k >= 0 && off < sizeof msg; k--) {
-    if (k == nc) unit_label(g, v == u ? u : -1, lbu, sizeof lbu);
-    else unit_label(g, cyc[k], lbu, sizeof lbu);
+    if (k == nc) unit_label(g, subgraphs, v == u ? u : -1, lbu, sizeof lbu);
+    else unit_label(g, subgraphs, cyc[k], lbu, sizeof lbu);
     int w = snprintf(msg + off, sizeof msg - off, "%s%s", k == nc ? "" : " -> ", lbu);
     if (w < 0) break;
     off += (size_t)w;
   }
-  rc = ecg_errf(e, ECG_ERR_INPUT, "fusion blocks form a cycle: %s", msg);
+  rc = ecg_errf(e, ECG_ERR_INPUT, "%s form a cycle: %s", subgraphs ? "partition subgraphs" : "fusion blocks", msg);
 out:
   free(eu); free(ev); free(start); free(succ); free(indeg); free(queue); free(seen);
+  return rc;
+}
+
+/* The block quotient graph (units: blocks, and nodes in no block) is acyclic. */
+static int blocks_acyclic(const ecg_graph *g, const int *producer, ecg_err *e) {
+  int *unit = malloc(sizeof(int) * (g->n_nodes + 1));
+  if (!unit) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t i = 0; i < g->n_nodes; i++)
+    unit[i] = g->nodes[i]->fusion_block >= 0 ? g->nodes[i]->fusion_block : (int)g->n_blocks + (int)i;
+  int rc = quotient_acyclic(g, producer, unit, g->n_blocks + g->n_nodes, false, e);
+  free(unit);
+  return rc;
+}
+
+/* Partition subgraphs (AGO §IV-B, format/ecg.h): ids dense, members in range and
+ * ascending, every node in exactly one subgraph, no fusion block split across two, and
+ * the quotient graph over subgraphs acyclic. Nothing to check when there are none. */
+static int validate_subgraphs(const ecg_graph *g, ecg_err *e) {
+  if (g->n_subgraphs == 0) return ECG_OK;
+  char lb[256];
+  size_t nn = g->n_nodes;
+  int *sub = malloc(sizeof(int) * (nn + 1)), *producer = malloc(sizeof(int) * (g->n_tensors + 1));
+  int *block_sub = malloc(sizeof(int) * (g->n_blocks + 1));
+  int rc = ECG_OK;
+  if (!sub || !producer || !block_sub) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
+  for (size_t i = 0; i < nn; i++) sub[i] = -1;
+  for (size_t b = 0; b < g->n_blocks; b++) block_sub[b] = -1;
+  for (size_t s = 0; s < g->n_subgraphs; s++) {
+    const ecg_subgraph *sg = g->subgraphs[s];
+    if (sg->id != (int)s) { rc = ecg_errf(e, ECG_ERR_INPUT, "subgraph at position %zu has id %d (ids must be dense)", s, sg->id); goto out; }
+    if (sg->n_nodes == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "subgraph %zu has no node", s); goto out; }
+    for (size_t m = 0; m < sg->n_nodes; m++) {
+      int i = sg->nodes[m];
+      if (i < 0 || (size_t)i >= nn) { rc = ecg_errf(e, ECG_ERR_INPUT, "subgraph %zu: member %zu is node index %d (of %zu)", s, m, i, nn); goto out; }
+      const ecg_node *n = g->nodes[i];
+      if (sub[i] >= 0) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) is in subgraph %d and in subgraph %zu (a node is in exactly one)",
+                      ecg_node_label(g, n, lb, sizeof lb), n->op_type, sub[i], s);
+        goto out;
+      }
+      if (m > 0 && sg->nodes[m - 1] >= i) { rc = ecg_errf(e, ECG_ERR_INPUT, "subgraph %zu: members not listed in ascending order", s); goto out; }
+      sub[i] = (int)s;
+      int b = n->fusion_block;
+      if (b >= 0 && (size_t)b < g->n_blocks) {
+        if (block_sub[b] >= 0 && block_sub[b] != (int)s) {
+          rc = ecg_errf(e, ECG_ERR_INPUT, "fusion block %d is split across subgraphs %d and %zu (node '%s' (%s))", b, block_sub[b], s,
+                        ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+          goto out;
+        }
+        block_sub[b] = (int)s;
+      }
+    }
+  }
+  for (size_t i = 0; i < nn; i++)
+    if (sub[i] < 0) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) is in no subgraph (a partitioned graph covers every node)",
+                    ecg_node_label(g, g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type);
+      goto out;
+    }
+  ecg_producers(g, producer);
+  rc = quotient_acyclic(g, producer, sub, g->n_subgraphs, true, e);
+out:
+  free(sub); free(producer); free(block_sub);
   return rc;
 }
 
@@ -264,6 +329,7 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
   }
   if ((rc = ecg_topo_order(g, order, e)) != ECG_OK) goto out;
   if ((rc = validate_blocks(g, e)) != ECG_OK) goto out;
+  if ((rc = validate_subgraphs(g, e)) != ECG_OK) goto out;
   /* Shapes and dtypes: re-run each shape function on a copy and compare. */
   {
     size_t len = ecg__graph__get_packed_size(g);

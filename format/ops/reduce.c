@@ -121,6 +121,33 @@ const ecg_reduction *ecg_reduction_of(ecg_op_id op) {
   return NULL;
 }
 
+int ecg_reduced_dims(const ecg_graph *g, const ecg_node *n, int r, int *red) {
+  bool rb[ECG_MAX_RANK], noop, dynamic;
+  ecg_err e = {0};
+  if (r < 0 || r > ECG_MAX_RANK) return -1;
+  /* reduce_axes reports through e only; it changes neither g nor n */
+  if (reduce_axes((ecg_graph *)g, (ecg_node *)n, r, rb, &noop, &dynamic, &e) != ECG_OK || dynamic) return -1;
+  for (int i = 0; i < r; i++) red[i] = rb[i];
+  return 0;
+}
+
+int ecg_row_reduction(const ecg_graph *g, const ecg_node *n, int *a) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  if (!op || !ecg_reduction_of(op->id) || n->n_outputs != 1 || ecg_attr_i(n, "keepdims", 1) == 0) return 0;
+  const ecg_tensor *x = ecg_node_input(g, n, 0), *y = ecg_node_output(g, n, 0);
+  if (!x || !y || x->dtype != ECG_FLOAT || y->dtype != ECG_FLOAT) return 0;
+  int64_t xd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  int r = ecg_tensor_dims(x, xd), red[ECG_MAX_RANK];
+  if (r < 1 || ecg_tensor_dims(y, yd) != r || ecg_tensor_numel(x) <= 0 || ecg_reduced_dims(g, n, r, red)) return 0;
+  int first = r;
+  for (int d = r - 1; d >= 0 && red[d]; d--) first = d;
+  if (first == r) return 0;
+  for (int d = 0; d < first; d++) if (red[d]) return 0; /* not a trailing range */
+  for (int d = 0; d < r; d++) if (yd[d] != (d < first ? xd[d] : 1)) return 0;
+  *a = first;
+  return 1;
+}
+
 double ecg_reduction_identity_f(const ecg_reduction *r) {
   return r->combine == ECG_RED_MAX ? -INFINITY : r->combine == ECG_RED_MIN ? INFINITY : r->combine == ECG_RED_PROD;
 }

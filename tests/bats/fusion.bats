@@ -56,6 +56,58 @@ fused() {
 @test "ecg-fuse dnnfusion: mnasnet1_0" { fused mnasnet1_0 dnnfusion; }
 @test "ecg-fuse dnnfusion: squeezenet1_1" { fused squeezenet1_1 dnnfusion; }
 
+# Row-reduction blocks (tools/fuse/rows.c, tools/lower/rowblock.c) on a graph built for them
+# (tests/bats/mkrewrite.c rows): LayerNorm, Softmax, RMSNorm, a rank-4 block over two
+# axes, ReduceMin/L2/LogSumExp/L1; the fused lowering agrees with the unfused one (every
+# node its own kernel, checked against ONNX Runtime by the conformance suites).
+@test "ecg-fuse dnnfusion: row-reduction blocks (LayerNorm, Softmax, RMSNorm, ...) are one kernel each, outputs unchanged" {
+  local T="$BATS_TEST_TMPDIR"
+  build_gen mkrewrite build/libecg.a
+  "$BATS_FILE_TMPDIR/mkrewrite" rows "$T/g.ecg"
+  "$BIN/ecg-fuse" --report "$T/r.json" "$T/g.ecg" -o "$T/f.ecg"
+  cat "$T/r.json"
+  jq -e '.fuse.row_blocks == 5' "$T/r.json"
+  "$BIN/ecg-lower" -o "$T/none" "$T/g.ecg"
+  "$BIN/ecg-lower" -o "$T/fused" "$T/f.ecg"
+  [ "$(jq -r .kernels "$T/fused/model.json")" -eq 5 ]
+  [ "$(jq -r .kernels "$T/none/model.json")" -eq 38 ]
+  # only the block outputs (graph outputs here) have memory
+  [ -z "$(jq -r '.memory_plan[].tensor' "$T/fused/model.json")" ]
+  "$BIN/ecg-bench" "$T/none" --random 1 --save "$T/data" --runs 1 >/dev/null 2>&1
+  run "$BIN/ecg-bench" "$T/fused" --data "$T/data" --runs 1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"$output")" = "true" ]
+  # bert_tiny: every LayerNorm (ReduceMean ... Add) is one row block
+  require_file "$SHARED_MODELS/bert_tiny.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/bert_tiny.onnx" --input-shape input_ids=1x128 --input-shape attention_mask=1x128 |
+    "$BIN/ecg-fuse" --report "$T/b.json" >/dev/null
+  jq -e '.fuse.row_blocks == 5 and .fuse.index_maps == 8' "$T/b.json"
+}
+
+# Index maps (tools/fuse/maps.c; DNNFusion Fig. 3.5): Transposes read only by a MatMul, or
+# writing its result, become the GEMM's strides (tests/bats/mkrewrite.c maps); one with no
+# contiguous matrix dim stays a kernel. Outputs equal the unfused lowering's.
+@test "ecg-fuse dnnfusion: Transposes around MatMul become index maps (no kernel), outputs unchanged" {
+  local T="$BATS_TEST_TMPDIR"
+  build_gen mkrewrite build/libecg.a
+  "$BATS_FILE_TMPDIR/mkrewrite" maps "$T/g.ecg"
+  "$BIN/ecg-fuse" --report "$T/r.json" "$T/g.ecg" -o "$T/f.ecg"
+  cat "$T/r.json"
+  jq -e '.fuse.index_maps == 5' "$T/r.json"
+  "$BIN/ecg-lower" -o "$T/none" "$T/g.ecg"
+  "$BIN/ecg-lower" -o "$T/fused" "$T/f.ecg"
+  # 4 MatMuls + the one Transpose the GEMM cannot take; unfused: 10 nodes
+  [ "$(jq -r .kernels "$T/fused/model.json")" -eq 5 ]
+  [ "$(jq -r .kernels "$T/none/model.json")" -eq 10 ]
+  grep -q 'ecg_sgemm(1, 0, 3, 2, 4' "$T/fused/model.c"   # A read transposed through its map
+  "$BIN/ecg-bench" "$T/none" --random 1 --save "$T/data" --runs 1 >/dev/null 2>&1
+  run "$BIN/ecg-bench" "$T/fused" --data "$T/data" --runs 1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"$output")" = "true" ]
+}
+
 @test "ecg-fuse: unknown plan is a usage error naming the known ones" {
   run --separate-stderr "$BIN/ecg-fuse" --plan tvm /dev/null
   [ "$status" -eq 2 ]

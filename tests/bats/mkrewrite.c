@@ -174,11 +174,76 @@ static void make_math(ecg_graph *g) {
   output(g, OP(g, "Mul", "y_sqrt_neg", OP(g, "Mul", "AsB", A, sB), OP(g, "Mul", "sBC", sB, C)));
 }
 
+/* Reduce op over trailing axes (keepdims 1, axes attribute as at opset 13). */
+static int red(ecg_graph *g, const char *op_type, const char *out, int x, int na, const int64_t *axes) {
+  int t = OP(g, op_type, out, x);
+  ecg_attr_set_ints(last(g), "axes", na, axes);
+  return t;
+}
+
+/* Row-reduction blocks (ecg-fuse's dnnfusion plan, tools/fuse/rows.c): LayerNorm with its
+ * mean also a graph output, a decomposed Softmax (ReduceMax), RMSNorm over a computed
+ * input reused across passes, a rank-4 block reducing two trailing axes with a
+ * per-channel and a per-position operand, and ReduceMin/L2/LogSumExp/L1 in one block. */
+static void make_rows(ecg_graph *g) {
+  int64_t d3[3] = {2, 3, 16}, c16 = 16, d2[2] = {4, 10}, d4[4] = {1, 4, 5, 6}, ch[4] = {1, 4, 1, 1}, pos[2] = {5, 6};
+  int64_t last1[1] = {-1}, hw[2] = {2, 3};
+  int x = input(g, "x", 3, d3), s = input(g, "s", 2, d2), q = input(g, "q", 4, d4);
+  /* LayerNorm */
+  int mean = red(g, "ReduceMean", "ln_mean", x, 1, last1);
+  output(g, mean);
+  int xc = OP(g, "Sub", "ln_xc", x, mean);
+  int var = red(g, "ReduceMean", "ln_var", OP(g, "Mul", "ln_sq", xc, xc), 1, last1);
+  int den = OP(g, "Sqrt", "ln_den", OP(g, "Add", "ln_veps", var, cf(g, "eps", 0, NULL, 1e-5f, 0)));
+  int y = OP(g, "Div", "ln_n", xc, den);
+  output(g, OP(g, "Add", "y_layernorm", OP(g, "Mul", "ln_g", y, cf(g, "gamma", 1, &c16, 1, 2)), cf(g, "beta", 1, &c16, 1, 1)));
+  /* Softmax */
+  int mx = red(g, "ReduceMax", "sm_max", s, 1, last1);
+  int ex = OP(g, "Exp", "sm_exp", OP(g, "Sub", "sm_sub", s, mx));
+  output(g, OP(g, "Div", "y_softmax", ex, red(g, "ReduceSum", "sm_sum", ex, 1, last1)));
+  /* RMSNorm over Relu(x) */
+  int rx = OP(g, "Relu", "rms_x", x);
+  int ms = red(g, "ReduceMean", "rms_ms", OP(g, "Mul", "rms_sq", rx, rx), 1, last1);
+  int inv = OP(g, "Reciprocal", "rms_inv", OP(g, "Sqrt", "rms_rt", OP(g, "Add", "rms_eps", ms, cf(g, "eps2", 0, NULL, 1e-6f, 0))));
+  output(g, OP(g, "Mul", "y_rmsnorm", OP(g, "Mul", "rms_n", rx, inv), cf(g, "gamma2", 1, &c16, 1, 2)));
+  /* rank 4, two inner axes */
+  int qm = red(g, "ReduceMean", "q_mean", q, 2, hw);
+  int qa = OP(g, "Abs", "q_abs", OP(g, "Sub", "q_c", q, qm));
+  int qs = red(g, "ReduceSumSquare", "q_ss", OP(g, "Mul", "q_ch", qa, cf(g, "chan", 4, ch, 1, 2)), 2, hw);
+  output(g, OP(g, "Add", "y_rank4", OP(g, "Div", "q_div", qa, OP(g, "Add", "q_ss1", qs, cf(g, "one4", 0, NULL, 1, 0))),
+               cf(g, "posb", 2, pos, 1, 1)));
+  /* other reductions */
+  int mn = red(g, "ReduceMin", "o_min", s, 1, last1), l2 = red(g, "ReduceL2", "o_l2", s, 1, last1);
+  int lse = red(g, "ReduceLogSumExp", "o_lse", s, 1, last1), l1 = red(g, "ReduceL1", "o_l1", s, 1, last1);
+  output(g, OP(g, "Add", "y_mixed", OP(g, "Mul", "o_m1", OP(g, "Sub", "o_s", s, mn), l2), OP(g, "Add", "o_ll", lse, l1)));
+}
+
+/* Transpose with the given perm. */
+static int tr(ecg_graph *g, const char *out, int x, int r, const int64_t *perm) {
+  int t = OP(g, "Transpose", out, x);
+  ecg_attr_set_ints(last(g), "perm", r, perm);
+  return t;
+}
+
+/* Index maps (ecg-fuse's maps.c, DNNFusion Fig. 3.5): permutations read only by a MatMul
+ * (A with a contiguous K, A transposed, B transposed, a broadcast batch) and one writing
+ * its result, which become strides of the GEMM; and one the GEMM cannot take (no matrix
+ * dim contiguous), which stays a kernel. */
+static void make_maps(ecg_graph *g) {
+  int64_t dx[4] = {2, 3, 4, 5}, dw[4] = {2, 4, 6, 5}, da[2] = {4, 3}, db[2] = {4, 2}, dc[3] = {3, 4, 5}, dd[2] = {5, 2};
+  int x = input(g, "x", 4, dx), w = input(g, "w", 4, dw), a = input(g, "a", 2, da), c = input(g, "c", 3, dc);
+  int xa = tr(g, "x_t", x, 4, (int64_t[]){0, 2, 1, 3}), wt = tr(g, "w_t", w, 4, (int64_t[]){0, 1, 3, 2});
+  output(g, tr(g, "y_heads", OP(g, "MatMul", "mm_heads", xa, wt), 4, (int64_t[]){0, 2, 1, 3}));
+  output(g, OP(g, "MatMul", "y_transA", tr(g, "a_t", a, 2, (int64_t[]){1, 0}), cf(g, "bconst", 2, db, 1, 1)));
+  output(g, OP(g, "MatMul", "y_bcast", tr(g, "c_t", c, 3, (int64_t[]){1, 0, 2}), cf(g, "dconst", 2, dd, 1, 1)));
+  output(g, OP(g, "MatMul", "y_nomap", tr(g, "x_bad", x, 4, (int64_t[]){3, 2, 0, 1}), cf(g, "e", 2, (int64_t[]){3, 2}, 1, 1)));
+}
+
 int main(int argc, char **argv) {
-  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify|math OUT.ecg\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify|math|rows|maps OUT.ecg\n"); return 2; }
   static const struct { const char *kind; void (*make)(ecg_graph *); } KINDS[] = {
       {"fold", make_fold}, {"bnfold", make_bnfold}, {"cse", make_cse}, {"simplify", make_simplify},
-      {"math", make_math}};
+      {"math", make_math}, {"rows", make_rows}, {"maps", make_maps}};
   ecg_graph *g = ecg_graph_new();
   g->name = strdup(argv[1]);
   g->opset = 13;

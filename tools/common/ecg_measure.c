@@ -22,3 +22,8 @@ ecg_sizes ecg_measure(const ecg_graph *g, bool skip_removable) {
   free(is_out);
   return s;
 }
+
+void ecg_sizes_json(FILE *f, const char *key, ecg_sizes s) {
+  fprintf(f, "\"%s\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld}", key, s.nodes,
+          (long long)s.flops, (long long)s.intermediate_bytes);
+}

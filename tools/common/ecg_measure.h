@@ -21,4 +21,8 @@ typedef struct ecg_sizes {
  *  Never fails (an allocation failure only drops the graph-output exclusion). */
 ecg_sizes ecg_measure(const ecg_graph *g, bool skip_removable);
 
+/** Write `"key": {"nodes": N, "flops": F, "intermediate_bytes": B}` (no trailing
+ *  separator) to f: one of the report envelope's "before"/"after" objects. */
+void ecg_sizes_json(FILE *f, const char *key, ecg_sizes s);
+
 #endif

@@ -11,9 +11,11 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ecg-dump [--json|--dot|--summary] [-o FILE] [FILE.ecg|-]\n"
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
              "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
-             "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule)\n"
+             "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
+             "              partition subgraphs (id, strategy, weight, members)\n"
              "  --dot       Graphviz DOT: nodes with operator, output shape and FLOPs, filled by mapping type (legend);\n"
-             "              fusion blocks are clusters labelled with id, fused mapping type, op count and FLOPs\n"
+             "              fusion blocks are clusters labelled with id, fused mapping type, op count and FLOPs,\n"
+             "              inside shaded clusters for the partition subgraphs (ecg-partition)\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
@@ -144,6 +146,13 @@ static void dump_json(FILE *f, const ecg_graph *g) {
   }
   fprintf(f, "],\n\"blocks\":[\n");
   for (size_t b = 0; b < g->n_blocks; b++) dump_json_block(f, g, g->blocks[b], b ? ",\n" : "");
+  fprintf(f, "],\n\"subgraphs\":[\n");
+  for (size_t k = 0; k < g->n_subgraphs; k++) {
+    const ecg_subgraph *sg = g->subgraphs[k];
+    fprintf(f, "%s{\"id\":%d,\"strategy\":\"%s\",\"weight\":%.6g,\"nodes\":[", k ? ",\n" : "", sg->id, sg->strategy, sg->weight);
+    for (size_t m = 0; m < sg->n_nodes; m++) fprintf(f, "%s%d", m ? "," : "", sg->nodes[m]);
+    fprintf(f, "]}");
+  }
   fprintf(f, "]}\n");
 }
 
@@ -182,10 +191,27 @@ static int64_t node_flops(const ecg_graph *g, size_t i) {
   return fl > 0 ? fl : 0;
 }
 
+/* One fusion block as a DOT cluster: id, fused mapping type, op count and FLOPs (AGO
+ * intensive blocks drawn bold blue). */
+static void dot_block(FILE *f, const ecg_graph *g, const ecg_block *blk) {
+  char fl[32];
+  int64_t sum = 0;
+  for (size_t k = 0; k < blk->n_nodes; k++)
+    if (blk->nodes[k] >= 0 && (size_t)blk->nodes[k] < g->n_nodes) sum += node_flops(g, (size_t)blk->nodes[k]);
+  bool intensive = blk->schedule && blk->schedule->intensive;
+  fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d%s: %s, %zu ops, %s FLOPs\"; labeljust=l; fontsize=9;\n"
+             "    style=\"rounded,%s\"; color=\"%s\"; penwidth=%s;\n",
+          blk->id, blk->id, intensive ? " (intensive)" : "", ecg_mapping_name((int)blk->mapping_type), blk->n_nodes,
+          flops_str(sum, fl, sizeof fl), intensive ? "bold" : "dashed", intensive ? "#1f5fa8" : "#333333",
+          intensive ? "1.5" : "1");
+  for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
+  fprintf(f, "  }\n");
+}
+
 /* Graphviz DOT: one box per node (operator, first output's shape, FLOPs; filled by
- * mapping type), graph inputs and outputs as ellipses, fusion blocks as clusters (id,
- * fused mapping type, members, FLOPs; AGO intensive blocks drawn bold blue), edges labelled with the tensor's shape, and a
- * legend of the colours.  Constants are left out (they would double the picture). */
+ * mapping type), graph inputs and outputs as ellipses, fusion blocks as clusters (dot_block) inside
+ * shaded clusters for the partition subgraphs, edges labelled with the tensor's shape
+ * where they leave a block, and a legend of the colours.  Constants are left out (they would double the picture). */
 static void dump_dot(FILE *f, const ecg_graph *g) {
   int *producer = malloc(sizeof(int) * (g->n_tensors + 1)), *blk_of = malloc(sizeof(int) * (g->n_nodes + 1));
   ecg_producers(g, producer);
@@ -209,20 +235,21 @@ static void dump_dot(FILE *f, const ecg_graph *g) {
     fprintf(f, "  o%zu [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", k, dot_esc(tname(g, id), e1, sizeof e1),
             id >= 0 && (size_t)id < g->n_tensors ? ecg_shape_str(g->tensors[id], sh, sizeof sh) : "");
   }
-  for (size_t b = 0; b < g->n_blocks; b++) {
-    const ecg_block *blk = g->blocks[b];
-    int64_t sum = 0;
-    for (size_t k = 0; k < blk->n_nodes; k++)
-      if (blk->nodes[k] >= 0 && (size_t)blk->nodes[k] < g->n_nodes) sum += node_flops(g, (size_t)blk->nodes[k]);
-    bool intensive = blk->schedule && blk->schedule->intensive;
-    fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d%s: %s, %zu ops, %s FLOPs\"; labeljust=l; fontsize=9;\n"
-               "    style=\"rounded,%s\"; color=\"%s\"; penwidth=%s;\n",
-            blk->id, blk->id, intensive ? " (intensive)" : "", ecg_mapping_name((int)blk->mapping_type), blk->n_nodes,
-            flops_str(sum, fl, sizeof fl), intensive ? "bold" : "dashed", intensive ? "#1f5fa8" : "#333333",
-            intensive ? "1.5" : "1");
-    for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
+  /* Partition subgraphs (AGO §IV-B) are outer clusters holding their blocks' clusters
+   * (a block lies inside one subgraph) and their unblocked nodes. */
+  for (size_t sI = 0; sI < g->n_subgraphs; sI++) {
+    const ecg_subgraph *sg = g->subgraphs[sI];
+    fprintf(f, "  subgraph cluster_s%d {\n    label=\"subgraph %d (%s), weight %.1f\"; labeljust=r; fontsize=9;\n"
+               "    style=\"rounded,filled\"; fillcolor=\"#f4f4f4\"; color=\"#999999\";\n",
+            sg->id, sg->id, dot_esc(sg->strategy, e1, sizeof e1), sg->weight);
+    for (size_t k = 0; k < sg->n_nodes; k++) {
+      int i = sg->nodes[k], b = i >= 0 && (size_t)i < g->n_nodes ? blk_of[i] : -1; /* --no-validate */
+      if (b < 0) fprintf(f, "    n%d;\n", i);
+      else if (g->blocks[b]->n_nodes && g->blocks[b]->nodes[0] == i) dot_block(f, g, g->blocks[b]);
+    }
     fprintf(f, "  }\n");
   }
+  for (size_t b = 0; b < g->n_blocks && g->n_subgraphs == 0; b++) dot_block(f, g, g->blocks[b]);
   int used[8] = {0};
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];

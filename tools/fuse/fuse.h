@@ -29,6 +29,8 @@ typedef struct {
   int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
   int depend_profiled, depend_rejected, candidates;
   int intensive; /**< inverted-residual chains merged by --intensive */
+  int row_blocks; /**< row-reduction blocks formed (rows.c) */
+  int index_maps; /**< permutations absorbed as index maps (maps.c) */
 } fuse_stats;
 
 /* ---- the profile database (profile.c) */
@@ -62,6 +64,44 @@ typedef struct {
  *  counted as One-to-Many (DNNFusion §3.3.1). */
 ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n);
 
+/** The unit graph of a partial plan (units.c): each block one unit (ids 0..nblk), each
+ *  node outside a block its own (nblk + node index). Producers and consumers per tensor,
+ *  scratch for the cycle check. */
+typedef struct fuse_units {
+  const ecg_graph *g;
+  int nn, nt, nu;
+  int *unit;             /**< node -> unit id; a merging step updates it */
+  int *prod;             /**< tensor -> producing node, -1 */
+  int *cons_start, *cons; /**< consumers of tensor t: cons[cons_start[t] .. cons_start[t+1]) */
+  char *in_group;        /**< per unit: in the group being formed */
+  char *seen;
+  int *queue;
+} fuse_units;
+/** Build the unit graph of g under blk (node -> block id or -1; nblk ids). ECG_OK or
+ *  ECG_ERR_INTERNAL (out of memory; call fuse_units_free anyway). */
+int fuse_units_init(fuse_units *u, const ecg_graph *g, const int *blk, int nblk);
+void fuse_units_free(fuse_units *u);
+/** Would the units marked in_group, plus unit extra (-1: none), merged into one block,
+ *  lie on a cycle of the block graph (a path leaving the group and coming back)? */
+int fuse_units_cycle(fuse_units *u, int extra);
+/** Index-map absorption (maps.c; DNNFusion §3.4.4.2, Fig. 3.5, the dnnfusion plan): a
+ *  permutation (ECG_PROP_PERMUTE) read only by an operator with strided operands
+ *  (ECG_PROP_STRIDED_IO), or the only reader of such an operator's output when that
+ *  operator's block has no epilogue, joins that operator's block (ecg_index_map_in/out
+ *  decide that the strides fit), never making a cycle between blocks. Same arguments and
+ *  result as fuse_row_merge (new blocks get the operator as seed). */
+int fuse_index_maps(const ecg_graph *g, const int *order, int *blk, int *nblk, int *seed, ecg_mapping *type, ecg_err *e);
+/** Row-reduction merging (rows.c; the dnnfusion plan's last step, DNNFusion §3.4.3):
+ *  around each row reduction (ecg_row_reduction) of g, in topological order `order`,
+ *  merge the plan's units (blocks of blk[node] >= 0, unblocked nodes) whose members are
+ *  row reductions over the same [rows, inner] view or One-to-One/broadcasting operators
+ *  of the full or the per-row shape, into one block of at most max_members nodes, never
+ *  making a cycle between blocks. blk is updated; new block ids are taken from *nblk
+ *  (seed[id] = the reduction, type[id] = Many-to-Many; both arrays need room for
+ *  *nblk + n_nodes ids). Returns the number of blocks formed, or -1 (out of memory,
+ *  ECG_ERR_INTERNAL in e). */
+int fuse_row_merge(const ecg_graph *g, const int *order, int *blk, int *nblk, int *seed, ecg_mapping *type,
+                   int max_members, ecg_err *e);
 /** Replace g's fusion blocks with a plan: g->blocks, node->fusion_block, and
  *  tensor->ir_removable for intermediates produced and consumed inside one block (and
  *  not graph outputs). Blocks are limited to what ecg-lower generates as one kernel:

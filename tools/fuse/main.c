@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
       {"verbose", 'v', 0, OPT_VERBOSE},   {"quiet", 'q', 0, OPT_QUIET},   {"help", 'h', 0, OPT_HELP},            {"version", 0, 0, OPT_VERSION},
       {0, 0, 0, 0}};
   const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL, *val;
-  int no_profile = 0, intensive = 0, verbose = 0, have_in = 0, zstd = 0, c;
+  int no_profile = 0, intensive = 0, verbose = 0, quiet = 0, have_in = 0, zstd = 0, c;
   fuse_plan plan = PLAN_DNNFUSION;
   const char *plan_name = "dnnfusion";
   ecg_err e = {0};
@@ -76,8 +76,8 @@ int main(int argc, char **argv) {
     case OPT_NO_PROFILE: no_profile = 1; break;
     case OPT_INTENSIVE: intensive = 1; break;
     case OPT_ZSTD: zstd = 1; break;
-    case OPT_VERBOSE: verbose = 1; break;
-    case OPT_QUIET: verbose = 0; break;
+    case OPT_VERBOSE: verbose = 1; quiet = 0; break;
+    case OPT_QUIET: quiet = 1; verbose = 0; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     case OPT_HOST_KEY: { /* the key profile records of this machine carry */
@@ -104,6 +104,8 @@ int main(int argc, char **argv) {
     ecg_graph_free(g);
     return rc;
   }
+  size_t sub_dropped = ecg_subgraphs_clear(g); /* new blocks could straddle them */
+  if (sub_dropped) cli_note(PROG, quiet, "%zu partition subgraph(s) dropped (run ecg-partition after ecg-fuse)", sub_dropped);
   fuse_opts fo = {plan, db, emit_dir, intensive};
   rc = fuse_make_plan(g, &fo, &st, &e);
   fuse_db_free(db);
@@ -127,11 +129,11 @@ int main(int argc, char **argv) {
                "\"fuse\": {\"plan\": \"%s\", \"blocks\": %d, \"fused_nodes\": %d, \"fusion_rate\": %.3f, "
                "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
                "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
-               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d}}\n",
+               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d, \"row_blocks\": %d, \"index_maps\": %d}}\n",
             ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.intermediate_bytes, before.nodes,
             after.nodes, (long long)after.flops, (long long)after.intermediate_bytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
             compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
-            st.cycle_rejects, st.shape_rejects, st.intensive);
+            st.cycle_rejects, st.shape_rejects, st.intensive, st.row_blocks, st.index_maps);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose)

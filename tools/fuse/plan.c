@@ -329,9 +329,9 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   c.blk = malloc(sizeof(int) * ((size_t)c.nn + 1));
   c.mark = calloc((size_t)c.nn + 1, sizeof(int));
   c.queue = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  /* at most nn blocks from the plan and nn more from intensive merging */
-  int *seed = malloc(sizeof(int) * (2 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  ecg_mapping *type = malloc(sizeof(ecg_mapping) * (2 * (size_t)c.nn + 1));
+  /* at most nn blocks from the plan, nn from row merging, nn from intensive merging */
+  int *seed = malloc(sizeof(int) * (3 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  ecg_mapping *type = malloc(sizeof(ecg_mapping) * (3 * (size_t)c.nn + 1));
   int rc = ECG_OK;
   if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds || !type)
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -394,6 +394,14 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
       grow(&c, &B, st);
       type[nblk] = B.type;
       nblk++;
+    }
+    if (rc == ECG_OK) {
+      st->index_maps = fuse_index_maps(g, order, c.blk, &nblk, seed, type, e);
+      if (st->index_maps < 0) rc = ECG_ERR_INTERNAL;
+    }
+    if (rc == ECG_OK) {
+      st->row_blocks = fuse_row_merge(g, order, c.blk, &nblk, seed, type, MAX_MEMBERS, e);
+      if (st->row_blocks < 0) rc = ECG_ERR_INTERNAL;
     }
   }
   if (rc == ECG_OK && o->intensive) {

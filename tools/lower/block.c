@@ -23,8 +23,7 @@ void lw_literal(sbuf *b, const char *ctype, double v) {
   else sb_printf(b, "((%s)%.17g)", ctype, v);
 }
 
-/* A scalar constant tensor inlined as a literal of its value type; 0 when it cannot be. */
-static int const_literal(const ecg_lower *L, int id, char *buf, size_t n) {
+int lw_const_literal(const ecg_lower *L, int id, char *buf, size_t n) {
   const ecg_tensor *t = L->g->tensors[id];
   if (!t->is_const || ecg_tensor_numel(t) != 1 || t->dtype == ECG_BFLOAT16) return 0;
   sbuf b = {0};
@@ -198,7 +197,7 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
     int64_t m = 1;
     for (int d = 0; d < ops[i].rank; d++) m *= ops[i].dims[d];
     ops[i].scalar = !ops[i].store && m == 1;
-    if (ops[i].scalar) { const_literal(L, ops[i].tid, ops[i].lit, sizeof ops[i].lit); continue; }
+    if (ops[i].scalar) { lw_const_literal(L, ops[i].tid, ops[i].lit, sizeof ops[i].lit); continue; }
     if (nslots == LW_MAX_OPS) { rc = lw_node_err(L, last, e, "fusion block needs more than %d memory streams", LW_MAX_OPS); break; }
     ops[i].slot = nslots;
     lw_bcast_strides(r, od, ops[i].rank, ops[i].dims, st[nslots]);
@@ -261,7 +260,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
   const ecg_graph *g = L->g;
   const lw_kernel *K = &L->k[k];
   const int *mem = K->members + K->epi_from; /* the One-to-One members after the dominant node */
-  int nm = K->nm - K->epi_from;
+  int nm = K->nm_core - K->epi_from;
   int dy = g->nodes[K->dominant]->outputs[0];
   int64_t od[ECG_MAX_RANK];
   int r = lw_dims(L, dy, od);
@@ -306,7 +305,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
     int64_t m = 1, st[ECG_MAX_RANK];
     for (int d = 0; d < o->rank; d++) m *= o->dims[d];
     o->scalar = !o->store && m == 1;
-    if (o->scalar && const_literal(L, o->tid, o->lit, sizeof o->lit)) continue;
+    if (o->scalar && lw_const_literal(L, o->tid, o->lit, sizeof o->lit)) continue;
     const char *ptr = lw_ptr(L, o->tid);
     if (o->scalar) { sb_printf(c, "  const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, lw_load_open(L, o->tid), ptr); continue; }
     /* a store may share the dominant output's storage (y): no restrict on stores */

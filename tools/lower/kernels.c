@@ -8,6 +8,8 @@
  *     segment while it is in cache (ecg_rt.h ECG_ACT_FN), so the members' intermediate
  *     results never reach memory; the dominant output, when nothing outside reads it, is
  *     written straight into the block's output buffer;
+ *   - row reductions with One-to-One members over one [rows, inner] space (LW_K_ROW):
+ *     one loop over rows, reductions and row values in registers (rowblock.c);
  *   - anything else is split into one-node kernels (said on stderr).
  */
 #include <stdio.h>
@@ -26,6 +28,7 @@ static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind,
   if (!k->members) return -1;
   memcpy(k->members, idx, sizeof(int) * (size_t)nm);
   k->nm = nm;
+  k->nm_core = nm;
   k->kind = kind;
   k->dominant = dominant;
   k->epi_from = epi_from;
@@ -78,6 +81,16 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
     *epi = from;
     return LW_K_IBR;
   }
+  /* a row block: row reductions with One-to-One members over one [rows, inner] space */
+  ecg_row_space rs;
+  int has_row = -1;
+  for (int i = 0; i < nm && has_row < 0; i++)
+    if (ecg_row_space_of(g, g->nodes[idx[i]], &rs) == 0) has_row = i;
+  if (has_row >= 0) {
+    int ok = 1;
+    for (int i = 0; i < nm && ok; i++) ok = ecg_row_level(g, g->nodes[idx[i]], &rs) >= 0;
+    if (ok) return LW_K_ROW;
+  }
   int nscalar = 0, other = -1;
   for (int i = 0; i < nm; i++) {
     if (ecg_is_scalar_node(g, g->nodes[idx[i]])) nscalar++;
@@ -104,15 +117,44 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
   return LW_K_EPI;
 }
 
+/* Index maps of a block (DNNFusion Fig. 3.5; ecg-fuse's maps.c): members that are
+ * permutations read only by a strided-IO member of the block (ecg_index_map_in), or the
+ * only reader of such a member's output (ecg_index_map_out). Moves them to the end of
+ * idx[0..nm) (core members first, order kept) and returns the core count. */
+static int split_maps(const ecg_lower *L, int *idx, int nm, int *tmp) {
+  const ecg_graph *g = L->g;
+  int nc = 0, nmap = 0;
+  int64_t st[ECG_MAX_RANK];
+  int r;
+  for (int i = 0; i < nm; i++) {
+    const ecg_node *p = g->nodes[idx[i]];
+    int is_map = 0;
+    for (int j = 0; j < nm && !is_map && p->n_outputs == 1; j++) {
+      const ecg_node *d = g->nodes[idx[j]];
+      if (j == i) continue;
+      for (size_t k = 0; k < d->n_inputs && !is_map; k++)
+        is_map = d->inputs[k] == p->outputs[0] && !lw_tensor_used_outside(L, p->outputs[0], &idx[j], 1) &&
+                 ecg_index_map_in(g, d, (int)k, p, st, &r);
+      if (!is_map && d->n_outputs == 1 && p->inputs[0] == d->outputs[0] &&
+          !lw_tensor_used_outside(L, d->outputs[0], &idx[i], 1) && ecg_index_map_out(g, d, p, st, &r))
+        is_map = 1;
+    }
+    if (is_map) tmp[nmap++] = idx[i];
+    else idx[nc++] = idx[i];
+  }
+  memcpy(idx + nc, tmp, sizeof(int) * (size_t)nmap);
+  return nc;
+}
+
 int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nn = g->n_nodes;
   int *pos = malloc(sizeof(int) * (nn + 1)), *grp = malloc(sizeof(int) * (nn + 1));
-  int *buf = malloc(sizeof(int) * (nn + 1));
+  int *buf = malloc(sizeof(int) * (nn + 1)), *tmp = malloc(sizeof(int) * (nn + 1));
   L->k = calloc(nn + 1, sizeof *L->k);
   L->node_kernel = malloc(sizeof(int) * (nn + 1));
-  if (!pos || !grp || !buf || !L->k || !L->node_kernel) {
-    free(pos); free(grp); free(buf);
+  if (!pos || !grp || !buf || !tmp || !L->k || !L->node_kernel) {
+    free(pos); free(grp); free(buf); free(tmp);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (size_t p = 0; p < nn; p++) pos[order[p]] = (int)p;
@@ -134,7 +176,13 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     if (grp[v] < 0) buf[nm++] = v;
     else
       for (size_t q = p; q < nn; q++) if (grp[order[q]] == grp[v]) buf[nm++] = order[q];
-    int dom, epi, kind = block_kind(L, buf, nm, &dom, &epi);
+    int ncore = nm > 1 ? split_maps(L, buf, nm, tmp) : nm;
+    int dom, epi, kind = block_kind(L, buf, ncore, &dom, &epi);
+    /* an output map (a map reading a core member's result) needs a lone dominant: the
+     * dominant's own kernel writes through it, with no epilogue between */
+    for (int m = ncore; m < nm && kind >= 0; m++)
+      for (int j = 0; j < ncore; j++)
+        if (ncore > 1 && g->nodes[buf[j]]->n_outputs && g->nodes[buf[j]]->outputs[0] == g->nodes[buf[m]]->inputs[0]) kind = -1;
     if (kind < 0) {
       char lb[256];
       fprintf(stderr, "ecg-lower: fusion block %d (at node '%s') cannot be one kernel; lowered node by node\n",
@@ -146,6 +194,7 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
       continue;
     }
     if (add_kernel(L, buf, nm, (lw_kernel_kind)kind, dom, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    else L->k[L->nk - 1].nm_core = ncore;
     for (int i = 0; i < nm; i++) done[buf[i]] = 1;
   }
   /* Topological order of the kernel graph (Kahn; ties by first member's position). A
@@ -208,7 +257,7 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     }
     free(indeg); free(out); free(prod); free(seen); free(emitted);
   }
-  free(done); free(pos); free(grp); free(buf);
+  free(done); free(pos); free(grp); free(buf); free(tmp);
   return rc;
 }
 
@@ -216,10 +265,18 @@ void lw_kernel_storage(ecg_lower *L) {
   const ecg_graph *g = L->g;
   for (int k = 0; k < L->nk; k++) {
     lw_kernel *K = &L->k[k];
+    /* index maps: a permutation's output read only inside (an input map) has no storage;
+     * an output map's input (the dominant's result, written through the map) neither */
+    for (int m = K->nm_core; m < K->nm; m++) {
+      const ecg_node *p = g->nodes[K->members[m]];
+      int t = p->outputs[0], x = p->inputs[0];
+      if (!lw_tensor_used_outside(L, t, K->members, K->nm)) { L->t[t].where = LW_NONE; L->t[t].bytes = 0; }
+      else if (x >= 0 && !lw_tensor_used_outside(L, x, K->members, K->nm)) { L->t[x].where = LW_NONE; L->t[x].bytes = 0; }
+    }
     if (K->kind == LW_K_SINGLE) continue;
-    int dpos = K->kind == LW_K_EW ? -1 : K->epi_from - 1; /* the dominant's member index */
+    int dpos = K->kind == LW_K_EW || K->kind == LW_K_ROW ? -1 : K->epi_from - 1; /* the dominant's member index */
     int y = -1; /* the block output the dominant output is stored in */
-    for (int m = K->nm - 1; m >= 0; m--) {
+    for (int m = K->nm_core - 1; m >= 0; m--) {
       int t = g->nodes[K->members[m]]->outputs[0];
       if (lw_tensor_used_outside(L, t, K->members, K->nm)) {
         if (m > dpos && dpos >= 0 && g->tensors[t]->dtype == ECG_FLOAT && y < 0) y = t;

@@ -136,10 +136,42 @@ int lw_axis(int64_t axis, int r) {
   return axis >= 0 && axis < r ? (int)axis : -1;
 }
 
+/* Row-major strides of tensor id's dims; returns the rank. */
+static int plain_view(const ecg_lower *L, int id, int64_t *st) {
+  int64_t d[ECG_MAX_RANK];
+  int r = lw_dims(L, id, d);
+  lw_strides(r, d, st);
+  return r;
+}
+
+int lw_operand_view(const ecg_lower *L, const ecg_node *n, int k, int *base, int64_t *st) {
+  const lw_kernel *K = L->cur;
+  int r, t = n->inputs[k];
+  for (int m = K ? K->nm_core : 0; K && m < K->nm; m++) {
+    const ecg_node *p = L->g->nodes[K->members[m]];
+    if (p->outputs[0] == t && ecg_index_map_in(L->g, n, k, p, st, &r)) { *base = p->inputs[0]; return r; }
+  }
+  *base = t;
+  return plain_view(L, t, st);
+}
+
+int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st) {
+  const lw_kernel *K = L->cur;
+  int r, t = n->outputs[0];
+  for (int m = K ? K->nm_core : 0; K && m < K->nm; m++) {
+    const ecg_node *p = L->g->nodes[K->members[m]];
+    if (p->inputs[0] == t && ecg_index_map_out(L->g, n, p, st, &r)) { *dst = p->outputs[0]; return r; }
+  }
+  *dst = t;
+  return plain_view(L, t, st);
+}
+
 int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   lw_kernel *K = &L->k[p];
   const ecg_graph *g = L->g;
+  L->cur = K;
   if (K->kind == LW_K_EW) return lw_emit_ew_block(L, K->members, K->nm, e);
+  if (K->kind == LW_K_ROW) return lw_emit_row_block(L, K->members, K->nm, e);
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e);
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
@@ -674,10 +706,10 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   char lb[256];
   for (int p = 0; rc == ECG_OK && p < L.nk; p++) {
     const lw_kernel *K = &L.k[p];
-    const ecg_node *n = g->nodes[K->members[K->kind == LW_K_EPI ? 0 : K->nm - 1]];
+    const ecg_node *n = g->nodes[K->members[K->kind == LW_K_EPI ? 0 : K->nm_core - 1]];
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     ecg_emit_fn fn = op ? ecg_emitter(op->id) : NULL;
-    if (K->kind != LW_K_EW && !fn) {
+    if (K->kind != LW_K_EW && K->kind != LW_K_ROW && !fn) {
       if (!missing++)
         ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       continue;
@@ -689,8 +721,9 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
     }
     sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", p, K->nm,
               K->nm > 1 ? "s" : "", ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
-              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : "", p, prefix);
+              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_ROW ? ", row reductions" : "", p, prefix);
     rc = lw_emit_kernel(&L, p, e);
+    L.cur = NULL;
     sb_printf(&L.code, "  (void)ctx;\n}\n\n");
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;

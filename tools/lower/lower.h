@@ -39,15 +39,20 @@ typedef enum {
   LW_K_SINGLE = 0, /**< one node: its emitter */
   LW_K_EW,         /**< One-to-One members only: one loop nest (lw_emit_ew_block) */
   LW_K_EPI,        /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
-  LW_K_IBR         /**< intensive fusion (AGO §III-B): [pointwise conv [+act]] -> depthwise
+  LW_K_IBR,        /**< intensive fusion (AGO §III-B): [pointwise conv [+act]] -> depthwise
                         conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_ibr) */
+  LW_K_ROW         /**< row reductions with One-to-One members over [rows, inner]
+                        (lw_emit_row_block) */
 } lw_kernel_kind;
 
 /** One kernel of the lowered model: a fusion block (DNNFusion §3.4.3), or a node of no
  *  block. */
 typedef struct lw_kernel {
-  int *members;          /**< node indices, topological order */
+  int *members;          /**< node indices: the core members in topological order, then the
+                              index maps (permutations absorbed by the dominant node) */
   int nm;
+  int nm_core;           /**< members[0..nm_core) are generated; the rest are index maps that
+                              move no data (lw_operand_view, lw_output_view) */
   int dominant;          /**< LW_K_EPI: node index of the Many-to-Many member; LW_K_IBR: the
                               last pointwise conv; else -1 */
   int epi_from;          /**< members[epi_from..nm) are the dominant's One-to-One epilogue */
@@ -76,6 +81,7 @@ typedef struct ecg_lower {
   const char *epi_act;   /**< set while emitting a LW_K_EPI dominant node: the C expression of
                               the ecg_act that applies the block's epilogue; NULL otherwise */
   int epi_used;          /**< the dominant node's emitter passed epi_act to its runtime call */
+  const lw_kernel *cur;  /**< the kernel being emitted (its index maps serve lw_operand_view) */
 } ecg_lower;
 
 /** Form the kernels of L->g (kernels.c): the fusion blocks of the ECG (node->fusion_block
@@ -104,6 +110,17 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
 int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
 /** Emit kernel k of kind LW_K_IBR: one ecg_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
+
+/** The strided view of input k of node n (a node of the kernel being emitted): *base gets
+ *  the tensor whose storage holds it (n's input itself, or, when a permutation of the
+ *  kernel is its index map, that permutation's input) and st[] its element strides per
+ *  dim of n's input (row-major for a plain tensor). Returns the rank (DNNFusion Fig. 3.5;
+ *  ecg_index_map_in). */
+int lw_operand_view(const ecg_lower *L, const ecg_node *n, int k, int *base, int64_t *st);
+/** The same for n's output 0: *dst the tensor written (the output itself, or the output
+ *  of the permutation that is its index map), st[] the element strides per dim of n's
+ *  output (ecg_index_map_out). Returns the rank. */
+int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st);
 
 /** Emitter for one node: append C statements (the body of the node's kernel function)
  *  to L->code. Returns ECG_OK or ECG_ERR_INPUT (unsupported dtype/attribute, naming
@@ -188,5 +205,15 @@ int lw_tensor_used_outside(const ecg_lower *L, int tid, const int *members, int 
  *  Errors (ECG_ERR_INPUT naming the node): a member that is not a scalar expression, a
  *  member of another element count, more than LW_MAX_OPS memory streams. */
 int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e);
+/** Emit one row-reduction kernel for members[0..nm) (topological order; every member's
+ *  ecg_row_level over the row space of the first row reduction is >= 0): one loop over
+ *  rows, one pass over a row's inner elements per dependency level, reductions in
+ *  registers, only outputs used outside stored (rowblock.c; DNNFusion §3.4.4 with the
+ *  plan's row blocks, tools/fuse/rows.c). Errors: ECG_ERR_INPUT naming the node (a
+ *  member that does not fit, too many operands), ECG_ERR_INTERNAL (out of memory). */
+int lw_emit_row_block(ecg_lower *L, const int *members, int nm, ecg_err *e);
+/** The C literal of scalar constant tensor id (one element, not bfloat16) as its vtype,
+ *  into buf[n]; 1 on success, 0 when it is not such a constant (buf unchanged). */
+int lw_const_literal(const ecg_lower *L, int id, char *buf, size_t n);
 
 #endif

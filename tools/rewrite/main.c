@@ -77,10 +77,6 @@ static size_t drop_blocks(ecg_graph *g) {
   return n;
 }
 
-static void print_sizes(FILE *f, const char *key, ecg_sizes s) {
-  fprintf(f, "\"%s\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld}", key, s.nodes,
-          (long long)s.flops, (long long)s.intermediate_bytes);
-}
 
 static void print_counters(FILE *f, const rw_stats *st) {
   fprintf(f, "{");
@@ -96,9 +92,9 @@ static int write_report(const char *path, double ms, ecg_sizes before, ecg_sizes
   int fired = 0;
   for (int i = 0; i < n_runs; i++) fired += runs[i].st.fired;
   fprintf(f, "{\"stage\": \"ecg-rewrite\", \"version\": \"%s\", \"time_ms\": %.3f, ", ECG_VERSION_STRING, ms);
-  print_sizes(f, "before", before);
+  ecg_sizes_json(f, "before", before);
   fprintf(f, ", ");
-  print_sizes(f, "after", after);
+  ecg_sizes_json(f, "after", after);
   fprintf(f, ", \"rewrite\": {\"fired\": %d, \"blocks_dropped\": %zu, \"passes_skipped\": %d, \"passes\": [", fired,
           blocks_dropped, skipped);
   for (int i = 0; i < n_runs; i++) {
@@ -106,7 +102,7 @@ static int write_report(const char *path, double ms, ecg_sizes before, ecg_sizes
             runs[i].ms, runs[i].st.fired);
     print_counters(f, &runs[i].st);
     fprintf(f, ", ");
-    print_sizes(f, "after", runs[i].after);
+    ecg_sizes_json(f, "after", runs[i].after);
     fprintf(f, "}");
   }
   fprintf(f, "]}}\n");
@@ -221,6 +217,9 @@ int main(int argc, char **argv) {
   if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   size_t dropped = drop_blocks(g);
   if (dropped) cli_note("ecg-rewrite", quiet, "%zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)", dropped);
+  size_t sub_dropped = ecg_subgraphs_clear(g);
+  if (sub_dropped)
+    cli_note("ecg-rewrite", quiet, "%zu partition subgraph(s) dropped (passes add nodes; run ecg-partition after ecg-rewrite)", sub_dropped);
   ecg_sizes before = ecg_measure(g, false);
   pass_run runs[MAX_RUN];
   memset(runs, 0, sizeof runs);

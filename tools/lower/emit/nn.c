@@ -114,6 +114,59 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/* Batch strides (elements) of an operand of rank ro_ whose matrix part has mat dims (2, or
+ * 1 for a 1-D operand, 0 for none), against the rbat batch dims bd of the output:
+ * right-aligned numpy broadcasting, stride 0 along a broadcast dim. */
+static void batch_strides(int rbat, const int64_t *bd, int r, const int64_t *d, const int64_t *st, int mat, int64_t *out) {
+  int rb = r - mat;
+  for (int i = 0; i < rbat; i++) {
+    int j = i - (rbat - rb);
+    out[i] = j >= 0 && d[j] != 1 && bd[i] != 1 ? st[j] : 0;
+  }
+}
+
+/* MatMul with index maps (DNNFusion Fig. 3.5; lw_operand_view/lw_output_view): every
+ * operand a strided view, one ecg_sgemm per batch with the views' trans flags and leading
+ * dimensions, so the absorbed permutations move no data. */
+static int matmul_strided(ecg_lower *L, const ecg_node *n, int va, const int64_t *sa, int vb, const int64_t *sb, int vo,
+                          const int64_t *so, ecg_err *e) {
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  int ra = lw_dims(L, n->inputs[0], ad), rb = lw_dims(L, n->inputs[1], bd), ro = lw_dims(L, n->outputs[0], od);
+  int64_t M = ra >= 2 ? ad[ra - 2] : 1, K = ad[ra - 1], N = rb >= 2 ? bd[rb - 1] : 1;
+  /* element (m, k) of A at m*sam + k*sak; (k, n) of B at k*sbk + n*sbn; (m, n) of C at m*scm + n*scn */
+  int64_t sam = ra >= 2 ? sa[ra - 2] : 0, sak = sa[ra - 1], sbk = rb >= 2 ? sb[rb - 2] : sb[0], sbn = rb >= 2 ? sb[rb - 1] : 0;
+  int64_t scm = ra >= 2 ? (rb >= 2 ? so[ro - 2] : so[ro - 1]) : 0, scn = rb >= 2 ? so[ro - 1] : 0;
+  int ta, tb;
+  int64_t lda, ldb, ldc;
+  if (sak == 1 || K == 1) { ta = 0; lda = sam > K ? sam : K; }
+  else if (sam == 1 || M == 1) { ta = 1; lda = sak > M ? sak : M; }
+  else return lw_node_err(L, n, e, "operand A's index map has no unit stride");
+  if (sbn == 1 || N == 1) { tb = 0; ldb = sbk > N ? sbk : N; }
+  else if (sbk == 1 || K == 1) { tb = 1; ldb = sbn > K ? sbn : K; }
+  else return lw_node_err(L, n, e, "operand B's index map has no unit stride");
+  if (scn != 1 && N != 1) return lw_node_err(L, n, e, "the output's index map has no unit stride along N");
+  ldc = scm > N ? scm : N;
+  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0);
+  int64_t bdims[ECG_MAX_RANK], ost[ECG_MAX_RANK], abs_[ECG_MAX_RANK], bbs[ECG_MAX_RANK], obs[ECG_MAX_RANK], batches = 1;
+  for (int i = 0; i < rbat; i++) { bdims[i] = od[i]; batches *= od[i]; }
+  lw_strides(rbat, bdims, ost);
+  batch_strides(rbat, bdims, ra, ad, sa, ra >= 2 ? 2 : 1, abs_);
+  batch_strides(rbat, bdims, rb, bd, sb, rb >= 2 ? 2 : 1, bbs);
+  for (int i = 0; i < rbat; i++) obs[i] = so[i];
+  char Ab[200], Bb[200], Ob[200];
+  snprintf(Ab, sizeof Ab, "%s", lw_ptr(L, va));
+  snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, vb));
+  snprintf(Ob, sizeof Ob, "%s", lw_ptr(L, vo));
+  sbuf *c = &L->code;
+  sb_printf(c, "  for (int64_t bt = 0; bt < %lld; bt++) {\n    int64_t rem = bt, ao = 0, bo = 0, co = 0; (void)rem;\n", (long long)batches);
+  for (int i = 0; i < rbat; i++)
+    sb_printf(c, "    { int64_t q = rem / %lld; rem -= q * %lld; ao += q * %lld; bo += q * %lld; co += q * %lld; }\n", (long long)ost[i],
+              (long long)ost[i], (long long)abs_[i], (long long)bbs[i], (long long)obs[i]);
+  sb_printf(c, "    ecg_sgemm(%d, %d, %lld, %lld, %lld, 1.0f, %s + ao, %lld, %s + bo, %lld, 0.0f, %s + co, %lld);\n  }\n", ta, tb,
+            (long long)M, (long long)N, (long long)K, Ab, (long long)lda, Bb, (long long)ldb, Ob, (long long)ldc);
+  return ECG_OK;
+}
+
 /** MatMul with numpy batch broadcasting and 1-D operands. A constant B shared by every
  *  batch is prepacked once; otherwise one ecg_sgemm per batch. */
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
@@ -135,6 +188,13 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t batches = 1, b_batches = 1;
   for (int i = 0; i < rbat; i++) batches *= bdims[i];
   for (int i = 0; i < rbb; i++) b_batches *= bbd[i];
+  int va, vb, vo;
+  int64_t sa[ECG_MAX_RANK], sb[ECG_MAX_RANK], so[ECG_MAX_RANK];
+  lw_operand_view(L, n, 0, &va, sa);
+  lw_operand_view(L, n, 1, &vb, sb);
+  lw_output_view(L, n, &vo, so);
+  if (va != n->inputs[0] || vb != n->inputs[1] || vo != n->outputs[0])
+    return matmul_strided(L, n, va, sa, vb, sb, vo, so, e);
   const char *A = lw_ptr(L, n->inputs[0]);
   char Ab[200], Bb[200], Ob[200];
   snprintf(Ab, sizeof Ab, "%s", A);

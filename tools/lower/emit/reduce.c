@@ -50,34 +50,6 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
-/* The reduced axes of a Reduce*: attribute (older opsets) or constant input 1.
- * Fills red[r] flags; returns 0, or -1 when the axes input is not constant. */
-static int reduce_axes(ecg_lower *L, const ecg_node *n, int r, int *red) {
-  int64_t axes[ECG_MAX_RANK];
-  int na = -1;
-  const int64_t *a;
-  int c = ecg_attr_ints(n, "axes", &a);
-  if (c >= 0) {
-    na = c > ECG_MAX_RANK ? ECG_MAX_RANK : c;
-    memcpy(axes, a, sizeof(int64_t) * (size_t)na);
-  } else if (n->n_inputs > 1 && n->inputs[1] >= 0) {
-    na = ecg_const_ints(L->g->tensors[n->inputs[1]], axes, ECG_MAX_RANK);
-    if (na < 0) return -1;
-  }
-  for (int d = 0; d < r; d++) red[d] = 0;
-  if (na <= 0) { /* axes absent or empty: everything, or nothing with noop_with_empty_axes */
-    if (ecg_attr_i(n, "noop_with_empty_axes", 0)) return 0;
-    for (int d = 0; d < r; d++) red[d] = 1;
-    return 0;
-  }
-  for (int i = 0; i < na; i++) {
-    int ax = lw_axis(axes[i], r);
-    if (ax < 0) return -1;
-    red[ax] = 1;
-  }
-  return 0;
-}
-
 /* The accumulation of a Reduce* as C, from its row of the reduction table
  * (ecg_reduction_of): *init the accumulator's initial value for the output dtype, step
  * "acc = combine(acc, map(elem))"'s right-hand side, fin the finish over fin_acc and count
@@ -135,7 +107,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
   if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
     return emit_reduce_runtime(L, n, e);
-  if (reduce_axes(L, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
+  if (ecg_reduced_dims(L->g, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
   for (int d = r - 1; d >= 0; d--) {

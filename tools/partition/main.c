@@ -1,0 +1,235 @@
+/* ecg-partition: AGO's weighted acyclic graph partitioning (Xu et al., INFOCOM 2023, §IV)
+ * of an ECG into subgraphs, or the Relay-style baseline. Reads an ECG (FILE or stdin),
+ * writes it with partition subgraphs (-o FILE or stdout). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ecg_measure.h"
+#include "partition.h"
+
+#define PROG "ecg-partition"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ecg-partition [options] [FILE.ecg|-]\n"
+          "Partition an ECG into subgraphs (AGO, INFOCOM 2023, §IV); fusion blocks stay whole.\n"
+          "  --strategy S       ago (default): CLUSTER (Algorithm 1), affix merging while the\n"
+          "                     subgraph weight stays below --max-weight, any number of complex\n"
+          "                     operators per subgraph; relay: the baseline AGO compares with, at\n"
+          "                     most one complex (Many-to-Many) operator per subgraph and\n"
+          "                     Reshape/Transpose-like (Reorganize, Shuffle) operators alone\n"
+          "  --max-weight W     the threshold Td (default: the weights file's max_weight)\n"
+          "  --weights FILE     c, b and max_weight of AGO Eq. 1 (default: the built-in\n"
+          "                     tools/partition/data/weights.txt: UNFITTED c=1, b=0, Td=1024)\n"
+          "  --report FILE      JSON report (- = stderr): nodes, FLOPs, intermediate bytes before/\n"
+          "                     after, subgraphs, the weight of each, log2 histogram, mean, median,\n"
+          "                     Jain's fairness index\n"
+          "  -o, --output FILE  output ECG (default stdout)\n"
+          "  --zstd             compress the output\n"
+          "  -q, --quiet        errors only on stderr\n"
+          "  -v, --verbose      a one-line summary on stderr\n"
+          "  -h, --help         this help\n"
+          "  --version          print the version\n"
+          "The SPLIT/JOIN schedule tuner of AGO §V is not implemented.\n");
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Summary statistics of the subgraph weights w[n] (AGO §VI-B, Fig. 14). */
+typedef struct {
+  double mean, median, jain, min, max;
+} wstats;
+
+static wstats weight_stats(const double *w, int n, double *sorted) {
+  wstats s = {0};
+  if (n == 0) return s;
+  double sum = 0, sq = 0;
+  for (int k = 0; k < n; k++) { sum += w[k]; sq += w[k] * w[k]; sorted[k] = w[k]; }
+  qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+  s.mean = sum / n;
+  s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  s.jain = sq > 0 ? sum * sum / (n * sq) : 0; /* Jain's fairness index (1 = all equal) */
+  s.min = sorted[0];
+  s.max = sorted[n - 1];
+  return s;
+}
+
+/* A double as JSON (null for a non-finite value). */
+static void jnum(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6g", v);
+  else fprintf(f, "null");
+}
+
+/* Write the report into rep (opened by the caller: stderr for "-", else an ecg_out whose
+ * commit renames it into place). */
+static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_before, ecg_sizes after, const ecg_graph *g,
+                        const char *strategy, const pt_weights *w, double td, const pt_cluster_stats *st, int max_complex,
+                        ecg_err *e) {
+  int n = (int)g->n_subgraphs;
+  double *wt = malloc(((size_t)n + 1) * sizeof *wt), *sorted = malloc(((size_t)n + 1) * sizeof *sorted);
+  if (!wt || !sorted) {
+    free(wt); free(sorted);
+    if (rep->f != stderr) ecg_out_abort(rep);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  for (int k = 0; k < n; k++) wt[k] = g->subgraphs[k]->weight;
+  wstats s = weight_stats(wt, n, sorted);
+  FILE *f = rep->f;
+  fprintf(f, "{\"stage\": \"ecg-partition\", \"version\": \"%s\", \"time_ms\": %.3f, ", ECG_VERSION_STRING, ms);
+  ecg_sizes_json(f, "before", before);
+  fprintf(f, ", ");
+  ecg_sizes_json(f, "after", after);
+  fprintf(f, ", \"partition\": {\"strategy\": \"%s\", \"weights_file\": \"%s\", \"fitted\": %s, \"c\": ", strategy, w->source,
+          w->fitted ? "true" : "false");
+  jnum(f, w->c);
+  fprintf(f, ", \"b\": ");
+  jnum(f, w->b);
+  fprintf(f, ", \"max_weight\": ");
+  jnum(f, td);
+  fprintf(f, ", \"subgraphs_before\": %zu, \"subgraphs\": %d, \"merges\": %d, \"iterations\": %d, "
+             "\"max_complex_per_subgraph\": %d, \"weights\": [",
+          sub_before, n, st->merges, st->iterations, max_complex);
+  for (int k = 0; k < n; k++) { fprintf(f, "%s", k ? ", " : ""); jnum(f, wt[k]); }
+  /* AGO Fig. 14: bin k counts weights in [2^k, 2^(k+1)); weights <= 0 counted apart */
+  fprintf(f, "], \"histogram_log2\": [");
+  int lo = 0, hi = -1, nonpos = 0;
+  for (int k = 0; k < n; k++) {
+    if (wt[k] <= 0) { nonpos++; continue; }
+    int bin = (int)floor(log2(wt[k]));
+    if (hi < lo) lo = hi = bin;
+    if (bin < lo) lo = bin;
+    if (bin > hi) hi = bin;
+  }
+  for (int b = lo; b <= hi; b++) {
+    int c = 0;
+    for (int k = 0; k < n; k++) c += wt[k] > 0 && (int)floor(log2(wt[k])) == b;
+    fprintf(f, "%s{\"bin\": %d, \"lo\": ", b > lo ? ", " : "", b);
+    jnum(f, ldexp(1, b));
+    fprintf(f, ", \"hi\": ");
+    jnum(f, ldexp(1, b + 1));
+    fprintf(f, ", \"count\": %d}", c);
+  }
+  fprintf(f, "], \"nonpositive\": %d, \"mean_weight\": ", nonpos);
+  jnum(f, s.mean);
+  fprintf(f, ", \"median_weight\": ");
+  jnum(f, s.median);
+  fprintf(f, ", \"min_weight\": ");
+  jnum(f, s.min);
+  fprintf(f, ", \"max_weight_seen\": ");
+  jnum(f, s.max);
+  fprintf(f, ", \"jain\": ");
+  jnum(f, s.jain);
+  fprintf(f, "}}\n");
+  free(wt);
+  free(sorted);
+  if (f == stderr) return ECG_OK;
+  return ecg_out_commit(rep, e);
+}
+
+enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+
+int main(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"strategy", 0, 1, OPT_STRATEGY}, {"max-weight", 0, 1, OPT_MAX_WEIGHT}, {"weights", 0, 1, OPT_WEIGHTS},
+      {"output", 'o', 1, OPT_OUTPUT},   {"report", 0, 1, OPT_REPORT},         {"zstd", 0, 0, OPT_ZSTD},
+      {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},           {"version", 0, 0, OPT_VERSION},
+      {"quiet", 'q', 0, OPT_QUIET},
+      {0, 0, 0, 0}};
+  const char *out = "-", *in = "-", *report = NULL, *weights_path = NULL, *strategy = "ago", *val;
+  pt_strategy strat = PT_AGO;
+  double td = -1;
+  int verbose = 0, have_in = 0, zstd = 0, c;
+  ecg_err e = {0};
+  cli cl;
+  cli_init(&cl, argc, argv, opts);
+  while ((c = cli_next(&cl, &val, &e)) != CLI_END) {
+    switch (c) {
+    case CLI_ERROR: usage(stderr); return cli_fail(PROG, e.code, e.msg);
+    case CLI_POSITIONAL:
+      if (have_in++) return cli_fail(PROG, ECG_ERR_USAGE, "more than one input file (try --help)");
+      in = val;
+      break;
+    case OPT_STRATEGY:
+      strategy = val;
+      if (!strcmp(val, "ago")) strat = PT_AGO;
+      else if (!strcmp(val, "relay")) strat = PT_RELAY;
+      else return cli_fail(PROG, ECG_ERR_USAGE, "unknown strategy (known: ago, relay) (try --help)");
+      break;
+    case OPT_MAX_WEIGHT: {
+      char *end;
+      td = strtod(val, &end);
+      if (*end || !(td > 0) || !isfinite(td)) return cli_fail(PROG, ECG_ERR_USAGE, "--max-weight expects a number > 0 (try --help)");
+      break;
+    }
+    case OPT_WEIGHTS: weights_path = val; break;
+    case OPT_OUTPUT: out = val; break;
+    case OPT_REPORT: report = val; break;
+    case OPT_ZSTD: zstd = 1; break;
+    case OPT_VERBOSE: verbose = 1; break;
+    case OPT_QUIET: verbose = 0; break; /* nothing but errors and -v lines to silence */
+    case OPT_HELP: usage(stdout); return 0;
+    case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
+    }
+  }
+  if (!strcmp(in, "-") && isatty(fileno(stdin))) {
+    fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n");
+    usage(stderr);
+    return 2;
+  }
+  pt_weights w;
+  int rc = pt_weights_load(weights_path, &w, &e);
+  if (rc) { fprintf(stderr, PROG ": %s\n", e.msg); return rc; }
+  if (td < 0) td = w.max_weight;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ecg_graph *g = NULL;
+  rc = ecg_read_path(in, &g, &e);
+  if (rc == ECG_OK) rc = ecg_validate(g, &e);
+  if (rc) { fprintf(stderr, PROG ": %s\n", e.msg); ecg_graph_free(g); return rc; }
+  ecg_sizes before = ecg_measure(g, true);
+  size_t sub_before = g->n_subgraphs;
+  pt_cluster_stats st = {0};
+  int max_complex = 0;
+  rc = pt_partition(g, strat, &w, td, &st, &max_complex, &e);
+  if (rc == ECG_OK && (rc = ecg_validate(g, &e)) != ECG_OK) {
+    char msg[sizeof e.msg];
+    snprintf(msg, sizeof msg, "%s", e.msg);
+    rc = ecg_errf(&e, ECG_ERR_INTERNAL, "the partition is invalid: %s", msg);
+  }
+  /* the report file is opened first, so a bad report path leaves no output ECG either */
+  ecg_out rep = {.f = stderr};
+  if (rc == ECG_OK && report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
+  if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
+  if (rc) {
+    fprintf(stderr, PROG ": %s\n", e.msg);
+    if (rep.f != stderr) ecg_out_abort(&rep);
+    ecg_graph_free(g);
+    return rc;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  ecg_sizes after = ecg_measure(g, true);
+  if (report &&
+      (rc = write_report(&rep, ms, before, sub_before, after, g, strategy, &w, strat == PT_RELAY ? INFINITY : td, &st, max_complex, &e))) {
+    fprintf(stderr, PROG ": %s\n", e.msg);
+    ecg_graph_free(g);
+    return rc;
+  }
+  if (verbose) {
+    double sum = 0;
+    for (size_t k = 0; k < g->n_subgraphs; k++) sum += g->subgraphs[k]->weight;
+    fprintf(stderr, PROG ": %s: %zu nodes -> %zu subgraphs (%d merges), mean weight %.1f, Td %g%s\n", strategy, g->n_nodes,
+            g->n_subgraphs, st.merges, g->n_subgraphs ? sum / (double)g->n_subgraphs : 0.0, strat == PT_RELAY ? INFINITY : td,
+            w.fitted ? "" : " (unfitted weights)");
+  }
+  ecg_graph_free(g);
+  return 0;
+}

@@ -1,0 +1,102 @@
+/* ecg-partition internals: AGO's weighted acyclic graph partitioning (Xu et al., "AGO:
+ * Boosting Mobile AI Inference Performance by Removing Constraints on Graph Optimization",
+ * INFOCOM 2023, §IV) over the ECG.
+ *   weight.c:  operator weights, AGO Eq. 1, and the weights file (--weights);
+ *   cluster.c: CLUSTER (Algorithm 1) over an abstract DAG of units, and its use on an ECG
+ *              (units = fusion blocks and nodes in no block) for both strategies.
+ * The SPLIT/JOIN tuner of AGO §V is not implemented here. */
+#ifndef ECG_PARTITION_H
+#define ECG_PARTITION_H
+#include <stdbool.h>
+
+#include "ecg.h"
+
+/* ---------------------------------------------------------------- weights (weight.c) */
+
+/** The parameters of AGO Eq. 1, w_v = c * prod_{l in loops(v)} ln(s_l) + b, and the
+ *  default threshold Td of Algorithm 1, as read from a weights file. Units: a weight is
+ *  AGO's tuning-budget scale (Fig. 8 budgets in hundreds of schedules) once c and b are
+ *  fitted; the shipped defaults are NOT fitted (tools/partition/weights.txt says so). */
+typedef struct pt_weights {
+  double c;          /**< slope (default 1) */
+  double b;          /**< bias (default 0) */
+  double max_weight; /**< Td, the default of --max-weight */
+  bool fitted;       /**< the file says its c and b were fitted on measurements */
+  char source[256];  /**< where they came from: a path, or "built-in weights.txt" */
+} pt_weights;
+
+/** Parse a weights file's text (name for messages): lines "key value" with keys c, b,
+ *  max_weight, fitted (0/1); '#' starts a comment; every key is required except fitted.
+ *  Errors: ECG_ERR_INPUT "NAME:LINE: ..." for an unknown key, a bad number, a missing key
+ *  or max_weight <= 0. */
+int pt_weights_parse(const char *name, const char *text, size_t len, pt_weights *w, ecg_err *e);
+/** Load path, or the weights.txt embedded at build time when path is NULL. Errors as
+ *  pt_weights_parse, plus ECG_ERR_INPUT "PATH: strerror" for an unreadable file. */
+int pt_weights_load(const char *path, pt_weights *w, ecg_err *e);
+
+/** The loop nest of node n's reference implementation, its extents into ext[max]
+ *  (outermost first; returns the count, extents of 1 included, or minus the error code): for Conv, ConvTranspose,
+ *  ConvInteger, QLinearConv and pooling (the shared ecg_conv_geom_resolve) batch, output
+ *  channels, output spatial dims, input channels per group and kernel dims (pooling: no
+ *  channel reduction); for every other operator the dims of output 0, plus, for a
+ *  Many-to-Many operator (registry mapping), one reduction loop whose extent is the larger
+ *  of FLOPs/(2|Y|) (the contraction length of MatMul/Gemm) and |X0|/|Y| (the reduced
+ *  volume of a reduction), when it exceeds 1. Errors: ECG_ERR_INPUT naming the node when
+ *  output 0 (or a convolution operand) has a symbolic or unknown shape. */
+int pt_loop_nest(const ecg_graph *g, const ecg_node *n, int64_t *ext, int max, ecg_err *e);
+/** AGO Eq. 1 for node n: c * prod over loops of extent > 1 of ln(extent) + b (an empty
+ *  product is 1). Errors as pt_loop_nest. */
+int pt_node_weight(const ecg_graph *g, const ecg_node *n, const pt_weights *w, double *out, ecg_err *e);
+
+/* ---------------------------------------------------------------- CLUSTER (cluster.c) */
+
+/** A DAG of units to partition: n units with weights w[n], complex[n] (the number of
+ *  complex = Many-to-Many operators inside) and delim[n] (a Reshape/Transpose-like unit:
+ *  registry mapping Reorganize or Shuffle), and ne directed edges src[k] -> dst[k]
+ *  (duplicates allowed, no self loops). */
+typedef struct pt_dag {
+  int n, ne;
+  const double *w;
+  const int *complex;
+  const bool *delim;
+  const int *src, *dst;
+} pt_dag;
+
+/** What may merge (Algorithm 1 line 6 and the baseline's extra constraints). */
+typedef struct pt_rules {
+  double max_weight;     /**< Td: merge only while w_v + w_u < Td (INFINITY: no limit) */
+  int max_complex;       /**< at most this many complex operators per subgraph; < 0 no limit */
+  bool delim_alone;      /**< delimiter units never merge (Relay's Reshape/Transpose) */
+} pt_rules;
+
+/** What CLUSTER did. */
+typedef struct pt_cluster_stats {
+  int merges;       /**< hyper nodes formed (Algorithm 1 line 7) */
+  int iterations;   /**< candidate selections (line 5) */
+} pt_cluster_stats;
+
+/** CLUSTER (AGO Algorithm 1) on d: topological stages (longest path from a source,
+ *  Definition 2); repeatedly the heaviest candidate v (ties: lowest index) merges with
+ *  the lightest unit u of its affix set (undirected neighbours whose stage differs by
+ *  exactly 1, Definition 3; ties: lowest index) that r admits, the hyper node returning to
+ *  the candidates, else v leaves them; edges and stages are recomputed after every merge.
+ *  By Theorem 1 the quotient stays acyclic. On return group_of[i] (n entries) is unit i's
+ *  subgraph, numbered in a topological order of the quotient graph (by final stage, then
+ *  lowest member), and *n_groups their number. Errors: ECG_ERR_INPUT when d has a cycle,
+ *  ECG_ERR_INTERNAL out of memory. */
+int pt_cluster(const pt_dag *d, const pt_rules *r, int *group_of, int *n_groups, pt_cluster_stats *st, ecg_err *e);
+
+/** Partitioning strategies: AGO's CLUSTER, or the Relay-style baseline AGO compares with
+ *  (at most one complex operator per subgraph, Reshape/Transpose-like operators alone, no
+ *  weight limit), both through pt_cluster. */
+typedef enum { PT_AGO = 0, PT_RELAY } pt_strategy;
+
+/** Partition g (static shapes; fusion blocks are units never split) and store the result
+ *  as g's subgraphs (ecg_subgraphs_set), each with its weight and strategy name. Node
+ *  weights by pt_node_weight under w; max_weight is Td for PT_AGO. *max_complex receives
+ *  the largest number of complex operators in one subgraph. Errors: those of
+ *  pt_node_weight and pt_cluster, ECG_ERR_INTERNAL out of memory. */
+int pt_partition(ecg_graph *g, pt_strategy s, const pt_weights *w, double max_weight, pt_cluster_stats *st,
+                 int *max_complex, ecg_err *e);
+
+#endif
