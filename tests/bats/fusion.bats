@@ -120,7 +120,13 @@ fused() {
   "$BIN/onnx2ecg" "$SHARED_MODELS/mobilenet_v2.onnx" --input-shape input=1x3x224x224 -o "$T/m.ecg"
   "$BIN/ecg-fuse" --report "$T/r.json" "$T/m.ecg" -o "$T/f.ecg"
   jq -e '.stage == "ecg-fuse" and .fuse.blocks > 0 and .fuse.fusion_rate > 1.5 and .after.kernels < .before.kernels' "$T/r.json"
-  jq -e '.after.intermediate_bytes < .before.intermediate_bytes' "$T/r.json"
+  jq -e '.after.intermediate_bytes < .before.intermediate_bytes and .after.peak_bytes < .before.peak_bytes' "$T/r.json"
+  jq -e '.fuse.layers_after.compute_intensive + .fuse.layers_after.memory_intensive == .after.kernels
+      and ([.fuse.blocks_by_type[]] | add) == .fuse.blocks' "$T/r.json"
+  run --separate-stderr "$BIN/ecg-fuse" -v "$T/m.ecg" -o "$T/f2.ecg"
+  [ "$status" -eq 0 ]
+  echo "$stderr"
+  [[ "$stderr" == *"compute-intensive"*"memory-intensive"*"peak live bytes"* ]]
   "$BIN/ecg-dump" --summary "$T/f.ecg" >/dev/null
 }
 

@@ -26,10 +26,12 @@ static void usage(FILE *f) {
           "  --intensive        AGO intensive fusion: pointwise -> depthwise -> pointwise convolution\n"
           "                     chains (inverted residuals) become one row-tiled kernel\n"
           "  --host-key         print this machine's profile-database key (JSON) and exit\n"
-          "  --report FILE      JSON report (- = stderr): nodes, FLOPs, intermediate bytes and\n"
-          "                     kernels before/after, blocks, fusion_rate = nodes / kernels of the\n"
+          "  --report FILE      JSON report (- = stderr): nodes, FLOPs, intermediate and peak live\n"
+          "                     bytes and kernels before/after, compute/memory-intensive layers,\n"
+          "                     blocks by fused mapping type, fusion_rate = nodes / kernels of the\n"
           "                     plan (every node outside a block one kernel; the lowered\n"
           "                     model.json's \"kernels\" also leaves out zero-copy Reshapes)\n"
+          "  -v, --verbose      the same as a one-screen table on stderr\n"
           "  -o, --output FILE  output ECG (default stdout)\n"
           "  --zstd             compress the output\n"
           "  -q, --quiet        errors only on stderr\n"
@@ -115,31 +117,61 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   ecg_sizes after = ecg_measure(g, true);
   long kernels = (long)g->n_nodes - st.fused_nodes + st.blocks;
-  int compute = 0;
-  for (size_t i = 0; i < g->n_nodes; i++)
-    if (fuse_node_mapping(g, g->nodes[i]) == ECG_MAP_MANY_TO_MANY) compute++;
+  /* layers before/after, compute-intensive (a Many-to-Many operator in it) or memory-
+   * intensive (dissertation Table 3.5); blocks by fused mapping type */
+  int compute = 0, compute_after = 0, by_type[8] = {0};
+  char *blk_compute = calloc(g->n_blocks + 1, 1);
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    int m2m = fuse_node_mapping(g, g->nodes[i]) == ECG_MAP_MANY_TO_MANY, b = g->nodes[i]->fusion_block;
+    compute += m2m;
+    if (b < 0 || (size_t)b >= g->n_blocks) compute_after += m2m;
+    else if (m2m && blk_compute) blk_compute[b] = 1;
+  }
+  for (size_t b = 0; b < g->n_blocks; b++) {
+    compute_after += blk_compute && blk_compute[b];
+    int t = (int)g->blocks[b]->mapping_type;
+    if (t >= 0 && t < 8) by_type[t]++;
+  }
+  free(blk_compute);
+  static const ecg_mapping types[] = {ECG_MAP_ONE_TO_ONE, ECG_MAP_ONE_TO_MANY, ECG_MAP_MANY_TO_MANY, ECG_MAP_REORGANIZE, ECG_MAP_SHUFFLE};
   double rate = kernels > 0 ? (double)g->n_nodes / (double)kernels : 0;
   double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   if (report) {
     FILE *f = !strcmp(report, "-") ? stderr : fopen(report, "w");
     if (!f) { perror(report); ecg_graph_free(g); return 1; }
     fprintf(f, "{\"stage\": \"ecg-fuse\", \"version\": \"%s\", \"time_ms\": %.3f, "
-               "\"before\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld, \"kernels\": %zu}, "
-               "\"after\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld, \"kernels\": %ld}, "
+               "\"before\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld, \"peak_bytes\": %lld, \"kernels\": %zu}, "
+               "\"after\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld, \"peak_bytes\": %lld, \"kernels\": %ld}, "
                "\"fuse\": {\"plan\": \"%s\", \"blocks\": %d, \"fused_nodes\": %d, \"fusion_rate\": %.3f, "
-               "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, \"seeds\": %d, "
-               "\"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, \"break\": %d, "
-               "\"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d, \"row_blocks\": %d, \"index_maps\": %d}}\n",
-            ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.intermediate_bytes, before.nodes,
-            after.nodes, (long long)after.flops, (long long)after.intermediate_bytes, kernels, plan_name, st.blocks, st.fused_nodes, rate,
-            compute, g->n_nodes - (size_t)compute, st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks,
-            st.cycle_rejects, st.shape_rejects, st.intensive, st.row_blocks, st.index_maps);
+               "\"compute_intensive_layers\": %d, \"memory_intensive_layers\": %zu, "
+               "\"layers_after\": {\"compute_intensive\": %d, \"memory_intensive\": %ld}, \"blocks_by_type\": {",
+            ECG_VERSION_STRING, ms, before.nodes, (long long)before.flops, (long long)before.intermediate_bytes,
+            (long long)before.peak_bytes, before.nodes, after.nodes, (long long)after.flops, (long long)after.intermediate_bytes,
+            (long long)after.peak_bytes, kernels, plan_name, st.blocks, st.fused_nodes, rate, compute, g->n_nodes - (size_t)compute,
+            compute_after, kernels - compute_after);
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++)
+      fprintf(f, "%s\"%s\": %d", k ? ", " : "", ecg_mapping_name(types[k]), by_type[types[k]]);
+    fprintf(f, "}, \"seeds\": %d, \"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, "
+               "\"break\": %d, \"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d, \"row_blocks\": %d, "
+               "\"index_maps\": %d}}\n",
+            st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks, st.cycle_rejects, st.shape_rejects,
+            st.intensive, st.row_blocks, st.index_maps);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
-  if (verbose)
-    fprintf(stderr, PROG ": plan %s: %zu nodes -> %ld kernels (%d blocks of %d nodes), fusion rate %.2f, "
-                    "intermediate bytes %lld -> %lld\n",
-            plan_name, g->n_nodes, kernels, st.blocks, st.fused_nodes, rate, (long long)before.intermediate_bytes, (long long)after.intermediate_bytes);
+  if (verbose) { /* one screen: the dissertation's Table 3.5 for this model */
+    fprintf(stderr, PROG ": plan %s%s\n", plan_name, intensive ? " + intensive" : "");
+    fprintf(stderr, "                        %14s %14s\n", "before", "after");
+    fprintf(stderr, "  layers (kernels)      %14zu %14ld   fusion rate %.2f\n", before.nodes, kernels, rate);
+    fprintf(stderr, "    compute-intensive   %14d %14d\n", compute, compute_after);
+    fprintf(stderr, "    memory-intensive    %14zu %14ld\n", g->n_nodes - (size_t)compute, kernels - compute_after);
+    fprintf(stderr, "  intermediate bytes    %14lld %14lld\n", (long long)before.intermediate_bytes, (long long)after.intermediate_bytes);
+    fprintf(stderr, "  peak live bytes       %14lld %14lld\n", (long long)before.peak_bytes, (long long)after.peak_bytes);
+    fprintf(stderr, "  blocks %d (%d nodes):", st.blocks, st.fused_nodes);
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) fprintf(stderr, " %s %d", ecg_mapping_name(types[k]), by_type[types[k]]);
+    fprintf(stderr, "\n  decisions: %d through, %d depend (%d profiled, %d rejected), %d break; %d row blocks, %d index maps, "
+                    "%d intensive chains\n",
+            st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks, st.row_blocks, st.index_maps, st.intensive);
+  }
   ecg_graph_free(g);
   return 0;
 }
