@@ -35,7 +35,6 @@ static void usage(FILE *f) {
           "  -o, --output FILE  output ECG (default stdout)\n"
           "  --zstd             compress the output\n"
           "  -q, --quiet        errors only on stderr\n"
-          "  -v, --verbose      a one-screen summary on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n");
 }
