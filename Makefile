@@ -6,6 +6,9 @@
 #   make demo       convert, lower, run, check and time the default model
 #   make san        build with AddressSanitizer/UBSan into build-san/ (used by tests)
 #   make bench      long benchmarks (every model, 1 and 2 threads, vs ONNX Runtime)
+#   make install    tools, libecg.a + headers + ecg.pc, man pages, ecg.mk, bash completion
+#                   into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall removes them
+#   make viz MODEL=name|path.onnx|path.ecg   render ecg-dump --dot to out/viz/NAME.svg
 
 CC      ?= cc
 SAN     ?=
@@ -37,8 +40,9 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion
-all: $(PROGS)
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
+        install uninstall man viz
+all: $(PROGS) man
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
 	@mkdir -p $(BUILD)/gen
@@ -96,8 +100,10 @@ san:
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \
             libonnx-testdata xxd gcc make gnuplot-nox \
             gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross \
-            gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user
-# (the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests)
+            gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user \
+            scdoc man-db pkgconf graphviz
+# (the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests;
+#  scdoc builds the man pages, man-db and pkgconf are what the install tests use, graphviz: make viz)
 # node and npm: Debian's packages only when the commands are missing (a machine may carry
 # its own Node.js, which Debian's npm package conflicts with).
 setup:
@@ -150,6 +156,79 @@ conformance: all
 	node tools/bench/gen_opset_tests.mjs --out build/opset-tests && \
 	sh tools/bench/conformance.sh --data-root build/opset-tests --suite opset --json conformance-opset.json || s=1; \
 	exit $$s
+
+# ---------------------------------------------------------------- man pages, install
+# Man pages are written in scdoc (man/*.scd) and built at make time into build/man/.
+MAN_SRCS := $(wildcard man/*.scd)
+MAN_PAGES := $(patsubst man/%.scd,$(BUILD)/man/%,$(MAN_SRCS))
+man: $(MAN_PAGES)
+$(BUILD)/man/%: man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc < $< > $@.tmp && mv $@.tmp $@
+
+# make install PREFIX=/usr/local DESTDIR=/tmp/stage: the tools, libecg.a with its public
+# headers (include/ecg/) and pkg-config file, the man pages, share/ecg/ecg.mk (user
+# Makefiles), share/ecg/bench (ecg-bench's ONNX Runtime scripts and, when `make setup` has
+# installed them, their node_modules without other platforms' binaries; an installed
+# ecg-bench finds them at BINDIR/../share/ecg/bench), and bash completion.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+bindir      := $(PREFIX)/bin
+libdir      := $(PREFIX)/lib
+includedir  := $(PREFIX)/include
+datadir     := $(PREFIX)/share
+mandir      := $(datadir)/man
+ECG_PUBLIC_HDRS := format/ecg.h format/ops.def format/chain.h format/scalar.h format/ecg_scalar.h $(BUILD)/gen/ecg.pb-c.h
+BENCH_SCRIPTS := $(wildcard tools/bench/*.mjs) tools/bench/package.json tools/bench/package-lock.json
+COMPLETION_NAMES := $(foreach d,$(TOOL_DIRS),$(name_$(d)))
+ORT_PLATFORM := linux/$(if $(filter x86_64,$(shell uname -m)),x64,arm64)
+
+$(BUILD)/ecg.pc: Makefile
+	@mkdir -p $(BUILD)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: ecg' 'Description: libecg, the Extended Computational Graph library of the ecg ONNX-to-C compiler' \
+	  'Version: '"$$(sed -n 's/^#define ECG_VERSION_STRING "\(.*\)"/\1/p' format/ecg.h)" \
+	  'Requires: libprotobuf-c' 'Requires.private: libzstd' \
+	  'Cflags: -I$${includedir}/ecg' 'Libs: -L$${libdir} -lecg' 'Libs.private: -lm' > $@
+
+install: all $(BUILD)/libecg.a $(BUILD)/ecg.pc
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/ecg \
+	  $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man7 $(DESTDIR)$(datadir)/ecg/bench \
+	  $(DESTDIR)$(datadir)/bash-completion/completions
+	install -m 755 $(PROGS) $(DESTDIR)$(bindir)/
+	install -m 644 $(BUILD)/libecg.a $(DESTDIR)$(libdir)/
+	install -m 644 $(BUILD)/ecg.pc $(DESTDIR)$(libdir)/pkgconfig/
+	install -m 644 $(ECG_PUBLIC_HDRS) $(DESTDIR)$(includedir)/ecg/
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man1/
+	install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man7/
+	install -m 644 share/ecg/ecg.mk $(DESTDIR)$(datadir)/ecg/
+	install -m 644 $(BENCH_SCRIPTS) $(DESTDIR)$(datadir)/ecg/bench/
+	@if [ -d tools/bench/node_modules ]; then \
+	  echo "install: tools/bench/node_modules -> $(DESTDIR)$(datadir)/ecg/bench/node_modules (onnxruntime binaries for $(ORT_PLATFORM) only)"; \
+	  rm -rf $(DESTDIR)$(datadir)/ecg/bench/node_modules; \
+	  tar -C tools/bench -cf - --exclude='onnxruntime-node/bin/napi-v*/darwin' --exclude='onnxruntime-node/bin/napi-v*/win32' \
+	    $(if $(filter linux/x64,$(ORT_PLATFORM)),--exclude='onnxruntime-node/bin/napi-v*/linux/arm64',--exclude='onnxruntime-node/bin/napi-v*/linux/x64') \
+	    node_modules | tar -C $(DESTDIR)$(datadir)/ecg/bench -xf -; \
+	else echo "install: no tools/bench/node_modules (run make setup): the installed ecg-bench --ort needs them"; fi
+	install -m 644 share/bash-completion/ecg $(DESTDIR)$(datadir)/bash-completion/completions/ecg
+	for t in $(COMPLETION_NAMES); do ln -sf ecg $(DESTDIR)$(datadir)/bash-completion/completions/$$t; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(PROGS))) $(DESTDIR)$(libdir)/libecg.a \
+	  $(DESTDIR)$(libdir)/pkgconfig/ecg.pc \
+	  $(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \
+	  $(addprefix $(DESTDIR)$(mandir)/man7/,$(notdir $(filter %.7,$(MAN_PAGES)))) \
+	  $(addprefix $(DESTDIR)$(datadir)/bash-completion/completions/,ecg $(COMPLETION_NAMES))
+	rm -rf $(DESTDIR)$(includedir)/ecg $(DESTDIR)$(datadir)/ecg
+
+# ---------------------------------------------------------------- pictures
+# make viz MODEL=mobilenet_v2 (a name of scripts/models.tsv), MODEL=path.onnx or MODEL=g.ecg:
+# ecg-dump --dot of the graph after VIZ_STAGES (default: ecg-fuse, so fusion blocks are
+# clusters), rendered by Graphviz into out/viz/NAME.svg.
+VIZ_STAGES ?= bin/ecg-fuse
+viz: all
+	@test -n "$(MODEL)" || { echo "usage: make viz MODEL=name|path.onnx|path.ecg [VIZ_STAGES='bin/ecg-rewrite bin/ecg-fuse']"; exit 2; }
+	sh scripts/viz.sh "$(MODEL)" "$(VIZ_STAGES)" out/viz
 
 clean:
 	rm -rf build build-san bin out

@@ -194,7 +194,7 @@ dump_fails() {
   no_sanitizer_report "$stderr"
   [ "$status" -eq 0 ]
   grep -q 'subgraph cluster_0' <<<"$output"
-  grep -qF 'label="block 0\nOne-to-One"' <<<"$output"
+  grep -qF 'label="block 0: One-to-One, 2 ops, ' <<<"$output"
   run --separate-stderr "$SAN/ecg-dump" --json "$T/blocks.ecg"
   [ "$status" -eq 0 ]
   [ "$(jq -c '.blocks[0] | [.nodes, .seed, .dominant, .mapping, .inputs, .outputs, .plan]' <<<"$output")" = '[[0,1],0,-1,"One-to-One",["x"],["y"],"dnnfusion"]' ]

@@ -158,7 +158,8 @@ void bt_timing_from(double *samples, int n, bt_timing *t);
 
 /* ---------------------------------------------------------------- ort.c */
 
-/** Locate tools/bench/ort_run.mjs: $ECG_BENCH_ORT, else the first
+/** Locate tools/bench/ort_run.mjs: $ECG_BENCH_ORT, else, for an installed ecg-bench,
+ *  BINDIR/../share/ecg/bench/ort_run.mjs (make install), else the first
  *  <ancestor>/tools/bench/ort_run.mjs going up from this executable's directory's
  *  parent (bin/.., build-san/bin/../..). Writes into buf (cap bytes).
  *  ECG_ERR_INPUT if absent. */

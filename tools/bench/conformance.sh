@@ -193,11 +193,17 @@ total=$(wc -l < "$work/list")
 [ "$QUIET" -eq 1 ] || echo "conformance: $total tests, $JOBS jobs, timeout ${TIMEOUT}s" >&2
 
 # one result line per test as it finishes: STATUS SUITE/TEST TIME REASON
+# (a progress count on stderr, rewritten in place, only when stderr is a terminal and stdout
+# is not: on a terminal stdout the result lines show the progress themselves)
+progress=0
+[ "$QUIET" -eq 0 ] && [ -t 2 ] && ! [ -t 1 ] && progress=1
 xargs -P "$JOBS" -L 1 sh "$self" --worker "$TIMEOUT" "$BINDIR" < "$work/list" |
-	while IFS='	' read -r st su te ti re; do
+	{ done_n=0; while IFS='	' read -r st su te ti re; do
 		printf '%s\t%s\t%s\t%s\t%s\n' "$st" "$su" "$te" "$ti" "$re" >> "$work/results"
 		printf '%-11s %s/%s %.1fs %s\n' "$st" "$su" "$te" "$ti" "$re"
-	done
+		done_n=$((done_n + 1))
+		[ $progress -eq 0 ] || printf '\rconformance: %d/%d' "$done_n" "$total" >&2
+	done; [ $progress -eq 0 ] || printf '\n' >&2; }
 [ -f "$work/results" ] || : > "$work/results"
 
 # totals per suite, and the JSON summary

@@ -22,7 +22,7 @@
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR] [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
     "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
-    "                 [--cc CC] [--save DIR] [-v] [--help] [--version]\n"
+    "                 [--cc CC] [--save DIR] [-q|-v] [--help] [--version]\n"
     "\n"
     "Builds the lowered model directory DIR (an `ecg-lower -o DIR` output: it must hold\n"
     "ecg-lower.manifest; make -C DIR), runs DIR/runner on the inputs of an ONNX test data\n"
@@ -58,6 +58,7 @@ static const char usage_text[] =
     "  --cc CC        compiler for the lowered directory (make CC=CC; MARCH=... from the\n"
     "                 environment reaches the lowered Makefile)\n"
     "  --save DIR     write the inputs and our outputs as input_K.pb / output_K.pb\n"
+    "  -q, --quiet    errors only on stderr (no \"not verified\" note)\n"
     "  -v, --verbose  per-tensor details on stderr\n"
     "Exit: 0 pass (or nothing to check, without --check), 1 mismatch/not verified with\n"
     "--check/invalid input/build or ONNX Runtime failure/I/O failure, 2 usage, 3 internal.\n";
@@ -69,7 +70,7 @@ typedef struct opts {
   double rtol, atol;
   int runs, warmup, threads;
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
-  bool ort, ort_noise, verbose, check;
+  bool ort, ort_noise, verbose, check, quiet;
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -223,13 +224,13 @@ static bool parse_int(const char *s, int min, int *out) {
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_HELP, O_VERSION };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
       {"threads", 0, 1, O_THREADS}, {"ort", 0, 0, O_ORT},         {"ort-noise", 0, 0, O_ORT_NOISE},
       {"model", 0, 1, O_MODEL},     {"cc", 0, 1, O_CC},           {"save", 0, 1, O_SAVE},
-      {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"help", 'h', 0, O_HELP},
+      {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
@@ -267,7 +268,8 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_CC: o->cc = val; break;
     case O_SAVE: o->save = val; break;
     case O_CHECK: o->check = true; break;
-    case O_VERBOSE: o->verbose = true; break;
+    case O_VERBOSE: o->verbose = true; o->quiet = false; break;
+    case O_QUIET: o->quiet = true; o->verbose = false; break;
     case O_HELP: fputs(usage_text, stdout); return -1;
     case O_VERSION: printf("ecg-bench %s\n", ECG_VERSION_STRING); return -1;
     }
@@ -661,9 +663,13 @@ int main(int argc, char **argv) {
     return ECG_ERR_INPUT;
   }
   if (!r.checked) {
-    fprintf(stderr, "ecg-bench: %s: not verified: no reference outputs (use --data DIR, or --ort to compare with ONNX Runtime)\n",
-            o.dir);
-    if (o.check) return ECG_ERR_INPUT;
+    if (o.check) { /* an error with --check: never silenced */
+      fprintf(stderr, "ecg-bench: %s: not verified: no reference outputs (use --data DIR, or --ort to compare with ONNX Runtime)\n",
+              o.dir);
+      return ECG_ERR_INPUT;
+    }
+    cli_note("ecg-bench", o.quiet, "%s: not verified: no reference outputs (use --data DIR, or --ort to compare with ONNX Runtime)",
+             o.dir);
   }
   return ort_rc ? ort_rc : ECG_OK;
 }

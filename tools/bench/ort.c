@@ -20,15 +20,21 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return ecg_errf(e, ECG_ERR_INPUT, "cannot locate ort_run.mjs (set ECG_BENCH_ORT)");
   exe[n] = 0;
-  /* bin/ecg-bench -> bin/../tools/bench; build-san/bin/ecg-bench -> two levels up */
+  /* bin/ecg-bench -> bin/../tools/bench; build-san/bin/ecg-bench -> two levels up; an
+   * installed PREFIX/bin/ecg-bench -> PREFIX/share/ecg/bench (make install puts it there) */
   for (int up = 1; up <= 3; up++) {
     char *slash = strrchr(exe, '/');
     if (!slash) break;
     *slash = 0;
+    if (up == 2) {
+      snprintf(buf, cap, "%s/share/ecg/bench/ort_run.mjs", exe[0] ? exe : "/");
+      if (access(buf, R_OK) == 0) return ECG_OK;
+    }
     snprintf(buf, cap, "%s/tools/bench/ort_run.mjs", exe[0] ? exe : "/");
     if (up > 1 && access(buf, R_OK) == 0) return ECG_OK;
   }
-  return ecg_errf(e, ECG_ERR_INPUT, "tools/bench/ort_run.mjs not found above the ecg-bench binary (set ECG_BENCH_ORT)");
+  return ecg_errf(e, ECG_ERR_INPUT,
+                  "ort_run.mjs not found in ../share/ecg/bench or tools/bench above the ecg-bench binary (set ECG_BENCH_ORT)");
 }
 
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,

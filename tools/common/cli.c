@@ -1,6 +1,9 @@
 /* The shared command-line parser (cli.h). */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -69,6 +72,25 @@ int cli_next(cli *c, const char **value, ecg_err *e) {
 }
 
 int cli_fail(const char *prog, int code, const char *msg) {
-  fprintf(stderr, "%s: %s\n", prog, msg);
+  if (cli_colour(stderr)) fprintf(stderr, "\033[1;31m%s\033[0m: %s\n", prog, msg);
+  else fprintf(stderr, "%s: %s\n", prog, msg);
   return code;
+}
+
+bool cli_colour(FILE *f) {
+  const char *nc = getenv("NO_COLOR");
+  return isatty(fileno(f)) && !(nc && *nc);
+}
+
+bool cli_progress(bool quiet) { return !quiet && isatty(fileno(stderr)); }
+
+void cli_note(const char *prog, bool quiet, const char *fmt, ...) {
+  if (quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  if (cli_colour(stderr)) fprintf(stderr, "%s: \033[33mnote\033[0m: ", prog);
+  else fprintf(stderr, "%s: note: ", prog);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
 }

@@ -45,7 +45,22 @@ void cli_init(cli *c, int argc, char **argv, const cli_opt *opts);
  *  for a flag), CLI_POSITIONAL (*value the argument), CLI_END, or CLI_ERROR with a
  *  usage message in e (the option as typed and what is wrong, then "(try --help)"). */
 int cli_next(cli *c, const char **value, ecg_err *e);
-/** Print "PROG: MSG" (and, for a usage error, nothing else) on stderr; returns code. */
+/** Print "PROG: MSG" (and, for a usage error, nothing else) on stderr; returns code.
+ *  PROG is in bold red when cli_colour(stderr) allows colour. */
 int cli_fail(const char *prog, int code, const char *msg);
+
+/* ---------------------------------------------------------------- terminal manners
+ * Every tool takes -q/--quiet (errors only on stderr) and -v/--verbose (progress);
+ * colour and progress lines appear only on a terminal. */
+
+/** Whether messages to f may be coloured: f is a terminal and the NO_COLOR environment
+ *  variable is unset or empty (https://no-color.org). */
+bool cli_colour(FILE *f);
+/** Whether progress lines (rewritten in place with '\r') may go to stderr: stderr is a
+ *  terminal and quiet is false. */
+bool cli_progress(bool quiet);
+/** A note or warning on stderr, "PROG: note: MSG" (the tag in yellow when coloured),
+ *  unless quiet: the messages that -q silences (errors are never silenced). */
+void cli_note(const char *prog, bool quiet, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -13,11 +13,13 @@ static void usage(FILE *f) {
              "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
              "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
              "              partition subgraphs (id, strategy, weight, members)\n"
-             "  --dot       Graphviz DOT; fusion blocks are clusters labelled with id and fused mapping type,\n"
-             "              inside dashed clusters for the partition subgraphs (ecg-partition)\n"
+             "  --dot       Graphviz DOT: nodes with operator, output shape and FLOPs, filled by mapping type (legend);\n"
+             "              fusion blocks are clusters labelled with id, fused mapping type, op count and FLOPs,\n"
+             "              inside shaded clusters for the partition subgraphs (ecg-partition)\n"
              "  --summary   one line: nodes, tensors, constants, op histogram\n"
              "  -o, --output FILE  write to FILE instead of stdout\n"
              "  --no-validate  dump even a graph that fails validation (cycles, dangling tensors)\n"
+             "  -q, --quiet / -v, --verbose  errors only / progress on stderr (ecg-dump prints only errors either way)\n"
              "  -h, --help  this help;  --version  the version\n");
 }
 
@@ -154,53 +156,139 @@ static void dump_json(FILE *f, const ecg_graph *g) {
   fprintf(f, "]}\n");
 }
 
-/* One fusion block as a DOT cluster labelled with its id and fused mapping type. */
-static void dot_block(FILE *f, const ecg_block *blk) {
-  fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d\\n%s\";\n    style=rounded;\n", blk->id, blk->id,
-          ecg_mapping_name((int)blk->mapping_type));
+/* s with '"' and '\\' escaped and control characters dropped, for a DOT string (buf of n
+ * bytes, truncated to fit). */
+static const char *dot_esc(const char *s, char *buf, size_t n) {
+  size_t j = 0;
+  for (; s && *s && j + 3 < n; s++) {
+    if (*s == '"' || *s == '\\') buf[j++] = '\\';
+    if ((unsigned char)*s >= 0x20) buf[j++] = *s;
+  }
+  buf[j] = 0;
+  return buf;
+}
+
+/* FLOPs as a short label: "0", "850", "12.3 K", "10.8 M", "1.2 G". */
+static const char *flops_str(int64_t fl, char *buf, size_t n) {
+  static const char *unit[] = {"", " K", " M", " G", " T"};
+  double v = (double)(fl > 0 ? fl : 0);
+  int u = 0;
+  while (v >= 1000 && u < 4) { v /= 1000; u++; }
+  snprintf(buf, n, u ? "%.3g%s" : "%.0f%s", v, unit[u]);
+  return buf;
+}
+
+/* The fill colour of a mapping type (DNNFusion Table 3.2), indexed by ecg_mapping; a
+ * light palette so the black labels stay readable. */
+static const char *map_colour(int m) {
+  static const char *c[] = {"#eeeeee", "#cfe8cf", "#fde0b8", "#f6b6b6", "#cddcf5", "#e3cdf2"};
+  return m >= 0 && m < (int)(sizeof c / sizeof *c) ? c[m] : c[0];
+}
+
+static int64_t node_flops(const ecg_graph *g, size_t i) {
+  const ecg_op_info *op = ecg_op_lookup(g->nodes[i]->op_type, g->nodes[i]->domain);
+  int64_t fl = op ? op->flops(g, g->nodes[i]) : 0;
+  return fl > 0 ? fl : 0;
+}
+
+/* One fusion block as a DOT cluster: id, fused mapping type, op count and FLOPs (AGO
+ * intensive blocks drawn bold blue). */
+static void dot_block(FILE *f, const ecg_graph *g, const ecg_block *blk) {
+  char fl[32];
+  int64_t sum = 0;
+  for (size_t k = 0; k < blk->n_nodes; k++)
+    if (blk->nodes[k] >= 0 && (size_t)blk->nodes[k] < g->n_nodes) sum += node_flops(g, (size_t)blk->nodes[k]);
+  bool intensive = blk->schedule && blk->schedule->intensive;
+  fprintf(f, "  subgraph cluster_%d {\n    label=\"block %d%s: %s, %zu ops, %s FLOPs\"; labeljust=l; fontsize=9;\n"
+             "    style=\"rounded,%s\"; color=\"%s\"; penwidth=%s;\n",
+          blk->id, blk->id, intensive ? " (intensive)" : "", ecg_mapping_name((int)blk->mapping_type), blk->n_nodes,
+          flops_str(sum, fl, sizeof fl), intensive ? "bold" : "dashed", intensive ? "#1f5fa8" : "#333333",
+          intensive ? "1.5" : "1");
   for (size_t k = 0; k < blk->n_nodes; k++) fprintf(f, "    n%d;\n", blk->nodes[k]);
   fprintf(f, "  }\n");
 }
 
+/* Graphviz DOT: one box per node (operator, first output's shape, FLOPs; filled by
+ * mapping type), graph inputs and outputs as ellipses, fusion blocks as clusters (dot_block) inside
+ * shaded clusters for the partition subgraphs, edges labelled with the tensor's shape
+ * where they leave a block, and a legend of the colours.  Constants are left out (they would double the picture). */
 static void dump_dot(FILE *f, const ecg_graph *g) {
-  int *producer = malloc(sizeof(int) * (g->n_tensors + 1));
+  int *producer = malloc(sizeof(int) * (g->n_tensors + 1)), *blk_of = malloc(sizeof(int) * (g->n_nodes + 1));
   ecg_producers(g, producer);
-  fprintf(f, "digraph ecg {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n");
-  for (size_t k = 0; k < g->n_inputs; k++) fprintf(f, "  t%d [shape=ellipse, label=\"%s\"];\n", g->inputs[k], tname(g, g->inputs[k]));
-  for (size_t k = 0; k < g->n_outputs; k++) fprintf(f, "  o%zu [shape=ellipse, label=\"%s\"];\n", k, tname(g, g->outputs[k]));
+  for (size_t i = 0; i < g->n_nodes; i++) blk_of[i] = -1;
+  for (size_t b = 0; b < g->n_blocks; b++)
+    for (size_t k = 0; k < g->blocks[b]->n_nodes; k++)
+      if (g->blocks[b]->nodes[k] >= 0 && (size_t)g->blocks[b]->nodes[k] < g->n_nodes) blk_of[g->blocks[b]->nodes[k]] = (int)b;
+  char sh[96], fl[32], e1[256], e2[256];
+  fprintf(f, "digraph ecg {\n  rankdir=TB; newrank=true; nodesep=0.25; ranksep=0.3; fontname=\"Helvetica\";\n"
+             "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\", fontname=\"Helvetica\", fontsize=10, margin=\"0.08,0.03\"];\n"
+             "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#555555\", fontcolor=\"#555555\", arrowsize=0.6];\n");
+  /* (bounds checked throughout: --no-validate dumps graphs with dangling ids) */
+  for (size_t k = 0; k < g->n_inputs; k++) {
+    int id = g->inputs[k];
+    if (id < 0 || (size_t)id >= g->n_tensors) continue;
+    fprintf(f, "  t%d [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", id, dot_esc(tname(g, id), e1, sizeof e1),
+            ecg_shape_str(g->tensors[id], sh, sizeof sh));
+  }
+  for (size_t k = 0; k < g->n_outputs; k++) {
+    int id = g->outputs[k];
+    fprintf(f, "  o%zu [shape=ellipse, style=filled, fillcolor=white, label=\"%s\\n%s\"];\n", k, dot_esc(tname(g, id), e1, sizeof e1),
+            id >= 0 && (size_t)id < g->n_tensors ? ecg_shape_str(g->tensors[id], sh, sizeof sh) : "");
+  }
   /* Partition subgraphs (AGO §IV-B) are outer clusters holding their blocks' clusters
    * (a block lies inside one subgraph) and their unblocked nodes. */
   for (size_t sI = 0; sI < g->n_subgraphs; sI++) {
     const ecg_subgraph *sg = g->subgraphs[sI];
-    fprintf(f, "  subgraph cluster_s%d {\n    label=\"subgraph %d (%s)\\nweight %.1f\";\n    style=dashed;\n", sg->id, sg->id,
-            sg->strategy, sg->weight);
+    fprintf(f, "  subgraph cluster_s%d {\n    label=\"subgraph %d (%s), weight %.1f\"; labeljust=r; fontsize=9;\n"
+               "    style=\"rounded,filled\"; fillcolor=\"#f4f4f4\"; color=\"#999999\";\n",
+            sg->id, sg->id, dot_esc(sg->strategy, e1, sizeof e1), sg->weight);
     for (size_t k = 0; k < sg->n_nodes; k++) {
-      int i = sg->nodes[k], b = i >= 0 && (size_t)i < g->n_nodes ? g->nodes[i]->fusion_block : -1; /* --no-validate */
-      if (b < 0 || (size_t)b >= g->n_blocks) fprintf(f, "    n%d;\n", i);
-      else if (g->blocks[b]->n_nodes && g->blocks[b]->nodes[0] == i) dot_block(f, g->blocks[b]);
+      int i = sg->nodes[k], b = i >= 0 && (size_t)i < g->n_nodes ? blk_of[i] : -1; /* --no-validate */
+      if (b < 0) fprintf(f, "    n%d;\n", i);
+      else if (g->blocks[b]->n_nodes && g->blocks[b]->nodes[0] == i) dot_block(f, g, g->blocks[b]);
     }
     fprintf(f, "  }\n");
   }
-  for (size_t b = 0; b < g->n_blocks && g->n_subgraphs == 0; b++) dot_block(f, g->blocks[b]);
+  for (size_t b = 0; b < g->n_blocks && g->n_subgraphs == 0; b++) dot_block(f, g, g->blocks[b]);
+  int used[8] = {0};
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-    fprintf(f, "  n%zu [label=\"%s\\n%s\"];\n", i, n->op_type, ecg_mapping_name(op ? (int)op->mapping : 0));
+    int m = op ? (int)op->mapping : 0;
+    if (m >= 0 && m < 8) used[m] = 1;
+    int out = n->n_outputs ? n->outputs[0] : -1;
+    const char *shape = out >= 0 && (size_t)out < g->n_tensors ? ecg_shape_str(g->tensors[out], sh, sizeof sh) : "";
+    int64_t nf = node_flops(g, i);
+    fprintf(f, "  n%zu [label=\"%s\\n%s", i, dot_esc(n->op_type, e1, sizeof e1), shape);
+    if (nf) fprintf(f, "\\n%s FLOPs", flops_str(nf, fl, sizeof fl));
+    fprintf(f, "\", fillcolor=\"%s\", tooltip=\"%s (%s)\"];\n", map_colour(m), dot_esc(n->name, e2, sizeof e2), ecg_mapping_name(m));
     for (size_t k = 0; k < n->n_inputs; k++) {
       int t = n->inputs[k];
       if (t < 0 || (size_t)t >= g->n_tensors || g->tensors[t]->is_const) continue;
-      char sh[96];
-      ecg_shape_str(g->tensors[t], sh, sizeof sh);
-      if (producer[t] >= 0) fprintf(f, "  n%d -> n%zu [label=\"%s\"];\n", producer[t], i, sh);
-      else fprintf(f, "  t%d -> n%zu [label=\"%s\"];\n", t, i, sh);
+      /* an edge inside one block carries no label: the box above it names the shape */
+      int inside = producer[t] >= 0 && blk_of[i] >= 0 && blk_of[producer[t]] == blk_of[i];
+      if (producer[t] >= 0)
+        fprintf(f, "  n%d -> n%zu%s%s%s;\n", producer[t], i, inside ? "" : " [label=\"",
+                inside ? "" : ecg_shape_str(g->tensors[t], sh, sizeof sh), inside ? "" : "\"]");
+      else fprintf(f, "  t%d -> n%zu;\n", t, i);
     }
   }
   for (size_t k = 0; k < g->n_outputs; k++) {
     int t = g->outputs[k];
     if (t >= 0 && (size_t)t < g->n_tensors && producer[t] >= 0) fprintf(f, "  n%d -> o%zu;\n", producer[t], k);
   }
-  fprintf(f, "}\n");
+  /* legend: the mapping types that occur */
+  fprintf(f, "  subgraph cluster_legend {\n    label=\"mapping type (DNNFusion)\"; fontsize=9; style=rounded; color=\"#999999\";\n");
+  int prev = -1;
+  for (int m = 0; m < 8; m++) {
+    if (!used[m]) continue;
+    fprintf(f, "    legend%d [label=\"%s\", fillcolor=\"%s\"];\n", m, ecg_mapping_name(m), map_colour(m));
+    if (prev >= 0) fprintf(f, "    legend%d -> legend%d [style=invis];\n", prev, m);
+    prev = m;
+  }
+  fprintf(f, "  }\n}\n");
   free(producer);
+  free(blk_of);
 }
 
 static void dump_summary(FILE *f, const ecg_graph *g) {
@@ -220,7 +308,7 @@ static void dump_summary(FILE *f, const ecg_graph *g) {
   fprintf(f, "\n");
 }
 
-enum { OPT_JSON = 1, OPT_DOT, OPT_SUMMARY, OPT_NO_VALIDATE, OPT_OUTPUT, OPT_HELP, OPT_VERSION };
+enum { OPT_JSON = 1, OPT_DOT, OPT_SUMMARY, OPT_NO_VALIDATE, OPT_OUTPUT, OPT_QUIET, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
 
 /** Parse the command line, read and validate the graph, print it. Exit codes:
  *  0 ok, 1 invalid input or I/O failure, 2 usage, 3 internal. */
@@ -228,6 +316,7 @@ int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"json", 0, 0, OPT_JSON},       {"dot", 0, 0, OPT_DOT},
                                  {"summary", 0, 0, OPT_SUMMARY}, {"no-validate", 0, 0, OPT_NO_VALIDATE},
                                  {"output", 'o', 1, OPT_OUTPUT}, {"help", 'h', 0, OPT_HELP},
+                                 {"quiet", 'q', 0, OPT_QUIET}, {"verbose", 'v', 0, OPT_VERBOSE},
                                  {"version", 0, 0, OPT_VERSION}, {0, 0, 0, 0}};
   const char *in = "-", *out = "-", *val;
   int mode = 0, have_in = 0, validate = 1, c;
@@ -248,6 +337,7 @@ int main(int argc, char **argv) {
     case OPT_SUMMARY: mode = 2; break;
     case OPT_NO_VALIDATE: validate = 0; break;
     case OPT_OUTPUT: out = val; break;
+    case OPT_QUIET: case OPT_VERBOSE: break; /* nothing but errors to silence or add */
     }
   }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) { fprintf(stderr, "ecg-dump: no input (pipe an ECG in or name a file)\n"); usage(stderr); return 2; }

@@ -34,23 +34,23 @@ static void usage(FILE *f) {
           "  -v, --verbose      the same as a one-screen table on stderr\n"
           "  -o, --output FILE  output ECG (default stdout)\n"
           "  --zstd             compress the output\n"
-          "  -v                 a one-screen summary on stderr\n"
+          "  -q, --quiet        errors only on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n");
 }
 
 enum { OPT_PLAN = 1, OPT_OUTPUT, OPT_REPORT, OPT_PROFILE_DB, OPT_EMIT, OPT_NO_PROFILE, OPT_INTENSIVE, OPT_ZSTD,
-       OPT_HOST_KEY, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+       OPT_HOST_KEY, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"plan", 0, 1, OPT_PLAN},          {"output", 'o', 1, OPT_OUTPUT},        {"report", 0, 1, OPT_REPORT},
       {"profile-db", 0, 1, OPT_PROFILE_DB}, {"emit-candidates", 0, 1, OPT_EMIT}, {"no-profile", 0, 0, OPT_NO_PROFILE},
       {"intensive", 0, 0, OPT_INTENSIVE}, {"zstd", 0, 0, OPT_ZSTD},              {"host-key", 0, 0, OPT_HOST_KEY},
-      {"verbose", 'v', 0, OPT_VERBOSE},   {"help", 'h', 0, OPT_HELP},            {"version", 0, 0, OPT_VERSION},
+      {"verbose", 'v', 0, OPT_VERBOSE},   {"quiet", 'q', 0, OPT_QUIET},   {"help", 'h', 0, OPT_HELP},            {"version", 0, 0, OPT_VERSION},
       {0, 0, 0, 0}};
   const char *out = "-", *in = "-", *report = NULL, *db_path = NULL, *emit_dir = NULL, *val;
-  int no_profile = 0, intensive = 0, verbose = 0, have_in = 0, zstd = 0, c;
+  int no_profile = 0, intensive = 0, verbose = 0, quiet = 0, have_in = 0, zstd = 0, c;
   fuse_plan plan = PLAN_DNNFUSION;
   const char *plan_name = "dnnfusion";
   ecg_err e = {0};
@@ -77,7 +77,8 @@ int main(int argc, char **argv) {
     case OPT_NO_PROFILE: no_profile = 1; break;
     case OPT_INTENSIVE: intensive = 1; break;
     case OPT_ZSTD: zstd = 1; break;
-    case OPT_VERBOSE: verbose = 1; break;
+    case OPT_VERBOSE: verbose = 1; quiet = 0; break;
+    case OPT_QUIET: quiet = 1; verbose = 0; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     case OPT_HOST_KEY: { /* the key profile records of this machine carry */
@@ -105,7 +106,7 @@ int main(int argc, char **argv) {
     return rc;
   }
   size_t sub_dropped = ecg_subgraphs_clear(g); /* new blocks could straddle them */
-  if (sub_dropped) fprintf(stderr, PROG ": note: %zu partition subgraph(s) dropped (run ecg-partition after ecg-fuse)\n", sub_dropped);
+  if (sub_dropped) cli_note(PROG, quiet, "%zu partition subgraph(s) dropped (run ecg-partition after ecg-fuse)", sub_dropped);
   fuse_opts fo = {plan, db, emit_dir, intensive};
   rc = fuse_make_plan(g, &fo, &st, &e);
   fuse_db_free(db);

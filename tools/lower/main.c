@@ -41,6 +41,7 @@ static void usage(FILE *f) {
           "  --arch ISA         target ISA: native (default: this machine), aarch64 (NEON), riscv64;\n"
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
+          "  -q, --quiet        errors only on stderr (no warnings)\n"
           "  -v, --verbose      progress on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n"
@@ -185,7 +186,7 @@ static int install_files(const char *tmp, const char *out, const target *t, cons
 
 /** Put the complete output in tmp at out (see the file comment). tmp is gone or empty
  *  afterwards on success. Errors: ECG_ERR_INPUT naming out. */
-static int install(const char *tmp, const char *out, const target *t, const ecg_names *files, bool verbose, ecg_err *e) {
+static int install(const char *tmp, const char *out, const target *t, const ecg_names *files, bool verbose, bool quiet, ecg_err *e) {
   if (!t->exists || (t->entries.n == 0 && !t->is_link)) { /* new or empty: one rename */
     if (rename(tmp, out) == 0) return ECG_OK;
     if (errno != ENOTEMPTY && errno != EEXIST) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", out, strerror(errno));
@@ -193,7 +194,7 @@ static int install(const char *tmp, const char *out, const target *t, const ecg_
   }
   if (t->m.present && t->n_foreign == 0 && !t->is_link && renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
     delete_owned(tmp, &t->m, NULL, true); /* tmp now holds the old output, all of it ours */
-    if (rmdir(tmp) != 0) fprintf(stderr, PROG ": warning: %s: the previous output could not be removed completely\n", out);
+    if (rmdir(tmp) != 0) cli_note(PROG, quiet, "%s: the previous output could not be removed completely", out);
     return ECG_OK;
   }
   if (verbose && t->n_foreign)
@@ -211,15 +212,16 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
   snprintf(msg, cap, "%s%s", out, rest);
 }
 
-enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_FORCE, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
                                  {"arch", 0, 1, OPT_ARCH},       {"force", 0, 0, OPT_FORCE},     {"verbose", 'v', 0, OPT_VERBOSE},
+                                 {"quiet", 'q', 0, OPT_QUIET},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
                                  {0, 0, 0, 0}};
   const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *val;
-  bool verbose = false, force = false;
+  bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
   cli cl;
@@ -235,7 +237,8 @@ int main(int argc, char **argv) {
     case OPT_PREFIX: prefix = val; break;
     case OPT_ARCH: arch = val; break;
     case OPT_FORCE: force = true; break;
-    case OPT_VERBOSE: verbose = true; break;
+    case OPT_VERBOSE: verbose = true; quiet = false; break;
+    case OPT_QUIET: quiet = true; verbose = false; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
@@ -270,7 +273,7 @@ int main(int argc, char **argv) {
   }
   if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, &e);
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
-  if (!rc) rc = install(tmp, dir, &t, &files, verbose, &e);
+  if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {
     name_user_dir(e.msg, sizeof e.msg, tmp, dir);
     if (rc) remove_tmp(tmp); /* still only our new files */

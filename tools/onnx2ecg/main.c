@@ -44,6 +44,7 @@ static void usage(FILE *f) {
           "                            newest version <= N, which must be listed\n"
           "  --model-ops               print the operators MODEL.onnx uses, one per line\n"
           "                            (\"Name domain opset supported|unsupported\"), and exit\n"
+          "  -q, --quiet               errors only on stderr\n"
           "  -v, --verbose             progress on stderr\n"
           "  -h, --help                this help\n"
           "  --version                 print the version\n"
@@ -126,7 +127,7 @@ static void print_model_ops(const Onnx__ModelProto *m) {
   }
 }
 
-enum { OPT_OUTPUT = 1, OPT_VERBOSE, OPT_HELP, OPT_INPUT_SHAPE, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER,
+enum { OPT_OUTPUT = 1, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_INPUT_SHAPE, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER,
        OPT_VERSION, OPT_MODEL_OPS };
 
 /** The whole tool; shapes (argc + 1 zeroed slots, owned by main) receives the
@@ -135,7 +136,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   static const cli_opt options[] = {
       {"input-shape", 0, 1, OPT_INPUT_SHAPE}, {"zstd", 0, 0, OPT_ZSTD},       {"report", 0, 0, OPT_REPORT},
       {"list-ops", 0, 0, OPT_LIST_OPS},       {"model-ops", 0, 0, OPT_MODEL_OPS}, {"no-fold", 0, 0, OPT_NO_FOLD},
-      {"no-infer", 0, 0, OPT_NO_INFER},       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},
+      {"no-infer", 0, 0, OPT_NO_INFER},       {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"help", 'h', 0, OPT_HELP},
       {"version", 0, 0, OPT_VERSION},         {"output", 'o', 1, OPT_OUTPUT},   {0, 0, 0, 0}};
   const char *out_path = "-", *model = NULL, *val;
   bool zstd = false, report = false, fold = true, infer = true, verbose = false, model_ops = false;
@@ -150,6 +151,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     case CLI_POSITIONAL: model = val; n_models++; break;
     case OPT_OUTPUT: out_path = val; break;
     case OPT_VERBOSE: verbose = true; break;
+    case OPT_QUIET: verbose = false; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s (ECG schema %d)\n", ECG_VERSION_STRING, ECG_SCHEMA_VERSION); return 0;
     case OPT_ZSTD: zstd = true; break;

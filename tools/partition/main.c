@@ -31,7 +31,8 @@ static void usage(FILE *f) {
           "                     Jain's fairness index\n"
           "  -o, --output FILE  output ECG (default stdout)\n"
           "  --zstd             compress the output\n"
-          "  -v                 a one-line summary on stderr\n"
+          "  -q, --quiet        errors only on stderr\n"
+          "  -v, --verbose      a one-line summary on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n"
           "The SPLIT/JOIN schedule tuner of AGO §V is not implemented.\n");
@@ -133,13 +134,14 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   return ecg_out_commit(rep, e);
 }
 
-enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"strategy", 0, 1, OPT_STRATEGY}, {"max-weight", 0, 1, OPT_MAX_WEIGHT}, {"weights", 0, 1, OPT_WEIGHTS},
       {"output", 'o', 1, OPT_OUTPUT},   {"report", 0, 1, OPT_REPORT},         {"zstd", 0, 0, OPT_ZSTD},
       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},           {"version", 0, 0, OPT_VERSION},
+      {"quiet", 'q', 0, OPT_QUIET},
       {0, 0, 0, 0}};
   const char *out = "-", *in = "-", *report = NULL, *weights_path = NULL, *strategy = "ago", *val;
   pt_strategy strat = PT_AGO;
@@ -172,6 +174,7 @@ int main(int argc, char **argv) {
     case OPT_REPORT: report = val; break;
     case OPT_ZSTD: zstd = 1; break;
     case OPT_VERBOSE: verbose = 1; break;
+    case OPT_QUIET: verbose = 0; break; /* nothing but errors and -v lines to silence */
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }

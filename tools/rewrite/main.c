@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ecg_measure.h"
 #include "rewrite.h"
 
@@ -29,7 +30,8 @@ static void usage(FILE *f) {
           "  --report FILE        JSON report (- = stderr)\n"
           "  -o, --output FILE    output ECG (default stdout)\n"
           "  --zstd               compress the output\n"
-          "  -v                   a one-line summary on stderr\n"
+          "  -q, --quiet          errors only on stderr (no notes)\n"
+          "  -v, --verbose        a one-line summary on stderr\n"
           "  -h, --help           this help\n"
           "  --version            print the version\n");
 }
@@ -148,7 +150,7 @@ static int run_passes(ecg_graph *g, const rw_pass **list, int n, const rw_opts *
 int main(int argc, char **argv) {
   const char *out = "-", *in = "-", *report = NULL;
   const rw_pass *list[MAX_RUN];
-  int n_list = 0, verbose = 0, have_in = 0, zstd = 0, print_after = 0;
+  int n_list = 0, verbose = 0, quiet = 0, have_in = 0, zstd = 0, print_after = 0;
   double timeout_s = 0;
   rw_opts o = {.fold_max_bytes = 1u << 20};
   rw_rules rules = {0};
@@ -164,7 +166,8 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
     if (!strcmp(a, "--version")) { printf("ecg-rewrite %s\n", ECG_VERSION_STRING); return 0; }
-    if (!strcmp(a, "-v")) { verbose = 1; continue; }
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) { verbose = 1; quiet = 0; continue; }
+    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { quiet = 1; verbose = 0; continue; }
     if (!strcmp(a, "--zstd")) { zstd = 1; continue; }
     if (!strcmp(a, "--print-after")) { print_after = 1; continue; }
     if (!strcmp(a, "--list-rules")) { list_rules = 1; continue; }
@@ -213,9 +216,10 @@ int main(int argc, char **argv) {
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
   if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   size_t dropped = drop_blocks(g);
-  if (dropped) fprintf(stderr, "ecg-rewrite: note: %zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)\n", dropped);
+  if (dropped) cli_note("ecg-rewrite", quiet, "%zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)", dropped);
   size_t sub_dropped = ecg_subgraphs_clear(g);
-  if (sub_dropped) fprintf(stderr, "ecg-rewrite: note: %zu partition subgraph(s) dropped (passes add nodes; run ecg-partition after ecg-rewrite)\n", sub_dropped);
+  if (sub_dropped)
+    cli_note("ecg-rewrite", quiet, "%zu partition subgraph(s) dropped (passes add nodes; run ecg-partition after ecg-rewrite)", sub_dropped);
   ecg_sizes before = ecg_measure(g, false);
   pass_run runs[MAX_RUN];
   memset(runs, 0, sizeof runs);
