@@ -150,6 +150,20 @@ same_outputs() {
   [ -x "$T/a/runner" ]
 }
 
+# refused NAME LIB CFLAGS...: DIR $T/a's model.c compiled with CFLAGS, linked with the runtime
+# library LIB into a runner: it exits 1 with the mismatch message and writes no output.
+refused() {
+  local name=$1 lib=$2
+  shift 2
+  cc "$@" -c "$T/a/model.c" -I"$T/a" -o "$T/m_$name.o"
+  cc -O1 -fopenmp -I"$T/a" "$T/a/runner_main.c" "$T/m_$name.o" "$lib" -lm -o "$T/r_$name"
+  run --separate-stderr "$T/r_$name" --in x="$T/x.raw" --in W="$T/w.raw" --out y="$T/y.raw"
+  echo "$name: $status $stderr"
+  [ "$status" -eq 1 ]
+  grep -q 'the runtime library linked in (ecg_rt1 [0-9a-f]* [a-z0-9_]*+.*openmp) is not the one model.c was compiled against' <<<"$stderr"
+  [ ! -e "$T/y.raw" ]
+}
+
 @test "a model linked with a runtime of other sources, or another ISA/OpenMP setting, refuses to run (exit 1, no output)" {
   lower "$A_TEST" conv_a "$T/a"
   make -s -C "$T/a" runner
@@ -159,19 +173,7 @@ same_outputs() {
   "$T/a/runner" --in x="$T/x.raw" --in W="$T/w.raw" --out y="$T/y.raw" > /dev/null
   rm "$T/y.raw"
   # model.c compiled without OpenMP: its scratch would be sized for one thread
-  cc -O1 -c "$T/a/model.c" -I"$T/a" -o "$T/m_noomp.o"
-  cc -O1 -fopenmp -I"$T/a" "$T/a/runner_main.c" "$T/m_noomp.o" "$lib" -lm -o "$T/r_noomp"
-  run --separate-stderr "$T/r_noomp" --in x="$T/x.raw" --in W="$T/w.raw" --out y="$T/y.raw"
-  echo "$status $stderr"
-  [ "$status" -eq 1 ]
-  grep -q 'the runtime library linked in (ecg_rt1 [0-9a-f]* [a-z0-9_]*+.*openmp) is not the one model.c was compiled against' <<<"$stderr"
-  [ ! -e "$T/y.raw" ]
+  refused noomp "$lib" -O1
   # model.c compiled against other runtime sources (another ECG_RT_SOURCE_ID)
-  cc -O1 -fopenmp -DECG_RT_ID_H '-DECG_RT_SOURCE_ID="0123456789abcdef"' -c "$T/a/model.c" -I"$T/a" -o "$T/m_src.o"
-  cc -O1 -fopenmp -I"$T/a" "$T/a/runner_main.c" "$T/m_src.o" "$lib" -lm -o "$T/r_src"
-  run --separate-stderr "$T/r_src" --in x="$T/x.raw" --in W="$T/w.raw" --out y="$T/y.raw"
-  echo "$status $stderr"
-  [ "$status" -eq 1 ]
-  grep -q 'is not the one model.c was compiled against' <<<"$stderr"
-  [ ! -e "$T/y.raw" ]
+  refused src "$lib" -O1 -fopenmp -DECG_RT_ID_H '-DECG_RT_SOURCE_ID="0123456789abcdef"'
 }
