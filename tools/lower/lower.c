@@ -656,7 +656,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "# Always on for model.c: gcc 12's late local pure-const and modref analyses (after ivopts) judged\n"
             "# kernels with stores side-effect free and deleted the direct tail calls identical-code folding\n"
             "# made of repeated kernels (wrong outputs for bert_tiny on aarch64; LOWERED.md). model.c's kernels\n"
-            "# are called through a table, so the two analyses gain nothing here. (Compilers without them: none.)\n"
+            "# are called through a table, so the two analyses gain nothing here. Only where $(CC) takes them.\n"
             "MODEL_SAFE_CFLAGS := $(shell $(CC) -Werror -fno-ipa-pure-const -fno-ipa-modref -E -x c /dev/null >/dev/null 2>&1 && echo -fno-ipa-pure-const -fno-ipa-modref)\n"
             "LDLIBS ?= -lm\nPREFIX = %s\n"
             "all: lib$(PREFIX).a lib$(PREFIX).so runner\n"
