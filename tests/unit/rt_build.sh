@@ -17,8 +17,10 @@ case $target in
 esac
 command -v "$cc" >/dev/null || { echo "rt_build.sh: $cc not found (Debian gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross; make setup)" >&2; exit 1; }
 mkdir -p "$out"
-$cc $vec -I$rt tests/unit/rt_test.c $rt/*.c -lm -o "$out/rt_test"
+# ecg_rt_id.h (ecg_rt.h includes it): made by ecg-lower's build for lowered directories
+sh scripts/rt_id.sh $rt/*.c $rt/*.h > "$out/ecg_rt_id.h"
+$cc $vec -I$rt -I"$out" tests/unit/rt_test.c $rt/*.c -lm -o "$out/rt_test"
 for f in ecg_gemm ecg_pool; do
-  $cc $port -I$rt -include tests/unit/rt_port.h -c $rt/$f.c -o "$out/port_$f.o"
+  $cc $port -I$rt -I"$out" -include tests/unit/rt_port.h -c $rt/$f.c -o "$out/port_$f.o"
 done
-$cc $vec -I$rt -DECG_EXPECT_KERNEL="\"$want\"" tests/unit/rt_port_test.c $rt/*.c "$out/port_ecg_gemm.o" "$out/port_ecg_pool.o" -lm -o "$out/rt_port_test"
+$cc $vec -I$rt -I"$out" -DECG_EXPECT_KERNEL="\"$want\"" tests/unit/rt_port_test.c $rt/*.c "$out/port_ecg_gemm.o" "$out/port_ecg_pool.o" -lm -o "$out/rt_port_test"

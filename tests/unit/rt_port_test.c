@@ -7,7 +7,7 @@
  *   CC VECFLAGS -DECG_EXPECT_KERNEL=... rt_port_test.c both sets -lm
  * Pass: every element within 1e-5 relative error, |vec - port| <= 1e-5 * max(|port|, rms),
  * rms the root mean square of the whole output (for elements that cancel to near 0).
- * Also checks ecg_gemm_kernel_name(): the vector build runs the kernel it should
+ * Also checks ecg_rt1_gemm_kernel_name(): the vector build runs the kernel it should
  * (ECG_EXPECT_KERNEL, e.g. "neon-8x12" for aarch64) and the reference is "c-6x16".
  * Prints "N passed, M failed"; exit 1 on any failure. */
 #include "ecg_rt.h"
@@ -23,10 +23,10 @@
 
 /* The portable build's entry points (tests/unit/rt_port.h renamed them), same types. */
 #define ECG_PORT_DECL(f) extern __typeof__(f) port_##f;
-ECG_PORT_DECL(ecg_act_apply) ECG_PORT_DECL(ecg_sgemm) ECG_PORT_DECL(ecg_sgemm_packed_b_floats)
-ECG_PORT_DECL(ecg_sgemm_pack_b) ECG_PORT_DECL(ecg_sgemm_packed) ECG_PORT_DECL(ecg_gemm_kernel_name)
-ECG_PORT_DECL(ecg_conv2d_packed_floats) ECG_PORT_DECL(ecg_conv2d_pack) ECG_PORT_DECL(ecg_conv2d_scratch_floats)
-ECG_PORT_DECL(ecg_conv2d) ECG_PORT_DECL(ecg_maxpool2d) ECG_PORT_DECL(ecg_avgpool2d)
+ECG_PORT_DECL(ecg_rt1_act_apply) ECG_PORT_DECL(ecg_rt1_sgemm) ECG_PORT_DECL(ecg_rt1_sgemm_packed_b_floats)
+ECG_PORT_DECL(ecg_rt1_sgemm_pack_b) ECG_PORT_DECL(ecg_rt1_sgemm_packed) ECG_PORT_DECL(ecg_rt1_gemm_kernel_name)
+ECG_PORT_DECL(ecg_rt1_conv2d_packed_floats) ECG_PORT_DECL(ecg_rt1_conv2d_pack) ECG_PORT_DECL(ecg_rt1_conv2d_scratch_floats)
+ECG_PORT_DECL(ecg_rt1_conv2d) ECG_PORT_DECL(ecg_rt1_maxpool2d) ECG_PORT_DECL(ecg_rt1_avgpool2d)
 #undef ECG_PORT_DECL
 
 #ifndef ECG_EXPECT_KERNEL
@@ -75,17 +75,17 @@ static void test_gemm(int packed, int M, int N, int K) {
   float *bias = packed && ri(0, 1) ? rbuf(N, 1.f) : NULL;
   ecg_act act = packed ? rand_act() : (ecg_act){ECG_ACT_NONE, 0, 0};
   if (packed) {
-    float *p1 = malloc((ecg_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
-    float *p2 = malloc((port_ecg_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
-    ecg_sgemm_pack_b(tB, K, N, B, ldb, p1);
-    port_ecg_sgemm_pack_b(tB, K, N, B, ldb, p2);
-    ecg_sgemm_packed(tA, M, N, K, A, lda, p1, bias, act, beta, C1, ldc);
-    port_ecg_sgemm_packed(tA, M, N, K, A, lda, p2, bias, act, beta, C2, ldc);
+    float *p1 = malloc((ecg_rt1_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
+    float *p2 = malloc((port_ecg_rt1_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
+    ecg_rt1_sgemm_pack_b(tB, K, N, B, ldb, p1);
+    port_ecg_rt1_sgemm_pack_b(tB, K, N, B, ldb, p2);
+    ecg_rt1_sgemm_packed(tA, M, N, K, A, lda, p1, bias, act, beta, C1, ldc);
+    port_ecg_rt1_sgemm_packed(tA, M, N, K, A, lda, p2, bias, act, beta, C2, ldc);
     free(p1);
     free(p2);
   } else {
-    ecg_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C1, ldc);
-    port_ecg_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C2, ldc);
+    ecg_rt1_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C1, ldc);
+    port_ecg_rt1_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C2, ldc);
   }
   char what[160];
   snprintf(what, sizeof what, "%s tA=%d tB=%d M=%d N=%d K=%d beta=%g act=%d", packed ? "sgemm_packed" : "sgemm", tA,
@@ -110,14 +110,14 @@ static void test_conv(int n, int c, int h, int w, int m, int k, int s, int pad, 
   if (p.oh <= 0 || p.ow <= 0) return;
   size_t xs = (size_t)n * c * h * w, ws = (size_t)m * (c / g) * k * k, ys = (size_t)n * m * p.oh * p.ow;
   float *x = rbuf(xs, 1.f), *wt = rbuf(ws, 1.f), *bias = rbuf(m, 1.f), *y1 = rbuf(ys, 1.f), *y2 = rbuf(ys, 1.f);
-  float *pw1 = malloc((ecg_conv2d_packed_floats(&p) + 1) * sizeof(float));
-  float *pw2 = malloc((port_ecg_conv2d_packed_floats(&p) + 1) * sizeof(float));
-  float *s1 = malloc((ecg_conv2d_scratch_floats(&p, threads) + 1) * sizeof(float));
-  float *s2 = malloc((port_ecg_conv2d_scratch_floats(&p, threads) + 1) * sizeof(float));
-  ecg_conv2d_pack(&p, wt, pw1);
-  port_ecg_conv2d_pack(&p, wt, pw2);
-  ecg_conv2d(&p, x, pw1, bias, y1, s1);
-  port_ecg_conv2d(&p, x, pw2, bias, y2, s2);
+  float *pw1 = malloc((ecg_rt1_conv2d_packed_floats(&p) + 1) * sizeof(float));
+  float *pw2 = malloc((port_ecg_rt1_conv2d_packed_floats(&p) + 1) * sizeof(float));
+  float *s1 = malloc((ecg_rt1_conv2d_scratch_floats(&p, threads) + 1) * sizeof(float));
+  float *s2 = malloc((port_ecg_rt1_conv2d_scratch_floats(&p, threads) + 1) * sizeof(float));
+  ecg_rt1_conv2d_pack(&p, wt, pw1);
+  port_ecg_rt1_conv2d_pack(&p, wt, pw2);
+  ecg_rt1_conv2d(&p, x, pw1, bias, y1, s1);
+  port_ecg_rt1_conv2d(&p, x, pw2, bias, y2, s2);
   char what[200];
   snprintf(what, sizeof what, "conv n%d c%d %dx%d m%d k%d s%d pad%d g%d act%d", n, c, h, w, m, k, s, pad, g, p.act.kind);
   cmp(what, y1, y2, ys);
@@ -134,8 +134,8 @@ static void test_pool(int c, int h, int w, int k, int s, int pad, int is_max, in
   if (p.oh <= 0 || p.ow <= 0) return;
   size_t ys = (size_t)c * p.oh * p.ow;
   float *x = rbuf((size_t)c * h * w, 1.f), *y1 = malloc(ys * sizeof(float)), *y2 = malloc(ys * sizeof(float));
-  (is_max ? ecg_maxpool2d : ecg_avgpool2d)(&p, x, y1);
-  (is_max ? port_ecg_maxpool2d : port_ecg_avgpool2d)(&p, x, y2);
+  (is_max ? ecg_rt1_maxpool2d : ecg_rt1_avgpool2d)(&p, x, y1);
+  (is_max ? port_ecg_rt1_maxpool2d : port_ecg_rt1_avgpool2d)(&p, x, y2);
   char what[160];
   snprintf(what, sizeof what, "%s c%d %dx%d k%d s%d pad%d cip%d", is_max ? "maxpool" : "avgpool", c, h, w, k, s, pad, cip);
   cmp(what, y1, y2, ys);
@@ -146,8 +146,8 @@ static void test_act(ecg_act_kind kind, int n) {
   float *a = rbuf((size_t)n, 30.f), *b = malloc(((size_t)n + 1) * sizeof(float));
   memcpy(b, a, (size_t)n * sizeof(float));
   ecg_act act = {kind, 0, 0};
-  ecg_act_apply(act, a, (size_t)n);
-  port_ecg_act_apply(act, b, (size_t)n);
+  ecg_rt1_act_apply(act, a, (size_t)n);
+  port_ecg_rt1_act_apply(act, b, (size_t)n);
   char what[64];
   snprintf(what, sizeof what, "act %d n=%d (exp on [-30, 30])", kind, n);
   cmp(what, a, b, (size_t)n);
@@ -156,7 +156,7 @@ static void test_act(ecg_act_kind kind, int n) {
 
 int main(void) {
   /* the kernel this build runs */
-  const char *kn = ecg_gemm_kernel_name(), *kp = port_ecg_gemm_kernel_name();
+  const char *kn = ecg_rt1_gemm_kernel_name(), *kp = port_ecg_rt1_gemm_kernel_name();
   if (strcmp(kn, ECG_EXPECT_KERNEL) || strcmp(kp, "c-6x16")) {
     n_fail++;
     printf("FAIL kernel: vector build runs %s (expected %s), reference %s (expected c-6x16)\n", kn, ECG_EXPECT_KERNEL, kp);

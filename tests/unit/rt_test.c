@@ -99,12 +99,12 @@ static void test_gemm(int packed, int M, int N, int K) {
   double *want = malloc(((size_t)M * N + 1) * sizeof(double)), *mag = malloc(((size_t)M * N + 1) * sizeof(double));
   ref_gemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C0, ldc, bias, act, want, mag);
   if (packed) {
-    float *pb = malloc((ecg_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
-    ecg_sgemm_pack_b(tB, K, N, B, ldb, pb);
-    ecg_sgemm_packed(tA, M, N, K, A, lda, pb, bias, act, beta, C, ldc);
+    float *pb = malloc((ecg_rt1_sgemm_packed_b_floats(K, N) + 1) * sizeof(float));
+    ecg_rt1_sgemm_pack_b(tB, K, N, B, ldb, pb);
+    ecg_rt1_sgemm_packed(tA, M, N, K, A, lda, pb, bias, act, beta, C, ldc);
     free(pb);
   } else {
-    ecg_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    ecg_rt1_sgemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   }
   float *got = calloc((size_t)M * N + 1, sizeof(float));
   for (int i = 0; i < M; i++) memcpy(got + (size_t)i * N, C + (size_t)i * ldc, N * sizeof(float));
@@ -162,11 +162,11 @@ static void test_conv(ecg_conv_params p, int threads) {
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
   size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
   float *x = rbuf(xs), *w = rbuf(ws), *bias = ri(0, 3) ? rbuf(p.m) : NULL, *y = nanbuf(ys);
-  float *pw = nanbuf(ecg_conv2d_packed_floats(&p));
-  float *scr = nanbuf(ecg_conv2d_scratch_floats(&p, threads));
+  float *pw = nanbuf(ecg_rt1_conv2d_packed_floats(&p));
+  float *scr = nanbuf(ecg_rt1_conv2d_scratch_floats(&p, threads));
   double *want = malloc(ys * sizeof(double)), *mag = malloc(ys * sizeof(double));
-  ecg_conv2d_pack(&p, w, pw);
-  ecg_conv2d(&p, x, pw, bias, y, scr);
+  ecg_rt1_conv2d_pack(&p, w, pw);
+  ecg_rt1_conv2d(&p, x, pw, bias, y, scr);
   ref_conv(&p, x, w, bias, want, mag);
   char what[256];
   snprintf(what, sizeof what, "conv n%d c%d %dx%d m%d k%dx%d s%d,%d d%d,%d pad%d,%d,%d,%d g%d act%d",
@@ -185,7 +185,7 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
 
 /* ------------------------------------------------------------------ Intensive fusion */
 
-/* ecg_ibr against the three convolutions computed one after another in double (ref_conv),
+/* ecg_rt1_ibr against the three convolutions computed one after another in double (ref_conv),
  * and AGO's no-recomputation property: every row of the expanded tensor computed once. */
 static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1) {
   if (!pw1) cexp = cin;
@@ -202,10 +202,10 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   size_t xs = (size_t)n * cin * h * w, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
   size_t ys = (size_t)n * cout * q.oh * q.ow;
   float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
-  float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_ibr_scratch_floats(&q, 8));
-  float *w1p = nanbuf(ecg_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_ibr_packed_floats(&q, 2));
-  ecg_ibr_pack(&q, 1, w1, w1p);
-  ecg_ibr_pack(&q, 2, w2, w2p);
+  float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_rt1_ibr_scratch_floats(&q, 8));
+  float *w1p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 2));
+  ecg_rt1_ibr_pack(&q, 1, w1, w1p);
+  ecg_rt1_ibr_pack(&q, 2, w2, w2p);
   double *e = malloc(es * sizeof(double)), *d = malloc(ds * sizeof(double)), *want = malloc(ys * sizeof(double));
   double *mag = malloc((es > ys ? (es > ds ? es : ds) : (ys > ds ? ys : ds)) * sizeof(double));
   float *ef = malloc(es * sizeof(float)), *df = malloc(ds * sizeof(float));
@@ -217,7 +217,7 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   for (size_t i = 0; i < ds; i++) df[i] = (float)d[i];
   ref_conv(&p3, df, w2, b2, want, mag);
   long rows = 0;
-  ecg_ibr(&q, x, pw1 ? w1p : NULL, b1, wd, bd, w2p, b2, y, scr, &rows);
+  ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wd, bd, w2p, b2, y, scr, &rows);
   char what[160];
   snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d", n, cin, h, w, cexp, k, s, pad, cout, pw1);
   check(what, y, want, mag, ys);
@@ -237,7 +237,7 @@ static void test_convt(ecg_conv_params p) {
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.c * mg * p.kh * p.kw;
   size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
   float *x = rbuf(xs), *w = rbuf(ws), *bias = ri(0, 1) ? rbuf(p.m) : NULL, *y = nanbuf(ys);
-  float *scr = nanbuf(ecg_convtranspose2d_scratch_floats(&p));
+  float *scr = nanbuf(ecg_rt1_convtranspose2d_scratch_floats(&p));
   double *want = calloc(ys, sizeof(double)), *mag = calloc(ys, sizeof(double));
   for (int n = 0; n < p.n; n++)
     for (int ci = 0; ci < p.c; ci++) {
@@ -261,7 +261,7 @@ static void test_convt(ecg_conv_params p) {
     want[i] = act_ref(p.act, want[i] + (bias ? bias[oc] : 0));
     mag[i] += 1;
   }
-  ecg_convtranspose2d(&p, x, w, bias, y, scr);
+  ecg_rt1_convtranspose2d(&p, x, w, bias, y, scr);
   char what[200];
   snprintf(what, sizeof what, "convT n%d c%d %dx%d m%d k%dx%d s%d,%d d%d,%d g%d", p.n, p.c, p.h, p.w, p.m, p.kh,
            p.kw, p.sh, p.sw, p.dh, p.dw, p.group);
@@ -296,8 +296,8 @@ static void test_pool(ecg_pool_params p, int is_max) {
           }
         want[((size_t)pl * p.oh + oy) * p.ow + ox] = is_max ? s : (cnt ? s / cnt : 0);
       }
-  if (is_max) ecg_maxpool2d(&p, x, y);
-  else ecg_avgpool2d(&p, x, y);
+  if (is_max) ecg_rt1_maxpool2d(&p, x, y);
+  else ecg_rt1_avgpool2d(&p, x, y);
   char what[200];
   snprintf(what, sizeof what, "%s n%d c%d %dx%d k%dx%d s%d,%d d%d,%d pad%d,%d,%d,%d cip%d", is_max ? "maxpool" : "avgpool",
            p.n, p.c, p.h, p.w, p.kh, p.kw, p.sh, p.sw, p.dh, p.dw, p.pt, p.pl, p.pb, p.pr, p.count_include_pad);
@@ -319,8 +319,8 @@ static void test_global(int nc, int hw) {
       want[i] = is_max ? s : s / hw;
       mag[i] = 1;
     }
-    if (is_max) ecg_global_maxpool(nc, hw, x, y);
-    else ecg_global_avgpool(nc, hw, x, y);
+    if (is_max) ecg_rt1_global_maxpool(nc, hw, x, y);
+    else ecg_rt1_global_avgpool(nc, hw, x, y);
     char what[64];
     snprintf(what, sizeof what, "global_%s nc%d hw%d", is_max ? "max" : "avg", nc, hw);
     check(what, y, want, mag, nc);
@@ -349,15 +349,15 @@ static double bench_conv(ecg_conv_params p, int threads) {
   set_threads(threads);
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
   float *x = rbuf(xs), *w = rbuf(ws), *b = rbuf(p.m), *y = rbuf((size_t)p.n * p.m * p.oh * p.ow);
-  float *pw = rbuf(ecg_conv2d_packed_floats(&p)), *scr = rbuf(ecg_conv2d_scratch_floats(&p, threads));
-  ecg_conv2d_pack(&p, w, pw);
+  float *pw = rbuf(ecg_rt1_conv2d_packed_floats(&p)), *scr = rbuf(ecg_rt1_conv2d_scratch_floats(&p, threads));
+  ecg_rt1_conv2d_pack(&p, w, pw);
   double flops = 2.0 * p.n * p.m * p.oh * p.ow * (p.c / p.group) * p.kh * p.kw;
-  ecg_conv2d(&p, x, pw, b, y, scr);
+  ecg_rt1_conv2d(&p, x, pw, b, y, scr);
   double best = 1e9, t0 = now();
   int it = 0;
   while (now() - t0 < 0.4 || it < 5) {
     double t1 = now();
-    ecg_conv2d(&p, x, pw, b, y, scr);
+    ecg_rt1_conv2d(&p, x, pw, b, y, scr);
     double d = now() - t1;
     if (d < best) best = d;
     it++;
@@ -369,15 +369,15 @@ static double bench_conv(ecg_conv_params p, int threads) {
 static double bench_gemm(int M, int N, int K, int packed, int threads) {
   set_threads(threads);
   float *A = rbuf((size_t)M * K), *B = rbuf((size_t)K * N), *C = rbuf((size_t)M * N);
-  float *pb = rbuf(ecg_sgemm_packed_b_floats(K, N));
-  ecg_sgemm_pack_b(0, K, N, B, N, pb);
+  float *pb = rbuf(ecg_rt1_sgemm_packed_b_floats(K, N));
+  ecg_rt1_sgemm_pack_b(0, K, N, B, N, pb);
   ecg_act none = {ECG_ACT_NONE, 0, 0};
   double best = 1e9, t0 = now();
   int it = 0;
   while (now() - t0 < 0.4 || it < 5) {
     double t1 = now();
-    if (packed) ecg_sgemm_packed(0, M, N, K, A, K, pb, NULL, none, 0.f, C, N);
-    else ecg_sgemm(0, 0, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
+    if (packed) ecg_rt1_sgemm_packed(0, M, N, K, A, K, pb, NULL, none, 0.f, C, N);
+    else ecg_rt1_sgemm(0, 0, M, N, K, 1.f, A, K, B, N, 0.f, C, N);
     double d = now() - t1;
     if (d < best) best = d;
     it++;
@@ -541,7 +541,7 @@ int main(int argc, char **argv) {
       v[i] = i < 6 ? (float[]){-100.f, 100.f, -88.5f, 89.f, 0.f, -3.f}[i] : (float)((i - 100) * 0.21);
       want[i] = act_ref(a, v[i]);
     }
-    ecg_act_apply(a, v, n);
+    ecg_rt1_act_apply(a, v, n);
     char what[32];
     snprintf(what, sizeof what, "act %d", k);
     check(what, v, want, NULL, n);

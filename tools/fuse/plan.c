@@ -220,7 +220,7 @@ static int block_is(const fctx *c, int v, const int *list, int n) {
 /* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
  * [pointwise conv [+ activation]] -> depthwise conv [+ activation] -> pointwise conv
  * [+ its epilogue block] becomes one block, which ecg-lower generates as one row-tiled
- * kernel (ecg_rt.h ecg_ibr) that computes every intermediate element once. Intermediate
+ * kernel (ecg_rt.h ecg_rt1_ibr) that computes every intermediate element once. Intermediate
  * tensors must have a single consumer. Returns the number of chains merged. */
 static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;

@@ -40,7 +40,7 @@ typedef enum {
   LW_K_EW,         /**< One-to-One members only: one loop nest (lw_emit_ew_block) */
   LW_K_EPI,        /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
   LW_K_IBR,        /**< intensive fusion (AGO §III-B): [pointwise conv [+act]] -> depthwise
-                        conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_ibr) */
+                        conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_rt1_ibr) */
   LW_K_ROW         /**< row reductions with One-to-One members over [rows, inner]
                         (lw_emit_row_block) */
 } lw_kernel_kind;
@@ -108,7 +108,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
  *  pointwise output's size: fills the node indices (-1 for absent stages) and returns the
  *  index of the first epilogue member, or -1 (kernels.c). */
 int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
-/** Emit kernel k of kind LW_K_IBR: one ecg_ibr call, the epilogue as its act3 (emit/ibr.c). */
+/** Emit kernel k of kind LW_K_IBR: one ecg_rt1_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 
 /** The strided view of input k of node n (a node of the kernel being emitted): *base gets

@@ -130,7 +130,8 @@ static void remove_tmp(const char *dir) {
 }
 
 /** Write tmp's manifest: every file in tmp, and what its Makefile builds from them
- *  (X.o and X.pic.o per source but the runner's, lib<prefix>.a/.so, runner). */
+ *  (X.o per source but the runner's, libecg_rt.a when the runtime is built here,
+ *  lib<prefix>.a/.so, runner). */
 static int write_manifest(const char *tmp, const char *prefix, ecg_names *files, ecg_err *e) {
   ecg_names built = {0};
   char p[4096];
@@ -141,9 +142,8 @@ static int write_manifest(const char *tmp, const char *prefix, ecg_names *files,
     if (n < 3 || strcmp(f + n - 2, ".c") || !strcmp(f, "runner_main.c")) continue;
     snprintf(p, sizeof p, "%.*s.o", (int)(n - 2), f);
     rc = ecg_names_add(&built, p, e);
-    snprintf(p, sizeof p, "%.*s.pic.o", (int)(n - 2), f);
-    if (!rc) rc = ecg_names_add(&built, p, e);
   }
+  if (!rc) rc = ecg_names_add(&built, "libecg_rt.a", e);
   snprintf(p, sizeof p, "lib%s.a", prefix);
   if (!rc) rc = ecg_names_add(&built, p, e);
   snprintf(p, sizeof p, "lib%s.so", prefix);

@@ -1,6 +1,6 @@
 /* Emitter of intensive-fusion kernels (AGO §III-B): a fusion block holding
  * [pointwise conv [+act]] -> depthwise conv [+act] -> pointwise conv [+epilogue] becomes
- * one call of the row-tiled runtime kernel ecg_ibr (ecg_rt.h), which computes each element
+ * one call of the row-tiled runtime kernel ecg_rt1_ibr (ecg_rt.h), which computes each element
  * of the two expanded intermediates once, in its scratch; the One-to-One members after the
  * last pointwise conv run as its generated epilogue (block.c). */
 #include <stdio.h>
@@ -51,18 +51,18 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
             u, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
             (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2);
   char buf[96];
-  snprintf(buf, sizeof buf, "ecg_ibr_scratch_floats(&ibr%d, threads)", u);
+  snprintf(buf, sizeof buf, "ecg_rt1_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);
   /* the pointwise weights, packed once at create */
   int pk1 = -1, pk2;
   if (P1) {
-    snprintf(buf, sizeof buf, "ecg_ibr_packed_floats(&ibr%d, 1)", u);
+    snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 1)", u);
     pk1 = lw_packed_slot(L, buf);
-    sb_printf(&L->init, "  ecg_ibr_pack(&ibr%d, 1, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P1->inputs[1]), pk1);
+    sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 1, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P1->inputs[1]), pk1);
   }
-  snprintf(buf, sizeof buf, "ecg_ibr_packed_floats(&ibr%d, 2)", u);
+  snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 2)", u);
   pk2 = lw_packed_slot(L, buf);
-  sb_printf(&L->init, "  ecg_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
+  sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
   /* the epilogue after the last pointwise conv: its act3 */
   sb_printf(&L->code, "  ecg_ibr_params q%d = ibr%d;\n", u, u);
   if (K->epi_from < K->nm) {
@@ -80,6 +80,6 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2);
   opt_ptr(L, P2, 2, b2, sizeof b2);
   snprintf(y, sizeof y, "%s", lw_ptr(L, P2->outputs[0]));
-  sb_printf(&L->code, "  ecg_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);
+  sb_printf(&L->code, "  ecg_rt1_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);
   return ECG_OK;
 }

@@ -62,7 +62,7 @@ static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_
   return u;
 }
 
-/** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_conv2d with weights packed
+/** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_rt1_conv2d with weights packed
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_conv_nd(L, n, e);
@@ -73,26 +73,26 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
   int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
-  snprintf(buf, sizeof buf, "ecg_conv2d_scratch_floats(&cp%d, threads)", u);
+  snprintf(buf, sizeof buf, "ecg_rt1_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
-  snprintf(buf, sizeof buf, "ecg_conv2d_packed_floats(&cp%d)", u);
+  snprintf(buf, sizeof buf, "ecg_rt1_conv2d_packed_floats(&cp%d)", u);
   int off = lw_packed_slot(L, buf);
   const char *wp = lw_ptr(L, n->inputs[1]);
   if (L->t[n->inputs[1]].where == LW_CONST) {
-    sb_printf(&L->init, "  ecg_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
+    sb_printf(&L->init, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
   } else {
-    sb_printf(&L->code, "  ecg_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
+    sb_printf(&L->code, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
   }
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   char cpr[32];
   conv_params_ref(L, u, cpr, sizeof cpr);
-  sb_printf(&L->code, "  ecg_conv2d(%s, %s, ctx->pk[%d], %s, ", cpr, lw_ptr(L, n->inputs[0]), off, bias);
+  sb_printf(&L->code, "  ecg_rt1_conv2d(%s, %s, ctx->pk[%d], %s, ", cpr, lw_ptr(L, n->inputs[0]), off, bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
 }
 
-/** ConvTranspose (1-D, 2-D) through ecg_convtranspose2d; output shape from inference. */
+/** ConvTranspose (1-D, 2-D) through ecg_rt1_convtranspose2d; output shape from inference. */
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_convtranspose_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
@@ -102,13 +102,13 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
   int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
-  snprintf(buf, sizeof buf, "ecg_convtranspose2d_scratch_floats(&cp%d)", u);
+  snprintf(buf, sizeof buf, "ecg_rt1_convtranspose2d_scratch_floats(&cp%d)", u);
   lw_need_scratch(L, buf);
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   char cpr[32];
   conv_params_ref(L, u, cpr, sizeof cpr);
-  sb_printf(&L->code, "  ecg_convtranspose2d(%s, %s, ", cpr, lw_ptr(L, n->inputs[0]));
+  sb_printf(&L->code, "  ecg_rt1_convtranspose2d(%s, %s, ", cpr, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
@@ -126,7 +126,7 @@ static void batch_strides(int rbat, const int64_t *bd, int r, const int64_t *d, 
 }
 
 /* MatMul with index maps (DNNFusion Fig. 3.5; lw_operand_view/lw_output_view): every
- * operand a strided view, one ecg_sgemm per batch with the views' trans flags and leading
+ * operand a strided view, one ecg_rt1_sgemm per batch with the views' trans flags and leading
  * dimensions, so the absorbed permutations move no data. */
 static int matmul_strided(ecg_lower *L, const ecg_node *n, int va, const int64_t *sa, int vb, const int64_t *sb, int vo,
                           const int64_t *so, ecg_err *e) {
@@ -162,13 +162,13 @@ static int matmul_strided(ecg_lower *L, const ecg_node *n, int va, const int64_t
   for (int i = 0; i < rbat; i++)
     sb_printf(c, "    { int64_t q = rem / %lld; rem -= q * %lld; ao += q * %lld; bo += q * %lld; co += q * %lld; }\n", (long long)ost[i],
               (long long)ost[i], (long long)abs_[i], (long long)bbs[i], (long long)obs[i]);
-  sb_printf(c, "    ecg_sgemm(%d, %d, %lld, %lld, %lld, 1.0f, %s + ao, %lld, %s + bo, %lld, 0.0f, %s + co, %lld);\n  }\n", ta, tb,
+  sb_printf(c, "    ecg_rt1_sgemm(%d, %d, %lld, %lld, %lld, 1.0f, %s + ao, %lld, %s + bo, %lld, 0.0f, %s + co, %lld);\n  }\n", ta, tb,
             (long long)M, (long long)N, (long long)K, Ab, (long long)lda, Bb, (long long)ldb, Ob, (long long)ldc);
   return ECG_OK;
 }
 
 /** MatMul with numpy batch broadcasting and 1-D operands. A constant B shared by every
- *  batch is prepacked once; otherwise one ecg_sgemm per batch. */
+ *  batch is prepacked once; otherwise one ecg_rt1_sgemm per batch. */
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 MatMul is supported");
   int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
@@ -209,11 +209,11 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (b_batches == 1 && a_full) {
     /* one GEMM: [batches*M, K] x [K, N] */
     char sz[96];
-    snprintf(sz, sizeof sz, "ecg_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
+    snprintf(sz, sizeof sz, "ecg_rt1_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
     int off = lw_packed_slot(L, sz);
     sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
-    sb_printf(dst, "  ecg_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-    sb_printf(&L->code, "  ecg_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
+    sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
+    sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
               (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
@@ -222,7 +222,7 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   for (int i = 0; i < rbat; i++)
     sb_printf(&L->code, "    { int64_t q = rem / %lld; rem -= q * %lld; ao += q * %lld; bo += q * %lld; }\n", (long long)ost[i],
               (long long)ost[i], (long long)ast[i], (long long)bst[i]);
-  sb_printf(&L->code, "    ecg_sgemm(0, 0, %lld, %lld, %lld, 1.0f, %s + ao * %lld, %lld, %s + bo * %lld, %lld, 0.0f, %s + bt * %lld, %lld);\n  }\n",
+  sb_printf(&L->code, "    ecg_rt1_sgemm(0, 0, %lld, %lld, %lld, 1.0f, %s + ao * %lld, %lld, %s + bo * %lld, %lld, 0.0f, %s + bt * %lld, %lld);\n  }\n",
             (long long)M, (long long)N, (long long)K, Ab, (long long)(M * K), (long long)K, Bb, (long long)(K * N), (long long)N, Ob,
             (long long)(M * N), (long long)N);
   (void)u;
@@ -249,13 +249,13 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int bias_n = has_c && beta == 1.0f && ((rc_ == 1 && cd[0] == N) || (rc_ == 2 && cd[0] == 1 && cd[1] == N));
   if (L->t[n->inputs[1]].where == LW_CONST && alpha == 1.0f && (!has_c || bias_n)) {
     char sz[96];
-    snprintf(sz, sizeof sz, "ecg_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
+    snprintf(sz, sizeof sz, "ecg_rt1_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
     int off = lw_packed_slot(L, sz);
-    sb_printf(&L->init, "  ecg_sgemm_pack_b(%d, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", tb, (long long)K, (long long)N, Bb,
+    sb_printf(&L->init, "  ecg_rt1_sgemm_pack_b(%d, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", tb, (long long)K, (long long)N, Bb,
               (long long)bd[1], off);
     char bias[200] = "NULL";
     if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
-    sb_printf(&L->code, "  ecg_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n", ta,
+    sb_printf(&L->code, "  ecg_rt1_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n", ta,
               (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
@@ -265,7 +265,7 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     rank[0] = lw_dims(L, ids[0], dims[0]);
     if (lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, "(($T)$a * $0)", beta, 0)) return ecg_errf(e, ECG_ERR_INTERNAL, "template");
   }
-  sb_printf(&L->code, "  ecg_sgemm(%d, %d, %lld, %lld, %lld, (float)%.9g, %s, %lld, %s, %lld, %s, %s, %lld);\n", ta, tb, (long long)M, (long long)N,
+  sb_printf(&L->code, "  ecg_rt1_sgemm(%d, %d, %lld, %lld, %lld, (float)%.9g, %s, %lld, %s, %lld, %s, %s, %lld);\n", ta, tb, (long long)M, (long long)N,
             (long long)K, alpha, Ab, (long long)ad[1], Bb, (long long)bd[1], has_c ? "1.0f" : "0.0f", Ob, (long long)N);
   return ECG_OK;
 }
@@ -285,7 +285,7 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)OH, (long long)OW,
             (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
             (long long)ecg_attr_i(n, "count_include_pad", 0));
-  const char *fn = lw_op(n) == ECG_OP_MaxPool ? "ecg_maxpool2d" : "ecg_avgpool2d";
+  const char *fn = lw_op(n) == ECG_OP_MaxPool ? "ecg_rt1_maxpool2d" : "ecg_rt1_avgpool2d";
   sb_printf(&L->code, "  %s(&pp%d, %s, ", fn, u, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
@@ -298,7 +298,7 @@ int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   int64_t hw = 1;
   for (int i = 2; i < r; i++) hw *= xd[i];
-  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", lw_op(n) == ECG_OP_GlobalMaxPool ? "ecg_global_maxpool" : "ecg_global_avgpool",
+  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", lw_op(n) == ECG_OP_GlobalMaxPool ? "ecg_rt1_global_maxpool" : "ecg_rt1_global_avgpool",
             (long long)(xd[0] * xd[1]), (long long)hw, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;

@@ -77,7 +77,7 @@ static int get_scales(ecg_lower *L, const ecg_node *n, int r, const int64_t *id,
 
 /* Resize whose scales (or tf_crop_and_resize roi) are known only at run time; the
  * output shape is static (declared by the model). The kernel reads the operands,
- * builds the per-axis tap tables with the runtime's ecg_resize_coord/ecg_resize_taps
+ * builds the per-axis tap tables with the runtime's ecg_rt1_resize_coord/ecg_rt1_resize_taps
  * (the same functions the static path uses at lowering time) and gathers over the taps
  * with non-zero weight. */
 static int emit_resize_runtime(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o, int r, const int64_t *id,
@@ -121,8 +121,8 @@ static int emit_resize_runtime(ecg_lower *L, const ecg_node *n, const ecg_resize
                "        int64_t *pi = ti + (base[d] + xx) * %d;\n        double *pw = tw + (base[d] + xx) * %d;\n"
                "        for (int k = 0; k < %d; k++) { pi[k] = 0; pw[k] = 0; }\n"
                "        if (!resized[d] || !(scale[d] > 0)) { pi[0] = (xx < IN[d] ? xx : IN[d] - 1) * IST[d]; pw[0] = 1; continue; }\n"
-               "        int out_;\n        double xo = ecg_resize_coord(&opt, xx, IN[d], OUT[d], scale[d], r0[d], r1[d], &out_);\n"
-               "        int kk = ecg_resize_taps(&opt, xo, IN[d], pi, pw);\n"
+               "        int out_;\n        double xo = ecg_rt1_resize_coord(&opt, xx, IN[d], OUT[d], scale[d], r0[d], r1[d], &out_);\n"
+               "        int kk = ecg_rt1_resize_taps(&opt, xo, IN[d], pi, pw);\n"
                "        for (int k = 0; k < kk; k++) pi[k] *= IST[d];\n        te[base[d] + xx] = (unsigned char)out_;\n      }\n",
             r, RZ_MAX_TAPS, RZ_MAX_TAPS, RZ_MAX_TAPS);
   sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      int64_t xi[%d], rem = j;\n      int ext = 0;\n", (long long)on, r);
@@ -232,8 +232,8 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
         continue;
       }
       int outside;
-      double xo = ecg_resize_coord(&o, x, id[d], od[d], scale[d], r0[d], r1[d], &outside);
-      int kk = ecg_resize_taps(&o, xo, id[d], ti + x * RZ_MAX_TAPS, tw + x * RZ_MAX_TAPS);
+      double xo = ecg_rt1_resize_coord(&o, x, id[d], od[d], scale[d], r0[d], r1[d], &outside);
+      int kk = ecg_rt1_resize_taps(&o, xo, id[d], ti + x * RZ_MAX_TAPS, tw + x * RZ_MAX_TAPS);
       for (int k = kk; k < RZ_MAX_TAPS; k++) { ti[x * RZ_MAX_TAPS + k] = 0; tw[x * RZ_MAX_TAPS + k] = 0; }
       if (kk > k_ax) k_ax = kk;
       te[x] = (unsigned char)outside;

@@ -1,6 +1,6 @@
 /* Emitters for the recurrent and assorted Many-to-Many operators (format/ops/rnn.c):
- * RNN, GRU, LSTM (float32: the input projection of all time steps is one ecg_sgemm,
- * the recurrent projection one ecg_sgemm per step; gates in a plain loop), Einsum (an
+ * RNN, GRU, LSTM (float32: the input projection of all time steps is one ecg_rt1_sgemm,
+ * the recurrent projection one ecg_rt1_sgemm per step; gates in a plain loop), Einsum (an
  * index loop nest over the equation's variables), LRN, MeanVarianceNormalization,
  * Det (LU with partial pivoting in double), and Dropout in inference (a copy and an
  * all-true mask).  Variants not implemented fail with "... not supported". */
@@ -162,7 +162,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       else bias[k][0] = 0;
     }
     sb_printf(c, "    /* direction %d (%s) */\n", d, rev ? "reverse" : "forward");
-    sb_printf(c, "    ecg_sgemm(0, 1, %lld, %lld, %lld, 1.0f, X, %lld, W + %lld, %lld, 0.0f, xw, %lld);\n", S * B, GH, I, I,
+    sb_printf(c, "    ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, X, %lld, W + %lld, %lld, 0.0f, xw, %lld);\n", S * B, GH, I, I,
               (long long)d * GH * I, I, GH);
     sb_printf(c, "    for (int64_t b = 0; b < %lld; b++)\n      for (int64_t j = 0; j < %lld; j++) {\n", B, H);
     if (h0i >= 0) sb_printf(c, "        h[b * %lld + j] = H0[%s + j];\n", H, hidx);
@@ -173,7 +173,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     sb_printf(c, "      }\n");
     sb_printf(c, "    for (int64_t s = 0; s < %lld; s++) {\n", S);
-    sb_printf(c, "      ecg_sgemm(0, 1, %lld, %lld, %lld, 1.0f, h, %lld, R + %lld, %lld, 0.0f, hr, %lld);\n", B,
+    sb_printf(c, "      ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, h, %lld, R + %lld, %lld, 0.0f, hr, %lld);\n", B,
               gru && !lbr ? 2 * H : GH, H, H, (long long)d * GH * H, H, GH);
     sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) {\n        ", B);
     sb_printf(c, len_expr, S, S);
@@ -225,7 +225,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "        }\n      }\n");
     if (gru && !lbr) {
       /* h~ = g(Xt Wh^T + (r . H) Rh^T + Rbh + Wbh) */
-      sb_printf(c, "      ecg_sgemm(0, 1, %lld, %lld, %lld, 1.0f, rh, %lld, R + %lld, %lld, 0.0f, hr + %lld, %lld);\n", B, H, H, H,
+      sb_printf(c, "      ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, rh, %lld, R + %lld, %lld, 0.0f, hr + %lld, %lld);\n", B, H, H, H,
                 (long long)d * GH * H + 2 * H * H, H, 2 * H, GH);
       sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) {\n        ", B);
       sb_printf(c, len_expr, S, S);

@@ -15,6 +15,7 @@
 #include <omp.h>
 #endif
 #include "model.h"
+#include "ecg_rt.h" /* ecg_rt1_build_id, for the message when the runtime does not match */
 
 #define INFO ECG_MODEL(tensor_info)
 
@@ -94,6 +95,11 @@ int main(int argc, char **argv) {
   if (threads > 0) omp_set_num_threads(threads);
 #endif
   ECG_MODEL(ctx) *ctx = ECG_MODEL(create)(weights);
+  if (!ctx && errno == ENOEXEC) {
+    fprintf(stderr, "runner: the runtime library linked in (%s) is not the one model.c was compiled against "
+                    "(other runtime sources, ISA or OpenMP setting); rebuild with `make clean all`\n", ecg_rt1_build_id());
+    return 1;
+  }
   if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return 1; }
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);

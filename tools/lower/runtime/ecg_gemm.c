@@ -109,7 +109,7 @@ static inline __m256 exp256(__m256 x) {
 }
 #endif
 
-void ecg_act_apply(ecg_act act, float *x, size_t n) {
+void ecg_rt1_act_apply(ecg_act act, float *x, size_t n) {
   size_t i = 0;
   if (act.kind == ECG_ACT_FN) {
     act.fn(x, n, act.arg);
@@ -190,7 +190,7 @@ ECG_AI __m512 exp512(__m512 x) {
   return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
 }
 
-/* act applied to 16 lanes, same results (NaN included) as the scalar loops of ecg_act_apply. */
+/* act applied to 16 lanes, same results (NaN included) as the scalar loops of ecg_rt1_act_apply. */
 ECG_AI __m512 act512(ecg_act act, __m512 v) {
   const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
   switch (act.kind) {
@@ -363,7 +363,7 @@ static void kern_6x16(int kc, const float *restrict a, const float *restrict b, 
 
 #endif /* ECG_AVX512 */
 
-const char *ecg_gemm_kernel_name(void) {
+const char *ecg_rt1_gemm_kernel_name(void) {
 #if defined(ECG_AVX512)
   return "avx512-8x48";
 #elif defined(ECG_AVX2)
@@ -526,7 +526,7 @@ static void epilogue(const job_t *J, float *c, int i0, int mr, int j0, int nr) {
       const float *bn = J->bias_n + j0;
       for (int j = 0; j < nr; j++) r[j] += bn[j];
     }
-    if (act) ecg_act_apply(J->act, r, (size_t)nr);
+    if (act) ecg_rt1_act_apply(J->act, r, (size_t)nr);
   }
 }
 
@@ -726,7 +726,7 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
   free(own);
 }
 
-/* Only reached when no pack buffer could be allocated (ecg_sgemm, ecg_sgemm_packed). */
+/* Only reached when no pack buffer could be allocated (ecg_rt1_sgemm, ecg_rt1_sgemm_packed). */
 static void naive_job(const job_t *J) {
   for (int i = 0; i < J->M; i++) {
     float *cr = J->C + (size_t)i * J->ldc;
@@ -747,7 +747,7 @@ static void naive_job(const job_t *J) {
 
 /* ------------------------------------------------------------------ GEMM entry points */
 
-void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+void ecg_rt1_sgemm(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
                const float *B, int ldb, float beta, float *C, int ldc) {
   batch_t bt;
   memset(&bt, 0, sizeof bt);
@@ -761,13 +761,13 @@ void ecg_sgemm(int transA, int transB, int M, int N, int K, float alpha, const f
   run_batch(&bt, 1, NULL, 0);
 }
 
-size_t ecg_sgemm_packed_b_floats(int K, int N) { return (size_t)cdiv(N, NR) * NR * (size_t)(K > 0 ? K : 0); }
+size_t ecg_rt1_sgemm_packed_b_floats(int K, int N) { return (size_t)cdiv(N, NR) * NR * (size_t)(K > 0 ? K : 0); }
 
-void ecg_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *packed) {
+void ecg_rt1_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, float *packed) {
   if (K > 0 && N > 0) pack_b(transB, B, ldb, 0, K, 0, N, packed);
 }
 
-void ecg_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
+void ecg_rt1_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
                       const float *bias_n, ecg_act act, float beta, float *C, int ldc) {
   batch_t bt;
   memset(&bt, 0, sizeof bt);
@@ -797,14 +797,14 @@ static int dw_row_len(const ecg_conv_params *p) {
   return cdiv(cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 1, 8) * 8;
 }
 
-size_t ecg_conv2d_packed_floats(const ecg_conv_params *p) {
+size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p) {
   if (conv_is_dw(p)) return (size_t)p->m * p->kh * p->kw;
   int G = p->group, mg = p->m / G;
   size_t Kg = (size_t)(p->c / G) * p->kh * p->kw;
   return (size_t)G * cdiv(mg, MR) * MR * Kg;
 }
 
-void ecg_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed) {
+void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed) {
   if (conv_is_dw(p)) {
     memcpy(packed, w, (size_t)p->m * p->kh * p->kw * sizeof(float));
     return;
@@ -829,7 +829,7 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
   return ECG_CONV_BUF_FLOATS;
 }
 
-size_t ecg_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
+size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
   return (size_t)(threads < 1 ? 1 : threads) * conv_per_thread(p);
 }
 
@@ -1033,13 +1033,13 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
     for (; oy + 2 <= oh; oy += 2) {
       float *yr = yc + (size_t)oy * ow;
       dw_row2(ow, kh * kw, plane + oy * rs, rs, toff, wk, b, yr, yr + ow);
-      ecg_act_apply(p->act, yr, (size_t)2 * ow);
+      ecg_rt1_act_apply(p->act, yr, (size_t)2 * ow);
     }
 #endif
     for (; oy < oh; oy++) {
       float *yr = yc + (size_t)oy * ow;
       dw_row(ow, kh * kw, plane + oy * rs, toff, wk, b, yr);
-      ecg_act_apply(p->act, yr, (size_t)ow);
+      ecg_rt1_act_apply(p->act, yr, (size_t)ow);
     }
   }
 }
@@ -1203,7 +1203,7 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
   }
 }
 
-void ecg_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
+void ecg_rt1_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
                         ecg_act act, float *C, int ldc, float *scratch) {
   batch_t bt;
   memset(&bt, 0, sizeof bt);
@@ -1219,9 +1219,9 @@ void ecg_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float 
   run_batch(&bt, 1, scratch, scratch ? ECG_CONV_BUF_FLOATS : 0);
 }
 
-size_t ecg_sgemm_packed_a_scratch_floats(int threads) { return (size_t)(threads < 1 ? 1 : threads) * ECG_CONV_BUF_FLOATS; }
+size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads) { return (size_t)(threads < 1 ? 1 : threads) * ECG_CONV_BUF_FLOATS; }
 
-void ecg_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
+void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch) {
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
   if (conv_is_dw(p)) {
@@ -1262,13 +1262,13 @@ void ecg_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w,
 
 /* ------------------------------------------------------------------ ConvTranspose */
 
-size_t ecg_convtranspose2d_scratch_floats(const ecg_conv_params *p) {
+size_t ecg_rt1_convtranspose2d_scratch_floats(const ecg_conv_params *p) {
   return (size_t)(p->m / p->group) * p->kh * p->kw * p->h * p->w;
 }
 
 /* Per image and group: cols[(oc, ki, kj), (iy, ix)] = W_g^T * X_g (GEMM), then col2im:
  * y[oc, iy*sh - pt + ki*dh, ix*sw - pl + kj*dw] += cols[...]. */
-void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
+void ecg_rt1_convtranspose2d(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                          float *y, float *scratch) {
   const int G = p->group, mg = p->m / G, cg = p->c / G, h = p->h, wd = p->w, hw = h * wd;
   const int kh = p->kh, kw = p->kw, oh = p->oh, ow = p->ow, Mc = mg * kh * kw;
@@ -1277,7 +1277,7 @@ void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *
   (void)T;
   for (int img = 0; img < p->n; img++) {
     for (int g = 0; g < G; g++) {
-      ecg_sgemm(1, 0, Mc, hw, cg, 1.f, w + (size_t)g * cg * Mc, Mc,
+      ecg_rt1_sgemm(1, 0, Mc, hw, cg, 1.f, w + (size_t)g * cg * Mc, Mc,
                 x + ((size_t)img * p->c + (size_t)g * cg) * hw, hw, 0.f, scratch, hw);
       ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
       for (int o = 0; o < mg; o++) {
@@ -1300,7 +1300,7 @@ void ecg_convtranspose2d(const ecg_conv_params *p, const float *x, const float *
               }
             }
           }
-        ecg_act_apply(p->act, yc, (size_t)oh * ow);
+        ecg_rt1_act_apply(p->act, yc, (size_t)oh * ow);
       }
     }
   }

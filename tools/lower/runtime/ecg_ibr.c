@@ -1,9 +1,9 @@
 /* Intensive fusion of an inverted-residual chain (AGO §III-B; MobileNet-V2, MNasNet,
  * EfficientNet): [pointwise conv] -> depthwise conv -> pointwise conv in one kernel, tiled
  * by output rows so that no element of an intermediate tensor is computed twice and the
- * expanded intermediate tensors never leave the cache (ecg_rt.h, ecg_ibr). The three
+ * expanded intermediate tensors never leave the cache (ecg_rt.h, ecg_rt1_ibr). The three
  * stages run the runtime's own kernels on the tile: the prepacked-weight GEMM with its
- * in-register bias/activation epilogue for the pointwise convolutions, ecg_conv2d's
+ * in-register bias/activation epilogue for the pointwise convolutions, ecg_rt1_conv2d's
  * depthwise kernel on the tile's window of rows. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "ecg_rt.h"
 
 /* Two windows + a depthwise tile. Measured on an AMD EPYC (1 MiB L2 per core, 32 MiB L3),
- * one thread, MobileNet-V2 blocks, ecg_ibr time / unfused time: 256 KiB 1.40-1.82, 1 MiB
+ * one thread, MobileNet-V2 blocks, ecg_rt1_ibr time / unfused time: 256 KiB 1.40-1.82, 1 MiB
  * 0.99-1.07, 4 MiB 0.93-1.00 (fewer, larger runtime calls; the tile still stays in L3). */
 #define IBR_TILE_BYTES (4096 * 1024)
 
@@ -53,26 +53,26 @@ static ecg_conv_params pw(int cin, int cout) {
   return c;
 }
 
-size_t ecg_ibr_packed_floats(const ecg_ibr_params *p, int which) {
-  if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_conv2d_packed_floats(&c); }
+size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
+  if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_rt1_conv2d_packed_floats(&c); }
   ecg_conv_params c = pw(p->cexp, p->cout);
-  return ecg_conv2d_packed_floats(&c);
+  return ecg_rt1_conv2d_packed_floats(&c);
 }
 
-void ecg_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
+void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
   ecg_conv_params c = which == 1 ? pw(p->cin, p->cexp) : pw(p->cexp, p->cout);
-  ecg_conv2d_pack(&c, w, packed);
+  ecg_rt1_conv2d_pack(&c, w, packed);
 }
 
-size_t ecg_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
+size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
   int R, RB;
   ibr_tiles(p, &R, &RB);
   ecg_conv_params d = dw_tile(p, RB, p->pt, R);
-  size_t k = ecg_conv2d_scratch_floats(&d, threads), g = ecg_sgemm_packed_a_scratch_floats(threads);
+  size_t k = ecg_rt1_conv2d_scratch_floats(&d, threads), g = ecg_rt1_sgemm_packed_a_scratch_floats(threads);
   return 2 * (size_t)p->cexp * RB * p->w + (size_t)p->cexp * R * p->ow + (k > g ? k : g) + 64;
 }
 
-void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
+void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
              const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
   int R, RB;
   ibr_tiles(p, &R, &RB);
@@ -97,7 +97,7 @@ void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const fl
       if (new_lo < hi) { /* E rows [new_lo, hi) */
         float *e = w + (size_t)(new_lo - lo) * W;
         if (w1p)
-          ecg_sgemm_packed_a(CE, (hi - new_lo) * W, p->cin, w1p, xi + (size_t)new_lo * W, H * W, b1, p->act1, e, rows * W, kscr);
+          ecg_rt1_sgemm_packed_a(CE, (hi - new_lo) * W, p->cin, w1p, xi + (size_t)new_lo * W, H * W, b1, p->act1, e, rows * W, kscr);
         else
           for (int c = 0; c < CE; c++)
             memcpy(e + (size_t)c * rows * W, xi + ((size_t)c * H + new_lo) * W, sizeof(float) * (size_t)(hi - new_lo) * W);
@@ -106,9 +106,9 @@ void ecg_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const fl
       cur = nxt; have_lo = lo; have_hi = hi;
       /* depthwise over the window: output rows [oy0, oy1) */
       ecg_conv_params d = dw_tile(p, rows, imax_(0, p->pt - oy0 * p->sh), T);
-      ecg_conv2d(&d, w, wd, bd, D, kscr);
+      ecg_rt1_conv2d(&d, w, wd, bd, D, kscr);
       /* pointwise: y rows [oy0, oy1) of every output channel */
-      ecg_sgemm_packed_a(p->cout, T * OW, CE, w2p, D, T * OW, b2, p->act3, yi + (size_t)oy0 * OW, OH * OW, kscr);
+      ecg_rt1_sgemm_packed_a(p->cout, T * OW, CE, w2p, D, T * OW, b2, p->act3, yi + (size_t)oy0 * OW, OH * OW, kscr);
     }
   }
 }

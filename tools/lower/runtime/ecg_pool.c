@@ -139,10 +139,10 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
   }
 }
 
-void ecg_maxpool2d(const ecg_pool_params *p, const float *x, float *y) { pool2d(p, x, y, 1); }
-void ecg_avgpool2d(const ecg_pool_params *p, const float *x, float *y) { pool2d(p, x, y, 0); }
+void ecg_rt1_maxpool2d(const ecg_pool_params *p, const float *x, float *y) { pool2d(p, x, y, 1); }
+void ecg_rt1_avgpool2d(const ecg_pool_params *p, const float *x, float *y) { pool2d(p, x, y, 0); }
 
-void ecg_global_avgpool(int nc, int hw, const float *x, float *y) {
+void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y) {
   int T = pool_threads((double)nc * hw);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
@@ -158,7 +158,7 @@ void ecg_global_avgpool(int nc, int hw, const float *x, float *y) {
   }
 }
 
-void ecg_global_maxpool(int nc, int hw, const float *x, float *y) {
+void ecg_rt1_global_maxpool(int nc, int hw, const float *x, float *y) {
   int T = pool_threads((double)nc * hw);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))

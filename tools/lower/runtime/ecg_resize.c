@@ -12,7 +12,7 @@ static void cubic_coeffs(double t, double A, double *c) {
   c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
 }
 
-double ecg_resize_coord(const ecg_resize_opts *o, int64_t x, int64_t in_len, int64_t out_len, double s, double r0,
+double ecg_rt1_resize_coord(const ecg_resize_opts *o, int64_t x, int64_t in_len, int64_t out_len, double s, double r0,
                         double r1, int *outside) {
   double in = (double)in_len, out_f = s * in, xo;
   *outside = 0;
@@ -36,7 +36,7 @@ double ecg_resize_coord(const ecg_resize_opts *o, int64_t x, int64_t in_len, int
   return xo;
 }
 
-int ecg_resize_taps(const ecg_resize_opts *o, double xo, int64_t in_len, int64_t *idx, double *w) {
+int ecg_rt1_resize_taps(const ecg_resize_opts *o, double xo, int64_t in_len, int64_t *idx, double *w) {
   if (!(xo == xo)) xo = 0;
   if (xo > 1e15) xo = 1e15;
   if (xo < -1e15) xo = -1e15;

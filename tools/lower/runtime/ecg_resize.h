@@ -33,13 +33,13 @@ typedef struct ecg_resize_opts {
  *  and out_len output elements with scale s; r0/r1 are the roi start/end fractions for
  *  tf_crop_and_resize. *outside is set when tf_crop_and_resize falls outside the input
  *  (the element is then extrapolation_value). */
-double ecg_resize_coord(const ecg_resize_opts *o, int64_t x, int64_t in_len, int64_t out_len, double s, double r0,
+double ecg_rt1_resize_coord(const ecg_resize_opts *o, int64_t x, int64_t in_len, int64_t out_len, double s, double r0,
                         double r1, int *outside);
 
 /** The taps of source coordinate xo: input indices idx[K] (edge-clamped into
  *  [0, in_len)) and weights w[K]; returns K (2 for nearest and linear, 4 for cubic;
  *  nearest puts weight 1 on one tap). */
-int ecg_resize_taps(const ecg_resize_opts *o, double xo, int64_t in_len, int64_t *idx, double *w);
+int ecg_rt1_resize_taps(const ecg_resize_opts *o, double xo, int64_t in_len, int64_t *idx, double *w);
 
 #ifdef __cplusplus
 }
