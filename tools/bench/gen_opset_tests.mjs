@@ -202,10 +202,42 @@ rms('rmsnorm_axis1_full_scale', [2, 3, 4], 1, [3, 4], 1e-3);
 rms('rmsnorm_axis_negative_broadcast_scale', [2, 3, 4], -2, [3, 1]);
 rms('rmsnorm_scalar_scale_axis0', [3, 5], 0, [1]);
 
+// Gelu 20 (approximate none / tanh) and Mish 18/22: elementwise, fused with what feeds them;
+// edge cases: large magnitudes (erf/tanh saturation, Mish's softplus cut-off), broadcast chain.
+const wide = [-30, -12, -5.5, -3, -1, -0.5, -1e-4, 0, 1e-4, 0.5, 1, 3, 5.5, 12, 25, 90];
+unary('gelu_exact', 20, 'Gelu', [2, 3, 4]);
+unary('gelu_tanh', 20, 'Gelu', [2, 3, 4], { approximate: 'tanh' });
+unary('gelu_tanh_wide_range', 20, 'Gelu', [16], { approximate: 'tanh' }, [], FLOAT, { data: { x: wide } });
+unary('gelu_exact_wide_range_opset23', 23, 'Gelu', [16], {}, [], FLOAT, { data: { x: wide } });
+add({ name: 'gelu_fused_matmul_add', opset: 20, inputs: [['x', FLOAT, [3, 8]]],
+      inits: [['w', FLOAT, [8, 5], Array.from({ length: 40 }, (_, i) => Math.sin(i) * 0.7)], ['b', FLOAT, [5], [0.1, -0.2, 0.3, 0, -1]]],
+      nodes: [['MatMul', ['x', 'w'], ['m']], ['Add', ['m', 'b'], ['a']], ['Gelu', ['a'], ['g']], ['Mul', ['g', 'b'], ['y']]],
+      outputs: [['y', FLOAT]] });
+unary('mish', 18, 'Mish', [2, 3, 4]);
+unary('mish_wide_range', 18, 'Mish', [16], {}, [], FLOAT, { data: { x: wide } });
+unary('mish_opset22', 22, 'Mish', [3, 5]);
+
+// BitwiseAnd/Or/Xor/Not 18 on the integer types: negative values, broadcasting, uint8 wrap.
+const bw = (name, op, code, da, db, va, vb) => {
+  const inputs = [['a', code, da]];
+  const data = { a: va };
+  if (db) { inputs.push(['b', code, db]); data.b = vb; }
+  add({ name, opset: 18, inputs, nodes: [[op, db ? ['a', 'b'] : ['a'], ['y']]], outputs: [['y', code]], data });
+};
+bw('bitwise_and_int32_negative', 'BitwiseAnd', INT32, [2, 3], [2, 3], [-1, -8, 255, 7, 0x7fffffff, -2147483648], [12, -3, -256, 5, -1, -1]);
+bw('bitwise_or_uint8_broadcast', 'BitwiseOr', UINT8, [2, 3], [3], [0, 1, 128, 255, 15, 240], [1, 2, 127]);
+bw('bitwise_xor_int64_broadcast', 'BitwiseXor', INT64, [3, 1], [1, 4], [-1, 0, 123456789012], [1, -1, 65535, -4096]);
+bw('bitwise_xor_int8', 'BitwiseXor', INT8, [4], [4], [-128, 127, -1, 0], [1, -1, -128, 0]);
+bw('bitwise_not_uint8', 'BitwiseNot', UINT8, [5], null, [0, 1, 127, 128, 255]);
+bw('bitwise_not_int32', 'BitwiseNot', INT32, [2, 2], null, [0, -1, 2147483647, -2147483648]);
+bw('bitwise_not_int64', 'BitwiseNot', INT64, [3], null, [0, -5, 9007199254740991]);
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
-add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Mish', ['x'], ['y']]],
-      outputs: [['y', FLOAT]], refuse: 'op Mish' });
+add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Bernoulli', ['x'], ['y']]],
+      outputs: [['y', FLOAT]], refuse: 'op Bernoulli' });
+add({ name: 'refuse_bitwise_and_bool', opset: 18, inputs: [['a', BOOL, [3]], ['b', BOOL, [3]]], nodes: [['BitwiseAnd', ['a', 'b'], ['y']]],
+      outputs: [['y', BOOL]], refuse: 'bitwise operators take integer types' });
 add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], inits: [i64('shape', [3, 2])],
       nodes: [['Reshape', ['x', 'shape'], ['y']]], outputs: [['y', FLOAT]], refuse: 'op Reshape-24' });
 add({ name: 'refuse_quantize_blocked_opset21', opset: 21, inputs: [['x', FLOAT, [2, 4]]], inits: [['s', FLOAT, [2, 2], [0.1, 0.2, 0.3, 0.4]]],

@@ -14,6 +14,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   EWISE(Xor), EWISE(Where), EWISE(BatchNormalization), EWISE(Tan), EWISE(Asin), EWISE(Acos),
   EWISE(Atan), EWISE(Sinh), EWISE(Cosh), EWISE(Asinh), EWISE(Acosh), EWISE(Atanh), EWISE(Softsign),
   EWISE(ThresholdedRelu), EWISE(Shrink), EWISE(Celu), EWISE(IsNaN), EWISE(IsInf), EWISE(BitShift),
+  EWISE(Gelu), EWISE(Mish), EWISE(BitwiseAnd), EWISE(BitwiseOr), EWISE(BitwiseXor), EWISE(BitwiseNot),
 #undef EWISE
   [ECG_OP_Max] = emit_variadic, [ECG_OP_Min] = emit_variadic, [ECG_OP_Sum] = emit_variadic,
   [ECG_OP_Mean] = emit_variadic,
