@@ -117,7 +117,7 @@ int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out_syms(g, n, 0, a->dtype, 2, od, syms, e);
 }
 
-/** MaxPool/AveragePool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode
+/** MaxPool/AveragePool/LpPool (LpPool: ceil_mode and dilations from opset 18): kernel_shape, strides, pads, auto_pad, dilations, ceil_mode
  *  (ecg_conv_geom_resolve); MaxPool's optional output 1 (Indices) is int64 of the same
  *  shape. */
 int ecg_infer_pool(ecg_graph *g, ecg_node *n, ecg_err *e) {

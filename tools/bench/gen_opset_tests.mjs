@@ -232,6 +232,13 @@ bw('bitwise_not_uint8', 'BitwiseNot', UINT8, [5], null, [0, 1, 127, 128, 255]);
 bw('bitwise_not_int32', 'BitwiseNot', INT32, [2, 2], null, [0, -1, 2147483647, -2147483648]);
 bw('bitwise_not_int64', 'BitwiseNot', INT64, [3], null, [0, -5, 9007199254740991]);
 
+// LpPool 18 (ceil_mode, dilations) and 22; p 1, 2 (default) and 3; 1-D, 2-D and 3-D.
+unary('lppool_p2_default', 18, 'LpPool', [1, 2, 5, 5], { kernel_shape: [2, 2] });
+unary('lppool_p3_ceil_dilations_strides', 18, 'LpPool', [1, 2, 7, 8], { kernel_shape: [3, 2], dilations: [2, 1], strides: [2, 2], ceil_mode: 1, p: 3 });
+unary('lppool_p1_pads_1d_opset22', 22, 'LpPool', [2, 3, 9], { kernel_shape: [3], pads: [1, 2], strides: [2], p: 1 });
+unary('lppool_same_upper_3d', 18, 'LpPool', [1, 1, 4, 5, 3], { kernel_shape: [2, 3, 2], auto_pad: 'SAME_UPPER' });
+unary('lppool_ceil_mode_pads', 18, 'LpPool', [1, 1, 6, 6], { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1], ceil_mode: 1, p: 2 });
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Bernoulli', ['x'], ['y']]],

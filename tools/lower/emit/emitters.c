@@ -21,6 +21,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_Conv] = emit_conv, [ECG_OP_ConvTranspose] = emit_convtranspose,
   [ECG_OP_MatMul] = emit_matmul, [ECG_OP_Gemm] = emit_gemm,
   [ECG_OP_MaxPool] = emit_pool, [ECG_OP_AveragePool] = emit_pool,
+  [ECG_OP_LpPool] = emit_pool_nd,
   [ECG_OP_GlobalAveragePool] = emit_global_pool, [ECG_OP_GlobalMaxPool] = emit_global_pool,
   [ECG_OP_Softmax] = emit_softmax, [ECG_OP_LogSoftmax] = emit_softmax,
   [ECG_OP_ReduceMean] = emit_reduce, [ECG_OP_ReduceSum] = emit_reduce, [ECG_OP_ReduceMax] = emit_reduce,

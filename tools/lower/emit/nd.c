@@ -32,17 +32,21 @@ static int64_t prod(const int64_t *v, int n) {
   return p;
 }
 
-/** MaxPool / AveragePool, N-D, any numeric dtype (average: float dtypes), with
- *  MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
- *  indices over N, C and the spatial dims, as ONNX defines). */
+/** MaxPool / AveragePool / LpPool, N-D, any numeric dtype (average and Lp: float dtypes),
+ *  with MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
+ *  indices over N, C and the spatial dims, as ONNX defines).  LpPool (opsets 2-22; ceil_mode
+ *  and dilations from 18): y = (sum over the window's in-range taps of |x|^p)^(1/p), p the
+ *  integer attribute (default 2), padding contributing 0, accumulated in double. */
 int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ecg_conv_geom gm;
   ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
-  int is_max = lw_op(n) == ECG_OP_MaxPool;
+  int is_max = lw_op(n) == ECG_OP_MaxPool, is_lp = lw_op(n) == ECG_OP_LpPool;
+  int64_t lp = ecg_attr_i(n, "p", 2);
+  if (is_lp && lp < 1) return lw_node_err(L, n, e, "p must be a positive integer");
   int x = n->inputs[0], y = n->outputs[0], ind = n->n_outputs > 1 ? n->outputs[1] : -1;
   int isf = ecg_dtype_is_float(L->g->tensors[x]->dtype);
   if (lw_half(L, x)) return lw_node_err(L, n, e, "float16 pooling is not supported");
-  if (!is_max && !isf) return lw_node_err(L, n, e, "AveragePool of an integer tensor is not supported");
+  if (!is_max && !isf) return lw_node_err(L, n, e, "%s of an integer tensor is not supported", is_lp ? "LpPool" : "AveragePool");
   int64_t xd[ECG_MAX_RANK];
   lw_dims(L, x, xd);
   int64_t nc = xd[0] * xd[1], in_sp = prod(gm.in, gm.sp), out_sp = prod(gm.out, gm.sp), ksz = prod(gm.k, gm.sp);
@@ -71,6 +75,9 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             sp, sp, sp);
   if (is_max) sb_printf(c, "            %s v = xp[off];\n            if (arg < 0 || v > best) { best = v; arg = %s; }\n", T,
                         so ? "offc" : "off");
+  else if (is_lp && lp == 1) sb_printf(c, "            sum += fabs((double)xp[off]);\n");
+  else if (is_lp && lp == 2) sb_printf(c, "            sum += (double)xp[off] * xp[off];\n");
+  else if (is_lp) sb_printf(c, "            sum += pow(fabs((double)xp[off]), %lld);\n", (long long)lp);
   else sb_printf(c, "            sum += xp[off]; cnt++;\n");
   sb_printf(c, "          }\n");
   if (!is_max && cip) sb_printf(c, "          else if (inpad) cnt++;\n");
@@ -78,6 +85,10 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (is_max) {
     sb_printf(c, "        y[p * %lld + o] = best;\n", (long long)out_sp);
     if (ind >= 0) sb_printf(c, "        ind[p * %lld + o] = arg < 0 ? 0 : p * %lld + arg;\n", (long long)out_sp, (long long)in_sp);
+  } else if (is_lp) {
+    char fin[48];
+    snprintf(fin, sizeof fin, lp == 1 ? "sum" : lp == 2 ? "sqrt(sum)" : "pow(sum, 1.0 / %lld)", (long long)lp);
+    sb_printf(c, "        y[p * %lld + o] = (%s)%s;\n", (long long)out_sp, T, fin);
   } else {
     sb_printf(c, "        y[p * %lld + o] = (%s)(cnt ? sum / cnt : 0);\n", (long long)out_sp, T);
   }
