@@ -284,6 +284,15 @@ typedef struct ecg_conv_geom {
  *  >= 1; output_padding >= 0), channels that do not match W and group, a window larger
  *  than the padded input, a negative ConvTranspose output. */
 int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
+/** Col2Im (opset 18; ONNX Operators.md Col2Im) read as the transpose of a convolution's
+ *  im2col: input [N, C * prod(block_shape), L], constant image_shape and block_shape
+ *  ([sp] each), attributes strides, dilations, pads ([b..., e...]).  Fills gm with n, c
+ *  (= m: image channels), in = image_shape, k = block_shape, out = blocks per spatial dim
+ *  (floor((in + pb + pe - ((k-1)*d+1)) / s) + 1; L = their product), s, d, pb, pe.
+ *  Errors (ECG_ERR_INPUT, naming the node): rank != 3, run-time image/block shapes,
+ *  lengths that differ, non-positive sizes, a block larger than the padded image, dim 1
+ *  not a multiple of prod(block_shape), dim 2 not the block count. */
+int ecg_col2im_geom(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
 
 /* ---------------------------------------------------------------- attributes */
 

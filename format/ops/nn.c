@@ -210,3 +210,16 @@ int64_t ecg_flops_pool(const ecg_graph *g, const ecg_node *n) {
   int64_t ny = ops_numel(ecg_node_output(g, n, 0)), p = ops_prod(ks, c < 0 ? 0 : c);
   return ny < 0 || c < 0 || p < 0 ? -1 : ny * p;
 }
+
+/** Col2Im (18): [N, C * prod(block_shape), L] -> [N, C, image_shape...] (ecg_col2im_geom
+ *  checks the operands); the input's dtype. */
+int ecg_infer_col2im(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_col2im_geom(g, n, &gm, e));
+  int64_t od[ECG_MAX_RANK] = {gm.n, gm.c};
+  for (int i = 0; i < gm.sp; i++) od[2 + i] = gm.in[i];
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int from[ECG_MAX_RANK] = {0, -1};
+  for (int i = 0; i < gm.sp; i++) from[2 + i] = -1;
+  return ops_set_out(g, n, 0, x->dtype, gm.sp + 2, od, x, from, e);
+}

@@ -239,10 +239,32 @@ unary('lppool_p1_pads_1d_opset22', 22, 'LpPool', [2, 3, 9], { kernel_shape: [3],
 unary('lppool_same_upper_3d', 18, 'LpPool', [1, 1, 4, 5, 3], { kernel_shape: [2, 3, 2], auto_pad: 'SAME_UPPER' });
 unary('lppool_ceil_mode_pads', 18, 'LpPool', [1, 1, 6, 6], { kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1], ceil_mode: 1, p: 2 });
 
+// CenterCropPad 18: crop and pad with odd differences (the extra element goes to the end),
+// axes (negative), an axis left as is, integer data.
+const ccp = (name, code, dims, shape, axes) =>
+  add({ name, opset: 18, inputs: [['x', code, dims]], inits: [i64('shape', shape)],
+        nodes: [['CenterCropPad', ['x', 'shape'], ['y'], axes ? { axes } : {}]], outputs: [['y', code]] });
+ccp('center_crop_pad_crop_odd', FLOAT, [5, 7], [2, 4]);
+ccp('center_crop_pad_pad_odd', FLOAT, [2, 3], [5, 6]);
+ccp('center_crop_pad_mixed_axes_negative', FLOAT, [3, 4, 5], [6, 2], [0, -1]);
+ccp('center_crop_pad_same_size_int64', INT64, [2, 3, 4], [3, 5], [1, 2]);
+ccp('center_crop_pad_chw_image', FLOAT, [3, 8, 6], [5, 9], [1, 2]);
+
+// Col2Im 18: 2-D plain, strides + pads + dilations (overlapping blocks add up), 3-D.
+const col2im = (name, x, img, blk, attrs = {}) =>
+  add({ name, opset: 18, inputs: [['x', FLOAT, x]], inits: [i64('image_shape', img), i64('block_shape', blk)],
+        nodes: [['Col2Im', ['x', 'image_shape', 'block_shape'], ['y'], attrs]], outputs: [['y', FLOAT]] });
+col2im('col2im_2d', [1, 4, 16], [5, 5], [2, 2]);
+col2im('col2im_strides_pads_dilations', [1, 12, 18], [6, 7], [3, 2], { strides: [2, 1], pads: [1, 0, 1, 1], dilations: [1, 2] });
+col2im('col2im_batch2_overlap', [2, 6, 20], [4, 5], [3, 1], { pads: [1, 0, 1, 0] });
+col2im('col2im_3d', [2, 8, 12], [3, 4, 3], [2, 2, 2]);
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Bernoulli', ['x'], ['y']]],
       outputs: [['y', FLOAT]], refuse: 'op Bernoulli' });
+add({ name: 'refuse_col2im_wrong_block_count', opset: 18, inputs: [['x', FLOAT, [2, 6, 12]]], inits: [i64('image_shape', [4, 5]), i64('block_shape', [3, 1])],
+      nodes: [['Col2Im', ['x', 'image_shape', 'block_shape'], ['y'], { pads: [1, 0, 1, 0] }]], outputs: [['y', FLOAT]], refuse: 'must be the number of blocks, 20' });
 add({ name: 'refuse_bitwise_and_bool', opset: 18, inputs: [['a', BOOL, [3]], ['b', BOOL, [3]]], nodes: [['BitwiseAnd', ['a', 'b'], ['y']]],
       outputs: [['y', BOOL]], refuse: 'bitwise operators take integer types' });
 add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], inits: [i64('shape', [3, 2])],

@@ -45,7 +45,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_NegativeLogLikelihoodLoss] = emit_loss, [ECG_OP_SoftmaxCrossEntropyLoss] = emit_loss,
   [ECG_OP_GatherElements] = emit_gather_elements, [ECG_OP_Trilu] = emit_trilu,
   [ECG_OP_ConstantOfShape] = emit_constant_of_shape, [ECG_OP_Range] = emit_range,
-  [ECG_OP_Pad] = emit_pad, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
+  [ECG_OP_Pad] = emit_pad, [ECG_OP_CenterCropPad] = emit_center_crop_pad, [ECG_OP_Col2Im] = emit_col2im, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
   /* sampling and signal processing (signal.c) */
   [ECG_OP_GridSample] = emit_grid_sample, [ECG_OP_RoiAlign] = emit_roi_align,
   [ECG_OP_HannWindow] = emit_window, [ECG_OP_HammingWindow] = emit_window, [ECG_OP_BlackmanWindow] = emit_window,

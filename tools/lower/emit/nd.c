@@ -96,6 +96,35 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/** Col2Im (18), N-D, float32/float64: each (n, c) image plane is zeroed, then every
+ *  block column l and block offset kk adds its value at image position
+ *  l_q * s_q - pb_q + k_q * d_q (positions in the padding dropped), as ONNX's reference
+ *  (the adjoint of im2col); OpenMP over the planes, which never share an output. */
+int emit_col2im(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0];
+  if (!ecg_dtype_is_float(L->g->tensors[x]->dtype) || lw_half(L, x)) return lw_node_err(L, n, e, "only float32/float64 Col2Im is supported");
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_col2im_geom(L->g, n, &gm, e));
+  int sp = gm.sp;
+  int64_t planes = gm.n * gm.c, img = prod(gm.in, sp), nblk = prod(gm.out, sp), ksz = prod(gm.k, sp);
+  const char *T = lw_ctype(L, x);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s;\n    %s *y = %s;\n", T, lw_ptr(L, x), T, lw_ptr(L, y));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(planes * ksz * nblk));
+  sb_printf(c, "    for (int64_t p = 0; p < %lld; p++) {\n      %s *yp = y + p * %lld;\n", (long long)planes, T, (long long)img);
+  sb_printf(c, "      for (int64_t i = 0; i < %lld; i++) yp[i] = 0;\n", (long long)img);
+  sb_printf(c, "      for (int64_t kk = 0; kk < %lld; kk++) {\n        const %s *xr = x + (p * %lld + kk) * %lld;\n", (long long)ksz, T,
+            (long long)ksz, (long long)nblk);
+  sb_printf(c, "        int64_t ki[%d], rem = kk;\n        for (int q = %d - 1; q >= 0; q--) { ki[q] = rem %% K[q]; rem /= K[q]; }\n", sp, sp);
+  sb_printf(c, "        for (int64_t l = 0; l < %lld; l++) {\n          int64_t r2 = l, off = 0, mul = 1, inside = 1;\n", (long long)nblk);
+  sb_printf(c, "          for (int q = %d - 1; q >= 0; q--) { int64_t li = r2 %% OUT[q]; r2 /= OUT[q]; int64_t pos = li * S[q] - PB[q] + ki[q] * D[q];\n"
+               "            if (pos < 0 || pos >= IN[q]) { inside = 0; break; } off += pos * mul; mul *= IN[q]; }\n", sp);
+  sb_printf(c, "          if (inside) yp[off] += xr[l];\n        }\n      }\n    }\n  }\n");
+  return ECG_OK;
+}
+
 /* Opening of a Conv/ConvTranspose kernel: the geometry tables and the x, w, b
  * (NULL when absent), y pointers of element type T. */
 static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *gm, const char *T) {
