@@ -259,12 +259,62 @@ col2im('col2im_strides_pads_dilations', [1, 12, 18], [6, 7], [3, 2], { strides: 
 col2im('col2im_batch2_overlap', [2, 6, 20], [4, 5], [3, 1], { pads: [1, 0, 1, 0] });
 col2im('col2im_3d', [2, 8, 12], [3, 4, 3], [2, 2, 2]);
 
+// RotaryEmbedding 23: 4-D and 3-D inputs, caches per (batch, seq) or indexed by position_ids,
+// partial rotation (rotary_embedding_dim < head size), interleaved pairs.
+const rope = (name, x, cache, attrs = {}, pos) => {
+  const inputs = [['x', FLOAT, x], ['cos', FLOAT, cache], ['sin', FLOAT, cache]];
+  const data = {};
+  if (pos) { inputs.push(['pos', INT64, [x[0], x.length === 4 ? x[2] : x[1]]]); data.pos = pos; }
+  add({ name, opset: 23, inputs, nodes: [['RotaryEmbedding', inputs.map((t) => t[0]), ['y'], attrs]], outputs: [['y', FLOAT]], data });
+};
+rope('rotary_4d_full', [2, 2, 3, 8], [2, 3, 4]);
+rope('rotary_4d_position_ids_partial', [1, 2, 4, 8], [10, 2], { rotary_embedding_dim: 4 }, [0, 3, 7, 9]);
+rope('rotary_3d_interleaved', [2, 3, 12], [2, 3, 2], { num_heads: 3, interleaved: 1 });
+rope('rotary_3d_position_ids_interleaved_partial', [2, 5, 16], [8, 3], { num_heads: 2, rotary_embedding_dim: 6, interleaved: 1 },
+     [0, 1, 2, 3, 4, 7, 6, 5, 4, 3]);
+
+// Attention 23: 4-D and 3-D, grouped-query heads, is_causal (square, fewer queries than keys,
+// with a past), bool and additive masks (broadcast), scale, softcap, past/present key-value.
+const attn = (name, { q, k, v, attrs = {}, mask, maskCode = FLOAT, past, outs = 1, data = {} }) => {
+  const inputs = [['q', FLOAT, q], ['k', FLOAT, k], ['v', FLOAT, v]];
+  const ins = ['q', 'k', 'v'];
+  if (mask) { inputs.push(['mask', maskCode, mask]); ins.push('mask'); } else if (past) ins.push('');
+  if (past) { inputs.push(['past_k', FLOAT, past[0]], ['past_v', FLOAT, past[1]]); ins.push('past_k', 'past_v'); }
+  const outputs = [['y', FLOAT], ['present_k', FLOAT], ['present_v', FLOAT]].slice(0, outs);
+  add({ name, opset: 23, inputs, nodes: [['Attention', ins, outputs.map((t) => t[0]), attrs]], outputs, data });
+};
+const boolMask = (n, every) => Array.from({ length: n }, (_, i) => (i % every === 0 ? 0 : 1));
+attn('attention_4d', { q: [1, 2, 3, 4], k: [1, 2, 5, 4], v: [1, 2, 5, 6] });
+attn('attention_4d_gqa', { q: [2, 4, 3, 8], k: [2, 2, 4, 8], v: [2, 2, 4, 8] });
+attn('attention_3d_gqa', { q: [2, 3, 8], k: [2, 4, 4], v: [2, 4, 6], attrs: { q_num_heads: 2, kv_num_heads: 1 } });
+attn('attention_causal_square', { q: [1, 2, 4, 4], k: [1, 2, 4, 4], v: [1, 2, 4, 4], attrs: { is_causal: 1 } });
+attn('attention_causal_fewer_queries', { q: [1, 1, 2, 4], k: [1, 1, 5, 4], v: [1, 1, 5, 4], attrs: { is_causal: 1 } });
+attn('attention_bool_mask_broadcast', { q: [1, 2, 3, 4], k: [1, 2, 5, 4], v: [1, 2, 5, 4], mask: [3, 5], maskCode: BOOL,
+                                        data: { mask: boolMask(15, 3) } });
+attn('attention_float_mask_4d', { q: [2, 2, 3, 4], k: [2, 2, 5, 4], v: [2, 2, 5, 4], mask: [2, 1, 3, 5] });
+attn('attention_scale_softcap', { q: [1, 2, 3, 8], k: [1, 2, 4, 8], v: [1, 2, 4, 8], attrs: { scale: { f: 3.0 }, softcap: { f: 2.0 } } });
+attn('attention_past_present', { q: [1, 2, 2, 4], k: [1, 2, 2, 4], v: [1, 2, 2, 6], past: [[1, 2, 3, 4], [1, 2, 3, 6]], outs: 3 });
+attn('attention_past_causal_gqa', { q: [1, 4, 2, 4], k: [1, 2, 2, 4], v: [1, 2, 2, 4], past: [[1, 2, 3, 4], [1, 2, 3, 4]], outs: 3,
+                                    attrs: { is_causal: 1 } });
+attn('attention_3d_mask_past', { q: [1, 2, 8], k: [1, 2, 8], v: [1, 2, 8], attrs: { q_num_heads: 2, kv_num_heads: 2 }, mask: [2, 5],
+                                 past: [[1, 2, 3, 4], [1, 2, 3, 4]], outs: 3 });
+attn('attention_softcap_float_mask', { q: [1, 2, 3, 4], k: [1, 2, 4, 4], v: [1, 2, 4, 4], attrs: { softcap: { f: 0.5 } }, mask: [3, 4],
+                                        data: { mask: [0, -1, -2, 0.5, 1, 0, -30, 0, 0, 0, 2, -1] } });
+attn('attention_causal_and_bool_mask', { q: [1, 1, 3, 4], k: [1, 1, 3, 4], v: [1, 1, 3, 4], attrs: { is_causal: 1 }, mask: [3, 3], maskCode: BOOL,
+                                         data: { mask: [1, 0, 1, 1, 0, 1, 0, 1, 1] } });
+attn('attention_bool_mask_row_all_false', { q: [1, 1, 2, 4], k: [1, 1, 3, 4], v: [1, 1, 3, 4], mask: [2, 3], maskCode: BOOL,
+                                            data: { mask: [0, 0, 0, 1, 0, 1] } });
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Bernoulli', ['x'], ['y']]],
       outputs: [['y', FLOAT]], refuse: 'op Bernoulli' });
 add({ name: 'refuse_col2im_wrong_block_count', opset: 18, inputs: [['x', FLOAT, [2, 6, 12]]], inits: [i64('image_shape', [4, 5]), i64('block_shape', [3, 1])],
       nodes: [['Col2Im', ['x', 'image_shape', 'block_shape'], ['y'], { pads: [1, 0, 1, 0] }]], outputs: [['y', FLOAT]], refuse: 'must be the number of blocks, 20' });
+add({ name: 'refuse_attention_qk_matmul_output', opset: 23, inputs: [['q', FLOAT, [1, 1, 2, 4]], ['k', FLOAT, [1, 1, 3, 4]], ['v', FLOAT, [1, 1, 3, 4]]],
+      nodes: [['Attention', ['q', 'k', 'v'], ['y', '', '', 'qk']]], outputs: [['y', FLOAT], ['qk', FLOAT]], refuse: 'qk_matmul_output' });
+add({ name: 'refuse_attention_3d_without_heads', opset: 23, inputs: [['q', FLOAT, [1, 2, 8]], ['k', FLOAT, [1, 3, 8]], ['v', FLOAT, [1, 3, 8]]],
+      nodes: [['Attention', ['q', 'k', 'v'], ['y']]], outputs: [['y', FLOAT]], refuse: 'q_num_heads and kv_num_heads' });
 add({ name: 'refuse_bitwise_and_bool', opset: 18, inputs: [['a', BOOL, [3]], ['b', BOOL, [3]]], nodes: [['BitwiseAnd', ['a', 'b'], ['y']]],
       outputs: [['y', BOOL]], refuse: 'bitwise operators take integer types' });
 add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], inits: [i64('shape', [3, 2])],

@@ -43,6 +43,8 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_expand(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_rotary(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_attention(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_center_crop_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_col2im(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -35,6 +35,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_Dropout] = emit_dropout,
   [ECG_OP_ArgMax] = emit_argreduce, [ECG_OP_ArgMin] = emit_argreduce,
   [ECG_OP_InstanceNormalization] = emit_norm, [ECG_OP_LayerNormalization] = emit_norm,
+  [ECG_OP_RotaryEmbedding] = emit_rotary, [ECG_OP_Attention] = emit_attention,
   [ECG_OP_GroupNormalization] = emit_groupnorm, [ECG_OP_RMSNormalization] = emit_rmsnorm,
   [ECG_OP_Reshape] = emit_copy, [ECG_OP_Flatten] = emit_copy, [ECG_OP_Squeeze] = emit_copy,
   [ECG_OP_Unsqueeze] = emit_copy,
