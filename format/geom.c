@@ -41,6 +41,7 @@ static int classify(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ec
   case ECG_OP_Conv: gm->b = 2; break;
   case ECG_OP_ConvTranspose: gm->b = 2; gm->transposed = true; break;
   case ECG_OP_ConvInteger: break;
+  case ECG_OP_DeformConv: gm->b = 3; break; /* X, W, offset, B, mask */
   case ECG_OP_QLinearConv: gm->w = 3; gm->b = 8; break;
   case ECG_OP_MaxPool: case ECG_OP_AveragePool: case ECG_OP_LpPool: gm->w = -1; gm->pool = true; break;
   default: return ecg_node_errf(e, g, n, "not a convolution or pooling operator");

@@ -305,6 +305,26 @@ attn('attention_causal_and_bool_mask', { q: [1, 1, 3, 4], k: [1, 1, 3, 4], v: [1
 attn('attention_bool_mask_row_all_false', { q: [1, 1, 2, 4], k: [1, 1, 3, 4], v: [1, 1, 3, 4], mask: [2, 3], maskCode: BOOL,
                                             data: { mask: [0, 0, 0, 1, 0, 1] } });
 
+// DeformConv 19/22 (2-D): fractional offsets crossing the border, large offsets sampling
+// outside the image, pads/strides/bias/mask, group + offset_group + dilations, zero offsets.
+const deform = (name, opset, x, w, od, attrs, { bias, mask, offScale = 1, zero = false } = {}) => {
+  const n = od.reduce((p, d) => p * d, 1);
+  const inits = [['off', FLOAT, od, Array.from({ length: n }, (_, i) => (zero ? 0 : Math.sin(1.7 * i + 0.3) * offScale))]];
+  const ins = ['x', 'w', 'off'];
+  if (bias) { inits.push(['b', FLOAT, [w[0]], Array.from({ length: w[0] }, (_, i) => 0.1 * i - 0.15)]); ins.push('b'); } else if (mask) ins.push('');
+  if (mask) ins.push('mask');
+  const inputs = [['x', FLOAT, x], ['w', FLOAT, w]];
+  if (mask) inputs.push(['mask', FLOAT, mask]);
+  add({ name, opset, inputs, inits, nodes: [['DeformConv', ins, ['y'], attrs]], outputs: [['y', FLOAT]] });
+};
+deform('deform_conv_basic', 19, [1, 2, 4, 4], [2, 2, 2, 2], [1, 8, 3, 3], { kernel_shape: [2, 2] });
+deform('deform_conv_large_offsets_outside', 19, [1, 1, 4, 5], [2, 1, 3, 3], [1, 18, 2, 3], {}, { offScale: 4 });
+deform('deform_conv_pads_strides_bias_mask', 19, [1, 3, 5, 6], [4, 3, 3, 3], [1, 18, 3, 3], { pads: [1, 1, 1, 1], strides: [2, 2] },
+       { bias: true, mask: [1, 9, 3, 3] });
+deform('deform_conv_group_offset_group_dilations', 22, [2, 4, 5, 7], [4, 2, 3, 3], [2, 36, 3, 3], { group: 2, offset_group: 2, dilations: [1, 2] },
+       { bias: true });
+deform('deform_conv_zero_offsets', 22, [1, 2, 5, 5], [3, 2, 3, 3], [1, 18, 3, 3], {}, { zero: true });
+
 // Refusals: an operator we lack at opset 18 names the operator, not the opset; a version
 // beyond what is implemented names the version; float8 is refused clearly.
 add({ name: 'refuse_unknown_op_opset18', opset: 18, inputs: [['x', FLOAT, [2, 3]]], nodes: [['Bernoulli', ['x'], ['y']]],

@@ -59,6 +59,7 @@ int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_deform_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e);

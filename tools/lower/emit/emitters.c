@@ -18,7 +18,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
 #undef EWISE
   [ECG_OP_Max] = emit_variadic, [ECG_OP_Min] = emit_variadic, [ECG_OP_Sum] = emit_variadic,
   [ECG_OP_Mean] = emit_variadic,
-  [ECG_OP_Conv] = emit_conv, [ECG_OP_ConvTranspose] = emit_convtranspose,
+  [ECG_OP_Conv] = emit_conv, [ECG_OP_DeformConv] = emit_deform_conv, [ECG_OP_ConvTranspose] = emit_convtranspose,
   [ECG_OP_MatMul] = emit_matmul, [ECG_OP_Gemm] = emit_gemm,
   [ECG_OP_MaxPool] = emit_pool, [ECG_OP_AveragePool] = emit_pool,
   [ECG_OP_LpPool] = emit_pool_nd,

@@ -125,6 +125,57 @@ int emit_col2im(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/** DeformConv (19, 22), 2-D, float32/float64: Conv whose every tap (kh, kw) of output
+ *  (oh, ow) samples X at (oh*s - pb + kh*d + dy, ow*s - pb + kw*d + dx), (dy, dx) the
+ *  offset pair of the tap's offset group (offset channels (group, kh, kw, {y, x})),
+ *  bilinearly with zero outside the image (a corner outside contributes 0), times the
+ *  optional mask; groups, offset_group, bias; accumulated in double. */
+int emit_deform_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0];
+  if (!ecg_dtype_is_float(L->g->tensors[x]->dtype) || lw_half(L, x)) return lw_node_err(L, n, e, "only float32/float64 DeformConv is supported");
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
+  if (gm.sp != 2) return lw_node_err(L, n, e, "only 2-D DeformConv is supported (input has %d spatial dims)", gm.sp);
+  int64_t N = gm.n, C = gm.c, M = gm.m, G = gm.group, Cg = C / G, Mg = M / G, OG = ecg_attr_i(n, "offset_group", 1);
+  int64_t H = gm.in[0], W = gm.in[1], OH = gm.out[0], OW = gm.out[1], K0 = gm.k[0], K1 = gm.k[1], KSZ = K0 * K1;
+  const char *T = lw_ctype(L, x);
+  int has_b = n->n_inputs > 3 && n->inputs[3] >= 0, has_m = n->n_inputs > 4 && n->inputs[4] >= 0;
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s, *w = %s, *off = %s;\n", T, lw_ptr(L, x), lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[2]));
+  if (has_b) sb_printf(c, "    const %s *b = %s;\n", T, lw_ptr(L, n->inputs[3]));
+  if (has_m) sb_printf(c, "    const %s *msk = %s;\n", T, lw_ptr(L, n->inputs[4]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(N * M * OH * OW * Cg * KSZ));
+  sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld;\n", (long long)(N * M), (long long)M,
+            (long long)M, (long long)Mg);
+  sb_printf(c, "      for (int64_t oh = 0; oh < %lld; oh++)\n        for (int64_t ow = 0; ow < %lld; ow++) {\n", (long long)OH, (long long)OW);
+  sb_printf(c, "          double acc = %s;\n", has_b ? "b[m]" : "0");
+  sb_printf(c, "          for (int64_t ci = 0; ci < %lld; ci++) {\n            int64_t ch = g * %lld + ci, og = ch / %lld;\n", (long long)Cg, (long long)Cg,
+            (long long)(C / OG));
+  sb_printf(c, "            const %s *xp = x + (nn * %lld + ch) * %lld;\n", T, (long long)C, (long long)(H * W));
+  sb_printf(c, "            for (int64_t kk = 0; kk < %lld; kk++) {\n              int64_t kh = kk / %lld, kw = kk %% %lld;\n", (long long)KSZ, (long long)K1,
+            (long long)K1);
+  sb_printf(c, "              int64_t oc = ((nn * %lld + og * %lld + 2 * kk) * %lld + oh) * %lld + ow;\n", (long long)(OG * 2 * KSZ), (long long)(2 * KSZ),
+            (long long)OH, (long long)OW);
+  sb_printf(c, "              double ph = (double)(oh * S[0] - PB[0] + kh * D[0]) + off[oc], pw = (double)(ow * S[1] - PB[1] + kw * D[1]) + off[oc + %lld];\n",
+            (long long)(OH * OW));
+  if (has_m)
+    sb_printf(c, "              double mk = msk[((nn * %lld + og * %lld + kk) * %lld + oh) * %lld + ow];\n", (long long)(OG * KSZ), (long long)KSZ, (long long)OH,
+              (long long)OW);
+  sb_printf(c, "              double v = 0;\n              if (ph > -1 && ph < %lld && pw > -1 && pw < %lld) {\n", (long long)H, (long long)W);
+  sb_printf(c, "                int64_t h0 = (int64_t)floor(ph), w0 = (int64_t)floor(pw);\n                double lh = ph - h0, lw = pw - w0;\n");
+  sb_printf(c, "                double v00 = h0 >= 0 && w0 >= 0 ? xp[h0 * %lld + w0] : 0, v01 = h0 >= 0 && w0 + 1 < %lld ? xp[h0 * %lld + w0 + 1] : 0;\n",
+            (long long)W, (long long)W, (long long)W);
+  sb_printf(c, "                double v10 = h0 + 1 < %lld && w0 >= 0 ? xp[(h0 + 1) * %lld + w0] : 0, v11 = h0 + 1 < %lld && w0 + 1 < %lld ? xp[(h0 + 1) * %lld + w0 + 1] : 0;\n",
+            (long long)H, (long long)W, (long long)H, (long long)W, (long long)W);
+  sb_printf(c, "                v = (1 - lh) * ((1 - lw) * v00 + lw * v01) + lh * ((1 - lw) * v10 + lw * v11);\n              }\n");
+  sb_printf(c, "              acc += (double)w[(m * %lld + ci) * %lld + kk] * v%s;\n            }\n          }\n", (long long)Cg, (long long)KSZ, has_m ? " * mk" : "");
+  sb_printf(c, "          y[(nm * %lld + oh) * %lld + ow] = (%s)acc;\n        }\n    }\n  }\n", (long long)OH, (long long)OW, T);
+  return ECG_OK;
+}
+
 /* Opening of a Conv/ConvTranspose kernel: the geometry tables and the x, w, b
  * (NULL when absent), y pointers of element type T. */
 static void nd_conv_prologue(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *gm, const char *T) {
