@@ -335,6 +335,14 @@ add({ name: 'refuse_attention_qk_matmul_output', opset: 23, inputs: [['q', FLOAT
       nodes: [['Attention', ['q', 'k', 'v'], ['y', '', '', 'qk']]], outputs: [['y', FLOAT], ['qk', FLOAT]], refuse: 'qk_matmul_output' });
 add({ name: 'refuse_attention_3d_without_heads', opset: 23, inputs: [['q', FLOAT, [1, 2, 8]], ['k', FLOAT, [1, 3, 8]], ['v', FLOAT, [1, 3, 8]]],
       nodes: [['Attention', ['q', 'k', 'v'], ['y']]], outputs: [['y', FLOAT]], refuse: 'q_num_heads and kv_num_heads' });
+add({ name: 'refuse_attention_past_key_alone', opset: 23, inputs: [['q', FLOAT, [1, 1, 2, 4]], ['k', FLOAT, [1, 1, 3, 4]], ['v', FLOAT, [1, 1, 3, 4]], ['pk', FLOAT, [1, 1, 2, 4]]],
+      nodes: [['Attention', ['q', 'k', 'v', '', 'pk'], ['y']]], outputs: [['y', FLOAT]], refuse: 'past_key and past_value must be given together' });
+add({ name: 'refuse_rotary_odd_dim', opset: 23, inputs: [['x', FLOAT, [1, 1, 2, 8]], ['c', FLOAT, [1, 2, 4]], ['s', FLOAT, [1, 2, 4]]],
+      nodes: [['RotaryEmbedding', ['x', 'c', 's'], ['y'], { rotary_embedding_dim: 3 }]], outputs: [['y', FLOAT]], refuse: 'must be even' });
+add({ name: 'refuse_center_crop_pad_runtime_shape', opset: 18, inputs: [['x', FLOAT, [4, 4]], ['shape', INT64, [2]]],
+      nodes: [['CenterCropPad', ['x', 'shape'], ['y']]], outputs: [['y', FLOAT]], refuse: 'is not a constant' });
+add({ name: 'refuse_deform_conv_offset_shape', opset: 19, inputs: [['x', FLOAT, [1, 2, 4, 4]], ['w', FLOAT, [2, 2, 2, 2]], ['off', FLOAT, [1, 6, 3, 3]]],
+      nodes: [['DeformConv', ['x', 'w', 'off'], ['y']]], outputs: [['y', FLOAT]], refuse: "offset 'off' must be [N, 8," });
 add({ name: 'refuse_bitwise_and_bool', opset: 18, inputs: [['a', BOOL, [3]], ['b', BOOL, [3]]], nodes: [['BitwiseAnd', ['a', 'b'], ['y']]],
       outputs: [['y', BOOL]], refuse: 'bitwise operators take integer types' });
 add({ name: 'refuse_reshape_24', opset: 24, inputs: [['x', FLOAT, [2, 3]]], inits: [i64('shape', [3, 2])],
