@@ -193,7 +193,7 @@ total=$(wc -l < "$work/list")
 [ "$QUIET" -eq 1 ] || echo "conformance: $total tests, $JOBS jobs, timeout ${TIMEOUT}s" >&2
 
 # one result line per test as it finishes: STATUS SUITE/TEST TIME REASON
-xargs -P "$JOBS" -L 1 sh "$self" --worker "$TIMEOUT" "$BINDIR" < "$work/list" |
+xargs -r -P "$JOBS" -L 1 sh "$self" --worker "$TIMEOUT" "$BINDIR" < "$work/list" |
 	while IFS='	' read -r st su te ti re; do
 		printf '%s\t%s\t%s\t%s\t%s\n' "$st" "$su" "$te" "$ti" "$re" >> "$work/results"
 		printf '%-11s %s/%s %.1fs %s\n' "$st" "$su" "$te" "$ti" "$re"
