@@ -305,6 +305,25 @@ attn('attention_causal_and_bool_mask', { q: [1, 1, 3, 4], k: [1, 1, 3, 4], v: [1
 attn('attention_bool_mask_row_all_false', { q: [1, 1, 2, 4], k: [1, 1, 3, 4], v: [1, 1, 3, 4], mask: [2, 3], maskCode: BOOL,
                                             data: { mask: [0, 0, 0, 1, 0, 1] } });
 
+// A decoder block at opset 23 built from the new operators together: RMSNormalization, 3-D
+// RotaryEmbedding with position_ids on Q and K, grouped-query causal Attention, residual,
+// then a Gelu (tanh) MLP; weights seeded.
+{
+  const S = 5, HID = 16, QH = 4, KVH = 2, D = HID / QH, FF = 24;
+  const w = (name, dims, k) => [name, FLOAT, dims, Array.from({ length: dims.reduce((p, d) => p * d, 1) }, (_, i) => Math.sin(k * (i + 1)) * 0.4)];
+  const cache = (f) => Array.from({ length: 8 * (D / 2) }, (_, i) => f(Math.floor(i / (D / 2)) / 10000 ** ((2 * (i % (D / 2))) / D)));
+  add({ name: 'decoder_block_opset23', opset: 23, inputs: [['x', FLOAT, [1, S, HID]], ['pos', INT64, [1, S]]],
+        inits: [['g', FLOAT, [HID], Array.from({ length: HID }, (_, i) => 1 + 0.05 * i)], w('wq', [HID, HID], 1.1), w('wk', [HID, KVH * D], 1.3),
+                w('wv', [HID, KVH * D], 1.7), w('wo', [HID, HID], 1.9), w('w1', [HID, FF], 2.3), w('w2', [FF, HID], 2.9),
+                ['cos', FLOAT, [8, D / 2], cache(Math.cos)], ['sin', FLOAT, [8, D / 2], cache(Math.sin)]],
+        nodes: [['RMSNormalization', ['x', 'g'], ['h']], ['MatMul', ['h', 'wq'], ['q0']], ['MatMul', ['h', 'wk'], ['k0']], ['MatMul', ['h', 'wv'], ['v']],
+                ['RotaryEmbedding', ['q0', 'cos', 'sin', 'pos'], ['q'], { num_heads: QH }], ['RotaryEmbedding', ['k0', 'cos', 'sin', 'pos'], ['k'], { num_heads: KVH }],
+                ['Attention', ['q', 'k', 'v'], ['a'], { q_num_heads: QH, kv_num_heads: KVH, is_causal: 1 }], ['MatMul', ['a', 'wo'], ['o']],
+                ['Add', ['x', 'o'], ['r']], ['MatMul', ['r', 'w1'], ['f1']], ['Gelu', ['f1'], ['f2'], { approximate: 'tanh' }], ['MatMul', ['f2', 'w2'], ['f3']],
+                ['Add', ['r', 'f3'], ['y']]],
+        outputs: [['y', FLOAT]], data: { pos: [2, 3, 4, 5, 6] } });
+}
+
 // DeformConv 19/22 (2-D): fractional offsets crossing the border, large offsets sampling
 // outside the image, pads/strides/bias/mask, group + offset_group + dilations, zero offsets.
 const deform = (name, opset, x, w, od, attrs, { bias, mask, offScale = 1, zero = false } = {}) => {
