@@ -345,6 +345,62 @@ typedef struct ecg_conv_geom {
  *  >= 1; output_padding >= 0), channels that do not match W and group, a window larger
  *  than the padded input, a negative ConvTranspose output. */
 int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
+/** Col2Im (opset 18; ONNX Operators.md Col2Im) read as the transpose of a convolution's
+ *  im2col: input [N, C * prod(block_shape), L], constant image_shape and block_shape
+ *  ([sp] each), attributes strides, dilations, pads ([b..., e...]).  Fills gm with n, c
+ *  (= m: image channels), in = image_shape, k = block_shape, out = blocks per spatial dim
+ *  (floor((in + pb + pe - ((k-1)*d+1)) / s) + 1; L = their product), s, d, pb, pe.
+ *  Errors (ECG_ERR_INPUT, naming the node): rank != 3, run-time image/block shapes,
+ *  lengths that differ, non-positive sizes, a block larger than the padded image, dim 1
+ *  not a multiple of prod(block_shape), dim 2 not the block count. */
+int ecg_col2im_geom(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
+
+/** RotaryEmbedding (opset 23; ONNX Operators.md RotaryEmbedding-23) operands: X 4-D
+ *  [batch, heads, seq, head_size] or 3-D [batch, seq, heads * head_size] (attribute
+ *  num_heads), cos_cache / sin_cache [batch, seq, >= rot/2] or, with position_ids
+ *  [batch, seq] (int64), [positions, >= rot/2].  rot = rotary_embedding_dim (0: head_size),
+ *  even; the first rot elements of each head are rotated (halves, or even/odd pairs when
+ *  interleaved), the rest copied.  Dims are -1 where unknown (shape inference only). */
+typedef struct ecg_rotary_geom {
+  int x_rank;                /**< 3 or 4 */
+  bool interleaved;          /**< pairs (2i, 2i+1) instead of (i, i + rot/2) */
+  bool has_pos;              /**< position_ids given: caches indexed by position */
+  int64_t b, heads, seq, head; /**< batch, heads, sequence length, head size */
+  int64_t rot;               /**< rotated elements per head (even, <= head) */
+  int64_t positions;         /**< cache rows with position_ids (else -1) */
+  int64_t cache_cols;        /**< the caches' last dim (>= rot/2) */
+} ecg_rotary_geom;
+/** Resolve node n's RotaryEmbedding operands into rg.  Errors (ECG_ERR_INPUT, naming the
+ *  node): X not 3-D/4-D, a 3-D X without num_heads or not divisible by it, rot odd or
+ *  larger than the head, caches of different shapes or of the wrong rank/size for the
+ *  presence of position_ids, position_ids not [batch, seq]. */
+int ecg_rotary_resolve(const ecg_graph *g, const ecg_node *n, ecg_rotary_geom *rg, ecg_err *e);
+
+/** Attention (opset 23; ONNX Operators.md Attention-23) operands: Q, K, V all 4-D
+ *  [batch, heads, seq, head_size] or all 3-D [batch, seq, heads * head_size] (attributes
+ *  q_num_heads, kv_num_heads); grouped-query heads (q heads a multiple of kv heads: q head
+ *  h reads kv head h / (q_heads / kv_heads)); optional attn_mask (bool: true attends;
+ *  Q's dtype: added to the scores) broadcast to [batch, q_heads, q_seq, total_seq];
+ *  optional past_key / past_value [batch, kv_heads, past_seq, head_size]; is_causal,
+ *  scale (default 1/sqrt(head_size)), softcap (0 = off).  Dims -1 where unknown. */
+typedef struct ecg_attention_geom {
+  int rank;                  /**< 3 or 4 */
+  int64_t b, qh, kvh;        /**< batch, q heads, kv heads */
+  int64_t qs, ks, past, total; /**< q seq, new kv seq, past seq (0 none), past + ks */
+  int64_t d, dv;             /**< head size of Q/K and of V */
+  bool causal;               /**< is_causal */
+  bool mask_bool;            /**< attn_mask is bool (else additive) */
+  int mask_rank;             /**< attn_mask's rank, -1 without a mask */
+  int64_t mask_dims[ECG_MAX_RANK]; /**< attn_mask's dims */
+  double scale;              /**< score scale */
+  double softcap;            /**< softcap * tanh(score / softcap) when > 0 */
+} ecg_attention_geom;
+/** Resolve node n's Attention operands into ag.  Errors (ECG_ERR_INPUT, naming the node):
+ *  mixed ranks, 3-D inputs without head counts or not divisible by them, head sizes or
+ *  batches that disagree, q heads not a multiple of kv heads, only one of past_key /
+ *  past_value or of the wrong shape, a mask of another dtype or not broadcastable,
+ *  negative softcap, the qk_matmul_output output (not supported). */
+int ecg_attention_resolve(const ecg_graph *g, const ecg_node *n, ecg_attention_geom *ag, ecg_err *e);
 
 /* ---------------------------------------------------------------- attributes */
 

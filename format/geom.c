@@ -41,8 +41,9 @@ static int classify(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ec
   case ECG_OP_Conv: gm->b = 2; break;
   case ECG_OP_ConvTranspose: gm->b = 2; gm->transposed = true; break;
   case ECG_OP_ConvInteger: break;
+  case ECG_OP_DeformConv: gm->b = 3; break; /* X, W, offset, B, mask */
   case ECG_OP_QLinearConv: gm->w = 3; gm->b = 8; break;
-  case ECG_OP_MaxPool: case ECG_OP_AveragePool: gm->w = -1; gm->pool = true; break;
+  case ECG_OP_MaxPool: case ECG_OP_AveragePool: case ECG_OP_LpPool: gm->w = -1; gm->pool = true; break;
   default: return ecg_node_errf(e, g, n, "not a convolution or pooling operator");
   }
   if (gm->b >= 0 && !ecg_node_input(g, n, gm->b)) gm->b = -1;
@@ -181,4 +182,42 @@ int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *
   }
   gm->ceil_mode = gm->pool && ecg_attr_i(n, "ceil_mode", 0) != 0;
   return forward_dims(g, n, gm, e);
+}
+
+int ecg_col2im_geom(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], img[ECG_MAX_RANK], blk[ECG_MAX_RANK];
+  memset(gm, 0, sizeof *gm);
+  gm->w = gm->b = -1;
+  int r = operand(g, n, 0, xd, e);
+  if (r < 0) return -r;
+  if (r != 3) return ecg_node_errf(e, g, n, "input '%s' must be [N, C * prod(block_shape), L], has rank %d", g->tensors[n->inputs[0]]->name, r);
+  const ecg_tensor *ti = ecg_node_input(g, n, 1), *tb = ecg_node_input(g, n, 2);
+  if (!ti || !tb) return ecg_node_errf(e, g, n, "needs inputs image_shape and block_shape");
+  if (!ti->is_const || !tb->is_const) return ecg_node_errf(e, g, n, "image_shape and block_shape must be constants (run-time shapes are not supported)");
+  int si = ecg_const_ints(ti, img, ECG_MAX_RANK - 2), sb = ecg_const_ints(tb, blk, ECG_MAX_RANK - 2);
+  if (si < 1 || si != sb) return ecg_node_errf(e, g, n, "image_shape (%d values) and block_shape (%d values) must have the same length >= 1", si, sb);
+  gm->sp = si;
+  ECG_TRY(ints_attr(g, n, "strides", gm->sp, 1, 1, gm->s, e));
+  ECG_TRY(ints_attr(g, n, "dilations", gm->sp, 1, 1, gm->d, e));
+  int64_t pads[2 * ECG_MAX_RANK];
+  ECG_TRY(ints_attr(g, n, "pads", 2 * gm->sp, 0, 0, pads, e));
+  int64_t ksz = 1, nblk = 1;
+  for (int i = 0; i < gm->sp; i++) {
+    if (img[i] < 1 || blk[i] < 1) return ecg_node_errf(e, g, n, "image_shape and block_shape must be positive (dim %d: %lld, %lld)", i, (long long)img[i], (long long)blk[i]);
+    gm->in[i] = img[i];
+    gm->k[i] = blk[i];
+    gm->pb[i] = pads[i];
+    gm->pe[i] = pads[gm->sp + i];
+    int64_t span = img[i] + gm->pb[i] + gm->pe[i] - (blk[i] - 1) * gm->d[i] - 1;
+    if (span < 0) return ecg_node_errf(e, g, n, "the dilated block is larger than the padded image in dim %d", i);
+    gm->out[i] = span / gm->s[i] + 1;
+    ksz *= blk[i];
+    nblk *= gm->out[i];
+  }
+  gm->n = xd[0];
+  if (xd[1] >= 0 && xd[1] % ksz) return ecg_node_errf(e, g, n, "input dim 1 (%lld) is not a multiple of prod(block_shape) = %lld", (long long)xd[1], (long long)ksz);
+  gm->c = gm->m = xd[1] < 0 ? -1 : xd[1] / ksz;
+  gm->group = 1;
+  if (xd[2] >= 0 && xd[2] != nblk) return ecg_node_errf(e, g, n, "input dim 2 (%lld) must be the number of blocks, %lld", (long long)xd[2], (long long)nblk);
+  return ECG_OK;
 }

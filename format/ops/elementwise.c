@@ -117,6 +117,24 @@ int ecg_infer_compare(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return infer_bcast(g, n, 0, 2, ECG_BOOL, e);
 }
 
+/** BitwiseAnd/Or/Xor (two inputs, numpy broadcast) and BitwiseNot (one input), opset 18:
+ *  integer dtypes only (int8..int64, uint8..uint64; bool and floats are refused naming the
+ *  dtype), output in the input's dtype. */
+int ecg_infer_bitwise(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  ECG_TRY(ops_input(g, n, 0, &x, e));
+  int dt = x->dtype;
+  bool is_int = (dt >= ECG_UINT8 && dt <= ECG_INT64) || dt == ECG_UINT32 || dt == ECG_UINT64;
+  if (dt && !is_int)
+    return ecg_node_errf(e, g, n, "dtype %s is not supported: bitwise operators take integer types", ecg_dtype_name(x->dtype));
+  const ecg_op_info *op = ecg_node_op(n);
+  if (op && op->id == ECG_OP_BitwiseNot) {
+    if (n->n_inputs != 1) return ecg_node_errf(e, g, n, "expected 1 input, got %zu", n->n_inputs);
+    return ecg_infer_unary(g, n, e);
+  }
+  return ecg_infer_binary(g, n, e);
+}
+
 /** Where(cond, X, Y): three-way broadcast, X's dtype. */
 int ecg_infer_where(ecg_graph *g, ecg_node *n, ecg_err *e) {
   if (n->n_inputs != 3) return ecg_node_errf(e, g, n, "expected 3 inputs, got %zu", n->n_inputs);

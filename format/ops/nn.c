@@ -45,6 +45,29 @@ int ecg_infer_conv(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return window_out(g, n, &gm, 0, ecg_node_input(g, n, gm.x)->dtype, e);
 }
 
+/** DeformConv (19, 22): X [N, C, D...], W [M, C/group, K...], offset [N, offset_group *
+ *  2 * prod(K), out...], optional B [M] and mask [N, offset_group * prod(K), out...] ->
+ *  [N, M, out...], out as Conv's (ecg_conv_geom_resolve); offset_group divides C. */
+int ecg_infer_deform_conv(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_conv_geom gm;
+  if (n->n_inputs < 3 || n->n_inputs > 5) return ecg_node_errf(e, g, n, "expected 3 to 5 inputs, got %zu", n->n_inputs);
+  ECG_TRY(ecg_conv_geom_resolve(g, n, &gm, e));
+  ECG_TRY(check_bias(g, n, &gm, e));
+  int64_t og = ecg_attr_i(n, "offset_group", 1), ksz = ops_prod(gm.k, gm.sp);
+  if (og < 1 || (gm.c >= 0 && gm.c % og)) return ecg_node_errf(e, g, n, "offset_group %lld must divide the %lld input channels", (long long)og, (long long)gm.c);
+  for (int k = 2; k <= 4; k += 2) { /* offset (input 2) and mask (input 4) */
+    const ecg_tensor *t = ecg_node_input(g, n, k);
+    if (!t) continue;
+    int64_t td[ECG_MAX_RANK];
+    int rt = ecg_tensor_dims(t, td);
+    int64_t want = og * ksz * (k == 2 ? 2 : 1);
+    bool bad = rt != gm.sp + 2 || (td[0] >= 0 && gm.n >= 0 && td[0] != gm.n) || (td[1] >= 0 && ksz >= 0 && td[1] != want);
+    for (int i = 0; i < gm.sp && !bad; i++) bad = td[2 + i] >= 0 && gm.out[i] >= 0 && td[2 + i] != gm.out[i];
+    if (bad) return ecg_node_errf(e, g, n, "%s '%s' must be [N, %lld, output spatial dims]", k == 2 ? "offset" : "mask", t->name, (long long)want);
+  }
+  return window_out(g, n, &gm, 0, ecg_node_input(g, n, gm.x)->dtype, e);
+}
+
 /** ConvTranspose: X [N,C,D...], W [C,M/group,K...] -> [N,M,D'...] with
  *  D' = stride*(D-1) + output_padding + (K-1)*dilation + 1 - pads, or output_shape, or
  *  D*stride for SAME auto_pad (ecg_conv_geom_resolve). */
@@ -117,7 +140,7 @@ int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out_syms(g, n, 0, a->dtype, 2, od, syms, e);
 }
 
-/** MaxPool/AveragePool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode
+/** MaxPool/AveragePool/LpPool (LpPool: ceil_mode and dilations from opset 18): kernel_shape, strides, pads, auto_pad, dilations, ceil_mode
  *  (ecg_conv_geom_resolve); MaxPool's optional output 1 (Indices) is int64 of the same
  *  shape. */
 int ecg_infer_pool(ecg_graph *g, ecg_node *n, ecg_err *e) {
@@ -209,4 +232,17 @@ int64_t ecg_flops_pool(const ecg_graph *g, const ecg_node *n) {
   int c = ecg_attr_ints(n, "kernel_shape", &ks);
   int64_t ny = ops_numel(ecg_node_output(g, n, 0)), p = ops_prod(ks, c < 0 ? 0 : c);
   return ny < 0 || c < 0 || p < 0 ? -1 : ny * p;
+}
+
+/** Col2Im (18): [N, C * prod(block_shape), L] -> [N, C, image_shape...] (ecg_col2im_geom
+ *  checks the operands); the input's dtype. */
+int ecg_infer_col2im(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_col2im_geom(g, n, &gm, e));
+  int64_t od[ECG_MAX_RANK] = {gm.n, gm.c};
+  for (int i = 0; i < gm.sp; i++) od[2 + i] = gm.in[i];
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int from[ECG_MAX_RANK] = {0, -1};
+  for (int i = 0; i < gm.sp; i++) from[2 + i] = -1;
+  return ops_set_out(g, n, 0, x->dtype, gm.sp + 2, od, x, from, e);
 }

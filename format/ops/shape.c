@@ -583,6 +583,33 @@ int ecg_infer_pad(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out(g, n, 0, x->dtype, r, d, x, from, e);
 }
 
+/** CenterCropPad (18): input_data [D...], shape (constant int64 [k]) and attribute axes
+ *  (default 0..r-1, negative counted from the end): each listed axis becomes shape[k] long,
+ *  centre-cropped or zero-padded (ONNX Operators.md CenterCropPad).  Errors: shape not a
+ *  constant, shape/axes length mismatch, a negative size, axes out of range or repeated. */
+int ecg_infer_center_crop_pad(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *x;
+  int64_t d[ECG_MAX_RANK], sh[ECG_MAX_RANK], axes[ECG_MAX_RANK];
+  int r, ns, from[ECG_MAX_RANK];
+  ECG_TRY(data_input(g, n, &x, d, &r, e));
+  ECG_TRY(ops_const_input(g, n, 1, sh, ECG_MAX_RANK, &ns, "CenterCropPad shape", e));
+  if (ns < 0) return ecg_node_errf(e, g, n, "missing input 'shape'");
+  const int64_t *av;
+  int na = ecg_attr_ints(n, "axes", &av);
+  if (na < 0) { na = r; for (int i = 0; i < r; i++) axes[i] = i; }
+  else if (na > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "axes has %d values", na);
+  else memcpy(axes, av, sizeof(int64_t) * (size_t)na);
+  if (ns != na) return ecg_node_errf(e, g, n, "shape has %d values for %d axes", ns, na);
+  ECG_TRY(norm_axes(g, n, axes, na, r, e));
+  for (int i = 0; i < r; i++) from[i] = i;
+  for (int k = 0; k < na; k++) {
+    if (sh[k] < 0) return ecg_node_errf(e, g, n, "shape[%d] = %lld is negative", k, (long long)sh[k]);
+    d[axes[k]] = sh[k];
+    from[axes[k]] = -1;
+  }
+  return ops_set_out(g, n, 0, x->dtype, r, d, x, from, e);
+}
+
 /* Resize/Upsample operands: scales (floats) and sizes (ints) into sc/sz over naxes. */
 static int resize_operands(ecg_graph *g, ecg_node *n, double *sc, int *nsc, int64_t *sz, int *nsz, ecg_err *e) {
   const float *fa;

@@ -12,8 +12,8 @@ setup() {
   export ECG_OUT="$ROOT/build/bats-out"
 }
 
-# One case per signature change of opsets 18-23, with its edge cases.
-SAMPLE='^(reduce_(max|l1|logsum|sumsquare)_(axes_neg_keep|no_axes_scalar|no_axes_noop|runtime_axes)|reduce_max_bool_opset20|reduce_min_int32_negative|split_num_outputs_(uneven|last_one)|pad_(axes_negative|wrap|wrap_axes)|scatter_(elements|nd)_max|averagepool_dilations_pads_strides|cast_saturate_float_to_int32|castlike_opset19|shape_ops_opset23|conv_relu_pool_opset22|groupnorm_per_group_opset18|groupnorm_per_channel_opset21|dft_axis_input_opset20|gridsample_cubic_opset20|resize_keep_aspect_not_larger|resize_half_pixel_symmetric|rmsnorm_axis_negative_broadcast_scale)$'
+# One case per signature change of opsets 18-23 and per operator added in them, with its edge cases.
+SAMPLE='^(reduce_(max|l1|logsum|sumsquare)_(axes_neg_keep|no_axes_scalar|no_axes_noop|runtime_axes)|reduce_max_bool_opset20|reduce_min_int32_negative|split_num_outputs_(uneven|last_one)|pad_(axes_negative|wrap|wrap_axes)|scatter_(elements|nd)_max|averagepool_dilations_pads_strides|cast_saturate_float_to_int32|castlike_opset19|shape_ops_opset23|conv_relu_pool_opset22|groupnorm_per_group_opset18|groupnorm_per_channel_opset21|dft_axis_input_opset20|gridsample_cubic_opset20|resize_keep_aspect_not_larger|resize_half_pixel_symmetric|rmsnorm_axis_negative_broadcast_scale|gelu_tanh_wide_range|gelu_fused_matmul_add|mish_wide_range|bitwise_not_uint8|bitwise_xor_int64_broadcast|lppool_p3_ceil_dilations_strides|center_crop_pad_mixed_axes_negative|col2im_strides_pads_dilations|rotary_3d_position_ids_interleaved_partial|attention_past_causal_gqa|attention_3d_mask_past|attention_bool_mask_broadcast|deform_conv_pads_strides_bias_mask)$'
 
 @test "generated opset 18-23 tests (sample): every one passes against ONNX Runtime" {
   gen="$BATS_TEST_TMPDIR/gen"

@@ -69,7 +69,12 @@ int main(int argc, char **argv) {
   for (int id = 0; id < ECG_OP_COUNT; id++) {
     const ecg_scalar_row *r = ecg_scalar_row_of((ecg_op_id)id);
     if (!r) continue;
-    for (int isf = 1; isf >= 0; isf--) {
+    /* a row with a string attribute spec "name=VALUE" (Gelu approximate=tanh, BitShift
+     * direction=LEFT) runs twice: without the attribute and with name set to VALUE */
+    const char *eq = strchr(r->a_attr, '=');
+    int nvar = eq ? 2 : 1;
+    for (int c = 0; c < 2 * nvar; c++) {
+      int isf = c % 2 == 0, var = c / 2;
       const char *x = isf ? r->fexpr : r->iexpr;
       if (!strcmp(x, "NOFLOAT") || !strcmp(x, "NOINT")) continue;
       ecg_graph *g = ecg_graph_new();
@@ -95,6 +100,11 @@ int main(int argc, char **argv) {
       int ni = ecg_add_node(g, "n", op->name, "", 17, nop, in, 1, &y);
       ecg_node *n = g->nodes[ni];
       if (r->id == ECG_OP_Cast) ecg_attr_set_i(n, "to", isf ? ECG_DOUBLE : ECG_FLOAT);
+      if (var) {
+        char an[64];
+        snprintf(an, sizeof an, "%.*s", (int)(eq - r->a_attr), r->a_attr);
+        ecg_attr_set_s(n, an, eq + 1);
+      }
       ecg_err e = {0};
       if (op->infer(g, n, &e) != ECG_OK || ecg_eval_scalar(g, n, &e) != ECG_OK) {
         fprintf(stderr, "FAIL %s (%s): fold: %s\n", op->name, isf ? "float" : "int", e.msg);
@@ -110,7 +120,7 @@ int main(int argc, char **argv) {
       sbuf s = {0};
       const char *vals[5] = {"in0[i]", "in1[i]", "in2[i]", "in3[i]", "in4[i]"};
       lw_scalar_stmt(&L, &s, n, &v, vals, "v");
-      fprintf(f, "/* %s, %s domain */\nstatic void case%d(void) {\n", op->name, isf ? "float" : "integer", ncase);
+      fprintf(f, "/* %s, %s domain%s%s */\nstatic void case%d(void) {\n", op->name, isf ? "float" : "integer", var ? ", " : "", var ? r->a_attr : "", ncase);
       for (int k = 0; k < nop; k++) {
         char nm[8];
         snprintf(nm, sizeof nm, "in%d", k);

@@ -197,7 +197,7 @@ total=$(wc -l < "$work/list")
 # is not: on a terminal stdout the result lines show the progress themselves)
 progress=0
 [ "$QUIET" -eq 0 ] && [ -t 2 ] && ! [ -t 1 ] && progress=1
-xargs -P "$JOBS" -L 1 sh "$self" --worker "$TIMEOUT" "$BINDIR" < "$work/list" |
+xargs -r -P "$JOBS" -L 1 sh "$self" --worker "$TIMEOUT" "$BINDIR" < "$work/list" |
 	{ done_n=0; while IFS='	' read -r st su te ti re; do
 		printf '%s\t%s\t%s\t%s\t%s\n' "$st" "$su" "$te" "$ti" "$re" >> "$work/results"
 		printf '%-11s %s/%s %.1fs %s\n' "$st" "$su" "$te" "$ti" "$re"

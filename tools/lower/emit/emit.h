@@ -43,6 +43,10 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_expand(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_tile(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_rotary(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_attention(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_center_crop_pad(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_col2im(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* sampling and signal processing (signal.c) */
 int emit_grid_sample(ecg_lower *L, const ecg_node *n, ecg_err *e);
@@ -55,6 +59,7 @@ int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_deform_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_loss(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -262,16 +262,16 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id, const int64_t *od, int m, const char *value);
+
 /** Pad: constant, reflect, edge and wrap (19) modes; pads from the attribute (opset < 11)
  *  or input 1, constant or run-time; the optional axes input 3 (18; constant, negative
  *  axes count from the back) names the axes the pads apply to, the others are not padded;
  *  negative pads crop. */
 int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
-  lw_strides(r, id, ist);
-  lw_strides(r, od, ost);
   int np, rt = 0, na = r;
   for (int d = 0; d < r; d++) axes[d] = d;
   if (n->n_inputs > 3 && n->inputs[3] >= 0) {
@@ -302,13 +302,25 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int m = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2 : !strcmp(mode, "wrap") ? 3 : -1;
   if (m < 0) return lw_node_err(L, n, e, "pad mode '%s' not supported (constant, reflect, edge, wrap)", mode);
   sbuf *c = &L->code;
-  int64_t numel = 1;
-  for (int d = 0; d < r; d++) numel *= od[d];
   sb_printf(c, "  {\n  int64_t pb[%d] = {0};\n", r > 0 ? r : 1);
   for (int k = 0; k < na; k++) { /* the begin pads of the padded axes */
     if (rt) sb_printf(c, "  pb[%d] = (int64_t)%s[%d];\n", (int)axes[k], lw_ptr(L, n->inputs[1]), k);
     else sb_printf(c, "  pb[%d] = %lld;\n", (int)axes[k], (long long)pads[k]);
   }
+  pad_kernel(L, n, r, id, od, m, value);
+  return ECG_OK;
+}
+
+/* The body of a Pad kernel after its pb[] (begin pad per axis, negative = crop) is
+ * declared: every output element reads input index (i - pb) on each axis, mode m
+ * (0 constant `value`, 1 reflect, 2 edge, 3 wrap); closes the block opened by the caller. */
+static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id, const int64_t *od, int m, const char *value) {
+  int64_t ist[ECG_MAX_RANK], ost[ECG_MAX_RANK];
+  lw_strides(r, id, ist);
+  lw_strides(r, od, ost);
+  sbuf *c = &L->code;
+  int64_t numel = 1;
+  for (int d = 0; d < r; d++) numel *= od[d];
   sb_printf(c, "  #pragma omp parallel for if(%lld > 32768)\n", (long long)numel);
   sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n    int64_t rem = j, src = 0, inside = 1;\n", (long long)numel);
   for (int d = 0; d < r; d++) {
@@ -322,5 +334,20 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   sb_printf(c, "    %s[j] = inside ? ", lw_ptr(L, n->outputs[0]));
   sb_printf(c, "%s[inside ? src : 0] : (%s)%s;\n  }\n  }\n", lw_ptr(L, n->inputs[0]), lw_ctype(L, n->outputs[0]), value);
+}
+
+/** CenterCropPad (18): each axis of the (inferred) output is the input centre-cropped
+ *  (begin offset floor((in - out) / 2)) or zero-padded (begin pad floor((out - in) / 2)),
+ *  as ONNX's reference; any dtype; the Pad kernel with constant 0 and negative pads for
+ *  the cropped axes. */
+int emit_center_crop_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK];
+  int r = lw_dims(L, n->inputs[0], id);
+  lw_dims(L, n->outputs[0], od);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n  int64_t pb[%d] = {0};\n", r > 0 ? r : 1);
+  for (int d = 0; d < r; d++)
+    if (od[d] != id[d]) sb_printf(c, "  pb[%d] = %lld;\n", d, (long long)(od[d] > id[d] ? (od[d] - id[d]) / 2 : -((id[d] - od[d]) / 2)));
+  pad_kernel(L, n, r, id, od, 0, "0");
   return ECG_OK;
 }

@@ -32,17 +32,21 @@ static int64_t prod(const int64_t *v, int n) {
   return p;
 }
 
-/** MaxPool / AveragePool, N-D, any numeric dtype (average: float dtypes), with
- *  MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
- *  indices over N, C and the spatial dims, as ONNX defines). */
+/** MaxPool / AveragePool / LpPool, N-D, any numeric dtype (average and Lp: float dtypes),
+ *  with MaxPool's optional Indices output (storage_order 0 row-major, 1 column-major flat
+ *  indices over N, C and the spatial dims, as ONNX defines).  LpPool (opsets 2-22; ceil_mode
+ *  and dilations from 18): y = (sum over the window's in-range taps of |x|^p)^(1/p), p the
+ *  integer attribute (default 2), padding contributing 0, accumulated in double. */
 int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ecg_conv_geom gm;
   ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
-  int is_max = lw_op(n) == ECG_OP_MaxPool;
+  int is_max = lw_op(n) == ECG_OP_MaxPool, is_lp = lw_op(n) == ECG_OP_LpPool;
+  int64_t lp = ecg_attr_i(n, "p", 2);
+  if (is_lp && lp < 1) return lw_node_err(L, n, e, "p must be a positive integer");
   int x = n->inputs[0], y = n->outputs[0], ind = n->n_outputs > 1 ? n->outputs[1] : -1;
   int isf = ecg_dtype_is_float(L->g->tensors[x]->dtype);
   if (lw_half(L, x)) return lw_node_err(L, n, e, "float16 pooling is not supported");
-  if (!is_max && !isf) return lw_node_err(L, n, e, "AveragePool of an integer tensor is not supported");
+  if (!is_max && !isf) return lw_node_err(L, n, e, "%s of an integer tensor is not supported", is_lp ? "LpPool" : "AveragePool");
   int64_t xd[ECG_MAX_RANK];
   lw_dims(L, x, xd);
   int64_t nc = xd[0] * xd[1], in_sp = prod(gm.in, gm.sp), out_sp = prod(gm.out, gm.sp), ksz = prod(gm.k, gm.sp);
@@ -71,6 +75,9 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             sp, sp, sp);
   if (is_max) sb_printf(c, "            %s v = xp[off];\n            if (arg < 0 || v > best) { best = v; arg = %s; }\n", T,
                         so ? "offc" : "off");
+  else if (is_lp && lp == 1) sb_printf(c, "            sum += fabs((double)xp[off]);\n");
+  else if (is_lp && lp == 2) sb_printf(c, "            sum += (double)xp[off] * xp[off];\n");
+  else if (is_lp) sb_printf(c, "            sum += pow(fabs((double)xp[off]), %lld);\n", (long long)lp);
   else sb_printf(c, "            sum += xp[off]; cnt++;\n");
   sb_printf(c, "          }\n");
   if (!is_max && cip) sb_printf(c, "          else if (inpad) cnt++;\n");
@@ -78,10 +85,94 @@ int emit_pool_nd(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (is_max) {
     sb_printf(c, "        y[p * %lld + o] = best;\n", (long long)out_sp);
     if (ind >= 0) sb_printf(c, "        ind[p * %lld + o] = arg < 0 ? 0 : p * %lld + arg;\n", (long long)out_sp, (long long)in_sp);
+  } else if (is_lp) {
+    char fin[48];
+    snprintf(fin, sizeof fin, lp == 1 ? "sum" : lp == 2 ? "sqrt(sum)" : "pow(sum, 1.0 / %lld)", (long long)lp);
+    sb_printf(c, "        y[p * %lld + o] = (%s)%s;\n", (long long)out_sp, T, fin);
   } else {
     sb_printf(c, "        y[p * %lld + o] = (%s)(cnt ? sum / cnt : 0);\n", (long long)out_sp, T);
   }
   sb_printf(c, "      }\n    }\n  }\n");
+  return ECG_OK;
+}
+
+/** Col2Im (18), N-D, float32/float64: each (n, c) image plane is zeroed, then every
+ *  block column l and block offset kk adds its value at image position
+ *  l_q * s_q - pb_q + k_q * d_q (positions in the padding dropped), as ONNX's reference
+ *  (the adjoint of im2col); OpenMP over the planes, which never share an output. */
+int emit_col2im(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0];
+  if (!ecg_dtype_is_float(L->g->tensors[x]->dtype) || lw_half(L, x)) return lw_node_err(L, n, e, "only float32/float64 Col2Im is supported");
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_col2im_geom(L->g, n, &gm, e));
+  int sp = gm.sp;
+  int64_t planes = gm.n * gm.c, img = prod(gm.in, sp), nblk = prod(gm.out, sp), ksz = prod(gm.k, sp);
+  const char *T = lw_ctype(L, x);
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s;\n    %s *y = %s;\n", T, lw_ptr(L, x), T, lw_ptr(L, y));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 65536)\n", (long long)(planes * ksz * nblk));
+  sb_printf(c, "    for (int64_t p = 0; p < %lld; p++) {\n      %s *yp = y + p * %lld;\n", (long long)planes, T, (long long)img);
+  sb_printf(c, "      for (int64_t i = 0; i < %lld; i++) yp[i] = 0;\n", (long long)img);
+  sb_printf(c, "      for (int64_t kk = 0; kk < %lld; kk++) {\n        const %s *xr = x + (p * %lld + kk) * %lld;\n", (long long)ksz, T,
+            (long long)ksz, (long long)nblk);
+  sb_printf(c, "        int64_t ki[%d], rem = kk;\n        for (int q = %d - 1; q >= 0; q--) { ki[q] = rem %% K[q]; rem /= K[q]; }\n", sp, sp);
+  sb_printf(c, "        for (int64_t l = 0; l < %lld; l++) {\n          int64_t r2 = l, off = 0, mul = 1, inside = 1;\n", (long long)nblk);
+  sb_printf(c, "          for (int q = %d - 1; q >= 0; q--) { int64_t li = r2 %% OUT[q]; r2 /= OUT[q]; int64_t pos = li * S[q] - PB[q] + ki[q] * D[q];\n"
+               "            if (pos < 0 || pos >= IN[q]) { inside = 0; break; } off += pos * mul; mul *= IN[q]; }\n", sp);
+  sb_printf(c, "          if (inside) yp[off] += xr[l];\n        }\n      }\n    }\n  }\n");
+  return ECG_OK;
+}
+
+/** DeformConv (19, 22), 2-D, float32/float64: Conv whose every tap (kh, kw) of output
+ *  (oh, ow) samples X at (oh*s - pb + kh*d + dy, ow*s - pb + kw*d + dx), (dy, dx) the
+ *  offset pair of the tap's offset group (offset channels (group, kh, kw, {y, x})),
+ *  bilinearly with zero outside the image (a corner outside contributes 0), times the
+ *  optional mask; groups, offset_group, bias; accumulated in double. */
+int emit_deform_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0];
+  if (!ecg_dtype_is_float(L->g->tensors[x]->dtype) || lw_half(L, x)) return lw_node_err(L, n, e, "only float32/float64 DeformConv is supported");
+  ecg_conv_geom gm;
+  ECG_TRY(ecg_conv_geom_resolve(L->g, n, &gm, e));
+  if (gm.sp != 2) return lw_node_err(L, n, e, "only 2-D DeformConv is supported (input has %d spatial dims)", gm.sp);
+  int64_t N = gm.n, C = gm.c, M = gm.m, G = gm.group, Cg = C / G, Mg = M / G, OG = ecg_attr_i(n, "offset_group", 1);
+  int64_t H = gm.in[0], W = gm.in[1], OH = gm.out[0], OW = gm.out[1], K0 = gm.k[0], K1 = gm.k[1], KSZ = K0 * K1;
+  const char *T = lw_ctype(L, x);
+  int has_b = n->n_inputs > 3 && n->inputs[3] >= 0, has_m = n->n_inputs > 4 && n->inputs[4] >= 0;
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n");
+  nd_geom_decls(c, &gm);
+  sb_printf(c, "    const %s *x = %s, *w = %s, *off = %s;\n", T, lw_ptr(L, x), lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[2]));
+  if (has_b) sb_printf(c, "    const %s *b = %s;\n", T, lw_ptr(L, n->inputs[3]));
+  if (has_m) sb_printf(c, "    const %s *msk = %s;\n", T, lw_ptr(L, n->inputs[4]));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(N * M * OH * OW * Cg * KSZ));
+  sb_printf(c, "    for (int64_t nm = 0; nm < %lld; nm++) {\n      int64_t nn = nm / %lld, m = nm %% %lld, g = m / %lld;\n", (long long)(N * M), (long long)M,
+            (long long)M, (long long)Mg);
+  sb_printf(c, "      for (int64_t oh = 0; oh < %lld; oh++)\n        for (int64_t ow = 0; ow < %lld; ow++) {\n", (long long)OH, (long long)OW);
+  sb_printf(c, "          double acc = %s;\n", has_b ? "b[m]" : "0");
+  sb_printf(c, "          for (int64_t ci = 0; ci < %lld; ci++) {\n            int64_t ch = g * %lld + ci, og = ch / %lld;\n", (long long)Cg, (long long)Cg,
+            (long long)(C / OG));
+  sb_printf(c, "            const %s *xp = x + (nn * %lld + ch) * %lld;\n", T, (long long)C, (long long)(H * W));
+  sb_printf(c, "            for (int64_t kk = 0; kk < %lld; kk++) {\n              int64_t kh = kk / %lld, kw = kk %% %lld;\n", (long long)KSZ, (long long)K1,
+            (long long)K1);
+  sb_printf(c, "              int64_t oc = ((nn * %lld + og * %lld + 2 * kk) * %lld + oh) * %lld + ow;\n", (long long)(OG * 2 * KSZ), (long long)(2 * KSZ),
+            (long long)OH, (long long)OW);
+  sb_printf(c, "              double ph = (double)(oh * S[0] - PB[0] + kh * D[0]) + off[oc], pw = (double)(ow * S[1] - PB[1] + kw * D[1]) + off[oc + %lld];\n",
+            (long long)(OH * OW));
+  if (has_m)
+    sb_printf(c, "              double mk = msk[((nn * %lld + og * %lld + kk) * %lld + oh) * %lld + ow];\n", (long long)(OG * KSZ), (long long)KSZ, (long long)OH,
+              (long long)OW);
+  sb_printf(c, "              double v = 0;\n              if (ph > -1 && ph < %lld && pw > -1 && pw < %lld) {\n", (long long)H, (long long)W);
+  sb_printf(c, "                int64_t h0 = (int64_t)floor(ph), w0 = (int64_t)floor(pw);\n                double lh = ph - h0, lw = pw - w0;\n");
+  sb_printf(c, "                double v00 = h0 >= 0 && w0 >= 0 ? xp[h0 * %lld + w0] : 0, v01 = h0 >= 0 && w0 + 1 < %lld ? xp[h0 * %lld + w0 + 1] : 0;\n",
+            (long long)W, (long long)W, (long long)W);
+  sb_printf(c, "                double v10 = h0 + 1 < %lld && w0 >= 0 ? xp[(h0 + 1) * %lld + w0] : 0, v11 = h0 + 1 < %lld && w0 + 1 < %lld ? xp[(h0 + 1) * %lld + w0 + 1] : 0;\n",
+            (long long)H, (long long)W, (long long)H, (long long)W, (long long)W);
+  sb_printf(c, "                v = (1 - lh) * ((1 - lw) * v00 + lw * v01) + lh * ((1 - lw) * v10 + lw * v11);\n              }\n");
+  sb_printf(c, "              acc += (double)w[(m * %lld + ci) * %lld + kk] * v%s;\n            }\n          }\n", (long long)Cg, (long long)KSZ, has_m ? " * mk" : "");
+  sb_printf(c, "          y[(nm * %lld + oh) * %lld + ow] = (%s)acc;\n        }\n    }\n  }\n", (long long)OH, (long long)OW, T);
   return ECG_OK;
 }
 
