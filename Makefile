@@ -23,13 +23,14 @@ LDLIBS  := -lprotobuf-c -lzstd -lm
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 # tools/<dir> -> bin/<name>
-TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite
+TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite prune
 name_onnx2ecg := onnx2ecg
 name_dump     := ecg-dump
 name_lower    := ecg-lower
 name_bench    := ecg-bench
 name_fuse     := ecg-fuse
 name_rewrite  := ecg-rewrite
+name_prune    := ecg-prune
 PROGS := $(foreach d,$(TOOL_DIRS),$(BIN)/$(name_$(d)))
 
 LIB_SRCS := $(wildcard format/*.c format/ops/*.c)

@@ -218,6 +218,10 @@ int main(int argc, char **argv) {
   if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
   size_t dropped = drop_blocks(g);
   if (dropped) fprintf(stderr, "ecg-rewrite: note: %zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)\n", dropped);
+  if (g->n_sparse_convs) { /* weights may change (bnfold): the FKW copies could not stay valid */
+    fprintf(stderr, "ecg-rewrite: note: %zu pattern annotation(s) dropped (weights may change; run ecg-prune after ecg-rewrite)\n", g->n_sparse_convs);
+    ecg_sparse_remap(g, NULL, 0);
+  }
   ecg_sizes before = ecg_measure(g, false);
   pass_run runs[MAX_RUN];
   memset(runs, 0, sizeof runs);
