@@ -30,7 +30,9 @@ vgg)
   for i in 1 2 3 4 5 6 7 8 9; do
     d="$OUT/vgg/L$i"; mkdir -p "$d"
     onnx2ecg "$OUT/vgg/L$i.onnx" -o "$d/g.ecg"
-    ecg-prune "$d/g.ecg" -o "$d/p.ecg" --export-onnx "$d/p.onnx" --report "$d/prune.json"
+    # L1 is VGG-16's first layer (exempt from connectivity pruning); L2-L9 are inner layers
+    first=--prune-first; [ "$i" -gt 1 ] || first=
+    ecg-prune "$d/g.ecg" -o "$d/p.ecg" --export-onnx "$d/p.onnx" --report "$d/prune.json" $first
     node tools/bench/make_data.mjs --model "$d/p.onnx" --out "$d/data" --seed 1 2>/dev/null
     ecg-fuse "$d/g.ecg" | ecg-lower -o "$d/dense"
     ecg-fuse "$d/p.ecg" | ecg-lower --sparse csr -o "$d/csr"

@@ -28,6 +28,8 @@ static void usage(FILE *f) {
           "and ecg-lower gives them sparse kernels.\n"
           "  --patterns K         size of the pattern set (default 8; 1..56)\n"
           "  --connectivity RATE  kernels per layer / kernels kept (default 3.6; 1 = off)\n"
+          "  --prune-first        connectivity-prune the first Conv too (it is exempt by default,\n"
+          "                       §2.4.2; for graphs that are one layer of a network)\n"
           "  --detect             change no weight: find the patterns and removed kernels the\n"
           "                       weights already have (a model trained with PatDNN) and annotate\n"
           "  --export-onnx FILE   the pruned model as ONNX (dense, zeros in place), from the\n"
@@ -46,7 +48,7 @@ static void usage(FILE *f) {
           "  --version            print the version\n");
 }
 
-enum { OPT_PATTERNS = 1, OPT_CONN, OPT_DETECT, OPT_EXPORT, OPT_ONNX, OPT_DRIFT, OPT_SHAPE, OPT_REPORT, OPT_OUTPUT,
+enum { OPT_PATTERNS = 1, OPT_CONN, OPT_FIRST, OPT_DETECT, OPT_EXPORT, OPT_ONNX, OPT_DRIFT, OPT_SHAPE, OPT_REPORT, OPT_OUTPUT,
        OPT_ZSTD, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
 
 static void mask_str(uint32_t mk, int64_t kh, int64_t kw, char *b) {
@@ -184,7 +186,7 @@ static void conv_totals(const ecg_graph *g, int64_t *w, int64_t *nz) {
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {
-      {"patterns", 0, 1, OPT_PATTERNS}, {"connectivity", 0, 1, OPT_CONN}, {"detect", 0, 0, OPT_DETECT},
+      {"patterns", 0, 1, OPT_PATTERNS}, {"connectivity", 0, 1, OPT_CONN}, {"detect", 0, 0, OPT_DETECT}, {"prune-first", 0, 0, OPT_FIRST},
       {"export-onnx", 0, 1, OPT_EXPORT}, {"onnx", 0, 1, OPT_ONNX},        {"drift", 0, 1, OPT_DRIFT},
       {"input-shape", 0, 1, OPT_SHAPE},  {"report", 0, 1, OPT_REPORT},    {"output", 'o', 1, OPT_OUTPUT},
       {"zstd", 0, 0, OPT_ZSTD},          {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},
@@ -192,7 +194,7 @@ int main(int argc, char **argv) {
   const char *out = "-", *in = "-", *report = NULL, *export_path = NULL, *onnx_src = NULL, *drift_seed = NULL, *val;
   char *shapes[16];
   int n_shapes = 0, exported = 0, verbose = 0, have_in = 0, zstd = 0, c;
-  prune_opts po = {8, 3.6, false};
+  prune_opts po = {8, 3.6, false, false};
   ecg_err e = {0};
   cli cl;
   cli_init(&cl, argc, argv, opts);
@@ -213,6 +215,7 @@ int main(int argc, char **argv) {
       if (*end || !(po.connectivity >= 1.0) || !isfinite(po.connectivity)) return cli_fail(PROG, ECG_ERR_USAGE, "--connectivity: a number >= 1 (try --help)");
       break;
     case OPT_DETECT: po.detect = true; break;
+    case OPT_FIRST: po.prune_first = true; break;
     case OPT_EXPORT: export_path = val; break;
     case OPT_ONNX: onnx_src = val; break;
     case OPT_DRIFT:

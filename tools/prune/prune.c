@@ -253,7 +253,7 @@ int prune_run(ecg_graph *g, const prune_opts *o, prune_result *r, ecg_err *e) {
     float *w = (float *)wt->data.data;
     if (L->why) {} /* shared weight: counted as it is */
     else if (o->detect) rc = detect_layer(g, L, w, kpat, e);
-    else rc = prune_layer_run(g, L, w, kpat, o, r, L->node == first_conv, norm, ord, e);
+    else rc = prune_layer_run(g, L, w, kpat, o, r, L->node == first_conv && !o->prune_first, norm, ord, e);
     if (rc != ECG_OK) break;
     if (!L->annotated) L->kept = L->kernels;
     L->nonzero = 0;

@@ -12,6 +12,7 @@ typedef struct prune_opts {
   int k_patterns;       /**< size of the model's pattern set (top-k natural patterns), >= 1 */
   double connectivity;  /**< connectivity pruning rate (kernels per layer / kept kernels), >= 1 */
   bool detect;          /**< find the patterns already in the weights; change nothing */
+  bool prune_first;     /**< connectivity-prune the first Conv too (single-layer test graphs) */
 } prune_opts;
 
 /** What was done to one Conv layer (one entry of the report's "layers"). */
