@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 TOP=$PWD
 PATH="$TOP/bin:$PATH"
 THREADS=${THREADS:-1}; RUNS=${RUNS:-10}; OUT=${OUT:-out/prune_layers}
+case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
 mode=${1:-vgg}
 mkdir -p "$OUT"
 
@@ -71,8 +72,8 @@ model)
         console.log(t.name);
       }" > "$d/inputs.txt"
     set --
-    while read -r nm; do set -- "$@" --in "$nm=$TOP/$d/$nm.bin"; done < "$d/inputs.txt"
-    (cd "$d/$k" && OMP_NUM_THREADS=$THREADS ./runner --threads "$THREADS" --warmup 2 --runs "$RUNS" --profile "$TOP/$d/prof_$k.txt" "$@" >/dev/null)
+    while read -r nm; do set -- "$@" --in "$nm=$d/$nm.bin"; done < "$d/inputs.txt"
+    (cd "$d/$k" && OMP_NUM_THREADS=$THREADS ./runner --threads "$THREADS" --warmup 2 --runs "$RUNS" --profile "$d/prof_$k.txt" "$@" >/dev/null)
   done
   # one line per conv of the pruned model: its kernel's mean time in each variant
   jq -r '.prune.layers[] | select(.annotated) | .node' "$d/prune.json" | while read -r conv; do

@@ -24,6 +24,7 @@ static int sp_threads(void) {
 
 void ecg_sparse_pad(const ecg_conv_params *p, const float *x, float *xp, int hp, int wp) {
   const int T = sp_threads();
+  (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1 && p->c >= 8))
   for (int ci = 0; ci < p->c; ci++) {
     float *d = xp + (size_t)ci * hp * wp;
@@ -52,6 +53,7 @@ static int rows_per_tile(int oh, int ow) {
 void ecg_csr_conv2d(const ecg_conv_params *p, const float *xp, int hp, int wp, const int *rowptr, const int *col,
                     const float *val, const float *bias, float *y) {
   const int T = sp_threads();
+  (void)T;
   const int kk = p->kh * p->kw, ow = p->ow, sw = p->sw;
   const int rb = rows_per_tile(p->oh, ow), nrb = (p->oh + rb - 1) / rb;
   const size_t plane = (size_t)hp * wp;
