@@ -37,7 +37,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion bench-prune
 all: $(PROGS)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -122,6 +122,13 @@ bench: all
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
 	sh scripts/bench_fusion.sh
+
+# PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
+# every conv of the pruned resnet18 (scripts/prune_layers.sh; long).
+bench-prune: all
+	@mkdir -p out
+	sh scripts/prune_layers.sh vgg > out/prune_vgg.jsonl
+	sh scripts/prune_layers.sh model resnet18 > out/prune_resnet18.jsonl
 
 # The fusion profile database (ecg-fuse --profile-db): every Table 3.3 'depend' pair of
 # PROFILE_MODELS' dnnfusion plans, fused and unfused, timed on this machine (long).
