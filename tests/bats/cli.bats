@@ -4,7 +4,7 @@
 
 load helpers
 
-TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench ecg-rewrite"
+TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench ecg-rewrite ecg-prune"
 
 setup() {
   require_tools
