@@ -174,6 +174,7 @@ int ecg_sparse_validate(const ecg_graph *g, ecg_err *e) {
           int ci = s->index[k];
           int64_t at = (int64_t)s->reorder[r] * c + ci;
           if (ci < 0 || ci >= c || pos[at] >= 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s': FKW kernel %d: input channel %d out of range or repeated in its filter", nm, k, ci); break; }
+          if (wi >= (1u << 24)) { rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s': more than 2^24 kept weights in one layer (not supported)", nm); break; }
           pos[at] = (int32_t)wi | (int32_t)(p << 24);
           wi += (size_t)popcount32(s->patterns[p]);
         }

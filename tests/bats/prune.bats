@@ -118,3 +118,21 @@ setup() {
   no_sanitizer_report "$output"
   [ "$status" -eq 0 ]
 }
+
+@test "fuzz: ecg-prune --detect and ecg-lower on 100 mutants of a pruned ECG (sanitizers)" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR" f st err bad=0
+  require_file "$SAN/ecg-prune" "$SAN/ecg-lower"
+  build_gen mutate
+  mkdir -p "$D/mut"
+  "$T/mutate" "$T/p.ecg" "$D/mut" m 20261124 100
+  for f in "$D"/mut/m-*; do
+    for cmd in "$SAN/ecg-prune --detect $f -o $D/o.ecg" "$SAN/ecg-lower -o $D/low $f"; do
+      st=0; err=$($cmd 2>&1 >/dev/null) || st=$?
+      if printf '%s' "$err" | grep -Eq 'Sanitizer|runtime error|SUMMARY: ' || { [ "$st" -ne 0 ] && [ "$st" -ne 1 ]; }; then
+        echo "$cmd: exit $st: $err" | head -3; bad=$((bad + 1))
+      fi
+      rm -rf "$D/low" "$D/o.ecg"
+    done
+  done
+  [ "$bad" -eq 0 ]
+}
