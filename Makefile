@@ -31,7 +31,7 @@ LDLIBS  := -lprotobuf-c -lzstd -lm
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 # tools/<dir> -> bin/<name>
-TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite partition
+TOOL_DIRS := onnx2ecg dump lower bench fuse rewrite partition prune
 name_onnx2ecg := onnx2ecg
 name_dump     := ecg-dump
 name_lower    := ecg-lower
@@ -39,6 +39,7 @@ name_bench    := ecg-bench
 name_fuse     := ecg-fuse
 name_rewrite  := ecg-rewrite
 name_partition := ecg-partition
+name_prune    := ecg-prune
 PROGS := $(foreach d,$(TOOL_DIRS),$(BIN)/$(name_$(d)))
 
 LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
@@ -46,7 +47,7 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
 .PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
-        install uninstall man viz runtime
+        install uninstall man viz runtime bench-prune
 all: $(PROGS) man $(if $(SAN),,runtime)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -159,6 +160,13 @@ bench: all
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
 	sh scripts/bench_fusion.sh
+
+# PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
+# every conv of the pruned resnet18 (scripts/prune_layers.sh; long).
+bench-prune: all
+	@mkdir -p out
+	sh scripts/prune_layers.sh vgg > out/prune_vgg.jsonl
+	sh scripts/prune_layers.sh model resnet18 > out/prune_resnet18.jsonl
 
 # The fusion profile database (ecg-fuse --profile-db): every Table 3.3 'depend' pair of
 # PROFILE_MODELS' dnnfusion plans, fused and unfused, timed on this machine (long).

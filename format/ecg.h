@@ -154,6 +154,7 @@ typedef struct ecg_remap_report {
   int ir_cleared;       /**< ir_removable flags cleared: the tensor no longer lies inside one block */
   int subgraph_members_removed; /**< partition subgraph members that were removed nodes */
   int subgraphs_dropped;        /**< partition subgraphs left without members, dropped (ids shift down) */
+  int sparse_dropped;   /**< pattern annotations (sparse_convs) dropped: their Conv was removed */
 } ecg_remap_report;
 
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
@@ -289,6 +290,42 @@ int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s)
  *  b out of range). */
 int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
                            int unroll, bool intensive);
+
+/* ---------------------------------------------------------------- pattern-pruned convolutions */
+
+/* PatDNN (Niu dissertation §2.3-2.5): g->sparse_convs marks 2-D Conv nodes whose dense
+ * weight W [m, c, kh, kw] (float32, zeros in place) follows kernel patterns (each kept
+ * kernel's non-zeros lie inside one mask of the layer's pattern set) and connectivity
+ * pruning (whole kernels zero), and carries the weights in the FKW format (§2.5.3) in
+ * filter-kernel-reorder order (§2.5.2). format/ECG.md documents the arrays. */
+typedef Ecg__SparseConv ecg_sparse_conv;
+
+/** Index into g->sparse_convs of the annotation of node index `node`, or -1. */
+int ecg_sparse_find(const ecg_graph *g, int node);
+/** When node index `node` is a Conv that can carry a pattern annotation (group 1, a
+ *  constant static float32 rank-4 weight [m, c, kh, kw] with kh*kw <= 32 taps), fill
+ *  dims[4] with the weight dims and *w (may be NULL) with its data, and return 0; else -1. */
+int ecg_sparse_weight_dims(const ecg_graph *g, int node, int64_t *dims, const float **w);
+/** Set (or replace) the annotation of Conv node `node`: the pattern set patterns[np]
+ *  (masks over kh*kw, bit r*kw+c) and kpat[m*c], the pattern id of kernel (filter f,
+ *  input channel ci) at kpat[f*c+ci], or -1 for a removed kernel. The FKW arrays are
+ *  built from the node's weight as it is (the caller has already zeroed what it
+ *  prunes): filters sorted by length, then by their per-pattern kernel counts (FKR),
+ *  kernels grouped by pattern id, input channels ascending. Errors: ECG_ERR_INPUT (not
+ *  such a Conv, np outside 1..64), ECG_ERR_INTERNAL (out of memory); g unchanged then. */
+int ecg_sparse_set(ecg_graph *g, int node, const uint32_t *patterns, int np, const int *kpat, bool detected,
+                   ecg_err *e);
+/** Check every pattern annotation: node in range and such a Conv, one annotation per
+ *  node, 1..64 distinct non-empty masks inside the kernel, FKW array sizes (offset m+1
+ *  from 0 to the kernel count, reorder a permutation, stride m*(P+1) rising from 0 to
+ *  each filter's length, input channels in range and distinct per filter, weights as
+ *  many as the kernels' patterns keep), and the dense weight equal to the FKW values
+ *  inside the patterns and zero elsewhere. ECG_OK or ECG_ERR_INPUT naming the node. */
+int ecg_sparse_validate(const ecg_graph *g, ecg_err *e);
+/** Remap the annotations' node indices through old_to_new (ecg_remap_nodes' mapping);
+ *  annotations of removed nodes are dropped. Returns the number dropped. Called only by
+ *  ecg_remap_nodes. */
+int ecg_sparse_remap(ecg_graph *g, const int *old_to_new, size_t n_old);
 
 /* ---------------------------------------------------------------- convolution geometry */
 

@@ -4,7 +4,7 @@
 
 load helpers
 
-TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench ecg-rewrite ecg-partition"
+TOOLS="onnx2ecg ecg-dump ecg-lower ecg-bench ecg-rewrite ecg-partition ecg-prune"
 
 setup() {
   require_tools

@@ -156,6 +156,25 @@ export function floatToHalf(f) {
   return sign | h;
 }
 
+// Fill a typed array of dtype dt with n seeded values drawn from next() (a mulberry32
+// stream): floats uniform in [-1,1), integers u32 % 2 for bool or a name containing
+// "mask", else u32 % 100 (make_data.mjs's header; ecg-bench --random draws alike).
+export function randomData(dt, n, name, next) {
+  const a = new dt.Arr(n);
+  const mod = dt.kind === 'bool' || /mask/i.test(name) ? 2 : 100;
+  for (let i = 0; i < n; i++) {
+    const u = next();
+    if (dt.kind === 'float') {
+      const f = ((u >>> 8) / 16777216) * 2 - 1;
+      a[i] = dt.ort === 'float16' ? floatToHalf(f) : f;
+    } else {
+      const v = u % mod;
+      a[i] = a instanceof BigInt64Array || a instanceof BigUint64Array ? BigInt(v) : v;
+    }
+  }
+  return a;
+}
+
 // Run main(argv) and map errors to exit codes: 2 usage, 1 everything else.
 export function runMain(prog, usage, main) {
   main(process.argv.slice(2)).then(

@@ -22,7 +22,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, floatToHalf, UsageError } from './common.mjs';
+import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, randomData, UsageError } from './common.mjs';
 
 const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
        [--input-shape NAME=DIMS ...]
@@ -36,23 +36,6 @@ export function loadTensorProto() {
   const file = process.env.ONNX_PROTO || '/usr/include/onnx/onnx.proto';
   if (!fs.existsSync(file)) throw new Error(`${file} not found (install libonnx-dev or set ONNX_PROTO)`);
   return protobuf.loadSync(file).lookupType('onnx.TensorProto');
-}
-
-// Fill a typed array of dtype dt with n seeded values (see header for the rules).
-function randomData(dt, n, name, next) {
-  const a = new dt.Arr(n);
-  const mod = dt.kind === 'bool' || /mask/i.test(name) ? 2 : 100;
-  for (let i = 0; i < n; i++) {
-    const u = next();
-    if (dt.kind === 'float') {
-      const f = ((u >>> 8) / 16777216) * 2 - 1;
-      a[i] = dt.ort === 'float16' ? floatToHalf(f) : f;
-    } else {
-      const v = u % mod;
-      a[i] = a instanceof BigInt64Array || a instanceof BigUint64Array ? BigInt(v) : v;
-    }
-  }
-  return a;
 }
 
 // Encode one tensor as TensorProto bytes.

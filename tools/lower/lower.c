@@ -104,6 +104,24 @@ void lw_need_scratch(ecg_lower *L, const char *expr) {
 
 int lw_uid(ecg_lower *L) { return L->n_tmp++; }
 
+size_t lw_blob(ecg_lower *L, const void *data, size_t n) {
+  if (!L->blob_len && !L->blob_cap) L->blob_start = L->weights_bytes;
+  size_t off = L->weights_bytes, need = L->blob_len + align_up(n);
+  if (need > L->blob_cap) {
+    size_t cap = L->blob_cap ? L->blob_cap : 1 << 16;
+    while (cap < need) cap *= 2;
+    unsigned char *nb = realloc(L->blob, cap);
+    if (!nb) return (size_t)-1;
+    L->blob = nb;
+    L->blob_cap = cap;
+  }
+  memcpy(L->blob + L->blob_len, data, n);
+  memset(L->blob + L->blob_len + n, 0, align_up(n) - n);
+  L->blob_len = need;
+  L->weights_bytes += align_up(n);
+  return off;
+}
+
 int lw_node_err(const ecg_lower *L, const ecg_node *n, ecg_err *e, const char *fmt, ...) {
   char lb[256], msg[768];
   va_list ap;
@@ -577,6 +595,7 @@ static int write_weights(ecg_lower *L, const char *dir, ecg_err *e) {
   for (size_t i = 0; i < L->g->n_tensors; i++)
     if (L->t[i].where == LW_CONST && L->t[i].bytes)
       memcpy(w + L->t[i].offset, L->g->tensors[i]->data.data, L->t[i].bytes);
+  if (L->blob_len) memcpy(w + L->blob_start, L->blob, L->blob_len);
   int rc = write_file(dir, "weights.bin", w, L->weights_bytes, e);
   free(w);
   return rc;
@@ -646,6 +665,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
                     n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
     passes += !zero_copy + K->fallback;
   }
+  sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"memory_plan\": [",
             L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes);
   int first = 1;
@@ -707,8 +727,12 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   return rc;
 }
 
-int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, ecg_err *e) {
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse, ecg_err *e) {
   ecg_lower L = {0};
+  if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
+  else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
+  else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
+  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --sparse '%s' (expected fkw, csr or dense)", sparse);
   L.g = g;
   L.prefix = prefix;
   L.arch = arch ? arch : "native";
@@ -763,5 +787,6 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   sb_free(&L.decls);
   sb_free(&L.init);
   sb_free(&L.scratch_expr);
+  free(L.blob);
   return rc;
 }

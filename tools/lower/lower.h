@@ -34,6 +34,13 @@ typedef struct lw_tensor {
   int alias_of;      /**< Reorganize output sharing its input's storage: that tensor id; -1 none */
 } lw_tensor;
 
+/** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
+typedef enum {
+  LW_SPARSE_FKW = 0, /**< per-pattern straight-line code over the FKW arrays (default) */
+  LW_SPARSE_CSR,     /**< the CSR baseline (ecg_rt1_csr_conv2d) */
+  LW_SPARSE_DENSE    /**< ignore the annotation: the dense kernel on the zeros */
+} lw_sparse_mode;
+
 /** How a kernel (one fusion block) is generated. */
 typedef enum {
   LW_K_SINGLE = 0, /**< one node: its emitter */
@@ -82,7 +89,16 @@ typedef struct ecg_lower {
                               the ecg_act that applies the block's epilogue; NULL otherwise */
   int epi_used;          /**< the dominant node's emitter passed epi_act to its runtime call */
   const lw_kernel *cur;  /**< the kernel being emitted (its index maps serve lw_operand_view) */
+  lw_sparse_mode sparse; /**< kernels for pattern-annotated convs (ecg-lower --sparse) */
+  int n_sparse;          /**< convs lowered to a sparse kernel */
+  unsigned char *blob;   /**< lowering-made constants (lw_blob), appended to weights.bin */
+  size_t blob_start, blob_len, blob_cap; /**< blob's first byte in weights.bin; used and allocated bytes */
 } ecg_lower;
+
+/** Append n bytes made by the lowering (FKW index arrays, CSR arrays) to weights.bin at a
+ *  64-byte aligned offset and return the offset (ctx->w + offset at run time); sets
+ *  b.oom-style failure by returning (size_t)-1 on out of memory. */
+size_t lw_blob(ecg_lower *L, const void *data, size_t n);
 
 /** Form the kernels of L->g (kernels.c): the fusion blocks of the ECG (node->fusion_block
  *  with g->blocks) and one kernel per node outside any block, in a topological order of

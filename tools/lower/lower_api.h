@@ -8,8 +8,11 @@
  *  (a C identifier). arch names the target ISA (ecg_arch.h; NULL = "native"): it is recorded
  *  in model.json and, for a foreign ISA, makes the Makefile cross-build; the generated C
  *  and weights do not depend on it (ISA-dependent packing happens at create time).
+ *  sparse picks the kernel of Convs carrying a PatDNN pattern annotation: "fkw" (NULL, the
+ *  default: per-pattern generated code over the FKW arrays), "csr" (the CSR baseline) or
+ *  "dense" (ignore the annotation).
  *  Errors: ECG_ERR_USAGE (unknown arch), ECG_ERR_INPUT (invalid graph, symbolic shape,
  *  operator or dtype without an emitter: the message names the node), ECG_ERR_INTERNAL
  *  (I/O, OOM). */
-int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, ecg_err *e);
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse, ecg_err *e);
 #endif

@@ -42,6 +42,9 @@ static void usage(FILE *f) {
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
           "  -q, --quiet        errors only on stderr (no warnings)\n"
+          "  --sparse K         kernel for Convs carrying a PatDNN pattern annotation (ecg-prune):\n"
+          "                     fkw (default: per-pattern generated code over the FKW arrays),\n"
+          "                     csr (the CSR baseline), dense (ignore the annotation)\n"
           "  -v, --verbose      progress on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n"
@@ -212,15 +215,15 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
   snprintf(msg, cap, "%s%s", out, rest);
 }
 
-enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
-                                 {"arch", 0, 1, OPT_ARCH},       {"force", 0, 0, OPT_FORCE},     {"verbose", 'v', 0, OPT_VERBOSE},
-                                 {"quiet", 'q', 0, OPT_QUIET},
+                                 {"arch", 0, 1, OPT_ARCH},       {"sparse", 0, 1, OPT_SPARSE},   {"force", 0, 0, OPT_FORCE},
+                                 {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
                                  {0, 0, 0, 0}};
-  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *val;
+  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *val;
   bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
@@ -236,6 +239,10 @@ int main(int argc, char **argv) {
     case OPT_OUTPUT: out = val; break;
     case OPT_PREFIX: prefix = val; break;
     case OPT_ARCH: arch = val; break;
+    case OPT_SPARSE:
+      if (strcmp(val, "fkw") && strcmp(val, "csr") && strcmp(val, "dense")) { fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, csr or dense)\n", val); return 2; }
+      sparse = val;
+      break;
     case OPT_FORCE: force = true; break;
     case OPT_VERBOSE: verbose = true; quiet = false; break;
     case OPT_QUIET: quiet = true; verbose = false; break;
@@ -271,7 +278,7 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
-  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, &e);
+  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, &e);
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {

@@ -220,6 +220,10 @@ int main(int argc, char **argv) {
   size_t sub_dropped = ecg_subgraphs_clear(g);
   if (sub_dropped)
     cli_note("ecg-rewrite", quiet, "%zu partition subgraph(s) dropped (passes add nodes; run ecg-partition after ecg-rewrite)", sub_dropped);
+  if (g->n_sparse_convs) { /* weights may change (bnfold): the FKW copies could not stay valid */
+    cli_note("ecg-rewrite", quiet, "%zu pattern annotation(s) dropped (weights may change; run ecg-prune after ecg-rewrite)", g->n_sparse_convs);
+    ecg_sparse_remap(g, NULL, 0);
+  }
   ecg_sizes before = ecg_measure(g, false);
   pass_run runs[MAX_RUN];
   memset(runs, 0, sizeof runs);

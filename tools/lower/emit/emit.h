@@ -20,6 +20,22 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
 int lw_geom_2d(ecg_lower *L, const ecg_node *n, ecg_err *e, ecg_conv_geom *gm, int64_t *k, int64_t *s, int64_t *d,
                int64_t *p);
 
+/** The ecg_act argument of a runtime call: the fusion block's epilogue being fused
+ *  (L->epi_act, marked used), else ECG_ACT_NONE (nn.c). */
+const char *lw_act_arg(ecg_lower *L);
+/** Declare `static const ecg_conv_params cp<u>` (file scope) for a 1-D or 2-D NCHW
+ *  operator: input dims xd (rank r), output dims od, m output channels, kernel k[2],
+ *  strides s[2], dilations d[2], pads p[4], group; returns u (nn.c). */
+int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
+                        const int64_t *s, const int64_t *d, const int64_t *p, int64_t group);
+/** "&cp<u>", or the name of a local copy carrying the block's epilogue as its act
+ *  (declared into L->code), written into buf (nn.c). */
+const char *lw_conv_params_ref(ecg_lower *L, int u, char *buf, size_t n);
+/** Conv node n carrying pattern annotation g->sparse_convs[si] (PatDNN, Niu §2.5):
+ *  the FKW kernel generated for its patterns, or the CSR baseline (L->sparse), with
+ *  the block's epilogue (sparse.c). */
+int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e);
+
 int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_variadic(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -35,23 +35,23 @@ static const char *act_none = "{ECG_ACT_NONE, 0, 0}";
 
 /* The ecg_act of a runtime call: the fusion block's epilogue when one is being fused
  * (L->epi_act; marks it used), else none. */
-static const char *act_arg(ecg_lower *L) {
+const char *lw_act_arg(ecg_lower *L) {
   if (!L->epi_act) return "((ecg_act){ECG_ACT_NONE, 0, 0})";
   L->epi_used = 1;
   return L->epi_act;
 }
 
 /* "&cp<u>", or a local copy carrying the block's epilogue (declared into L->code). */
-static const char *conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
+const char *lw_conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
   if (!L->epi_act) { snprintf(buf, n, "&cp%d", u); return buf; }
-  sb_printf(&L->code, "  ecg_conv_params cpe%d = cp%d;\n  cpe%d.act = %s;\n", u, u, u, act_arg(L));
+  sb_printf(&L->code, "  ecg_conv_params cpe%d = cp%d;\n  cpe%d.act = %s;\n", u, u, u, lw_act_arg(L));
   snprintf(buf, n, "&cpe%d", u);
   return buf;
 }
 
 /* Declare `static const ecg_conv_params cp<u>` for a 1-D or 2-D NCHW operator with input
  * dims xd (rank r), output dims od, m output channels; returns u. */
-static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
+int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
                             const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
   int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
   int u = lw_uid(L);
@@ -66,12 +66,14 @@ static int conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_conv_nd(L, n, e);
+  int si = L->sparse != LW_SPARSE_DENSE ? ecg_sparse_find(L->g, lw_node_index(L, n)) : -1;
+  if (si >= 0) return emit_conv_sparse(L, n, si, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
-  int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
+  int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
@@ -86,7 +88,7 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   char cpr[32];
-  conv_params_ref(L, u, cpr, sizeof cpr);
+  lw_conv_params_ref(L, u, cpr, sizeof cpr);
   sb_printf(&L->code, "  ecg_rt1_conv2d(%s, %s, ctx->pk[%d], %s, ", cpr, lw_ptr(L, n->inputs[0]), off, bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
@@ -100,14 +102,14 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
-  int u = conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
+  int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_convtranspose2d_scratch_floats(&cp%d)", u);
   lw_need_scratch(L, buf);
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   char cpr[32];
-  conv_params_ref(L, u, cpr, sizeof cpr);
+  lw_conv_params_ref(L, u, cpr, sizeof cpr);
   sb_printf(&L->code, "  ecg_rt1_convtranspose2d(%s, %s, ", cpr, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
   sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, n->outputs[0]));
@@ -214,7 +216,7 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
     sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
     sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
-              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, act_arg(L), Ob, (long long)N);
+              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
   int u = lw_uid(L);
@@ -256,7 +258,7 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     char bias[200] = "NULL";
     if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
     sb_printf(&L->code, "  ecg_rt1_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n", ta,
-              (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, act_arg(L), Ob, (long long)N);
+              (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, lw_act_arg(L), Ob, (long long)N);
     return ECG_OK;
   }
   if (has_c) {

@@ -188,6 +188,22 @@ size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch);
 
+/* Pattern-sparse convolution (PatDNN, Niu dissertation §2.5). The FKW kernels themselves
+ * are generated per layer into model.c (per-pattern straight-line code, ecg-lower's
+ * emit/sparse.c); these are the pieces they share.
+ * ecg_rt1_sparse_pad: xp [c, hp, wp] = one image x [c, h, w] placed at (pt, pl) in zeros,
+ * cropped to hp = (oh-1)*sh + (kh-1)*dh + 1 rows and wp = (ow-1)*sw + (kw-1)*dw + 1
+ * columns, so that output (oy, ox), tap (r, c) reads xp[(oy*sh + r*dh) * wp + ox*sw + c*dw]
+ * with no bounds check. Threads over channels. */
+void ecg_rt1_sparse_pad(const ecg_conv_params *p, const float *x, float *xp, int hp, int wp);
+/* The CSR baseline (§2.6: "a CSR sparse version"): y [m, oh, ow] (one image) =
+ * act(conv(xp, W) + bias) for W [m, c*kh*kw] in CSR: rowptr [m+1], col [nnz] (column =
+ * ci*kh*kw + r*kw + c, decoded per non-zero), val [nnz]. xp from ecg_rt1_sparse_pad. One
+ * non-zero per pass over an output tile of <= 2048 floats (ow <= 2048). Threads over
+ * (filter, row block) tiles; act runs on each tile's rows of one output plane. */
+void ecg_rt1_csr_conv2d(const ecg_conv_params *p, const float *xp, int hp, int wp, const int *rowptr, const int *col,
+                    const float *val, const float *bias, float *y);
+
 /* ConvTranspose 2-D NCHW: x [n, c, h, w], w [c, m/group, kh, kw] (ONNX layout), y [n, m, oh, ow];
  * pads/strides/dilations as in ecg_conv_params with (c, m) meaning (input, output) channels;
  * oh/ow given (output_padding is implied by them). bias [m] may be NULL; act applies.

@@ -1,0 +1,138 @@
+#!/usr/bin/env bats
+# ecg-prune (PatDNN, Niu dissertation ch. 2): pattern + connectivity pruning of a small
+# residual graph (tools/prune/gen_layers.mjs), its ONNX export checked by ONNX Runtime
+# against the FKW, CSR and dense kernels of ecg-lower, --detect finding the same
+# annotation in the exported weights, the report, the annotation's validation and
+# remapping, and the usage errors.
+
+load helpers
+
+setup_file() {
+  build_gen mkprune build/libecg.a
+  local T="$BATS_FILE_TMPDIR"
+  node "$ROOT/tools/prune/gen_layers.mjs" --which small --out "$T" --seed 7
+  "$BIN/onnx2ecg" "$T/small.onnx" -o "$T/g.ecg"
+  "$BIN/ecg-prune" "$T/g.ecg" -o "$T/p.ecg" --export-onnx "$T/p.onnx" --report "$T/r.json" --drift 1
+  node "$ROOT/tools/bench/make_data.mjs" --model "$T/p.onnx" --out "$T/data" --seed 2 2>/dev/null
+}
+
+setup() {
+  require_tools
+  require_file "$BIN/ecg-prune" "$BATS_FILE_TMPDIR/p.ecg" "$BATS_FILE_TMPDIR/data/output_0.pb"
+}
+
+@test "ecg-prune: report envelope, 4-entry patterns with the centre, connectivity, compression, index bytes, drift" {
+  local R="$BATS_FILE_TMPDIR/r.json"
+  cat "$R"
+  jq -e '.stage == "ecg-prune" and (.before.nodes | type == "number") and (.after.flops | type == "number")
+      and .prune.retrained == false and .prune.patterns == 8 and .prune.connectivity == 3.6
+      and (.prune.pattern_set | length == 8)
+      and all(.prune.pattern_set[].mask; (gsub("[^x]"; "") | length == 4) and .[5:6] == "x")
+      and (.prune.layers | length == 3) and all(.prune.layers[]; .annotated)
+      and .prune.layers[0].kept_kernels == .prune.layers[0].kernels
+      and .prune.layers[1].kept_kernels == ((.prune.layers[1].kernels / 3.6) | ceil)
+      and .prune.layers[1].nonzero == .prune.layers[1].kept_kernels * 4
+      and .prune.layers[2].nonzero == .prune.layers[2].kept_kernels
+      and .prune.compression > 4 and .prune.compression == (.prune.conv_weights / .prune.conv_nonzero * 10000 | round / 10000)
+      and .prune.fkw_index_bytes < .prune.csr_index_bytes
+      and (.prune.drift.outputs[0].cosine | . > 0 and . <= 1) and .prune.drift.max_abs > 0' "$R"
+}
+
+@test "ecg-prune: FKW, CSR and dense kernels of the pruned graph match ONNX Runtime on the exported ONNX" {
+  local T="$BATS_FILE_TMPDIR" k
+  for k in fkw csr dense; do
+    "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$BATS_TEST_TMPDIR/$k"
+    run "$BIN/ecg-bench" "$BATS_TEST_TMPDIR/$k" --data "$T/data" --runs 1
+    echo "$k: $output"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pass <<<"$output")" = true ]
+  done
+  # the annotated convs got sparse kernels (with the fused Add+Relu epilogue) or none
+  jq -e '.sparse == "fkw" and .sparse_convs == 3' "$BATS_TEST_TMPDIR/fkw/model.json"
+  jq -e '.sparse == "csr" and .sparse_convs == 3' "$BATS_TEST_TMPDIR/csr/model.json"
+  jq -e '.sparse_convs == 0' "$BATS_TEST_TMPDIR/dense/model.json"
+  [ "$(grep -c '^static void fkw' "$BATS_TEST_TMPDIR/fkw/model.c")" -eq 3 ]
+  grep -q 'ECG_ACT_FN' "$BATS_TEST_TMPDIR/fkw/model.c"
+  # the dense graph is not the pruned one: its outputs differ from the pruned reference
+  "$BIN/ecg-lower" -o "$BATS_TEST_TMPDIR/orig" "$T/g.ecg"
+  run "$BIN/ecg-bench" "$BATS_TEST_TMPDIR/orig" --data "$T/data" --runs 1
+  [ "$status" -eq 1 ]
+}
+
+@test "ecg-prune --detect: the exported model's patterns and removed kernels, no value changed, same kernels" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR"
+  "$BIN/onnx2ecg" "$T/p.onnx" -o "$D/e.ecg"
+  run --separate-stderr "$BIN/ecg-prune" --detect "$D/e.ecg" -o "$D/d.ecg" --report "$D/d.json"
+  [ "$status" -eq 0 ]
+  jq -e --slurpfile p "$T/r.json" '.prune.mode == "detect" and
+      ([.prune.layers[] | [.kept_kernels, .nonzero, .histogram]] == [$p[0].prune.layers[] | [.kept_kernels, .nonzero, .histogram]])' "$D/d.json"
+  "$BIN/ecg-fuse" "$D/d.ecg" | "$BIN/ecg-lower" -o "$D/det"
+  "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" -o "$D/pr"
+  cmp "$D/det/model.c" "$D/pr/model.c"
+  cmp "$D/det/weights.bin" "$D/pr/weights.bin"
+  # detect on the dense graph: nothing is pattern-sparse, nothing annotated, weights unchanged
+  "$BIN/ecg-prune" --detect "$T/g.ecg" -o "$D/dd.ecg" --report "$D/dd.json"
+  jq -e 'all(.prune.layers[]; .annotated == false and (.note | test("dense")))' "$D/dd.json"
+  "$BIN/ecg-lower" -o "$D/dd" "$D/dd.ecg"
+  "$BIN/ecg-lower" -o "$D/gg" "$T/g.ecg"
+  cmp "$D/dd/weights.bin" "$D/gg/weights.bin"
+}
+
+@test "pattern annotation: validated (node, FKW arrays, weights), remapped with the nodes" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR" m
+  for m in weight index node; do
+    "$BATS_FILE_TMPDIR/mkprune" "$m" "$T/p.ecg" "$D/$m.ecg"
+    run "$BIN/ecg-lower" -o "$D/out_$m" "$D/$m.ecg"
+    echo "$m: $output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"node '"* ]]
+    [ ! -e "$D/out_$m" ]
+  done
+  "$BATS_FILE_TMPDIR/mkprune" remap "$T/p.ecg" "$D/remap.ecg"
+  # ecg-rewrite cannot keep the FKW copies valid across its passes: it drops them and says so
+  run --separate-stderr "$BIN/ecg-rewrite" "$T/p.ecg" -o "$D/rw.ecg"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"pattern annotation(s) dropped"* ]]
+  run --separate-stderr "$BIN/ecg-prune" "$T/p.ecg" -o "$D/again.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"already carries"* ]]
+}
+
+@test "ecg-prune: usage errors, export needs the unchanged source, no partial output" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR"
+  run "$BIN/ecg-prune" --connectivity 0.5 "$T/g.ecg" -o "$D/x.ecg"
+  [ "$status" -eq 2 ]
+  run "$BIN/ecg-prune" --patterns 57 "$T/g.ecg" -o "$D/x.ecg"
+  [ "$status" -eq 2 ]
+  run "$BIN/ecg-prune" --drift 1 "$T/g.ecg" -o "$D/x.ecg"
+  [ "$status" -eq 2 ]
+  [ ! -e "$D/x.ecg" ]
+  # a source model whose weights are not the ECG's (same names, another seed): export refuses
+  node "$ROOT/tools/prune/gen_layers.mjs" --which small --out "$D/other" --seed 8
+  run "$BIN/ecg-prune" "$T/g.ecg" -o "$D/x.ecg" --export-onnx "$D/x.onnx" --onnx "$D/other/small.onnx"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"node '"*"in the ECG but"* ]]
+  [ ! -e "$D/x.onnx" ] && [ ! -e "$D/x.ecg" ]
+  run "$SAN/ecg-prune" "$T/g.ecg" -o "$D/san.ecg" --report "$D/san.json"
+  no_sanitizer_report "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "fuzz: ecg-prune --detect and ecg-lower on 100 mutants of a pruned ECG (sanitizers)" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR" f st err bad=0
+  require_file "$SAN/ecg-prune" "$SAN/ecg-lower"
+  build_gen mutate
+  mkdir -p "$D/mut"
+  "$T/mutate" "$T/p.ecg" "$D/mut" m 20261124 100
+  for f in "$D"/mut/m-*; do
+    for cmd in "$SAN/ecg-prune --detect $f -o $D/o.ecg" "$SAN/ecg-lower -o $D/low $f"; do
+      st=0; err=$($cmd 2>&1 >/dev/null) || st=$?
+      if printf '%s' "$err" | grep -Eq 'Sanitizer|runtime error|SUMMARY: ' || { [ "$st" -ne 0 ] && [ "$st" -ne 1 ]; }; then
+        echo "$cmd: exit $st: $err" | head -3; bad=$((bad + 1))
+      fi
+      rm -rf "$D/low" "$D/o.ecg"
+    done
+  done
+  [ "$bad" -eq 0 ]
+}
