@@ -1028,19 +1028,21 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
     const float b = bias ? bias[oc] : 0.f;
     float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
     const ptrdiff_t rs = (ptrdiff_t)p->sh * sw * Lp; /* plane floats per output row */
+    const int fn = p->act.kind == ECG_ACT_FN; /* a generated epilogue: once per plane, below */
     int oy = 0;
 #ifdef ECG_AVX2
     for (; oy + 2 <= oh; oy += 2) {
       float *yr = yc + (size_t)oy * ow;
       dw_row2(ow, kh * kw, plane + oy * rs, rs, toff, wk, b, yr, yr + ow);
-      ecg_rt1_act_apply(p->act, yr, (size_t)2 * ow);
+      if (!fn) ecg_rt1_act_apply(p->act, yr, (size_t)2 * ow);
     }
 #endif
     for (; oy < oh; oy++) {
       float *yr = yc + (size_t)oy * ow;
       dw_row(ow, kh * kw, plane + oy * rs, toff, wk, b, yr);
-      ecg_rt1_act_apply(p->act, yr, (size_t)ow);
+      if (!fn) ecg_rt1_act_apply(p->act, yr, (size_t)ow);
     }
+    if (fn) p->act.fn(yc, (size_t)oh * ow, p->act.arg);
   }
 }
 
@@ -1161,12 +1163,13 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
     for (int q = 0, oy = 0; q < nb; q++) {
       const int r = (oh - oy) / (nb - q) + ((oh - oy) % (nb - q) != 0);
       tab[C - 1][r - 1](S, p, xc, zrow, wk, b, yc, oy, ox0, mk);
-      if (p->act.kind == ECG_ACT_FN) /* the block's rows, still in L1 */
-        for (int rr = 0; rr < r; rr++) p->act.fn(yc + (size_t)(oy + rr) * ow + ox0, (size_t)imin(16 * C, ow - ox0), p->act.arg);
       oy += r;
     }
     c0 += C;
   }
+  /* a generated epilogue once on the finished plane (in L1/L2): one long run it can
+   * vectorise, instead of a call per row segment of 16..64 floats */
+  if (p->act.kind == ECG_ACT_FN) p->act.fn(yc, (size_t)oh * ow, p->act.arg);
 }
 #endif
 
