@@ -16,7 +16,8 @@ CC      ?= cc
 # CFLAGS as the environment gave it, before this Makefile adds to it: the runtime
 # library of `make runtime` is built with it, as ecg-bench builds lowered directories.
 ENV_CFLAGS := $(if $(filter environment,$(origin CFLAGS)),$(CFLAGS))
-SAN     ?=
+SAN     :=
+# (SAN is taken from the command line only, `make SAN=1`: the test helpers export SAN as a path)
 BUILD   := build$(if $(SAN),-san)
 BIN     := $(if $(SAN),$(BUILD)/bin,bin)
 CFLAGS  ?= -O2 -g
