@@ -153,11 +153,12 @@ int ecg_tensor_dims(const ecg_tensor *t, int64_t *dims) {
 int64_t ecg_tensor_numel(const ecg_tensor *t) {
   if (!t->shape_known) return -1;
   int64_t n = 1;
+  bool over = false;
   for (size_t i = 0; i < t->n_dims; i++) {
     if (t->dims[i]->value < 0) return -1;
-    n *= t->dims[i]->value;
+    if (!over && __builtin_mul_overflow(n, t->dims[i]->value, &n)) over = true;
   }
-  return n;
+  return over ? INT64_MAX : n;
 }
 
 bool ecg_tensor_static(const ecg_tensor *t) { return ecg_tensor_numel(t) >= 0; }
