@@ -76,6 +76,8 @@ def seeds_onnx():
     # Reshape/Expand/ConstantOfShape/Range folding into a huge constant
     s['cos-huge'] = model(graph([node('ConstantOfShape', ['s'], ['y'])], [tensor('s', I64, [3], ints=[1 << 20, 1 << 20, 1 << 10])],
                                 [], [vinfo('y', F, None)]))
+    s['cos-unfolded'] = model(graph([node('ConstantOfShape', ['s'], ['y'])], [tensor('s', I64, [1], ints=[1 << 27])],
+                                    [], [vinfo('y', F, None)]))  # 512 MiB: over ECG_FOLD_MAX_BYTES, stays a node
     s['expand-huge'] = model(graph([node('Expand', ['c', 's'], ['y'])], [tensor('c', F, [1], floats=[1.0]), tensor('s', I64, [2], ints=[1 << 30, 1 << 30])],
                                    [], [vinfo('y', F, None)]))
     s['range-huge'] = model(graph([node('Range', ['a', 'b', 'd'], ['y'])],
