@@ -42,7 +42,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion fuzz fuzz-build fuzz-harnesses
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -161,6 +161,12 @@ test: all san fuzz-build models
 
 bench: all
 	sh scripts/bench.sh
+
+# The generated C itself (issue 10, item 3): every model of scripts/models.tsv lowered and
+# built with -Wall -Wextra -Werror, then run end to end with the lowered code under
+# ASan/UBSan (long; make test does one model, tests/bats/lowered_san.bats).
+test-lowered: all
+	sh scripts/lowered_checks.sh
 
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
