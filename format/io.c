@@ -124,6 +124,11 @@ int ecg_read_path(const char *path, ecg_graph **out, ecg_err *e) {
   if (strcmp(path, "-") == 0) return ecg_read(stdin, out, e);
   FILE *f = fopen(path, "rb");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen succeeds on a directory */
+    fclose(f);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(EISDIR));
+  }
   int rc = ecg_read(f, out, e);
   fclose(f);
   if (rc != ECG_OK && e) { /* name the file the user gave */
