@@ -59,6 +59,7 @@ check_case() {
 report() {
   echo "$(wc -l < "$T/count") cases"
   if [ -s "$T/bad" ]; then cat "$T/bad"; return 1; fi
+  [ "$(wc -l < "$T/count")" -ge 29 ] # the matrix cannot shrink unnoticed
 }
 
 # The hostile ECG inputs and the words their message must hold.
@@ -95,3 +96,36 @@ ecg_matrix() {
 @test "bad-input matrix: ecg-rewrite" { ecg_matrix ecg-rewrite -o "$T/out"; report; }
 @test "bad-input matrix: ecg-fuse" { ecg_matrix ecg-fuse -o "$T/out"; report; }
 @test "bad-input matrix: ecg-lower" { ecg_matrix ecg-lower -o "$T/out"; report; }
+
+# The hostile ONNX inputs (tests/fuzz/seeds/onnx, tests/fuzz/mkseeds.py) and their words.
+ONNX_CASES='empty.onnx|not a valid ONNX model
+cos-huge.onnx|(ConstantOfShape): output '"'"'y'"'"' would have 1125899906842624 elements
+expand-huge.onnx|(Expand): output '"'"'y'"'"' would have
+tile-huge.onnx|(Tile): output '"'"'y'"'"' would have 2199023255552 elements
+huge-dims.onnx|more than 2^63 elements
+int64max-dim.onnx|more than 2^63 elements
+init-huge-dims.onnx|initializer '"'"'w'"'"' is too large
+init-short.onnx|holds 8 bytes of raw data, but its dims 4x4 of float32 need 64
+rank9.onnx|rank 9
+reshape-neg.onnx|more than one -1
+range-huge.onnx|range is too long
+conv-zero-kernel.onnx|kernel_shape[0] must be >= 1
+const-node.onnx|need 4
+cycle.onnx|cycle
+if-deep.onnx|nested more than 64 levels deep
+attr-many-ints.onnx|perm has 300 entries'
+
+@test "bad-input matrix: onnx2ecg" {
+  local f words
+  while IFS='|' read -r f words; do
+    check_case onnx2ecg 1 "$words" -o "$T/out" "$S/onnx/$f"
+    check_case onnx2ecg 1 "$words" -o "$T/out" - < "$S/onnx/$f"
+  done <<<"$ONNX_CASES"
+  check_case onnx2ecg 1 "not a valid ONNX model" -o "$T/out" "$IN/good.ecg"
+  check_case onnx2ecg 1 "No such file" -o "$T/out" "$T/missing.onnx"
+  check_case onnx2ecg 1 "Is a directory" -o "$T/out" "$T"
+  check_case onnx2ecg 2 "--bogus" -o "$T/out" --bogus "$S/onnx/relu.onnx"
+  check_case onnx2ecg 2 "-bogus-opt" -o "$T/out" -bogus-opt "$S/onnx/relu.onnx"
+  check_case onnx2ecg 2 "--input-shape 'nonsense'" -o "$T/out" --input-shape nonsense "$S/onnx/relu.onnx"
+  report
+}
