@@ -129,3 +129,42 @@ attr-many-ints.onnx|perm has 300 entries'
   check_case onnx2ecg 2 "--input-shape 'nonsense'" -o "$T/out" --input-shape nonsense "$S/onnx/relu.onnx"
   report
 }
+
+# ecg-bench: a lowered ONNX test_relu (x: float32 3x4x5) and hostile data sets.
+@test "bad-input matrix: ecg-bench" {
+  require_file "$SAN/ecg-bench" "$NODE_DATA/test_relu/model.onnx"
+  local low="$T/low" good="$NODE_DATA/test_relu/test_data_set_0" f n k
+  "$BIN/onnx2ecg" "$NODE_DATA/test_relu/model.onnx" | "$BIN/ecg-lower" -o "$low"
+  "$BIN/ecg-bench" "$low" --data "$good" --runs 1 > /dev/null   # builds the runner once; the good data passes
+  mkdir -p "$T/d"
+  # each hostile TensorProto as the input, then as the expected output
+  for f in "$S"/tensorpb/*.pb; do
+    for k in input_0 output_0; do
+      rm -rf "$T/d" && mkdir "$T/d" && cp "$good"/*.pb "$T/d/" && cp "$f" "$T/d/$k.pb"
+      check_case ecg-bench 1 "$k.pb" "$low" --data "$T/d" --runs 1
+    done
+  done
+  # the real input cut short, and random bytes
+  for n in 0 3 9 40 200; do
+    rm -rf "$T/d" && mkdir "$T/d" && cp "$good"/*.pb "$T/d/" && head -c $n "$good/input_0.pb" > "$T/d/input_0.pb"
+    check_case ecg-bench 1 "input_0.pb" "$low" --data "$T/d" --runs 1
+  done
+  rm -rf "$T/d" && mkdir "$T/d" && cp "$good"/*.pb "$T/d/" && head -c 300 /dev/urandom > "$T/d/input_0.pb"
+  check_case ecg-bench 1 "input_0.pb" "$low" --data "$T/d" --runs 1
+  rm -f "$T/d/input_0.pb"
+  check_case ecg-bench 1 "0 input_K.pb files for 1 model inputs" "$low" --data "$T/d" --runs 1
+  check_case ecg-bench 1 "No such file" "$low" --data "$T/nodata" --runs 1
+  # directories that are not a lowering of ours
+  mkdir -p "$T/user" && printf 'all:\n\ttouch ran\n' > "$T/user/Makefile"
+  check_case ecg-bench 1 "manifest" "$T/user" --runs 1
+  [ ! -e "$T/user/ran" ] || echo "ecg-bench ran a user's Makefile" >> "$T/bad"
+  check_case ecg-bench 1 "$T/missing" "$T/missing" --runs 1
+  check_case ecg-bench 1 "$good/input_0.pb" "$good/input_0.pb" --runs 1
+  # usage
+  check_case ecg-bench 2 "--bogus" "$low" --bogus
+  check_case ecg-bench 2 "-bogus-opt" "$low" -bogus-opt
+  check_case ecg-bench 2 "--random" "$low" --data "$good" --random 1
+  check_case ecg-bench 2 "--runs" "$low" --runs abc
+  check_case ecg-bench 2 "--runs" "$low" --runs
+  report
+}
