@@ -27,6 +27,7 @@ setup_file() {
   "$ROOT/bin/onnx2ecg" --no-infer "$S/onnx/cycle.onnx" -o "$d/cycle.ecg"
   "$ROOT/bin/onnx2ecg" "$S/onnx/relu.onnx" -o "$d/good.ecg"
   head -c 30 "$d/good.ecg" > "$d/truncated.ecg"
+  cp "$S/ecg/hdr-zstd-bomb.ecg" "$d/zstd-bomb.ecg"
 }
 
 setup() {
@@ -59,7 +60,7 @@ check_case() {
 report() {
   echo "$(wc -l < "$T/count") cases"
   if [ -s "$T/bad" ]; then cat "$T/bad"; return 1; fi
-  [ "$(wc -l < "$T/count")" -ge 29 ] # the matrix cannot shrink unnoticed
+  [ "$(wc -l < "$T/count")" -ge 30 ] # the matrix cannot shrink unnoticed
 }
 
 # The hostile ECG inputs and the words their message must hold.
@@ -72,6 +73,7 @@ lengths-differ.ecg|lengths differ
 truncated.ecg|truncated ECG payload
 garbage.ecg|protobuf decoding failed
 bad-zstd.ecg|corrupt zstd payload
+zstd-bomb.ecg|corrupt zstd payload: truncated frame
 huge-shape.ecg|more than the limit of 2^40
 cycle.ecg|cycle'
 
