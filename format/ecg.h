@@ -315,7 +315,8 @@ float ecg_attr_f(const ecg_node *n, const char *name, float def);
  *  def is copied into buf (NULL def: returns NULL). Returns buf (or NULL). */
 const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, char *buf,
                        size_t n_buf);
-/** Integer-list attribute: *vals points into the node; returns the count, or -1 absent. */
+/** Integer-list attribute: *vals points into the node (to a static empty array, never NULL,
+ *  for an empty list); returns the count, or -1 absent. */
 int ecg_attr_ints(const ecg_node *n, const char *name, const int64_t **vals);
 /** Float-list attribute; as ecg_attr_ints. */
 int ecg_attr_floats(const ecg_node *n, const char *name, const float **vals);

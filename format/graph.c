@@ -315,14 +315,16 @@ const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, cha
 int ecg_attr_ints(const ecg_node *n, const char *name, const int64_t **vals) {
   const ecg_attr *a = ecg_attr_find(n, name);
   if (!a) return -1;
-  *vals = a->ints;
+  static const int64_t none[1]; /* an empty list is never NULL: callers memcpy 0 bytes from it */
+  *vals = a->ints ? a->ints : none;
   return (int)a->n_ints;
 }
 
 int ecg_attr_floats(const ecg_node *n, const char *name, const float **vals) {
   const ecg_attr *a = ecg_attr_find(n, name);
   if (!a) return -1;
-  *vals = a->floats;
+  static const float none[1]; /* as in ecg_attr_ints */
+  *vals = a->floats ? a->floats : none;
   return (int)a->n_floats;
 }
 
