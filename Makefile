@@ -17,14 +17,20 @@ CC      ?= cc
 # library of `make runtime` is built with it, as ecg-bench builds lowered directories.
 ENV_CFLAGS := $(if $(filter environment,$(origin CFLAGS)),$(CFLAGS))
 SAN     :=
-# (SAN is taken from the command line only, `make SAN=1`: the test helpers export SAN as a path)
-BUILD   := build$(if $(SAN),-san)
+# SAN=1: ASan/UBSan build in build-san/; SAN=fuzz: clang, libFuzzer-instrumented, build-fuzz/.
+# (SAN is taken from the command line only: the test helpers export SAN as a path)
+BUILD   := build$(if $(SAN),$(if $(filter fuzz,$(SAN)),-fuzz,-san))
 BIN     := $(if $(SAN),$(BUILD)/bin,bin)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
            -I$(BUILD)/gen -Iformat -Itools/common
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),fuzz)
+CC      := clang
+CFLAGS  += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
 LDLIBS  := -lprotobuf-c -lzstd -lm
@@ -48,7 +54,7 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
 .PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
-        install uninstall man viz runtime bench-prune
+        install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
 $(BUILD)/gen/ecg.pb-c.c $(BUILD)/gen/ecg.pb-c.h: format/ecg.proto
@@ -123,14 +129,53 @@ $(foreach d,$(TOOL_DIRS),$(eval $(call TOOL_RULE,$(d))))
 san:
 	$(MAKE) SAN=1
 
+# ---------------------------------------------------------------- fuzz (issue 10)
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/fuzz/ against
+# the project's objects compiled with -fsanitize=fuzzer-no-link,address,undefined.
+# `make fuzz FUZZ_SECONDS=N` replays tests/fuzz/regress/ and then runs each harness N
+# seconds on its corpus (build-fuzz/corpus/NAME, seeded by tests/fuzz/run.sh); make test
+# runs a short smoke of each (tests/bats/libfuzzer.bats).
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb
+tool_objs = $(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))))
+fuzz_deps_onnx     := $(call tool_objs,onnx2ecg)
+fuzz_deps_ecg      :=
+fuzz_deps_tensorpb := $(call tool_objs,bench)
+fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o
+fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
+fuzz_deps_profiledb := $(call tool_objs,fuse)
+fuzz_inc_onnx := -Itools/onnx2ecg
+fuzz_inc_tensorpb := -Itools/bench
+fuzz_inc_lower := -Itools/lower
+fuzz_inc_rules := -Itools/rewrite
+fuzz_inc_profiledb := -Itools/fuse
+FUZZ_BINS := $(foreach n,$(FUZZ_NAMES),$(BUILD)/fuzz/fuzz_$(n))
+define FUZZ_RULE
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(fuzz_deps_$(1)) $(COMMON_OBJS) $(BUILD)/libecg.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $(fuzz_inc_$(1)) -fsanitize=fuzzer -o $$@ $$^ $$(LDLIBS)
+endef
+ifeq ($(SAN),fuzz)
+$(foreach n,$(FUZZ_NAMES),$(eval $(call FUZZ_RULE,$(n))))
+fuzz-harnesses: $(FUZZ_BINS)
+endif
+
+fuzz-build:
+	$(MAKE) SAN=fuzz fuzz-harnesses
+
+fuzz: fuzz-build
+	sh tests/fuzz/run.sh --seconds $(FUZZ_SECONDS)
+
 # ---------------------------------------------------------------- setup
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \
-            libonnx-testdata xxd gcc make gnuplot-nox \
+            libonnx-testdata xxd gcc make gnuplot-nox bsdutils clang libclang-rt-dev \
             gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross \
             gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user \
             scdoc man-db pkgconf graphviz
 # (the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests;
-#  scdoc builds the man pages, man-db and pkgconf are what the install tests use, graphviz: make viz)
+#  scdoc builds the man pages, man-db and pkgconf are what the install tests use, graphviz: make viz;
+#  gnuplot-nox: make bench's plot; clang and libclang-rt-dev: the libFuzzer harnesses of tests/fuzz,
+#  make fuzz; bsdutils: script(1) for the CLI tests)
 # node and npm: Debian's packages only when the commands are missing (a machine may carry
 # its own Node.js, which Debian's npm package conflicts with).
 setup:
@@ -152,11 +197,17 @@ DEMO_MODEL ?= blazeface_front_128
 demo: all models
 	sh scripts/demo.sh $(DEMO_MODEL)
 
-test: all san models
+test: all san fuzz-build models
 	sh tests/run.sh
 
 bench: all
 	sh scripts/bench.sh
+
+# The generated C itself (issue 10, item 3): every model of scripts/models.tsv lowered and
+# built with -Wall -Wextra -Werror, then run end to end with the lowered code under
+# ASan/UBSan (long; make test does one model, tests/bats/lowered_san.bats).
+test-lowered: all
+	sh scripts/lowered_checks.sh
 
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
@@ -265,4 +316,4 @@ viz: all
 	sh scripts/viz.sh "$(MODEL)" "$(VIZ_STAGES)" out/viz
 
 clean:
-	rm -rf build build-san bin out
+	rm -rf build build-san build-fuzz bin out

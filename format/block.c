@@ -218,7 +218,7 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
   /* Nodes: free the removed, move the kept; fusion_block follows the block lists. */
   for (size_t i = 0; i < n_old; i++)
     if (old_to_new[i] < 0) protobuf_c_message_free_unpacked(&g->nodes[i]->base, NULL);
-  memcpy(g->nodes, moved, n_new * sizeof *moved);
+  if (n_new) memcpy(g->nodes, moved, n_new * sizeof *moved); /* g->nodes is NULL in an empty graph */
   g->n_nodes = n_new;
   for (size_t i = 0; i < n_new; i++) g->nodes[i]->fusion_block = -1;
   for (size_t b = 0; b < nb; b++)

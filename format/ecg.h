@@ -43,6 +43,22 @@ extern "C" {
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
+/* Limits on hostile input (issue 10, item 2; format/ECG.md "Limits"): each is an exit-1
+ * error naming the tensor, node or field, never an allocation attempt or an overflow. */
+/** Most elements of one tensor with a static shape (2^40): element counts and byte sizes
+ *  (at most 16 bytes per element) then always fit int64_t and size_t. */
+#define ECG_MAX_ELEMENTS ((int64_t)1 << 40)
+/** Most bytes a default constant fold (ecg_fold_constants) writes for one node's outputs
+ *  (256 MiB); larger results stay computed at run time. */
+#define ECG_FOLD_MAX_BYTES ((size_t)256 << 20)
+/** Most nodes, and most tensors, in one graph (16 Mi each). */
+#define ECG_MAX_NODES ((size_t)1 << 24)
+#define ECG_MAX_TENSORS ((size_t)1 << 24)
+/** Most values in one ints/floats attribute (16 Mi). */
+#define ECG_MAX_ATTR_VALUES ((size_t)1 << 24)
+/** Deepest nesting of subgraph attributes (If/Loop/Scan bodies) an importer follows. */
+#define ECG_MAX_SUBGRAPH_DEPTH 64
+
 typedef Ecg__Graph ecg_graph;
 typedef Ecg__Node ecg_node;
 typedef Ecg__Tensor ecg_tensor;
@@ -119,7 +135,9 @@ int ecg_tensor_refine_shape(ecg_tensor *t, int rank, const int64_t *dims, const 
 /** Make t a constant holding nbytes of raw little-endian data (copied).
  *  Returns ECG_OK or ECG_ERR_INTERNAL. */
 int ecg_tensor_set_data(ecg_tensor *t, const void *data, size_t nbytes);
-/** Number of elements, or -1 when the shape is unknown or has a symbolic dim. */
+/** Number of elements, or -1 when the shape is unknown or has a symbolic dim.  A product
+ *  that overflows int64_t saturates at INT64_MAX (never undefined behaviour); the
+ *  validator and shape inference refuse any count above ECG_MAX_ELEMENTS. */
 int64_t ecg_tensor_numel(const ecg_tensor *t);
 /** Rank, or -1 when unknown. */
 int ecg_tensor_rank(const ecg_tensor *t);
@@ -451,7 +469,8 @@ float ecg_attr_f(const ecg_node *n, const char *name, float def);
  *  def is copied into buf (NULL def: returns NULL). Returns buf (or NULL). */
 const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, char *buf,
                        size_t n_buf);
-/** Integer-list attribute: *vals points into the node; returns the count, or -1 absent. */
+/** Integer-list attribute: *vals points into the node (to a static empty array, never NULL,
+ *  for an empty list); returns the count, or -1 absent. */
 int ecg_attr_ints(const ecg_node *n, const char *name, const int64_t **vals);
 /** Float-list attribute; as ecg_attr_ints. */
 int ecg_attr_floats(const ecg_node *n, const char *name, const float **vals);
@@ -625,12 +644,16 @@ const char *ecg_mapping_name(int mapping);
 
 /** Run each node's shape function in topological order (SOD² §5.3 static shape
  *  propagation; symbolic dims propagate as symbols), then set node mapping types from
- *  the registry. Errors: ECG_ERR_INPUT (unknown op, inconsistent shapes, cycle). */
+ *  the registry. Errors: ECG_ERR_INPUT (unknown op, inconsistent shapes, cycle, an
+ *  output of more than ECG_MAX_ELEMENTS elements: "node 'N' (Op): output 'y' would
+ *  have E elements (shape S), more than the limit 2^40"). */
 int ecg_infer_shapes(ecg_graph *g, ecg_err *e);
 
 /** Fold every node whose inputs are all constants and whose op has an eval function
  *  into constants, repeatedly, then drop dead nodes and tensors. *n_folded (may be
- *  NULL) receives the number of nodes folded. Errors as ecg_infer_shapes. */
+ *  NULL) receives the number of nodes folded.  Nodes whose outputs would hold more than
+ *  ECG_FOLD_MAX_BYTES stay unfolded (ecg_fold_constants_limit with that bound). Errors as
+ *  ecg_infer_shapes. */
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
 /** ecg_fold_constants, but a node is folded only when its outputs together hold at most
  *  max_bytes bytes (so folding never writes an unbounded constant, e.g. a large Expand or

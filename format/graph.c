@@ -153,11 +153,12 @@ int ecg_tensor_dims(const ecg_tensor *t, int64_t *dims) {
 int64_t ecg_tensor_numel(const ecg_tensor *t) {
   if (!t->shape_known) return -1;
   int64_t n = 1;
+  bool over = false;
   for (size_t i = 0; i < t->n_dims; i++) {
     if (t->dims[i]->value < 0) return -1;
-    n *= t->dims[i]->value;
+    if (!over && __builtin_mul_overflow(n, t->dims[i]->value, &n)) over = true;
   }
-  return n;
+  return over ? INT64_MAX : n;
 }
 
 bool ecg_tensor_static(const ecg_tensor *t) { return ecg_tensor_numel(t) >= 0; }
@@ -314,14 +315,16 @@ const char *ecg_attr_s(const ecg_node *n, const char *name, const char *def, cha
 int ecg_attr_ints(const ecg_node *n, const char *name, const int64_t **vals) {
   const ecg_attr *a = ecg_attr_find(n, name);
   if (!a) return -1;
-  *vals = a->ints;
+  static const int64_t none[1]; /* an empty list is never NULL: callers memcpy 0 bytes from it */
+  *vals = a->ints ? a->ints : none;
   return (int)a->n_ints;
 }
 
 int ecg_attr_floats(const ecg_node *n, const char *name, const float **vals) {
   const ecg_attr *a = ecg_attr_find(n, name);
   if (!a) return -1;
-  *vals = a->floats;
+  static const float none[1]; /* as in ecg_attr_ints */
+  *vals = a->floats ? a->floats : none;
   return (int)a->n_floats;
 }
 

@@ -24,6 +24,62 @@ static void put_le(unsigned char *p, uint64_t v, int n) {
   for (int i = 0; i < n; i++, v >>= 8) p[i] = (unsigned char)(v & 0xff);
 }
 
+/* Read up to n bytes from f into a buffer grown as bytes arrive (first chunk at most
+ * 1 MiB, then doubling, never beyond n).  *got receives the count (< n at end of file).
+ * Returns ECG_OK or ECG_ERR_INTERNAL (out of memory; nothing allocated then). */
+static int read_grow(FILE *f, uint64_t n, unsigned char **out, size_t *got) {
+  size_t cap = n < ((size_t)1 << 20) ? (size_t)n : (size_t)1 << 20, len = 0;
+  unsigned char *b = malloc(cap ? cap : 1);
+  if (!b) return ECG_ERR_INTERNAL;
+  while (len < n) {
+    if (len == cap) {
+      size_t nc = cap * 2 > n ? (size_t)n : cap * 2;
+      unsigned char *nb = realloc(b, nc);
+      if (!nb) { free(b); return ECG_ERR_INTERNAL; }
+      b = nb; cap = nc;
+    }
+    size_t r = fread(b + len, 1, cap - len, f);
+    if (r == 0) break;
+    len += r;
+  }
+  *out = b; *got = len;
+  return ECG_OK;
+}
+
+/* Decompress one zstd frame of `stored` bytes that must yield exactly `raw` bytes, into a
+ * buffer grown with the output actually produced (a header's claimed raw size alone never
+ * allocates).  Returns ECG_OK, ECG_ERR_INPUT (*why says what) or ECG_ERR_INTERNAL. */
+static int unzstd_grow(const unsigned char *src, size_t stored, uint64_t raw, unsigned char **out, const char **why) {
+  ZSTD_DCtx *dc = ZSTD_createDCtx();
+  if (!dc) return ECG_ERR_INTERNAL;
+  size_t cap = raw < ((size_t)1 << 20) ? (size_t)raw : (size_t)1 << 20;
+  unsigned char *b = malloc(cap + 1); /* +1: room to see output beyond raw */
+  if (!b) { ZSTD_freeDCtx(dc); return ECG_ERR_INTERNAL; }
+  ZSTD_inBuffer in = {src, stored, 0};
+  ZSTD_outBuffer ob = {b, cap + 1, 0};
+  int rc = ECG_OK;
+  for (;;) {
+    size_t r = ZSTD_decompressStream(dc, &ob, &in);
+    if (ZSTD_isError(r)) { *why = ZSTD_getErrorName(r); rc = ECG_ERR_INPUT; break; }
+    if (ob.pos > raw) { *why = "length mismatch"; rc = ECG_ERR_INPUT; break; }
+    if (r == 0) { /* frame complete */
+      if (ob.pos != raw || in.pos != in.size) { *why = "length mismatch"; rc = ECG_ERR_INPUT; }
+      break;
+    }
+    if (ob.pos == ob.size) { /* grow, at most to raw + 1 */
+      size_t nc = cap * 2 > raw ? (size_t)raw : cap * 2;
+      if (nc <= cap) { *why = "length mismatch"; rc = ECG_ERR_INPUT; break; }
+      unsigned char *nb = realloc(b, nc + 1);
+      if (!nb) { rc = ECG_ERR_INTERNAL; break; }
+      b = nb; cap = nc; ob.dst = b; ob.size = cap + 1;
+    } else if (in.pos == in.size) { *why = "truncated frame"; rc = ECG_ERR_INPUT; break; }
+  }
+  ZSTD_freeDCtx(dc);
+  if (rc != ECG_OK) { free(b); return rc; }
+  *out = b;
+  return ECG_OK;
+}
+
 int ecg_read(FILE *f, ecg_graph **out, ecg_err *e) {
   unsigned char h[HEADER_BYTES];
   size_t got = fread(h, 1, HEADER_BYTES, f);
@@ -38,22 +94,23 @@ int ecg_read(FILE *f, ecg_graph **out, ecg_err *e) {
   if (flags & ~(unsigned)FLAG_ZSTD) return ecg_errf(e, ECG_ERR_INPUT, "unknown ECG header flags 0x%x", flags);
   if (stored > MAX_PAYLOAD || raw > MAX_PAYLOAD) return ecg_errf(e, ECG_ERR_INPUT, "ECG payload length too large");
   if (!(flags & FLAG_ZSTD) && stored != raw) return ecg_errf(e, ECG_ERR_INPUT, "corrupt ECG header: lengths differ without compression");
-  unsigned char *buf = malloc(stored ? stored : 1);
-  if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory reading %llu bytes", (unsigned long long)stored);
-  got = fread(buf, 1, stored, f);
-  if (got != stored) {
+  /* Memory follows the bytes really present (a header may claim gigabytes in a file of a
+   * few bytes: "tensor data larger than the file", format/ECG.md "Limits"). */
+  unsigned char *buf = NULL;
+  size_t have = 0;
+  int rc = read_grow(f, stored, &buf, &have);
+  if (rc == ECG_ERR_INTERNAL) return ecg_errf(e, rc, "out of memory reading the ECG payload");
+  if (have != stored) {
     free(buf);
-    return ecg_errf(e, ECG_ERR_INPUT, "truncated ECG payload (%zu of %llu bytes)", got, (unsigned long long)stored);
+    return ecg_errf(e, ECG_ERR_INPUT, "truncated ECG payload (%zu of %llu bytes)", have, (unsigned long long)stored);
   }
   if (flags & FLAG_ZSTD) {
-    unsigned char *dec = malloc(raw ? raw : 1);
-    if (!dec) { free(buf); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-    size_t r = ZSTD_decompress(dec, raw, buf, stored);
+    unsigned char *dec = NULL;
+    const char *why = NULL;
+    rc = unzstd_grow(buf, stored, raw, &dec, &why);
     free(buf);
-    if (ZSTD_isError(r) || r != raw) {
-      free(dec);
-      return ecg_errf(e, ECG_ERR_INPUT, "corrupt zstd payload: %s", ZSTD_isError(r) ? ZSTD_getErrorName(r) : "length mismatch");
-    }
+    if (rc == ECG_ERR_INTERNAL) return ecg_errf(e, rc, "out of memory decompressing the ECG payload");
+    if (rc != ECG_OK) return ecg_errf(e, ECG_ERR_INPUT, "corrupt zstd payload: %s", why);
     buf = dec;
   }
   ecg_graph *g = ecg__graph__unpack(NULL, raw, buf);
@@ -67,6 +124,11 @@ int ecg_read_path(const char *path, ecg_graph **out, ecg_err *e) {
   if (strcmp(path, "-") == 0) return ecg_read(stdin, out, e);
   FILE *f = fopen(path, "rb");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen succeeds on a directory */
+    fclose(f);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(EISDIR));
+  }
   int rc = ecg_read(f, out, e);
   fclose(f);
   if (rc != ECG_OK && e) { /* name the file the user gave */

@@ -196,6 +196,25 @@ int ecg_set_output(ecg_graph *g, ecg_node *n, int i, int dtype, int rank, const 
   return ecg_tensor_refine_shape(t, rank, dims, syms);
 }
 
+/* ECG_ERR_INPUT when an inferred output of n has more than ECG_MAX_ELEMENTS elements
+ * (format/ECG.md "Limits"): such a shape cannot be allocated or lowered, and its byte
+ * size could overflow later arithmetic. */
+static int check_output_sizes(const ecg_graph *g, const ecg_node *n, ecg_err *e) {
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    const ecg_tensor *t = ecg_node_output(g, n, (int)k);
+    if (!t) continue;
+    int64_t numel = ecg_tensor_numel(t);
+    if (numel > ECG_MAX_ELEMENTS) {
+      char sb[256], cnt[32];
+      if (numel == INT64_MAX) snprintf(cnt, sizeof cnt, "more than 2^63");
+      else snprintf(cnt, sizeof cnt, "%lld", (long long)numel);
+      return ecg_node_errf(e, g, n, "output '%s' would have %s elements (shape %s), more than the limit of 2^40",
+                           t->name, cnt, ecg_shape_str(t, sb, sizeof sb));
+    }
+  }
+  return ECG_OK;
+}
+
 int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {
   ECG_TRY(ecg_topo_sort(g, e));
   for (size_t i = 0; i < g->n_nodes; i++) {
@@ -208,12 +227,14 @@ int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {
         return ecg_node_errf(e, g, n, "input '%s' has unknown rank", t->name);
     }
     ECG_TRY(op->infer(g, n, e));
+    ECG_TRY(check_output_sizes(g, n, e));
     n->mapping_type = (Ecg__MappingType)op->mapping;
   }
   return ECG_OK;
 }
 
-/* Bytes of all outputs of n (static shapes assumed by the caller). */
+/* Bytes of all outputs of n (static shapes assumed by the caller; each output within
+ * ECG_MAX_ELEMENTS after check_output_sizes, so the sum cannot overflow). */
 static size_t output_bytes(const ecg_graph *g, const ecg_node *n) {
   size_t total = 0;
   for (size_t k = 0; k < n->n_outputs; k++) {
@@ -236,7 +257,7 @@ static void unfold_outputs(ecg_graph *g, ecg_node *n) {
 }
 
 int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
-  return ecg_fold_constants_limit(g, SIZE_MAX, n_folded, e);
+  return ecg_fold_constants_limit(g, ECG_FOLD_MAX_BYTES, n_folded, e);
 }
 
 int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e) {
@@ -259,6 +280,7 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
     }
     if (!known) { rc = ecg_node_errf(e, g, n, "an input has unknown rank"); break; }
     if ((rc = op->infer(g, n, e)) != ECG_OK) break;
+    if ((rc = check_output_sizes(g, n, e)) != ECG_OK) break;
     n->mapping_type = (Ecg__MappingType)op->mapping;
     if (op->eval == ecg_eval_none) continue;
     bool ready = true;

@@ -281,10 +281,20 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
     if (t < 0 || (size_t)t >= nt) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph input %zu refers to tensor id %d (of %zu)", k, t, nt); goto out; }
     is_input[t] = true;
   }
+  if (g->n_nodes > ECG_MAX_NODES || nt > ECG_MAX_TENSORS) {
+    rc = ecg_errf(e, ECG_ERR_INPUT, "graph has %zu nodes and %zu tensors, more than the limit of %zu each",
+                  g->n_nodes, nt, (size_t)ECG_MAX_NODES);
+    goto out;
+  }
   for (size_t t = 0; t < nt; t++) {
     const ecg_tensor *x = g->tensors[t];
-    if (!x->is_const) continue;
     int64_t numel = ecg_tensor_numel(x);
+    if (numel > ECG_MAX_ELEMENTS) {
+      char sb[256];
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' has shape %s, more than the limit of 2^40 elements", x->name, ecg_shape_str(x, sb, sizeof sb));
+      goto out;
+    }
+    if (!x->is_const) continue;
     size_t es = ecg_dtype_size(x->dtype);
     if (numel < 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "constant tensor '%s' has no static shape", x->name); goto out; }
     if (es == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "constant tensor '%s' has unsupported dtype %s", x->name, ecg_dtype_name(x->dtype)); goto out; }

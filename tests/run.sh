@@ -2,17 +2,38 @@
 # The whole test suite (make test): unit tests (C), ecg-bench's self-test, and the bats
 # suites in tests/bats/ (CLI behaviour, malformed inputs under sanitizers, fuzzing,
 # end-to-end correctness of every model against ONNX Runtime).
-# Prints one closing line "N passed, M failed" and exits non-zero on any failure.
+# Prints one closing line "N passed, M failed, K skipped" and exits non-zero on any failure.
+# A skip is never a pass: skipped tests are listed with their reasons and counted apart.
+# A missing prerequisite (a command or package `make setup` installs) is a failure, named
+# at the start, never a silent skip (issue 10, item 5).
 set -u
 cd "$(dirname "$0")/.."
-pass=0; fail=0
+pass=0; fail=0; skipped=0
 note() { printf '%s\n' "$*"; }
-count_tap() { # count "ok"/"not ok" lines of a TAP stream in file $1
-  p=$(grep -c '^ok ' "$1" || true); f=$(grep -c '^not ok ' "$1" || true)
-  pass=$((pass + p)); fail=$((fail + f))
+count_tap() { # count "ok"/"not ok"/"ok ... # skip" lines of a TAP stream in file $1
+  p=$(grep '^ok ' "$1" | grep -vci ' # skip' || true); f=$(grep -c '^not ok ' "$1" || true)
+  k=$(grep '^ok ' "$1" | grep -ci ' # skip' || true)
+  pass=$((pass + p)); fail=$((fail + f)); skipped=$((skipped + k))
+  if [ "$k" -gt 0 ]; then note "SKIPPED ($k):"; grep '^ok ' "$1" | grep -i ' # skip' | sed 's/^/  /'; fi
 }
 CC=${CC:-cc}
 mkdir -p build
+# Prerequisites: each missing one is named and counted as a failure.
+prereq() { # prereq WHAT TEST-COMMAND...
+  what=$1; shift
+  if ! "$@" >/dev/null 2>&1; then note "MISSING PREREQUISITE: $what (run make setup)"; fail=$((fail + 1)); fi
+}
+prereq "bats" command -v bats
+prereq "script(1) (bsdutils)" command -v script
+prereq "node" command -v node
+prereq "onnxruntime-node (tools/bench/node_modules)" test -d tools/bench/node_modules/onnxruntime-node
+prereq "protobufjs (tools/bench/node_modules)" test -d tools/bench/node_modules/protobufjs
+prereq "libonnx-testdata" test -d /usr/share/libonnx-testdata/data/node
+prereq "qemu-aarch64 (qemu-user)" command -v qemu-aarch64
+prereq "aarch64-linux-gnu-gcc" command -v aarch64-linux-gnu-gcc
+prereq "riscv64-linux-gnu-gcc" command -v riscv64-linux-gnu-gcc
+prereq "clang with libFuzzer (clang, libclang-rt-dev)" sh -c 'echo "int LLVMFuzzerTestOneInput(const char*d,unsigned long n){return 0;}" | clang -x c -fsanitize=fuzzer -o /dev/null -'
+prereq "the sanitizer build (make san)" test -x build-san/bin/onnx2ecg
 # C unit tests: each prints "N passed, M failed" and exits non-zero on failure. partition:
 # ecg-partition's CLUSTER and the ECG's subgraphs on 1200 seeded random DAGs (a few seconds). The runtime
 # tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
@@ -51,15 +72,20 @@ pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
 [ "$r" -eq 0 ] || [ "${f:-0}" -gt 0 ] || fail=$((fail + 1))
 # ecg-bench self-test (prints TAP-like ok/not ok lines)
 if [ -f tools/bench/selftest.sh ]; then
-  sh tools/bench/selftest.sh build-san/bin/ecg-bench > build/bench_selftest.log 2>&1 || true
+  # its exit status counts too: a non-zero exit without a FAIL line is one failure
+  if sh tools/bench/selftest.sh build-san/bin/ecg-bench > build/bench_selftest.log 2>&1; then r=0; else r=1; fi
   p=$(grep -c '^ok ' build/bench_selftest.log || true); f=$(grep -c '^FAIL' build/bench_selftest.log || true)
   [ "$p" -gt 0 ] || f=$((f + 1))
+  [ "$r" -eq 0 ] || [ "$f" -gt 0 ] || f=$((f + 1))
   pass=$((pass + p)); fail=$((fail + f))
-  note "bench selftest: $p ok, $f failed"
+  note "bench selftest: $p ok, $f failed (exit $r)"
+  [ "$f" -eq 0 ] || grep -E '^FAIL' build/bench_selftest.log | sed 's/^/  /'
+else
+  note "MISSING: tools/bench/selftest.sh"; fail=$((fail + 1))
 fi
 # bats suites
 bats --tap tests/bats > build/bats.log 2>&1
 cat build/bats.log
 count_tap build/bats.log
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skipped skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -87,14 +87,16 @@ static inline int ops_set_out_unknown(ecg_graph *g, ecg_node *n, int i, int dtyp
   return ops_set_out_syms(g, n, i, dtype, r, d, NULL, e);
 }
 
-/** Product of dims[0..r); -1 when any is symbolic. */
+/** Product of dims[0..r); -1 when any is symbolic; saturates at INT64_MAX on overflow
+ *  (hostile shapes; check_output_sizes in registry.c then refuses the result). */
 static inline int64_t ops_prod(const int64_t *d, int r) {
   int64_t p = 1;
+  bool over = false;
   for (int i = 0; i < r; i++) {
     if (d[i] < 0) return -1;
-    p *= d[i];
+    if (!over && __builtin_mul_overflow(p, d[i], &p)) over = true;
   }
-  return p;
+  return over ? INT64_MAX : p;
 }
 
 /** Element count of tensor t or -1 (NULL allowed). */

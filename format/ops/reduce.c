@@ -18,7 +18,7 @@ static int reduce_axes(ecg_graph *g, ecg_node *n, int r, bool *red, bool *noop, 
   *noop = *dynamic = false;
   if (na > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "too many axes (%d)", na);
   if (na >= 0) {
-    memcpy(axes, aa, sizeof(int64_t) * (size_t)na);
+    if (na > 0) memcpy(axes, aa, sizeof(int64_t) * (size_t)na); /* aa is NULL for an empty list */
   } else {
     const ecg_tensor *t = ecg_node_input(g, n, 1);
     if (t && !t->is_const) { *dynamic = true; return ECG_OK; }

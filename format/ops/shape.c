@@ -52,10 +52,12 @@ static int reshape_infer_neg(ecg_graph *g, ecg_node *n, const int64_t *xd, int r
   for (int i = 0; i < rx; i++) {
     if (used[i]) continue;
     if (xd[i] < 0) { *out = -1; return ECG_OK; }
-    in_p *= xd[i];
+    if (__builtin_mul_overflow(in_p, xd[i], &in_p))
+      return ecg_node_errf(e, g, n, "the input's element count overflows 64 bits");
   }
   for (int i = 0; i < ro; i++)
-    if (i != neg && from[i] < 0) out_p *= od[i];
+    if (i != neg && from[i] < 0 && __builtin_mul_overflow(out_p, od[i], &out_p))
+      return ecg_node_errf(e, g, n, "the target shape's element count overflows 64 bits");
   if (out_p == 0 || in_p % out_p)
     return ecg_node_errf(e, g, n, "cannot infer the -1 dim: %lld elements into blocks of %lld", (long long)in_p, (long long)out_p);
   *out = in_p / out_p;

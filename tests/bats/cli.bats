@@ -74,7 +74,7 @@ setup() {
 }
 
 @test "onnx2ecg: refuses to write binary to a terminal (exit 2)" {
-  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  require_cmd script
   require_file "$RELU"
   run script -qec "'$BIN/onnx2ecg' '$RELU'" /dev/null
   [ "$status" -eq 2 ]
@@ -94,7 +94,7 @@ setup() {
 }
 
 @test "ecg-dump: terminal stdin and no file exits 2" {
-  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  require_cmd script
   run script -qec "'$BIN/ecg-dump'" /dev/null
   [ "$status" -eq 2 ]
   [[ "$output" == *"no input"* ]]
@@ -126,7 +126,7 @@ setup() {
 }
 
 @test "ecg-lower: terminal stdin and no file exits 2" {
-  command -v script >/dev/null || skip "script(1) not installed: no way to give the tool a terminal"
+  require_cmd script
   run script -qec "'$BIN/ecg-lower' -o '$BATS_TEST_TMPDIR/d'" /dev/null
   [ "$status" -eq 2 ]
   [[ "$output" == *"no input"* ]]

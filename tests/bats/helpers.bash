@@ -24,6 +24,14 @@ require_file() {
   done
 }
 
+# require_cmd CMD...: fail the test (never skip) when a command `make setup` installs is missing.
+require_cmd() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null || { echo "missing prerequisite command $c (run make setup)" >&2; return 1; }
+  done
+}
+
 require_tools() { require_file "$BIN/onnx2ecg" "$BIN/ecg-dump" "$BIN/ecg-lower" "$BIN/ecg-bench"; }
 require_san() { require_file "$SAN/onnx2ecg" "$SAN/ecg-dump" "$SAN/ecg-lower"; }
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # selftest.sh [ECG_BENCH]: end-to-end checks of ecg-bench against a hand-made lowered
 # directory (a runner for ONNX's test_add: sum = x + y, float32 3x4x5), without ecg-lower.
-# Needs libonnx-testdata; the --ort and make_data checks need `make setup` (skipped
-# otherwise). Exit 0 when every check passes.
+# Needs libonnx-testdata; the --ort and make_data checks need `make setup` (a failure
+# otherwise, naming what is missing). Exit 0 when every check passes.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-$here/../../bin/ecg-bench}
@@ -99,7 +99,9 @@ if [ -d "$here/node_modules/onnxruntime-node" ] && command -v node >/dev/null; t
 	case $out in *'"pass":false,"reference":"ort"'*) echo "ok   pass false" ;; *) echo "FAIL --random --ort wrong output: $out"; fails=$((fails + 1)) ;; esac
 	rm -f "$T/low/runner"
 else
-	echo "skip make_data/--ort checks (run make setup)"
+	# a missing prerequisite is a failure, never a silent skip (issue 10, item 5)
+	echo "FAIL make_data/--ort checks: node or tools/bench/node_modules/onnxruntime-node missing (run make setup)"
+	fails=$((fails + 1))
 fi
 [ $fails -eq 0 ] && echo "selftest: all passed" || echo "selftest: $fails failed"
 [ $fails -eq 0 ]

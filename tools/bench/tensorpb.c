@@ -62,7 +62,12 @@ int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tens
     goto out;
   }
   rc = bt_tensor_init(t, name, tp->data_type, (int)tp->n_dims, tp->dims, e);
-  if (rc) goto out;
+  if (rc) { /* name the file too: "FILE: tensor 'x': shape too large" */
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    ecg_errf(e, rc, "%s: %s", what, msg);
+    goto out;
+  }
 
   size_t per, esize = ecg_dtype_size(t->dtype);
   typed_field f = field_for(tp, t->dtype, &per);

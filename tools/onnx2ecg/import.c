@@ -120,6 +120,7 @@ typedef struct conv {
   names nm;
   int64_t opset;     /**< the model's ai.onnx opset */
   bool top;          /**< the main graph (Identity removal and --input-shape apply) */
+  int depth;         /**< subgraph nesting: 0 for the main graph (ECG_MAX_SUBGRAPH_DEPTH) */
 } conv;
 
 /** "dims 2x3x4" of an ONNX dims array into buf ("scalar" for rank 0). */
@@ -469,7 +470,7 @@ static int apply_input_shapes(conv *c, const onnx2ecg_opts *o, ecg_err *e) {
 /* ---------------------------------------------------------------- attributes */
 
 static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, int64_t opset,
-                         bool top, const onnx2ecg_opts *o, ecg_graph *g, onnx2ecg_stats *st,
+                         int depth, const onnx2ecg_opts *o, ecg_graph *g, onnx2ecg_stats *st,
                          ecg_err *e);
 
 /** The attribute type of a; for IR 0.0.1 files without a type, guessed from the field
@@ -504,7 +505,11 @@ static bool copy_bytes(ProtobufCBinaryData *dst, const ProtobufCBinaryData *src)
 static int convert_subgraph(const conv *c, const Onnx__GraphProto *sg, ecg_graph **out, ecg_err *e) {
   ecg_graph *g = ecg_graph_new();
   if (!g) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  int rc = convert_graph(c->m, sg, c->opset, false, NULL, g, NULL, e);
+  if (c->depth + 1 > ECG_MAX_SUBGRAPH_DEPTH) {
+    ecg_graph_free(g);
+    return ecg_errf(e, ECG_ERR_INPUT, "subgraph '%s' is nested more than %d levels deep", sg->name ? sg->name : "", ECG_MAX_SUBGRAPH_DEPTH);
+  }
+  int rc = convert_graph(c->m, sg, c->opset, c->depth + 1, NULL, g, NULL, e);
   if (rc != ECG_OK) { ecg_graph_free(g); return rc; }
   *out = g;
   return ECG_OK;
@@ -528,6 +533,8 @@ static int copy_attr(conv *c, ecg_node *en, const Onnx__AttributeProto *a, const
     return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op %s: attribute '%s' has unsupported type %d (tensors, sparse tensors and type protos are not supported)",
                     lb, en->op_type, an, type);
   }
+  if (a->n_ints > ECG_MAX_ATTR_VALUES || a->n_floats > ECG_MAX_ATTR_VALUES || a->n_strings > ECG_MAX_ATTR_VALUES || a->n_graphs > ECG_MAX_ATTR_VALUES)
+    return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op %s: attribute '%s' holds more than %zu values", lb, en->op_type, an, (size_t)ECG_MAX_ATTR_VALUES);
   ecg_attr *ea = ecg_attr_add(en, an, type);
   if (!ea) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   char what[512];
@@ -645,12 +652,15 @@ static bool merge_names(names *nm, int a, int b) {
 }
 
 /** Convert ONNX graph gp of model m into the empty ECG graph g (see onnx2ecg_convert);
- *  top selects the main graph (Identity/Dropout removal, --input-shape bindings o and
+ *  depth 0 is the main graph (Identity/Dropout removal, --input-shape bindings o and
  *  counts st).  Errors as onnx2ecg_convert. */
 static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, int64_t opset,
-                         bool top, const onnx2ecg_opts *o, ecg_graph *g, onnx2ecg_stats *st,
+                         int depth, const onnx2ecg_opts *o, ecg_graph *g, onnx2ecg_stats *st,
                          ecg_err *e) {
-  conv cv = {.m = m, .gp = gp, .g = g, .opset = opset, .top = top};
+  conv cv = {.m = m, .gp = gp, .g = g, .opset = opset, .top = depth == 0, .depth = depth};
+  if (gp->n_node > ECG_MAX_NODES || gp->n_initializer + gp->n_input + gp->n_output + gp->n_value_info > ECG_MAX_TENSORS)
+    return ecg_errf(e, ECG_ERR_INPUT, "graph '%s' has %zu nodes and %zu initializers, more than the limit of %zu each",
+                    gp->name ? gp->name : "", gp->n_node, gp->n_initializer, (size_t)ECG_MAX_NODES);
   conv *c = &cv;
   names *nm = &c->nm;
   int rc = ECG_OK;
@@ -689,7 +699,7 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
   }
 
   /* 2. Identity / Dropout removal (main graph only): rewire by merging names */
-  for (size_t i = 0; top && i < gp->n_node; i++) {
+  for (size_t i = 0; c->top && i < gp->n_node; i++) {
     const Onnx__NodeProto *np = gp->node[i];
     bool drop = is_op(np, "Dropout");
     if (!drop && !is_op(np, "Identity")) continue;
@@ -719,11 +729,11 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     if (dup) continue;
     snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
     if ((rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
-    if (top && g->tensors[tid]->dtype == ECG_UNDEFINED)
+    if (c->top && g->tensors[tid]->dtype == ECG_UNDEFINED)
       FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has no tensor element type", S(vi->name)));
     if ((rc = push_i32(&g->inputs, &g->n_inputs, tid, e)) != ECG_OK) goto out;
   }
-  if (top && (rc = apply_input_shapes(c, o, e)) != ECG_OK) goto out;
+  if (c->top && (rc = apply_input_shapes(c, o, e)) != ECG_OK) goto out;
   for (size_t k = 0; k < gp->n_initializer; k++) {
     const Onnx__TensorProto *tp = gp->initializer[k];
     int tid = tensor_of(c, names_find(nm, S(tp->name)));
@@ -840,7 +850,7 @@ int onnx2ecg_convert(const Onnx__ModelProto *m, const onnx2ecg_opts *opts, ecg_g
     st->opset = opset;
     st->nodes_onnx = (int)m->graph->n_node;
   }
-  int rc = convert_graph(m, m->graph, opset, true, opts, g, st, e);
+  int rc = convert_graph(m, m->graph, opset, 0, opts, g, st, e);
   if (rc == ECG_OK && opts && opts->source) {
     g->source = strdup(opts->source);
     if (!g->source) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");

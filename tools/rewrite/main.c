@@ -147,17 +147,18 @@ static int run_passes(ecg_graph *g, const rw_pass **list, int n, const rw_opts *
   return ECG_OK;
 }
 
-int main(int argc, char **argv) {
+/* The command line (main's body); every rule rw_rules_*() appends to *rules is freed by
+ * main() whatever this returns (no leak on the early usage exits). */
+static int rewrite_main(int argc, char **argv, rw_rules *rules) {
   const char *out = "-", *in = "-", *report = NULL;
   const rw_pass *list[MAX_RUN];
   int n_list = 0, verbose = 0, quiet = 0, have_in = 0, zstd = 0, print_after = 0;
   double timeout_s = 0;
   rw_opts o = {.fold_max_bytes = 1u << 20};
-  rw_rules rules = {0};
   int list_rules = 0;
   ecg_err e = {0};
-  if (rw_rules_builtin(&rules, &e) != ECG_OK) { fprintf(stderr, "ecg-rewrite: built-in rules: %s\n", e.msg); return 3; }
-  o.rules = &rules;
+  if (rw_rules_builtin(rules, &e) != ECG_OK) { fprintf(stderr, "ecg-rewrite: built-in rules: %s\n", e.msg); return 3; }
+  o.rules = rules;
   size_t n_all;
   const rw_pass *all = rw_passes(&n_all);
   for (size_t i = 0; i < n_all; i++)
@@ -178,8 +179,8 @@ int main(int argc, char **argv) {
       char *end;
       if (!strcmp(a, "--report")) report = v;
       else if (!strcmp(a, "--rules")) {
-        int rc = rw_rules_load(&rules, v, &e);
-        if (rc) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); rw_rules_free(&rules); return rc; }
+        int rc = rw_rules_load(rules, v, &e);
+        if (rc) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); rw_rules_free(rules); return rc; }
       }
       else if (!strcmp(a, "--passes")) { if (parse_passes(v, list, &n_list)) return 2; }
       else if (!strcmp(a, "--fold-max-bytes")) {
@@ -197,8 +198,8 @@ int main(int argc, char **argv) {
     in = a;
   }
   if (list_rules) {
-    for (int k = 0; k < rules.n; k++) printf("%-5s %-20s %s\n", rules.v[k].cls, rules.v[k].name, rules.v[k].text);
-    rw_rules_free(&rules);
+    for (int k = 0; k < rules->n; k++) printf("%-5s %-20s %s\n", rules->v[k].cls, rules->v[k].name, rules->v[k].text);
+    rw_rules_free(rules);
     return 0;
   }
   if (!strcmp(in, "-") && isatty(fileno(stdin))) {
@@ -214,7 +215,7 @@ int main(int argc, char **argv) {
   ecg_graph *g = NULL;
   int rc = ecg_read_path(in, &g, &e);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);
-  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
+  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(rules); return rc; }
   size_t dropped = drop_blocks(g);
   if (dropped) cli_note("ecg-rewrite", quiet, "%zu fusion block(s) dropped (node ids change; run ecg-fuse after ecg-rewrite)", dropped);
   size_t sub_dropped = ecg_subgraphs_clear(g);
@@ -230,19 +231,26 @@ int main(int argc, char **argv) {
   int skipped = 0;
   rc = run_passes(g, list, n_list, &o, timeout_s, print_after, runs, &skipped, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
-  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(&rules); return rc; }
+  if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(rules); return rc; }
   ecg_sizes after = ecg_measure(g, false);
   int n_runs = n_list - skipped, fired = 0;
   for (int i = 0; i < n_runs; i++) fired += runs[i].st.fired;
   if (report && write_report(report, now_ms() - t0, before, after, runs, n_runs, dropped, skipped)) {
     ecg_graph_free(g);
-    rw_rules_free(&rules);
+    rw_rules_free(rules);
     return 1;
   }
   if (verbose)
     fprintf(stderr, "ecg-rewrite: %d pass(es), %d rewrite(s): %zu -> %zu nodes, %.3f -> %.3f GFLOPs\n", n_runs, fired,
             before.nodes, after.nodes, before.flops / 1e9, after.flops / 1e9);
   ecg_graph_free(g);
-  rw_rules_free(&rules);
+  rw_rules_free(rules);
   return 0;
+}
+
+int main(int argc, char **argv) {
+  rw_rules rules = {0};
+  int rc = rewrite_main(argc, argv, &rules);
+  rw_rules_free(&rules);
+  return rc;
 }

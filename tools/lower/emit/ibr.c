@@ -9,7 +9,7 @@
 #include "chain.h"
 #include "emit.h"
 
-/* "{ECG_ACT_..., a, b}" of the activation node n (-1: none). */
+/* "{ECG_ACT_..., a, b, 0, 0}" of the activation node n (-1: none). */
 static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
   static const char *const kind[] = {"ECG_ACT_NONE", "ECG_ACT_RELU", "ECG_ACT_CLIP", "ECG_ACT_LEAKY", "ECG_ACT_SIGMOID", "ECG_ACT_HARDSWISH"};
   float a = 0, b = 0;
@@ -19,8 +19,8 @@ static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
   lw_literal(&s, "float", a);
   sb_printf(&s, ", ");
   lw_literal(&s, "float", b);
-  sb_printf(&s, "}");
-  snprintf(buf, sz, "%s", s.s ? s.s : "{ECG_ACT_NONE, 0, 0}");
+  sb_printf(&s, ", 0, 0}"); /* fn, arg: every field initialised (-Wextra) */
+  snprintf(buf, sz, "%s", s.s ? s.s : "{ECG_ACT_NONE, 0, 0, 0, 0}");
   sb_free(&s);
 }
 
@@ -47,7 +47,7 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   act_init(L, act1, a1, sizeof a1);
   act_init(L, act2, a2, sizeof a2);
   int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0}};\n",
+  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}};\n",
             u, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
             (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2);
   char buf[96];

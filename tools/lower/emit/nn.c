@@ -31,12 +31,12 @@ int lw_geom_2d(ecg_lower *L, const ecg_node *n, ecg_err *e, ecg_conv_geom *gm, i
   return ECG_OK;
 }
 
-static const char *act_none = "{ECG_ACT_NONE, 0, 0}";
+static const char *act_none = "{ECG_ACT_NONE, 0, 0, 0, 0}";
 
 /* The ecg_act of a runtime call: the fusion block's epilogue when one is being fused
  * (L->epi_act; marks it used), else none. */
 const char *lw_act_arg(ecg_lower *L) {
-  if (!L->epi_act) return "((ecg_act){ECG_ACT_NONE, 0, 0})";
+  if (!L->epi_act) return "((ecg_act){ECG_ACT_NONE, 0, 0, 0, 0})";
   L->epi_used = 1;
   return L->epi_act;
 }

@@ -45,13 +45,29 @@ static int usage(void) {
   return 2;
 }
 
+/* Everything main() allocates, freed by finish() on every exit path (the runner is built
+ * under ASan/LeakSanitizer by the sanitizer end-to-end tests, issue 10 item 3). */
+static int n_in, n_out;
+static void **inbuf, **outbuf;
+static const char **outpath;
+static ECG_MODEL(ctx) *ctx;
+
+/* Free what main() allocated and return rc. */
+static int finish(int rc) {
+  if (ctx) ECG_MODEL(destroy)(ctx);
+  for (int k = 0; inbuf && k < n_in; k++) free(inbuf[k]);
+  for (int k = 0; outbuf && k < n_out; k++) free(outbuf[k]);
+  free(inbuf); free(outbuf); free(outpath);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   const char *weights = "weights.bin", *profile = NULL;
   int threads = 0, warmup = 1, runs = 1;
-  int n_in = ECG_MODEL(num_inputs)(), n_out = ECG_MODEL(num_outputs)();
-  void **inbuf = calloc((size_t)n_in + 1, sizeof(void *)), **outbuf = calloc((size_t)n_out + 1, sizeof(void *));
-  const char **outpath = calloc((size_t)n_out + 1, sizeof(char *));
-  if (!inbuf || !outbuf || !outpath) return 3;
+  n_in = ECG_MODEL(num_inputs)(); n_out = ECG_MODEL(num_outputs)();
+  inbuf = calloc((size_t)n_in + 1, sizeof(void *)); outbuf = calloc((size_t)n_out + 1, sizeof(void *));
+  outpath = calloc((size_t)n_out + 1, sizeof(char *));
+  if (!inbuf || !outbuf || !outpath) return finish(3);
   /* default weights next to the runner binary */
   static char wpath[4096];
   const char *slash = strrchr(argv[0], '/');
@@ -61,9 +77,9 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--info")) {
       for (int k = 0; k < n_in; k++) print_info("input", ECG_MODEL(input_info)(k));
       for (int k = 0; k < n_out; k++) print_info("output", ECG_MODEL(output_info)(k));
-      return 0;
+      return finish(0);
     }
-    if (i + 1 >= argc) return usage();
+    if (i + 1 >= argc) return finish(usage());
     const char *v = argv[++i];
     if (!strcmp(a, "--weights")) weights = v;
     else if (!strcmp(a, "--threads")) threads = atoi(v);
@@ -72,51 +88,53 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--profile")) profile = v;
     else if (!strcmp(a, "--in") || !strcmp(a, "--out")) {
       const char *eq = strchr(v, '=');
-      if (!eq) return usage();
+      if (!eq) return finish(usage());
       char name[1024];
       snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
       int is_out;
       const INFO *t = find(name, &is_out);
-      if (!t || is_out != !strcmp(a, "--out")) { fprintf(stderr, "runner: no graph %s named '%s'\n", a + 2, name); return 1; }
+      if (!t || is_out != !strcmp(a, "--out")) { fprintf(stderr, "runner: no graph %s named '%s'\n", a + 2, name); return finish(1); }
       int idx = 0;
       if (is_out) { while (ECG_MODEL(output_info)(idx) != t) idx++; outpath[idx] = eq + 1; continue; }
       while (ECG_MODEL(input_info)(idx) != t) idx++;
       FILE *f = fopen(eq + 1, "rb");
-      if (!f) { fprintf(stderr, "runner: %s: %s\n", eq + 1, strerror(errno)); return 1; }
+      if (!f) { fprintf(stderr, "runner: %s: %s\n", eq + 1, strerror(errno)); return finish(1); }
+      free(inbuf[idx]); /* given twice: the last one counts */
       inbuf[idx] = malloc(t->bytes ? t->bytes : 1);
+      if (!inbuf[idx]) { fclose(f); return finish(3); }
       size_t got = t->bytes ? fread(inbuf[idx], 1, t->bytes, f) : 0;
       int extra = fgetc(f);
       fclose(f);
-      if (got != t->bytes || extra != EOF) { fprintf(stderr, "runner: %s: expected exactly %zu bytes for input '%s'\n", eq + 1, t->bytes, name); return 1; }
-    } else return usage();
+      if (got != t->bytes || extra != EOF) { fprintf(stderr, "runner: %s: expected exactly %zu bytes for input '%s'\n", eq + 1, t->bytes, name); return finish(1); }
+    } else return finish(usage());
   }
-  if (runs < 1 || warmup < 0) return usage();
+  if (runs < 1 || warmup < 0) return finish(usage());
 #ifdef _OPENMP
   if (threads > 0) omp_set_num_threads(threads);
 #endif
-  ECG_MODEL(ctx) *ctx = ECG_MODEL(create)(weights);
+  ctx = ECG_MODEL(create)(weights);
   if (!ctx && errno == ENOEXEC) {
     fprintf(stderr, "runner: the runtime library linked in (%s) is not the one model.c was compiled against "
                     "(other runtime sources, ISA or OpenMP setting); rebuild with `make clean all`\n", ecg_rt1_build_id());
-    return 1;
+    return finish(1);
   }
-  if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return 1; }
+  if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return finish(1); }
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
-    if (!inbuf[k]) { fprintf(stderr, "runner: input '%s' not given (--in %s=FILE)\n", t->name, t->name); return 1; }
+    if (!inbuf[k]) { fprintf(stderr, "runner: input '%s' not given (--in %s=FILE)\n", t->name, t->name); return finish(1); }
     ECG_MODEL(bind)(ctx, t->name, inbuf[k]);
   }
   for (int k = 0; k < n_out; k++) {
     const INFO *t = ECG_MODEL(output_info)(k);
     outbuf[k] = calloc(1, t->bytes ? t->bytes : 1);
-    if (!outbuf[k]) return 3;
+    if (!outbuf[k]) return finish(3);
     ECG_MODEL(bind)(ctx, t->name, outbuf[k]);
   }
   for (int r = 0; r < warmup; r++) ECG_MODEL(run)(ctx);
-  if (profile && ECG_MODEL(profile)(ctx, 1) != 0) return 3;
+  if (profile && ECG_MODEL(profile)(ctx, 1) != 0) return finish(3);
   for (int r = 0; r < runs; r++) {
     double t0 = now_ms();
-    if (ECG_MODEL(run)(ctx) != 0) { fprintf(stderr, "runner: run failed\n"); return 1; }
+    if (ECG_MODEL(run)(ctx) != 0) { fprintf(stderr, "runner: run failed\n"); return finish(1); }
     printf("time_ms %.6f\n", now_ms() - t0);
   }
   for (int k = 0; k < n_out; k++) {
@@ -125,12 +143,12 @@ int main(int argc, char **argv) {
     FILE *f = fopen(outpath[k], "wb");
     if (!f || (t->bytes && fwrite(outbuf[k], 1, t->bytes, f) != t->bytes) || fclose(f) != 0) {
       fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
-      return 1;
+      return finish(1);
     }
   }
   if (profile) {
     FILE *f = strcmp(profile, "-") ? fopen(profile, "w") : stderr;
-    if (!f) { fprintf(stderr, "runner: cannot write %s\n", profile); return 1; }
+    if (!f) { fprintf(stderr, "runner: cannot write %s\n", profile); return finish(1); }
     const char *name;
     double ms, total = 0;
     for (int i = 0; ECG_MODEL(profile_read)(ctx, i, &name, &ms) == 0; i++) total += ms;
@@ -139,9 +157,5 @@ int main(int argc, char **argv) {
       fprintf(f, "%.4f\t%5.1f%%\t%d\t%s\n", ms / runs, total > 0 ? 100 * ms / total : 0, i, name);
     if (f != stderr) fclose(f);
   }
-  ECG_MODEL(destroy)(ctx);
-  for (int k = 0; k < n_in; k++) free(inbuf[k]);
-  for (int k = 0; k < n_out; k++) free(outbuf[k]);
-  free(inbuf); free(outbuf); free(outpath);
-  return 0;
+  return finish(0);
 }

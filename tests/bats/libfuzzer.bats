@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# Smoke of the libFuzzer harnesses (tests/fuzz/, issue 10 item 1): each replays its
+# regression inputs (tests/fuzz/regress/NAME/, crashes found and fixed) and then fuzzes a
+# few seconds from its seeds; any crash, leak, sanitizer report or hang fails.  The real
+# campaign is `make fuzz FUZZ_SECONDS=N` (outside make test).  The harnesses are built by
+# `make fuzz-build` (clang, libclang-rt-dev: make setup), a prerequisite of make test.
+
+load helpers
+
+SMOKE_SECONDS=${ECG_FUZZ_SMOKE_SECONDS:-4}
+
+setup() {
+  require_file "$ROOT/bin/onnx2ecg"
+  T="$BATS_TEST_TMPDIR"
+}
+
+smoke() {
+  require_file "$ROOT/build-fuzz/fuzz/fuzz_$1"
+  run sh "$ROOT/tests/fuzz/run.sh" --smoke --seconds "$SMOKE_SECONDS" "$1"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"fuzz $1: "*" runs in "*", OK"* ]]
+  # the harness really ran inputs (a run that executes nothing must not pass)
+  local runs
+  runs=$(printf '%s\n' "$output" | sed -n "s/^fuzz $1: \([0-9]*\) runs in.*/\1/p")
+  [ "${runs:-0}" -gt 100 ]
+}
+
+@test "libFuzzer smoke: ONNX importer (parse, convert, fold, infer, validate, write)" { smoke onnx; }
+@test "libFuzzer smoke: ECG reader and validator" { smoke ecg; }
+@test "libFuzzer smoke: ecg-bench TensorProto reader" { smoke tensorpb; }
+@test "libFuzzer smoke: lowering of valid ECGs" { smoke lower; }
+@test "libFuzzer smoke: ecg-rewrite rule-file parser" { smoke rules; }
+@test "libFuzzer smoke: ecg-fuse profile-database parser" { smoke profiledb; }
+
+@test "libFuzzer: every regression input is replayed and still passes" {
+  local n d count=0
+  for d in "$ROOT"/tests/fuzz/regress/*/; do
+    n=$(basename "$d")
+    require_file "$ROOT/build-fuzz/fuzz/fuzz_$n"
+    run sh "$ROOT/tests/fuzz/run.sh" --replay-only "$n"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"regression inputs replayed, OK"* ]]
+    count=$((count + $(ls "$d" | wc -l)))
+  done
+  [ "$count" -gt 0 ]
+}
