@@ -145,3 +145,20 @@ setup() {
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"--runs"* ]]
 }
+
+@test "onnx2ecg --report FILE: the stages' report envelope; a report naming the model is refused, the model untouched" {
+  local T="$BATS_TEST_TMPDIR" m="$NODE_DATA/test_conv_with_strides_padding/model.onnx"
+  require_file "$m"
+  cp "$m" "$T/m.onnx"
+  "$BIN/onnx2ecg" "$T/m.onnx" --report "$T/r.json" -o "$T/m.ecg"
+  cat "$T/r.json"
+  jq -e '.stage == "onnx2ecg" and .before.nodes == 1 and .before.flops == null and .after.nodes == 1
+      and .after.flops > 0 and .onnx2ecg.opset > 0 and (.time_ms | type) == "number"' "$T/r.json"
+  run --separate-stderr "$BIN/onnx2ecg" "$T/m.onnx" --report - -o "$T/m2.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.stage == "onnx2ecg"' <<<"$stderr"
+  run --separate-stderr "$BIN/onnx2ecg" "$T/m.onnx" --report "$T/m.onnx" -o "$T/m3.ecg"
+  [ "$status" -eq 2 ]
+  [ ! -e "$T/m3.ecg" ]
+  cmp "$m" "$T/m.onnx"
+}

@@ -31,7 +31,7 @@ setup() {
 
 @test "make install: tools, library, headers, pkg-config file, man pages, ecg.mk, completion" {
   local t
-  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-partition ecg-lower ecg-bench; do
+  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-partition ecg-prune ecg-lower ecg-bench; do
     [ -x "$P/bin/$t" ]
     run "$P/bin/$t" --version
     [ "$status" -eq 0 ]
@@ -85,7 +85,7 @@ setup() {
   cp "$CONV" model.onnx
   local page n=0
   # ecg(7) first: it makes model.ecg and out/model, which the others use
-  for page in ecg.7 onnx2ecg.1 ecg-dump.1 ecg-rewrite.1 ecg-fuse.1 ecg-partition.1 ecg-lower.1 ecg-bench.1; do
+  for page in ecg.7 onnx2ecg.1 ecg-dump.1 ecg-rewrite.1 ecg-fuse.1 ecg-partition.1 ecg-prune.1 ecg-lower.1 ecg-bench.1; do
     awk '/^# EXAMPLES/ { ex = 1; next } /^# / { ex = 0 } ex && /^```/ { code = !code; next } ex && code' \
       "$ROOT/man/$page.scd" > "ex-$page.sh"
     [ -s "ex-$page.sh" ] || { echo "$page: no example" >&2; return 1; }
@@ -93,7 +93,7 @@ setup() {
     [ "$status" -eq 0 ] || { echo "$page example failed:" >&2; cat "ex-$page.sh" >&2; echo "$output" >&2; return 1; }
     n=$((n + 1))
   done
-  [ "$n" -eq 8 ]
+  [ "$n" -eq 9 ]
   [ -s model.svg ] && grep -q '<svg' model.svg
   [ -f out/model/libnet.a ]
 }
@@ -233,7 +233,7 @@ EOF
 
 @test "-q and -v on every tool; -q silences notes, never errors" {
   local t
-  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-partition ecg-lower ecg-bench; do
+  for t in onnx2ecg ecg-dump ecg-rewrite ecg-fuse ecg-partition ecg-prune ecg-lower ecg-bench; do
     run "$t" -q --version
     [ "$status" -eq 0 ]
     run "$t" --quiet --version

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ecg_measure.h"
 #include "import.h"
 
 #define PROG "onnx2ecg"
@@ -36,7 +37,10 @@ static void usage(FILE *f) {
           "  --no-infer                skip folding, shape inference and validation:\n"
           "                            write the graph as imported (debugging)\n"
           "  --zstd                    compress the stream (zstd level 3)\n"
-          "  --report                  print a JSON line of what changed on stderr\n"
+          "  --report FILE             JSON report in the stages' envelope (- = stderr):\n"
+          "                            stage, version, time_ms, before (the ONNX graph:\n"
+          "                            nodes) and after (nodes, FLOPs, intermediate and peak\n"
+          "                            bytes), onnx2ecg {opset, nodes imported, folded, ...}\n"
           "  --list-ops                print the supported operators with the ONNX schema\n"
           "                            versions implemented (\"Name 1,6,13,14\"; \"Name 1\n"
           "                            DOMAIN\" for another domain, counting its own\n"
@@ -134,12 +138,13 @@ enum { OPT_OUTPUT = 1, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_INPUT_SHAPE, OPT_ZS
  *  --input-shape bindings.  Returns the exit code. */
 static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   static const cli_opt options[] = {
-      {"input-shape", 0, 1, OPT_INPUT_SHAPE}, {"zstd", 0, 0, OPT_ZSTD},       {"report", 0, 0, OPT_REPORT},
+      {"input-shape", 0, 1, OPT_INPUT_SHAPE}, {"zstd", 0, 0, OPT_ZSTD},       {"report", 0, 1, OPT_REPORT},
       {"list-ops", 0, 0, OPT_LIST_OPS},       {"model-ops", 0, 0, OPT_MODEL_OPS}, {"no-fold", 0, 0, OPT_NO_FOLD},
       {"no-infer", 0, 0, OPT_NO_INFER},       {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"help", 'h', 0, OPT_HELP},
       {"version", 0, 0, OPT_VERSION},         {"output", 'o', 1, OPT_OUTPUT},   {0, 0, 0, 0}};
   const char *out_path = "-", *model = NULL, *val;
-  bool zstd = false, report = false, fold = true, infer = true, verbose = false, model_ops = false;
+  const char *report = NULL;
+  bool zstd = false, fold = true, infer = true, verbose = false, model_ops = false;
   int n_shapes = 0, n_models = 0;
   ecg_err e = {0};
   cli cl;
@@ -155,7 +160,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s (ECG schema %d)\n", ECG_VERSION_STRING, ECG_SCHEMA_VERSION); return 0;
     case OPT_ZSTD: zstd = true; break;
-    case OPT_REPORT: report = true; break;
+    case OPT_REPORT: report = val; break;
     case OPT_NO_FOLD: fold = false; break;
     case OPT_NO_INFER: fold = infer = false; break;
     case OPT_MODEL_OPS: model_ops = true; break;
@@ -245,21 +250,36 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     fprintf(stderr, PROG ": %s: %d nodes folded, %zu nodes left, graph valid\n",
             fold ? "folded constants and inferred shapes" : "inferred shapes", folded, g->n_nodes);
 
+  /* the report file first: a report that cannot be written leaves no output either */
+  ecg_out ro = {0};
+  if (report && strcmp(report, "-") && (!strcmp(report, model) || !strcmp(report, out_path))) {
+    ecg_graph_free(g);
+    return fail(ECG_ERR_USAGE, "--report FILE names the model or the output");
+  }
+  if (report && strcmp(report, "-") && ecg_out_open(&ro, report, &e) != ECG_OK) { ecg_graph_free(g); return fail(e.code, e.msg); }
   /* write */
   rc = ecg_write_path(out_path, g, zstd ? 3 : 0, &e);
-  if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
+  if (rc != ECG_OK) {
+    if (ro.f) ecg_out_abort(&ro);
+    ecg_graph_free(g);
+    return fail(rc, e.msg);
+  }
   double t1 = now_s();
   if (verbose) fprintf(stderr, PROG ": wrote %s%s\n", strcmp(out_path, "-") ? out_path : "<stdout>", zstd ? " (zstd)" : "");
-  if (report) {
-    fprintf(stderr, "{\"tool\":\"onnx2ecg\",\"model\":");
-    json_str(stderr, model);
-    fprintf(stderr,
-            ",\"opset\":%lld,\"nodes_before\":%d,\"nodes_imported\":%d,\"nodes_after\":%zu,"
-            "\"folded\":%d,\"constants\":%d,\"identities_removed\":%d,\"initializers\":%d,"
-            "\"tensors\":%zu,\"inputs\":%zu,\"outputs\":%zu,\"time_ms\":%.1f}\n",
-            (long long)st.opset, st.nodes_onnx, st.nodes_imported, g->n_nodes, folded, st.constants,
-            st.identities_removed, st.initializers, g->n_tensors, g->n_inputs, g->n_outputs,
-            (t1 - t0) * 1e3);
+  if (report) { /* DESIGN.md "Conventions across issues": the one report envelope */
+    FILE *rf = ro.f ? ro.f : stderr;
+    ecg_sizes after = ecg_measure(g, false);
+    fprintf(rf, "{\"stage\": \"onnx2ecg\", \"version\": \"%s\", \"time_ms\": %.3f, "
+                "\"before\": {\"nodes\": %d, \"flops\": null, \"intermediate_bytes\": null, \"peak_bytes\": null}, ",
+            ECG_VERSION_STRING, (t1 - t0) * 1e3, st.nodes_onnx);
+    ecg_sizes_json(rf, "after", after);
+    fprintf(rf, ", \"onnx2ecg\": {\"model\": ");
+    json_str(rf, model);
+    fprintf(rf, ", \"opset\": %lld, \"nodes_imported\": %d, \"folded\": %d, \"constants\": %d, "
+                "\"identities_removed\": %d, \"initializers\": %d, \"tensors\": %zu, \"inputs\": %zu, \"outputs\": %zu}}\n",
+            (long long)st.opset, st.nodes_imported, folded, st.constants, st.identities_removed, st.initializers, g->n_tensors,
+            g->n_inputs, g->n_outputs);
+    if (ro.f && ecg_out_commit(&ro, &e) != ECG_OK) { ecg_graph_free(g); return fail(e.code, e.msg); }
   }
   ecg_graph_free(g);
   return 0;

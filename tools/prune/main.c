@@ -43,13 +43,14 @@ static void usage(FILE *f) {
           "                       pattern histogram, FKW vs CSR index bytes, drift\n"
           "  -o, --output FILE    output ECG (default stdout)\n"
           "  --zstd               compress the output\n"
-          "  -v                   per-layer summary on stderr\n"
+          "  -v, --verbose        per-layer summary on stderr\n"
+          "  -q, --quiet          errors only on stderr (the default; cancels -v)\n"
           "  -h, --help           this help\n"
           "  --version            print the version\n");
 }
 
 enum { OPT_PATTERNS = 1, OPT_CONN, OPT_FIRST, OPT_DETECT, OPT_EXPORT, OPT_ONNX, OPT_DRIFT, OPT_SHAPE, OPT_REPORT, OPT_OUTPUT,
-       OPT_ZSTD, OPT_VERBOSE, OPT_HELP, OPT_VERSION };
+       OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 static void mask_str(uint32_t mk, int64_t kh, int64_t kw, char *b) {
   int n = 0;
@@ -189,7 +190,7 @@ int main(int argc, char **argv) {
       {"patterns", 0, 1, OPT_PATTERNS}, {"connectivity", 0, 1, OPT_CONN}, {"detect", 0, 0, OPT_DETECT}, {"prune-first", 0, 0, OPT_FIRST},
       {"export-onnx", 0, 1, OPT_EXPORT}, {"onnx", 0, 1, OPT_ONNX},        {"drift", 0, 1, OPT_DRIFT},
       {"input-shape", 0, 1, OPT_SHAPE},  {"report", 0, 1, OPT_REPORT},    {"output", 'o', 1, OPT_OUTPUT},
-      {"zstd", 0, 0, OPT_ZSTD},          {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},
+      {"zstd", 0, 0, OPT_ZSTD},          {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"help", 'h', 0, OPT_HELP},
       {"version", 0, 0, OPT_VERSION},    {0, 0, 0, 0}};
   const char *out = "-", *in = "-", *report = NULL, *export_path = NULL, *onnx_src = NULL, *drift_seed = NULL, *val;
   char *shapes[16];
@@ -231,6 +232,7 @@ int main(int argc, char **argv) {
     case OPT_OUTPUT: out = val; break;
     case OPT_ZSTD: zstd = 1; break;
     case OPT_VERBOSE: verbose = 1; break;
+    case OPT_QUIET: verbose = 0; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
