@@ -48,39 +48,33 @@ void fuse_units_free(fuse_units *c) {
   memset(c, 0, sizeof *c);
 }
 
+/* Queue the units reading an output of node v that are outside the group (in_group or
+ * extra) and not seen yet; 1 when one of v's readers is inside the group. */
+static int push_readers(fuse_units *c, int v, int extra, int *tail) {
+  const ecg_node *n = c->g->nodes[v];
+  int inside = 0;
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    int t = n->outputs[k];
+    if (t < 0) continue;
+    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
+      int w = c->unit[c->cons[j]];
+      if (c->in_group[w] || w == extra) inside = 1;
+      else if (!c->seen[w]) { c->seen[w] = 1; c->queue[(*tail)++] = w; }
+    }
+  }
+  return inside;
+}
+
 int fuse_units_cycle(fuse_units *c, int extra) {
   int head = 0, tail = 0;
   memset(c->seen, 0, (size_t)c->nu);
-#define INSIDE(u) (c->in_group[u] || (u) == extra)
   /* from the group, every unit one edge out; then breadth-first: back inside is a cycle */
-  for (int v = 0; v < c->nn; v++) {
-    if (!INSIDE(c->unit[v])) continue;
-    const ecg_node *n = c->g->nodes[v];
-    for (size_t k = 0; k < n->n_outputs; k++) {
-      int t = n->outputs[k];
-      if (t < 0) continue;
-      for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
-        int w = c->unit[c->cons[j]];
-        if (!INSIDE(w) && !c->seen[w]) { c->seen[w] = 1; c->queue[tail++] = w; }
-      }
-    }
-  }
+  for (int v = 0; v < c->nn; v++)
+    if (c->in_group[c->unit[v]] || c->unit[v] == extra) push_readers(c, v, extra, &tail);
   while (head < tail) {
     int u = c->queue[head++];
-    for (int v = 0; v < c->nn; v++) {
-      if (c->unit[v] != u) continue;
-      const ecg_node *n = c->g->nodes[v];
-      for (size_t k = 0; k < n->n_outputs; k++) {
-        int t = n->outputs[k];
-        if (t < 0) continue;
-        for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
-          int w = c->unit[c->cons[j]];
-          if (INSIDE(w)) return 1;
-          if (!c->seen[w]) { c->seen[w] = 1; c->queue[tail++] = w; }
-        }
-      }
-    }
+    for (int v = 0; v < c->nn; v++)
+      if (c->unit[v] == u && push_readers(c, v, extra, &tail)) return 1;
   }
-#undef INSIDE
   return 0;
 }
