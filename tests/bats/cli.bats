@@ -162,3 +162,16 @@ setup() {
   [ ! -e "$T/m3.ecg" ]
   cmp "$m" "$T/m.onnx"
 }
+
+@test "ecg-lower --report FILE: the report envelope with the lowering's kernels and memory; an unwritable report leaves no DIR" {
+  local T="$BATS_TEST_TMPDIR" m="$NODE_DATA/test_conv_with_strides_padding/model.onnx"
+  require_file "$m"
+  "$BIN/onnx2ecg" "$m" -o "$T/m.ecg"
+  "$BIN/ecg-lower" -o "$T/d" --report "$T/r.json" "$T/m.ecg"
+  cat "$T/r.json"
+  jq -e --slurpfile mj "$T/d/model.json" '.stage == "ecg-lower" and .before.nodes == 1 and .lower.kernels == $mj[0].kernels
+      and .lower.arena_bytes == $mj[0].arena_bytes and .lower.weights_bytes == $mj[0].weights_bytes and .lower.arch == "native"' "$T/r.json"
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/d2" --report "$T/no/such/dir/r.json" "$T/m.ecg"
+  [ "$status" -eq 1 ]
+  [ ! -e "$T/d2" ]
+}

@@ -629,6 +629,22 @@ static void arch_makefile(sbuf *b, const char *arch) {
             a->name, a->name, a->machine, a->cross, a->cflags);
 }
 
+/* Passes over memory (a kernel function, plus one for an epilogue its runtime call could
+ * not take; a Reorganize node sharing its input's storage moves no byte): model.json's
+ * "kernels"; the fusion rate of a plan is nodes / kernels. */
+static int count_passes(const ecg_lower *L) {
+  int passes = 0;
+  for (int k = 0; k < L->nk; k++) {
+    const lw_kernel *K = &L->k[k];
+    const ecg_node *n = L->g->nodes[K->members[0]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    int zero_copy = K->kind == LW_K_SINGLE && op && op->mapping == ECG_MAP_REORGANIZE && n->n_inputs >= 1 &&
+                    n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
+    passes += !zero_copy + K->fallback;
+  }
+  return passes;
+}
+
 static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   extern const struct { const char *name; const unsigned char *data; size_t size; } ecg_runtime_files[];
   sbuf b = {0};
@@ -653,18 +669,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   json_str(&b, L->prefix);
   sb_printf(&b, ", \"arch\": ");
   json_str(&b, L->arch);
-  /* kernels: passes over memory (a kernel function, plus one for an epilogue its runtime
-   * call could not take); the fusion rate of a plan is nodes / kernels */
-  int passes = 0;
-  for (int k = 0; k < L->nk; k++) {
-    const lw_kernel *K = &L->k[k];
-    const ecg_node *n = L->g->nodes[K->members[0]];
-    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-    /* a Reorganize node sharing its input's storage moves no byte */
-    int zero_copy = K->kind == LW_K_SINGLE && op && op->mapping == ECG_MAP_REORGANIZE && n->n_inputs >= 1 &&
-                    n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
-    passes += !zero_copy + K->fallback;
-  }
+  int passes = count_passes(L);
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"memory_plan\": [",
             L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes);
@@ -727,7 +732,8 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   return rc;
 }
 
-int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse, ecg_err *e) {
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                  ecg_lower_stats *st, ecg_err *e) {
   ecg_lower L = {0};
   if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
   else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
@@ -778,6 +784,7 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   if (rc == ECG_OK) rc = write_model_c(&L, dir, order, e);
   if (rc == ECG_OK) rc = write_weights(&L, dir, e);
   if (rc == ECG_OK) rc = write_meta(&L, dir, e);
+  if (rc == ECG_OK && st) *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes};
   free(order);
   free(L.t);
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);

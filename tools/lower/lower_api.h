@@ -14,5 +14,15 @@
  *  Errors: ECG_ERR_USAGE (unknown arch), ECG_ERR_INPUT (invalid graph, symbolic shape,
  *  operator or dtype without an emitter: the message names the node), ECG_ERR_INTERNAL
  *  (I/O, OOM). */
-int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse, ecg_err *e);
+/** What a lowering made (the numbers model.json records): kernels = passes over memory
+ *  (kernel functions, not counting zero-copy Reshapes, plus one per epilogue a runtime call
+ *  could not take), blocks = kernel functions, weights and arena (the static memory plan's
+ *  intermediates) in bytes, convs given a sparse kernel. */
+typedef struct ecg_lower_stats {
+  int kernels, blocks, sparse_convs;
+  size_t weights_bytes, arena_bytes;
+} ecg_lower_stats;
+/** As above; st (may be NULL) receives the lowering's numbers on success. */
+int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                  ecg_lower_stats *st, ecg_err *e);
 #endif

@@ -20,7 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include "cli.h"
+#include "ecg_measure.h"
 #include "ecg_arch.h"
 #include "lower_api.h"
 #include "manifest.h"
@@ -45,6 +48,9 @@ static void usage(FILE *f) {
           "  --sparse K         kernel for Convs carrying a PatDNN pattern annotation (ecg-prune):\n"
           "                     fkw (default: per-pattern generated code over the FKW arrays),\n"
           "                     csr (the CSR baseline), dense (ignore the annotation)\n"
+          "  --report FILE      JSON report in the stages' envelope (- = stderr): before/after\n"
+          "                     (nodes, FLOPs, intermediate and peak bytes), lower {kernels,\n"
+          "                     blocks, weights_bytes, arena_bytes, sparse_convs, arch}\n"
           "  -v, --verbose      progress on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n"
@@ -215,15 +221,15 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
   snprintf(msg, cap, "%s%s", out, rest);
 }
 
-enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
                                  {"arch", 0, 1, OPT_ARCH},       {"sparse", 0, 1, OPT_SPARSE},   {"force", 0, 0, OPT_FORCE},
-                                 {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET},
+                                 {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"report", 0, 1, OPT_REPORT},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
                                  {0, 0, 0, 0}};
-  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *val;
+  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val;
   bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
@@ -246,6 +252,7 @@ int main(int argc, char **argv) {
     case OPT_FORCE: force = true; break;
     case OPT_VERBOSE: verbose = true; quiet = false; break;
     case OPT_QUIET: quiet = true; verbose = false; break;
+    case OPT_REPORT: report = val; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
@@ -269,6 +276,12 @@ int main(int argc, char **argv) {
     if (!real) rc = ecg_errf(&e, ECG_ERR_INPUT, "%s: %s", dir, strerror(errno));
     else { free(dir); dir = real; }
   }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ecg_out ro = {0};
+  ecg_lower_stats ls = {0};
+  /* the report file first: one that cannot be written leaves no output either */
+  if (!rc && report && strcmp(report, "-")) rc = ecg_out_open(&ro, report, &e);
   if (!rc) rc = ecg_read_path(in, &g, &e);
   if (!rc && !t.exists) rc = make_parents(dir, &e);
   if (!rc) {
@@ -278,7 +291,7 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
-  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, &e);
+  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, &ls, &e);
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {
@@ -286,6 +299,19 @@ int main(int argc, char **argv) {
     if (rc) remove_tmp(tmp); /* still only our new files */
     else rmdir(tmp);         /* gone after a swap, empty after file moves */
   }
+  if (!rc && report) { /* DESIGN.md "Conventions across issues": the one report envelope */
+    FILE *rf = ro.f ? ro.f : stderr;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(rf, "{\"stage\": \"ecg-lower\", \"version\": \"%s\", \"time_ms\": %.3f, ", ECG_VERSION_STRING,
+            (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    ecg_sizes_json(rf, "before", ecg_measure(g, false));
+    fprintf(rf, ", ");
+    ecg_sizes_json(rf, "after", ecg_measure(g, true));
+    fprintf(rf, ", \"lower\": {\"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
+                "\"sparse_convs\": %d, \"arch\": \"%s\"}}\n",
+            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.sparse_convs, arch);
+    if (ro.f) rc = ecg_out_commit(&ro, &e);
+  } else if (ro.f) ecg_out_abort(&ro);
   if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
   else if (verbose) fprintf(stderr, PROG ": %zu nodes -> %s\n", g->n_nodes, dir);
   ecg_names_free(&files);
