@@ -42,14 +42,15 @@ cat out/bench.md
 jq -r '.rows | group_by(.name)[] | "\(.[0].name)\t\(map(select(.threads == 1))[0].ratio // "NaN")\t\(map(select(.threads == 2))[0].ratio // "NaN")"' \
   out/bench.json > out/bench.dat
 gnuplot <<GP
-set terminal svg size 900,480 dynamic
+set terminal svg size 900,520 dynamic noenhanced
 set output 'out/bench.svg'
 set title "ecg (stages: ${stages:-none}) latency / ONNX Runtime latency, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 set ylabel 'ratio (lower is faster than ONNX Runtime)'
 set style data histograms
 set style histogram clustered
 set style fill solid 0.8
-set xtics rotate by -30
+set xtics rotate by -35 right nomirror
+set bmargin 9
 set yrange [0:*]
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 plot 'out/bench.dat' using 2:xtic(1) title '1 thread', '' using 3 title '2 threads'
