@@ -363,16 +363,7 @@ int ecg_permutation_of(const ecg_graph *g, const ecg_node *n, int *perm) {
   int64_t d[ECG_MAX_RANK];
   if (!op || !(op->props & ECG_PROP_PERMUTE) || !x || n->n_outputs != 1) return -1;
   int r = ecg_tensor_dims(x, d);
-  if (r < 0 || ecg_tensor_numel(x) < 0) return -1;
-  const int64_t *a;
-  int c = ecg_attr_ints(n, "perm", &a), seen[ECG_MAX_RANK] = {0};
-  if (c >= 0 && c != r) return -1;
-  for (int i = 0; i < r; i++) {
-    int64_t v = c >= 0 ? a[i] : r - 1 - i;
-    if (v < 0 || v >= r || seen[v]) return -1;
-    seen[v] = 1;
-    perm[i] = (int)v;
-  }
+  if (r < 0 || ecg_tensor_numel(x) < 0 || ecg_perm_attr(n, r, perm)) return -1;
   return r;
 }
 

@@ -269,6 +269,10 @@ int ecg_block_refresh_io(ecg_graph *g, int b);
  *  and reader have g->n_tensors entries. */
 void ecg_block_internal_tensors(const ecg_graph *g, const int *producer, int *inner, int *reader);
 
+/** The permutation a Transpose-like node n applies to a rank-r input (attribute 'perm':
+ *  output dim i is input dim perm[i]; absent: the dims reversed). 0, or -1 when 'perm' has
+ *  another length than r or is not a permutation of 0..r-1. The one reader of 'perm'. */
+int ecg_perm_attr(const ecg_node *n, int r, int *perm);
 /** Index maps (DNNFusion §3.4.4.2, Fig. 3.5). The permutation of permutation node n
  *  (ECG_PROP_PERMUTE: output dim i is input dim perm[i]); returns the rank, or -1 when n
  *  is not one or its input shape is not static. */

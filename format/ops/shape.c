@@ -177,19 +177,27 @@ int ecg_eval_copy(ecg_graph *g, ecg_node *n, ecg_err *e) {
 
 /* ---------------------------------------------------------------- Shuffle */
 
-/* Transpose's permutation into p[r] (attribute 'perm', default reversed). */
-static int read_perm(ecg_graph *g, ecg_node *n, int r, int *p, ecg_err *e) {
+int ecg_perm_attr(const ecg_node *n, int r, int *p) {
   const int64_t *a;
   int c = ecg_attr_ints(n, "perm", &a);
   bool seen[ECG_MAX_RANK] = {0};
-  if (c >= 0 && c != r) return ecg_node_errf(e, g, n, "perm has %d entries for rank %d", c, r);
+  if (r < 0 || r > ECG_MAX_RANK || (c >= 0 && c != r)) return -1;
   for (int i = 0; i < r; i++) {
     int64_t v = c >= 0 ? a[i] : r - 1 - i;
-    if (v < 0 || v >= r || seen[v]) return ecg_node_errf(e, g, n, "perm is not a permutation of 0..%d", r - 1);
+    if (v < 0 || v >= r || seen[v]) return -1;
     seen[v] = true;
     p[i] = (int)v;
   }
-  return ECG_OK;
+  return 0;
+}
+
+/* Transpose's permutation into p[r], or an error naming the node. */
+static int read_perm(ecg_graph *g, ecg_node *n, int r, int *p, ecg_err *e) {
+  if (ecg_perm_attr(n, r, p) == 0) return ECG_OK;
+  const int64_t *a;
+  int c = ecg_attr_ints(n, "perm", &a);
+  if (c >= 0 && c != r) return ecg_node_errf(e, g, n, "perm has %d entries for rank %d", c, r);
+  return ecg_node_errf(e, g, n, "perm is not a permutation of 0..%d", r - 1);
 }
 
 /** Transpose: output dim i = input dim perm[i] (perm default reverses). */

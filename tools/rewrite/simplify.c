@@ -45,22 +45,6 @@ static bool neutral_operand(ecg_graph *g, int i, rw_stats *st) {
   return false;
 }
 
-/* perm of a Transpose node over rank r into p (default: reversed axes); false if invalid. */
-static bool transpose_perm(const ecg_node *n, int r, int64_t *p) {
-  const int64_t *v;
-  int k = ecg_attr_ints(n, "perm", &v);
-  if (k < 0) {
-    for (int d = 0; d < r; d++) p[d] = r - 1 - d;
-    return true;
-  }
-  if (k != r) return false;
-  for (int d = 0; d < r; d++) {
-    if (v[d] < 0 || v[d] >= r) return false;
-    p[d] = v[d];
-  }
-  return true;
-}
-
 /* Transpose(Transpose(x, p1), p2) -> Transpose(x, p1[p2]) or x. */
 static int transpose_chain(ecg_graph *g, int i, rw_stats *st, bool *done) {
   ecg_node *n = g->nodes[i];
@@ -70,8 +54,9 @@ static int transpose_chain(ecg_graph *g, int i, rw_stats *st, bool *done) {
   ecg_node *p = g->nodes[pi];
   const ecg_tensor *x = ecg_node_input(g, p, 0);
   int r = x ? ecg_tensor_rank(x) : -1;
-  int64_t p1[ECG_MAX_RANK], p2[ECG_MAX_RANK], q[ECG_MAX_RANK];
-  if (r < 1 || r > ECG_MAX_RANK || !transpose_perm(p, r, p1) || !transpose_perm(n, r, p2)) return ECG_OK;
+  int p1[ECG_MAX_RANK], p2[ECG_MAX_RANK];
+  int64_t q[ECG_MAX_RANK];
+  if (r < 1 || r > ECG_MAX_RANK || ecg_perm_attr(p, r, p1) || ecg_perm_attr(n, r, p2)) return ECG_OK;
   bool identity = true;
   for (int d = 0; d < r; d++) {
     q[d] = p1[p2[d]];

@@ -39,13 +39,9 @@ int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, id, ist);
   lw_strides(r, od, ost);
-  const int64_t *perm;
-  int np = ecg_attr_ints(n, "perm", &perm);
-  for (int d = 0; d < r; d++) {
-    int p = np == r ? lw_axis(perm[d], r) : r - 1 - d;
-    if (p < 0) return lw_node_err(L, n, e, "perm out of range");
-    pst[d] = ist[p];
-  }
+  int perm[ECG_MAX_RANK];
+  if (ecg_perm_attr(n, r, perm)) return lw_node_err(L, n, e, "perm is not a permutation of the input's dims");
+  for (int d = 0; d < r; d++) pst[d] = ist[perm[d]];
   strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, pst, 0, 0);
   return ECG_OK;
 }
