@@ -127,9 +127,10 @@ static void batch_strides(int rbat, const int64_t *bd, int r, const int64_t *d, 
   }
 }
 
-/* MatMul with index maps (DNNFusion Fig. 3.5; lw_operand_view/lw_output_view): every
- * operand a strided view, one ecg_rt1_sgemm per batch with the views' trans flags and leading
- * dimensions, so the absorbed permutations move no data. */
+/* MatMul as one ecg_rt1_sgemm per batch over strided views (lw_operand_view/
+ * lw_output_view): the views' trans flags and leading dimensions, so absorbed permutations
+ * (index maps, DNNFusion Fig. 3.5) move no data; plain operands are row-major views, and
+ * broadcast batch dims have stride 0. */
 static int matmul_strided(ecg_lower *L, const ecg_node *n, int va, const int64_t *sa, int vb, const int64_t *sb, int vo,
                           const int64_t *so, ecg_err *e) {
   int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
@@ -176,58 +177,33 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
   int ra = lw_dims(L, n->inputs[0], ad), rb = lw_dims(L, n->inputs[1], bd), ro = lw_dims(L, n->outputs[0], od);
   int64_t M = ra >= 2 ? ad[ra - 2] : 1, K = ad[ra - 1], N = rb >= 2 ? bd[rb - 1] : 1;
-  /* batch dims */
-  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0);
-  int64_t bdims[ECG_MAX_RANK], ast[ECG_MAX_RANK], bst[ECG_MAX_RANK], ost[ECG_MAX_RANK];
-  int64_t abd[ECG_MAX_RANK], bbd[ECG_MAX_RANK];
-  int rab = ra > 2 ? ra - 2 : 0, rbb = rb > 2 ? rb - 2 : 0;
-  for (int i = 0; i < rbat; i++) bdims[i] = od[i];
-  for (int i = 0; i < rab; i++) abd[i] = ad[i];
-  for (int i = 0; i < rbb; i++) bbd[i] = bd[i];
-  lw_bcast_strides(rbat, bdims, rab, abd, ast);
-  lw_bcast_strides(rbat, bdims, rbb, bbd, bst);
-  lw_strides(rbat, bdims, ost);
-  int64_t batches = 1, b_batches = 1;
-  for (int i = 0; i < rbat; i++) batches *= bdims[i];
-  for (int i = 0; i < rbb; i++) b_batches *= bbd[i];
   int va, vb, vo;
   int64_t sa[ECG_MAX_RANK], sb[ECG_MAX_RANK], so[ECG_MAX_RANK];
   lw_operand_view(L, n, 0, &va, sa);
   lw_operand_view(L, n, 1, &vb, sb);
   lw_output_view(L, n, &vo, so);
-  if (va != n->inputs[0] || vb != n->inputs[1] || vo != n->outputs[0])
-    return matmul_strided(L, n, va, sa, vb, sb, vo, so, e);
-  const char *A = lw_ptr(L, n->inputs[0]);
+  /* one GEMM [batches*M, K] x [K, N] with B prepacked (and the block's epilogue): plain
+   * operands, B shared by every batch, A's batch dims contiguous and not broadcast */
+  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0), one_gemm = va == n->inputs[0] && vb == n->inputs[1] && vo == n->outputs[0];
+  int64_t batches = 1;
+  for (int i = 0; i < rbat; i++) batches *= od[i];
+  for (int i = 0; i < rb - 2; i++) one_gemm &= bd[i] == 1;
+  for (int i = rbat - 1; i >= 0 && one_gemm; i--) { /* A's batch dims, right-aligned, are the output's */
+    int j = i - (rbat - (ra > 2 ? ra - 2 : 0));
+    if (od[i] != 1 && (j < 0 || ad[j] != od[i])) one_gemm = 0;
+  }
+  if (!one_gemm) return matmul_strided(L, n, va, sa, vb, sb, vo, so, e);
   char Ab[200], Bb[200], Ob[200];
-  snprintf(Ab, sizeof Ab, "%s", A);
+  snprintf(Ab, sizeof Ab, "%s", lw_ptr(L, n->inputs[0]));
   snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, n->inputs[1]));
   snprintf(Ob, sizeof Ob, "%s", lw_ptr(L, n->outputs[0]));
-  int a_full = 1; /* A's batch strides are contiguous: fold batches into M */
-  for (int i = 0; i < rbat; i++) {
-    int64_t expect = 1;
-    for (int j = i + 1; j < rbat; j++) expect *= bdims[j];
-    if (ast[i] != expect && bdims[i] != 1) a_full = 0;
-  }
-  if (b_batches == 1 && a_full) {
-    /* one GEMM: [batches*M, K] x [K, N] */
-    char sz[96];
-    snprintf(sz, sizeof sz, "ecg_rt1_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
-    int off = lw_packed_slot(L, sz);
-    sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
-    sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-    sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
-              (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
-    return ECG_OK;
-  }
-  int u = lw_uid(L);
-  sb_printf(&L->code, "  for (int64_t bt = 0; bt < %lld; bt++) {\n    int64_t rem = bt, ao = 0, bo = 0;\n", (long long)batches);
-  for (int i = 0; i < rbat; i++)
-    sb_printf(&L->code, "    { int64_t q = rem / %lld; rem -= q * %lld; ao += q * %lld; bo += q * %lld; }\n", (long long)ost[i],
-              (long long)ost[i], (long long)ast[i], (long long)bst[i]);
-  sb_printf(&L->code, "    ecg_rt1_sgemm(0, 0, %lld, %lld, %lld, 1.0f, %s + ao * %lld, %lld, %s + bo * %lld, %lld, 0.0f, %s + bt * %lld, %lld);\n  }\n",
-            (long long)M, (long long)N, (long long)K, Ab, (long long)(M * K), (long long)K, Bb, (long long)(K * N), (long long)N, Ob,
-            (long long)(M * N), (long long)N);
-  (void)u;
+  char sz[96];
+  snprintf(sz, sizeof sz, "ecg_rt1_sgemm_packed_b_floats(%lld, %lld)", (long long)K, (long long)N);
+  int off = lw_packed_slot(L, sz);
+  sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
+  sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
+  sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
+            (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
   return ECG_OK;
 }
 
