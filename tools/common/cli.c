@@ -1,4 +1,5 @@
 /* The shared command-line parser (cli.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,4 +94,36 @@ void cli_note(const char *prog, bool quiet, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+}
+
+int cli_read_all(FILE *f, unsigned char **buf, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *b = malloc(cap);
+  if (!b) return ENOMEM;
+  for (;;) {
+    if (n + 1 >= cap) {
+      unsigned char *r = realloc(b, cap * 2);
+      if (!r) { free(b); return ENOMEM; }
+      b = r;
+      cap *= 2;
+    }
+    size_t got = fread(b + n, 1, cap - 1 - n, f);
+    n += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) { int err = errno ? errno : EIO; free(b); return err; }
+  b[n] = 0;
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
+int cli_read_path(const char *path, unsigned char **buf, size_t *len, ecg_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
+  int err = cli_read_all(f, buf, len);
+  fclose(f);
+  if (err == ENOMEM) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory reading %s", path);
+  if (err) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(err));
+  return ECG_OK;
 }

@@ -63,4 +63,12 @@ bool cli_progress(bool quiet);
  *  unless quiet: the messages that -q silences (errors are never silenced). */
 void cli_note(const char *prog, bool quiet, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/** Read all of f into a malloc'd buffer (*buf, *len; the caller frees it; one spare byte
+ *  after the data, set to 0, so text can be read as a string). Returns 0, or ENOMEM / the
+ *  read's errno. The one whole-file reader of the tools. */
+int cli_read_all(FILE *f, unsigned char **buf, size_t *len);
+/** cli_read_all of the file at path: ECG_OK, or ECG_ERR_INPUT naming the path (cannot open,
+ *  read error), ECG_ERR_INTERNAL (out of memory). */
+int cli_read_path(const char *path, unsigned char **buf, size_t *len, ecg_err *e);
+
 #endif

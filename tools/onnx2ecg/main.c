@@ -59,28 +59,6 @@ static void usage(FILE *f) {
 /** Print "onnx2ecg: MSG" on stderr and return code (the exit code). */
 static int fail(int code, const char *msg) { return cli_fail(PROG, code, msg); }
 
-/** Read all of f into a malloc'd buffer (*buf, *len).  Returns 0 or errno. */
-static int read_all(FILE *f, uint8_t **buf, size_t *len) {
-  size_t cap = 1 << 20, n = 0;
-  uint8_t *b = malloc(cap);
-  if (!b) return ENOMEM;
-  for (;;) {
-    if (n == cap) {
-      uint8_t *r = realloc(b, cap * 2);
-      if (!r) { free(b); return ENOMEM; }
-      b = r;
-      cap *= 2;
-    }
-    size_t got = fread(b + n, 1, cap - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  if (ferror(f)) { int err = errno ? errno : EIO; free(b); return err; }
-  *buf = b;
-  *len = n;
-  return 0;
-}
-
 /** onnx2ecg_unsupported callback: one error line on stderr. */
 static void print_line(void *ctx, const char *line) {
   (void)ctx;
@@ -195,7 +173,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   }
   uint8_t *buf = NULL;
   size_t len = 0;
-  int err = read_all(f, &buf, &len);
+  int err = cli_read_all(f, &buf, &len);
   if (f != stdin) fclose(f);
   if (err) {
     snprintf(e.msg, sizeof e.msg, "%s: %s", model, strerror(err));

@@ -4,29 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "onnx.pb-c.h"
 #include "prune.h"
-
-static int read_file(const char *path, uint8_t **buf, size_t *len, ecg_err *e) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  size_t cap = 1 << 20, n = 0;
-  uint8_t *b = malloc(cap);
-  while (b) {
-    n += fread(b + n, 1, cap - n, f);
-    if (n < cap) break;
-    uint8_t *nb = realloc(b, cap *= 2);
-    if (!nb) { free(b); b = NULL; }
-    else b = nb;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!b) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory reading %s", path);
-  if (bad) { free(b); return ecg_errf(e, ECG_ERR_INPUT, "%s: read error", path); }
-  *buf = b;
-  *len = n;
-  return ECG_OK;
-}
 
 /* Element q of an ONNX float tensor (raw_data or float_data). */
 static float onnx_f32(const Onnx__TensorProto *t, int64_t q) {
@@ -75,7 +55,7 @@ int prune_export_onnx(const ecg_graph *g, const char *src, const char *out_path,
   uint8_t *buf = NULL;
   size_t len = 0;
   char lb[256];
-  ECG_TRY(read_file(src, &buf, &len, e));
+  ECG_TRY(cli_read_path(src, &buf, &len, e));
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
   free(buf);
   if (!m || !m->graph) {

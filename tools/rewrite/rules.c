@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "rewrite.h"
 
 /* The rule files embedded by the Makefile (scripts/embed.sh, $(BUILD)/gen/rules_blob.c). */
@@ -173,20 +174,10 @@ int rw_rules_builtin(rw_rules *rs, ecg_err *e) {
 }
 
 int rw_rules_load(rw_rules *rs, const char *path, ecg_err *e) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot read the rule file", path);
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    len += fread(buf + len, 1, cap - len, f);
-    if (len < cap) break;
-    char *r = realloc(buf, cap *= 2);
-    if (!r) { free(buf); buf = NULL; }
-    else buf = r;
-  }
-  fclose(f);
-  if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  int rc = rw_rules_parse(rs, path, buf, len, e);
+  unsigned char *buf;
+  size_t len;
+  ECG_TRY(cli_read_path(path, &buf, &len, e));
+  int rc = rw_rules_parse(rs, path, (const char *)buf, len, e);
   free(buf);
   return rc;
 }
