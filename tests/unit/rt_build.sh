@@ -1,5 +1,6 @@
 #!/bin/sh
-# rt_build.sh TARGET OUTDIR: build the runtime unit tests for TARGET (native or aarch64)
+# rt_build.sh TARGET OUTDIR: build the runtime unit tests for TARGET (native, x86-64-v3: the
+# AVX2/FMA paths on an AVX-512 machine, or aarch64)
 # into OUTDIR: rt_test (runtime vs double-precision reference loops) and rt_port_test
 # (the vector paths vs the portable C path, the runtime compiled twice: see rt_port_test.c).
 # aarch64 uses Debian's cross compiler (gcc-aarch64-linux-gnu); run the results with
@@ -12,8 +13,9 @@ case $target in
   native)  cc=${CC:-cc}; vec="-O3 -march=native -fopenmp"; port="-O3 -fopenmp -mno-avx -mno-avx2 -mno-fma"
            want=$(printf '#if defined(__AVX512F__)\navx512-8x48\n#elif defined(__AVX2__) && defined(__FMA__)\navx2-6x16\n#else\nc-6x16\n#endif\n' |
                   $cc $vec -E -P - | tr -d '[:space:]') ;;
+  x86-64-v3) cc=${CC:-cc}; vec="-O3 -march=x86-64-v3 -fopenmp"; port="-O3 -fopenmp -mno-avx -mno-avx2 -mno-fma"; want=avx2-6x16 ;;
   aarch64) cc=aarch64-linux-gnu-gcc; vec="-O3 -fopenmp"; port="-O3 -fopenmp -march=armv8-a+nosimd"; want=neon-8x12 ;;
-  *) echo "rt_build.sh: unknown target '$target' (native or aarch64)" >&2; exit 2 ;;
+  *) echo "rt_build.sh: unknown target '$target' (native, x86-64-v3 or aarch64)" >&2; exit 2 ;;
 esac
 command -v "$cc" >/dev/null || { echo "rt_build.sh: $cc not found (Debian gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross; make setup)" >&2; exit 1; }
 mkdir -p "$out"
