@@ -98,6 +98,20 @@ ecg_matrix() {
 @test "bad-input matrix: ecg-rewrite" { ecg_matrix ecg-rewrite -o "$T/out"; report; }
 @test "bad-input matrix: ecg-fuse" { ecg_matrix ecg-fuse -o "$T/out"; report; }
 @test "bad-input matrix: ecg-lower" { ecg_matrix ecg-lower -o "$T/out"; report; }
+@test "bad-input matrix: ecg-partition" {
+  ecg_matrix ecg-partition -o "$T/out"
+  check_case ecg-partition 2 "--strategy" -o "$T/out" --strategy nonsense "$IN/good.ecg"
+  check_case ecg-partition 2 "--max-weight" -o "$T/out" --max-weight abc "$IN/good.ecg"
+  check_case ecg-partition 1 "No such file" -o "$T/out" --weights "$T/missing.txt" "$IN/good.ecg"
+  report
+}
+@test "bad-input matrix: ecg-prune" {
+  ecg_matrix ecg-prune -o "$T/out"
+  check_case ecg-prune 2 "--patterns" -o "$T/out" --patterns 0 "$IN/good.ecg"
+  check_case ecg-prune 2 "--patterns" -o "$T/out" --patterns 57 "$IN/good.ecg"
+  check_case ecg-prune 2 "--connectivity" -o "$T/out" --connectivity abc "$IN/good.ecg"
+  report
+}
 
 # The hostile ONNX inputs (tests/fuzz/seeds/onnx, tests/fuzz/mkseeds.py) and their words.
 ONNX_CASES='empty.onnx|not a valid ONNX model

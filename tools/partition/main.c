@@ -161,7 +161,11 @@ int main(int argc, char **argv) {
       strategy = val;
       if (!strcmp(val, "ago")) strat = PT_AGO;
       else if (!strcmp(val, "relay")) strat = PT_RELAY;
-      else return cli_fail(PROG, ECG_ERR_USAGE, "unknown strategy (known: ago, relay) (try --help)");
+      else {
+        char msg[300];
+        snprintf(msg, sizeof msg, "--strategy '%.200s': unknown strategy (known: ago, relay) (try --help)", val);
+        return cli_fail(PROG, ECG_ERR_USAGE, msg);
+      }
       break;
     case OPT_MAX_WEIGHT: {
       char *end;
