@@ -132,7 +132,7 @@ san:
 # ---------------------------------------------------------------- fuzz (issue 10)
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang into build-fuzz/fuzz/ against
 # the project's objects compiled with -fsanitize=fuzzer-no-link,address,undefined.
-# `make fuzz FUZZ_SECONDS=N` replays tests/fuzz/regress/ and then runs each harness N
+# `make fuzz FUZZ_SECONDS=N` (or FUZZ_RUNS=N executions each, the campaign: 10000000) replays tests/fuzz/regress/ and then runs each harness N
 # seconds on its corpus (build-fuzz/corpus/NAME, seeded by tests/fuzz/run.sh); make test
 # runs a short smoke of each (tests/bats/libfuzzer.bats).
 FUZZ_SECONDS ?= 60
@@ -164,7 +164,7 @@ fuzz-build:
 	$(MAKE) SAN=fuzz fuzz-harnesses
 
 fuzz: fuzz-build
-	sh tests/fuzz/run.sh --seconds $(FUZZ_SECONDS)
+	sh tests/fuzz/run.sh $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS))
 
 # ---------------------------------------------------------------- setup
 APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libonnx-dev \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/fuzz/run.sh [--seconds N] [--smoke] [--replay-only] [NAME...]: the libFuzzer campaign
+# tests/fuzz/run.sh [--seconds N] [--runs N] [--smoke] [--replay-only] [NAME...]: the libFuzzer campaign
 # (issue 10, item 1).  NAME is one of the harnesses in build-fuzz/fuzz/ (make fuzz-build):
 # onnx ecg tensorpb lower rules profiledb (default: all).
 #
@@ -8,20 +8,24 @@
 # build-fuzz/corpus/NAME (--smoke: build-fuzz/corpus-smoke/NAME), seeded from tests/fuzz/seeds/NAME/ (hand-made edge cases), ONNX's
 # backend test models (libonnx-testdata) and, except with --smoke, the small real models
 # under models/ (< 1 MB).  ECG seeds are made with bin/onnx2ecg (plain and --zstd).
+# --runs N stops each harness after N executions (the campaign of issue 10: 10000000), with
+# --seconds as a cap when both are given (without --seconds, no time cap).
 # Prints one line per harness: "fuzz NAME: RUNS runs in S s, cov C ft F, corpus K, OK|FAILED";
 # crashes go to build-fuzz/artifacts/NAME-*.  Exit 0 when nothing crashed, leaked or hung.
 set -u
 cd "$(dirname "$0")/../.."
-secs=60; smoke=0; replay_only=0; names=""
+secs=60; runs=""; secs_given=0; smoke=0; replay_only=0; names=""
 while [ $# -gt 0 ]; do
   case $1 in
-    --seconds) secs=$2; shift 2 ;;
+    --seconds) secs=$2; secs_given=1; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     --smoke) smoke=1; shift ;;
     --replay-only) replay_only=1; shift ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) names="$names $1"; shift ;;
   esac
 done
+if [ -n "$runs" ] && [ $secs_given = 0 ]; then secs=0; fi # libFuzzer: 0 = no time limit
 [ -n "$names" ] || names="onnx ecg tensorpb lower rules profiledb"
 F=build-fuzz
 NODE=${ECG_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
@@ -84,7 +88,7 @@ for n in $names; do
   c="$F/corpus/$n"; [ $smoke = 1 ] && c="$F/corpus-smoke/$n"  # the smoke never reads a campaign's corpus
   seed "$n" "$c"
   log="$F/logs/$n.log"
-  if nice "$h" -max_total_time="$secs" -timeout=25 -rss_limit_mb=2560 -malloc_limit_mb=2048 \
+  if nice "$h" -max_total_time="$secs" ${runs:+-runs=$runs} -timeout=25 -rss_limit_mb=2560 -malloc_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$F/artifacts/$n-" "$c" > "$log" 2>&1; then st=OK; else st=FAILED; bad=1; fi
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   el=$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
