@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ecg.h"
 
@@ -149,10 +150,11 @@ int bt_runner_info(const char *dir, const bt_target *t, bt_io *io, ecg_err *e);
 /** Free io's tensors. */
 void bt_io_clear(bt_io *io);
 /** Run dir/runner (through qemu when tg->emulated) on input files in_paths[i] (io->in order) writing outputs to
- *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. Errors:
+ *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. profile (NULL: none) is
+ *  passed as `--profile FILE`: the runner writes its per-kernel mean times there. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
 int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
-                  int threads, int warmup, int runs, bt_timing *t, ecg_err *e);
+                  int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);
 
@@ -170,6 +172,44 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e);
  *  missing or failing; its stderr in the message), ECG_ERR_INTERNAL. */
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
                int runs, const char *opt_level, const char *out_dir, bt_timing *t, ecg_err *e);
+
+/* ---------------------------------------------------------------- peak.c */
+
+/** This machine's per-core limits (issue 13 item 1; the roofline of ecg-bench --profile). */
+typedef struct bt_peak {
+  char cpu[128];        /**< /proc/cpuinfo "model name" (the cache key) */
+  char isa[16];         /**< vectors the FMA test ran on: "avx512", "avx2", "vec128" */
+  double fma_gflops;    /**< FP32 FMA peak of one core, GFLOP/s (an FMA = 2 FLOPs) */
+  double bandwidth_gbs; /**< STREAM-triad bandwidth of one thread, GB/s (1e9 bytes/s) */
+} bt_peak;
+
+/** Measure *p now (about 2 s: 5 x 0.2 s of FMA chains, 5 triads over 192 MiB). Errors:
+ *  ECG_ERR_INTERNAL (out of memory). */
+int bt_peak_measure(bt_peak *p, ecg_err *e);
+/** *p from the cache ($ECG_PEAK_CACHE, else $XDG_CACHE_HOME or ~/.cache /ecg/peak.json)
+ *  when it was measured on a CPU of the same name and remeasure is false (*cached set);
+ *  else measured (bt_peak_measure) and the cache rewritten (best effort). Errors as
+ *  bt_peak_measure. */
+int bt_peak_get(bool remeasure, bt_peak *p, bool *cached, ecg_err *e);
+/** Print *p as one JSON object (no newline): cpu, isa, fma_gflops_per_core,
+ *  bandwidth_gbs, bandwidth_method. */
+void bt_peak_json(FILE *f, const bt_peak *p);
+
+/* ---------------------------------------------------------------- profile.c */
+
+/** Write the per-kernel profile of lowered directory dir as JSON to json_out (and a
+ *  Chrome-trace timeline to trace_out unless NULL), both through a temporary name and
+ *  rename: each kernel's mean ms from runner_profile (the runner's --profile file), its
+ *  nominal FLOPs and bytes from dir/model.json "kernel_costs" (null when the directory
+ *  predates them), GFLOP/s, GB/s, fraction_of_peak (of pk's per-core FMA peak times
+ *  threads), arithmetic intensity (FLOPs/byte), "bound" (memory or compute: below or
+ *  above the ridge point peak/bandwidth) and fraction_of_roofline (of min(peak,
+ *  intensity x bandwidth)); model names the model. The trace lays the mean durations end
+ *  to end in execution order (one run's shape, not one run's timestamps). Errors:
+ *  ECG_ERR_INPUT (unreadable or malformed profile, unwritable output: the path and
+ *  strerror), ECG_ERR_INTERNAL (out of memory). */
+int bt_profile_report(const char *dir, const char *model, const char *runner_profile, int threads, int runs,
+                      const bt_peak *pk, bool peak_cached, const char *json_out, const char *trace_out, ecg_err *e);
 
 /* ---------------------------------------------------------------- json.c */
 

@@ -22,7 +22,8 @@
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR] [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
     "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
-    "                 [--cc CC] [--save DIR] [-q|-v] [--help] [--version]\n"
+    "                 [--cc CC] [--save DIR] [--profile FILE [--trace FILE]] [-q|-v] [--help] [--version]\n"
+    "       ecg-bench --peak\n"
     "\n"
     "Builds the lowered model directory DIR (an `ecg-lower -o DIR` output: it must hold\n"
     "ecg-lower.manifest; make -C DIR), runs DIR/runner on the inputs of an ONNX test data\n"
@@ -58,6 +59,15 @@ static const char usage_text[] =
     "  --cc CC        compiler for the lowered directory (make CC=CC; MARCH=... from the\n"
     "                 environment reaches the lowered Makefile)\n"
     "  --save DIR     write the inputs and our outputs as input_K.pb / output_K.pb\n"
+    "  --profile FILE per-kernel profile as JSON: mean ms over the timed runs, FLOPs and\n"
+    "                 bytes (model.json kernel_costs), GFLOP/s, fraction of this machine's\n"
+    "                 FMA peak (per core x --threads), arithmetic intensity, memory/compute\n"
+    "                 bound and fraction of the roofline (the peak and the STREAM-triad\n"
+    "                 bandwidth are measured once per CPU and cached in ~/.cache/ecg/peak.json,\n"
+    "                 or $ECG_PEAK_CACHE); the runs are timed kernel by kernel\n"
+    "  --trace FILE   with --profile: a Chrome-trace timeline (chrome://tracing, Perfetto)\n"
+    "  --peak         measure this core's FP32 FMA peak and streaming bandwidth now, print\n"
+    "                 them as JSON and refresh the cache (no DIR)\n"
     "  -q, --quiet    errors only on stderr (no \"not verified\" note)\n"
     "  -v, --verbose  per-tensor details on stderr\n"
     "Exit: 0 pass (or nothing to check, without --check), 1 mismatch/not verified with\n"
@@ -65,12 +75,12 @@ static const char usage_text[] =
 
 /** Options after parsing. Times in ms; tolerances are unitless. */
 typedef struct opts {
-  const char *dir, *data, *model, *cc, *save;
+  const char *dir, *data, *model, *cc, *save, *profile, *trace;
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
-  bool ort, ort_noise, verbose, check, quiet;
+  bool ort, ort_noise, verbose, check, quiet, peak;
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -105,7 +115,7 @@ static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ec
     g_tmpdir[0] = 0;
     return rc;
   }
-  g_tmpfiles = calloc((size_t)(n_in + n_out + 1), sizeof *g_tmpfiles);
+  g_tmpfiles = calloc((size_t)(n_in + n_out + 2), sizeof *g_tmpfiles);
   if (!g_tmpfiles) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   for (int i = 0; i < n_in + n_out; i++) {
     if (asprintf(&g_tmpfiles[i], "%s/%s_%d.bin", g_tmpdir, i < n_in ? "in" : "out", i < n_in ? i : i - n_in) < 0) {
@@ -114,6 +124,12 @@ static int make_tmp(int n_in, int n_out, char ***in_paths, char ***out_paths, ec
     }
     g_ntmp = i + 1;
   }
+  /* the runner's --profile file (ecg-bench --profile) */
+  if (asprintf(&g_tmpfiles[n_in + n_out], "%s/profile.tsv", g_tmpdir) < 0) {
+    g_tmpfiles[n_in + n_out] = NULL;
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  g_ntmp = n_in + n_out + 1;
   *in_paths = g_tmpfiles;
   *out_paths = g_tmpfiles + n_in;
   return ECG_OK;
@@ -224,14 +240,15 @@ static bool parse_int(const char *s, int min, int *out) {
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
       {"threads", 0, 1, O_THREADS}, {"ort", 0, 0, O_ORT},         {"ort-noise", 0, 0, O_ORT_NOISE},
       {"model", 0, 1, O_MODEL},     {"cc", 0, 1, O_CC},           {"save", 0, 1, O_SAVE},
       {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
-      {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
+      {"version", 0, 0, O_VERSION}, {"profile", 0, 1, O_PROFILE}, {"trace", 0, 1, O_TRACE},
+      {"peak", 0, 0, O_PEAK},       {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
   cli_init(&cl, argc, argv, lo);
@@ -267,6 +284,9 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_MODEL: o->model = val; break;
     case O_CC: o->cc = val; break;
     case O_SAVE: o->save = val; break;
+    case O_PROFILE: o->profile = val; break;
+    case O_TRACE: o->trace = val; break;
+    case O_PEAK: o->peak = true; break;
     case O_CHECK: o->check = true; break;
     case O_VERBOSE: o->verbose = true; o->quiet = false; break;
     case O_QUIET: o->quiet = true; o->verbose = false; break;
@@ -274,7 +294,12 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_VERSION: printf("ecg-bench %s\n", ECG_VERSION_STRING); return -1;
     }
   }
+  if (o->peak) {
+    if (o->dir) return ecg_errf(e, ECG_ERR_USAGE, "--peak takes no DIR");
+    return 0;
+  }
   if (!o->dir) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
+  if (o->trace && !o->profile) return ecg_errf(e, ECG_ERR_USAGE, "--trace needs --profile");
   if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
   return 0;
 }
@@ -523,7 +548,15 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   if (!rc) {
     if (o->verbose) fprintf(stderr, "ecg-bench: running %s/runner (%d threads, %d warm-up, %d runs)\n", o->dir,
                             o->threads, o->warmup, o->runs);
-    rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, &r->ours, e);
+    const char *prof = o->profile ? g_tmpfiles[io.n_in + io.n_out] : NULL;
+    rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, prof, &r->ours, e);
+    if (!rc && prof) {
+      bt_peak pk;
+      bool cached;
+      if (o->verbose) fprintf(stderr, "ecg-bench: this core's FMA peak and bandwidth (cached per CPU after the first time)\n");
+      rc = bt_peak_get(false, &pk, &cached, e);
+      if (!rc) rc = bt_profile_report(o->dir, r->model, prof, o->threads, o->runs, &pk, cached, o->profile, o->trace, e);
+    }
   }
   for (int i = 0; i < io.n_out && !rc; i++) rc = read_raw(out_paths[i], &io.out[i], e);
   if (!rc && o->data) {
@@ -636,6 +669,21 @@ int main(int argc, char **argv) {
   if (rc) {
     fprintf(stderr, "ecg-bench: %s\n%s", e.msg, "usage: ecg-bench DIR [--data DIR] [--random SEED] ... (--help)\n");
     return ECG_ERR_USAGE;
+  }
+  if (o.peak) { /* ecg-bench --peak: measure, cache, print */
+    bt_peak pk;
+    bool cached;
+    if ((rc = bt_peak_get(true, &pk, &cached, &e))) {
+      fprintf(stderr, "ecg-bench: %s\n", e.msg);
+      return rc;
+    }
+    bt_peak_json(stdout, &pk);
+    putchar('\n');
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "ecg-bench: stdout: %s\n", strerror(errno ? errno : EIO));
+      return ECG_ERR_INPUT;
+    }
+    return ECG_OK;
   }
   if ((rc = check_paths(&o, &e))) {
     fprintf(stderr, "ecg-bench: %s\n", e.msg);

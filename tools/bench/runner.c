@@ -191,8 +191,8 @@ void bt_timing_from(double *samples, int n, bt_timing *t) {
 }
 
 int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
-                  int threads, int warmup, int runs, bt_timing *t, ecg_err *e) {
-  int argc = 0, cap = 13 + 2 * (io->n_in + io->n_out);
+                  int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e) {
+  int argc = 0, cap = 15 + 2 * (io->n_in + io->n_out);
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ECG_OK;
@@ -205,6 +205,10 @@ int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **
   argv[argc++] = xasprintf("%d", warmup);
   argv[argc++] = strdup("--runs");
   argv[argc++] = xasprintf("%d", runs);
+  if (profile) {
+    argv[argc++] = strdup("--profile");
+    argv[argc++] = strdup(profile);
+  }
   for (int i = 0; i < io->n_in; i++) {
     argv[argc++] = strdup("--in");
     argv[argc++] = xasprintf("%s=%s", io->in[i].name, in_paths[i]);

@@ -645,6 +645,20 @@ static int count_passes(const ecg_lower *L) {
   return passes;
 }
 
+/* model.json "kernel_costs": one object a line per kernel, in execution order (the index
+ * of the runner's --profile lines): {"index", "flops", "bytes"} (lw_kernel_cost). */
+static void json_kernel_costs(sbuf *b, const ecg_lower *L) {
+  int *producer = malloc(sizeof(int) * (L->g->n_tensors + 1));
+  if (!producer) { b->oom = 1; return; }
+  ecg_producers(L->g, producer);
+  for (int k = 0; k < L->nk; k++) {
+    int64_t flops, bytes;
+    lw_kernel_cost(L, producer, k, &flops, &bytes);
+    sb_printf(b, "%s\n  {\"index\": %d, \"flops\": %lld, \"bytes\": %lld}", k ? "," : "", k, (long long)flops, (long long)bytes);
+  }
+  free(producer);
+}
+
 static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   extern const struct { const char *name; const unsigned char *data; size_t size; } ecg_runtime_files[];
   sbuf b = {0};
@@ -684,6 +698,8 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
     first = 0;
   }
+  sb_printf(&b, "], \"kernel_costs\": [");
+  json_kernel_costs(&b, L);
   sb_printf(&b, "], \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);
   sb_printf(&b, ", \"outputs\": ");

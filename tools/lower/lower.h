@@ -112,6 +112,13 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e);
  *  block's output buffer (alias), where its epilogue runs in place. Call after
  *  assign_storage, before planning. */
 void lw_kernel_storage(ecg_lower *L);
+/** Nominal work of kernel k (cost.c): *flops = the registry's FLOP count summed over its
+ *  members (multiply-add = 2 FLOPs, as ecg_op_info.flops), *bytes = bytes of the distinct
+ *  tensors it reads from outside itself (inputs, weights, other kernels' outputs) plus the
+ *  bytes it writes to storage of their own (IR_removable tensors and aliases excluded).
+ *  producer is ecg_producers' array. Shapes must be static (lower.c checks). Used for
+ *  model.json's "kernel_costs" (ecg-bench --profile: GFLOP/s, roofline; issue 13). */
+void lw_kernel_cost(const ecg_lower *L, const int *producer, int k, int64_t *flops, int64_t *bytes);
 /** Emit the body of kernel k (the statements of its kernel function). */
 int lw_emit_kernel(ecg_lower *L, int k, ecg_err *e);
 /** Write to L->decls the epilogue function `fname` (ecg_epilogue_fn) of LW_K_EPI kernel
