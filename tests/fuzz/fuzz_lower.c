@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/ecg-fuzz-lower.XXXXXX", t && *t ? t : "/tmp");
     if (mkdtemp(dir)) {
-      ecg_lower_dir(g, dir, "model", NULL, "fkw", NULL, &e);
+      ecg_lower_dir(g, dir, "model", NULL, "fkw", NULL, NULL, &e);
       rm_tree(dir);
     }
   }

@@ -250,8 +250,8 @@ static size_t tensor_bytes(const ecg_tensor *t) {
 }
 
 /* Static memory plan: each intermediate tensor lives from its producer's position to
- * its last consumer's; tensors sorted by size (largest first) take the lowest arena
- * offset not overlapping any already placed tensor with an intersecting lifetime. */
+ * its last consumer's; memplan.c places them (L->plan: SOD²'s peak-first plan by
+ * default) so that tensors with intersecting lifetimes never overlap. */
 static int root_of(const ecg_lower *L, int t) {
   while (L->t[t].alias_of >= 0) t = L->t[t].alias_of;
   return t;
@@ -280,9 +280,9 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nt = g->n_tensors;
   int *def = malloc(sizeof(int) * (nt + 1)), *last = malloc(sizeof(int) * (nt + 1));
-  int *list = malloc(sizeof(int) * (nt + 1)), *placed = malloc(sizeof(int) * (nt + 1));
-  if (!def || !last || !list || !placed) {
-    free(def); free(last); free(list); free(placed);
+  int *list = malloc(sizeof(int) * (nt + 1));
+  if (!def || !last || !list) {
+    free(def); free(last); free(list);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (size_t t = 0; t < nt; t++) def[t] = last[t] = -1;
@@ -304,33 +304,22 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   int nl = 0;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0) list[nl++] = (int)t;
-  /* sort by size descending, then id (deterministic) */
-  for (int i = 1; i < nl; i++) {
-    int v = list[i], j = i - 1;
-    while (j >= 0 && (L->t[list[j]].bytes < L->t[v].bytes || (L->t[list[j]].bytes == L->t[v].bytes && list[j] > v))) {
-      list[j + 1] = list[j];
-      j--;
-    }
-    list[j + 1] = v;
+  lw_buf *bufs = malloc(sizeof *bufs * ((size_t)nl + 1));
+  if (!bufs) {
+    free(def); free(last); free(list);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
-  int np = 0;
-  size_t total = 0;
   for (int i = 0; i < nl; i++) {
     int t = list[i];
-    size_t sz = align_up(L->t[t].bytes ? L->t[t].bytes : 1), off = 0;
-    for (;;) {
-      int moved = 0;
-      for (int j = 0; j < np; j++) {
-        int u = placed[j];
-        if (last[u] < def[t] || last[t] < def[u]) continue; /* lifetimes disjoint */
-        size_t uo = L->t[u].offset, ue = uo + align_up(L->t[u].bytes ? L->t[u].bytes : 1);
-        if (off < ue && uo < off + sz) { off = ue; moved = 1; }
-      }
-      if (!moved) break;
-    }
-    L->t[t].offset = off;
-    placed[np++] = t;
-    if (off + sz > total) total = off + sz;
+    bufs[i] = (lw_buf){.bytes = align_up(L->t[t].bytes ? L->t[t].bytes : 1), .first = def[t], .last = last[t]};
+  }
+  size_t total = lw_plan_place(bufs, nl, L->plan);
+  L->arena_lower_bound = lw_plan_lower_bound(bufs, nl);
+  for (int i = 0; i < nl; i++) L->t[list[i]].offset = bufs[i].offset;
+  free(bufs);
+  if (total == (size_t)-1) {
+    free(def); free(last); free(list);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   L->arena_bytes = total;
   for (size_t t = 0; t < nt; t++)
@@ -340,7 +329,7 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
       L->t[t].offset = r->offset;
       L->t[t].io_index = r->io_index;
     }
-  free(def); free(last); free(list); free(placed);
+  free(def); free(last); free(list);
   return ECG_OK;
 }
 
@@ -685,8 +674,9 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   json_str(&b, L->arch);
   int passes = count_passes(L);
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
-  sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, \"memory_plan\": [",
-            L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes);
+  sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
+            "\"arena_lower_bound\": %zu, \"memory_plan_algo\": \"%s\", \"memory_plan\": [",
+            L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes, L->arena_lower_bound, lw_plan_name(L->plan));
   int first = 1;
   for (size_t t = 0; t < L->g->n_tensors; t++) {
     /* placed buffers only: an alias (a zero-copy Reorganize output, or the dominant output
@@ -749,8 +739,10 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
 }
 
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
-                  ecg_lower_stats *st, ecg_err *e) {
+                  const char *memory_plan, ecg_lower_stats *st, ecg_err *e) {
   ecg_lower L = {0};
+  if (memory_plan && lw_plan_parse(memory_plan, &L.plan) != 0)
+    return ecg_errf(e, ECG_ERR_USAGE, "unknown --memory-plan '%s' (expected peak, bestfit or size)", memory_plan);
   if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
   else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
   else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
@@ -800,7 +792,7 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   if (rc == ECG_OK) rc = write_model_c(&L, dir, order, e);
   if (rc == ECG_OK) rc = write_weights(&L, dir, e);
   if (rc == ECG_OK) rc = write_meta(&L, dir, e);
-  if (rc == ECG_OK && st) *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes};
+  if (rc == ECG_OK && st) *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes, L.arena_lower_bound};
   free(order);
   free(L.t);
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);

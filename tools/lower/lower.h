@@ -41,6 +41,41 @@ typedef enum {
   LW_SPARSE_DENSE    /**< ignore the annotation: the dense kernel on the zeros */
 } lw_sparse_mode;
 
+/* ---------------------------------------------------------------- memplan.c
+ * Placing intermediates in the arena (SOD², Niu dissertation §5.4.2). */
+
+/** One buffer to place: size in bytes (aligned by the caller), lifetime [first, last] in
+ *  kernel positions (inclusive), and the offset in bytes the plan gives it. */
+typedef struct lw_buf {
+  size_t bytes;
+  int first, last;
+  size_t offset;
+} lw_buf;
+
+/** Placement algorithms: each puts buffers one at a time into a gap between the placed
+ *  buffers whose lifetimes intersect its own. */
+typedef enum {
+  LW_PLAN_PEAK = 0, /**< SOD²: buffers live at the peak-memory position first, then outwards
+                         from it (forward and backward), each into the tightest gap */
+  LW_PLAN_BESTFIT,  /**< MNN-style: execution order, the tightest ("smallest fitting") gap */
+  LW_PLAN_SIZE      /**< TFLite-style: largest first, the lowest gap */
+} lw_plan_algo;
+
+/** Set b[i].offset for all n buffers with algo; returns the arena size in bytes (the
+ *  highest end), (size_t)-1 on out of memory. */
+size_t lw_plan_place(lw_buf *b, int n, lw_plan_algo algo);
+/** The largest total of bytes live at one position: no placement needs less. */
+size_t lw_plan_lower_bound(const lw_buf *b, int n);
+/** The smallest arena over all placement orders with lowest-gap placement (which reaches
+ *  every optimum), by branch and bound from the best of the three heuristics, visiting at
+ *  most budget search nodes; sets the offsets and *exact (1 when the search finished, so
+ *  the result is optimal). Returns the arena size, (size_t)-1 on out of memory. */
+size_t lw_plan_optimum(lw_buf *b, int n, long budget, int *exact);
+/** "peak", "bestfit", "size". */
+const char *lw_plan_name(lw_plan_algo a);
+/** Parse such a name into *a; -1 when unknown. */
+int lw_plan_parse(const char *s, lw_plan_algo *a);
+
 /** How a kernel (one fusion block) is generated. */
 typedef enum {
   LW_K_SINGLE = 0, /**< one node: its emitter */
@@ -78,6 +113,8 @@ typedef struct ecg_lower {
   sbuf init;             /**< statements run once in create (weight packing) */
   size_t weights_bytes;  /**< size of weights.bin */
   size_t arena_bytes;
+  size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
+  lw_plan_algo plan;     /**< how intermediates are placed (ecg-lower --memory-plan) */
   int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;

@@ -10,8 +10,10 @@
  *  and weights do not depend on it (ISA-dependent packing happens at create time).
  *  sparse picks the kernel of Convs carrying a PatDNN pattern annotation: "fkw" (NULL, the
  *  default: per-pattern generated code over the FKW arrays), "csr" (the CSR baseline) or
- *  "dense" (ignore the annotation).
- *  Errors: ECG_ERR_USAGE (unknown arch), ECG_ERR_INPUT (invalid graph, symbolic shape,
+ *  "dense" (ignore the annotation). memory_plan picks how intermediates are placed in the
+ *  arena (memplan.c): "peak" (NULL, the default: SOD²'s peak-first plan), "bestfit" or
+ *  "size" (the baselines).
+ *  Errors: ECG_ERR_USAGE (unknown arch, sparse or memory_plan), ECG_ERR_INPUT (invalid graph, symbolic shape,
  *  operator or dtype without an emitter: the message names the node), ECG_ERR_INTERNAL
  *  (I/O, OOM). */
 /** What a lowering made (the numbers model.json records): kernels = passes over memory
@@ -21,8 +23,9 @@
 typedef struct ecg_lower_stats {
   int kernels, blocks, sparse_convs;
   size_t weights_bytes, arena_bytes;
+  size_t arena_lower_bound; /**< bytes live at the peak position: no plan needs less */
 } ecg_lower_stats;
 /** As above; st (may be NULL) receives the lowering's numbers on success. */
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
-                  ecg_lower_stats *st, ecg_err *e);
+                  const char *memory_plan, ecg_lower_stats *st, ecg_err *e);
 #endif

@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "ecg_measure.h"
 #include "ecg_arch.h"
+#include "lower.h"
 #include "lower_api.h"
 #include "manifest.h"
 
@@ -45,6 +46,11 @@ static void usage(FILE *f) {
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
           "  -q, --quiet        errors only on stderr (no warnings)\n"
+          "  --memory-plan A    how intermediates share the arena: peak (default; SOD² §5.4.2:\n"
+          "                     the buffers live at the peak-memory position first, then outwards,\n"
+          "                     each into the tightest gap), bestfit (execution order, smallest\n"
+          "                     fitting gap) or size (largest first, lowest gap); model.json\n"
+          "                     records arena_bytes and arena_lower_bound (the peak live bytes)\n"
           "  --sparse K         kernel for Convs carrying a PatDNN pattern annotation (ecg-prune):\n"
           "                     fkw (default: per-pattern generated code over the FKW arrays),\n"
           "                     csr (the CSR baseline), dense (ignore the annotation)\n"
@@ -221,15 +227,16 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
   snprintf(msg, cap, "%s%s", out, rest);
 }
 
-enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION };
+enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION,
+       OPT_MEMPLAN };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
                                  {"arch", 0, 1, OPT_ARCH},       {"sparse", 0, 1, OPT_SPARSE},   {"force", 0, 0, OPT_FORCE},
                                  {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"report", 0, 1, OPT_REPORT},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
-                                 {0, 0, 0, 0}};
-  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val;
+                                 {"memory-plan", 0, 1, OPT_MEMPLAN}, {0, 0, 0, 0}};
+  const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val, *memplan = "peak";
   bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
@@ -249,6 +256,12 @@ int main(int argc, char **argv) {
       if (strcmp(val, "fkw") && strcmp(val, "csr") && strcmp(val, "dense")) { fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, csr or dense)\n", val); return 2; }
       sparse = val;
       break;
+    case OPT_MEMPLAN: {
+      lw_plan_algo a;
+      if (lw_plan_parse(val, &a) != 0) { fprintf(stderr, PROG ": unknown --memory-plan '%s' (expected peak, bestfit or size)\n", val); return 2; }
+      memplan = val;
+      break;
+    }
     case OPT_FORCE: force = true; break;
     case OPT_VERBOSE: verbose = true; quiet = false; break;
     case OPT_QUIET: quiet = true; verbose = false; break;
@@ -291,7 +304,7 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
-  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, &ls, &e);
+  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, memplan, &ls, &e);
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {
@@ -308,8 +321,8 @@ int main(int argc, char **argv) {
     fprintf(rf, ", ");
     ecg_sizes_json(rf, "after", ecg_measure(g, true));
     fprintf(rf, ", \"lower\": {\"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
-                "\"sparse_convs\": %d, \"arch\": \"%s\"}}\n",
-            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.sparse_convs, arch);
+                "\"arena_lower_bound\": %zu, \"memory_plan\": \"%s\", \"sparse_convs\": %d, \"arch\": \"%s\"}}\n",
+            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.arena_lower_bound, memplan, ls.sparse_convs, arch);
     if (ro.f) rc = ecg_out_commit(&ro, &e);
   } else if (ro.f) ecg_out_abort(&ro);
   if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
