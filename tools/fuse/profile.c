@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fuse.h"
+#include "jsonl.h"
 
 struct fuse_db {
   char **sig;
@@ -50,31 +51,6 @@ void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) {
   *threads = t && atoi(t) > 0 ? atoi(t) : 1;
 }
 
-/* The string value of "key" in a one-line JSON object (no escapes inside); 0 if absent. */
-static int json_str_field(const char *line, const char *key, char *out, size_t n) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\"", key);
-  const char *p = strstr(line, pat);
-  if (!p) return 0;
-  p = strchr(p + strlen(pat), '"');
-  if (!p) return 0;
-  const char *q = strchr(p + 1, '"');
-  if (!q || (size_t)(q - p - 1) >= n) return 0;
-  memcpy(out, p + 1, (size_t)(q - p - 1));
-  out[q - p - 1] = 0;
-  return 1;
-}
-
-static int json_num_field(const char *line, const char *key, double *v) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\"", key);
-  const char *p = strstr(line, pat);
-  if (!p || !(p = strchr(p + strlen(pat), ':'))) return 0;
-  char *end;
-  *v = strtod(p + 1, &end);
-  return end != p + 1;
-}
-
 int fuse_db_load(const char *path, fuse_db **out, ecg_err *e) {
   FILE *f = fopen(path, "r");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot read the profile database", path);
@@ -91,13 +67,13 @@ int fuse_db_load(const char *path, fuse_db **out, ecg_err *e) {
     if (line[strspn(line, " \t\r\n")] == 0) continue;
     char sig[4096];
     double th, fm, um;
-    if (!json_str_field(line, "signature", sig, sizeof sig) || !json_str_field(line, "cpu", cpu, sizeof cpu) ||
-        !json_str_field(line, "isa", isa, sizeof isa) || !json_num_field(line, "threads", &th) ||
-        !json_num_field(line, "fused_ms", &fm) || !json_num_field(line, "unfused_ms", &um)) {
+    if (!jsonl_str(line, "signature", sig, sizeof sig) || !jsonl_str(line, "cpu", cpu, sizeof cpu) ||
+        !jsonl_str(line, "isa", isa, sizeof isa) || !jsonl_num(line, "threads", &th) ||
+        !jsonl_num(line, "fused_ms", &fm) || !jsonl_num(line, "unfused_ms", &um)) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: not a profile record (needs cpu, isa, threads, signature, fused_ms, unfused_ms)", path, lineno);
       break;
     }
-    if (json_str_field(line, "device", dev, sizeof dev) && strcmp(dev, "cpu")) continue;
+    if (jsonl_str(line, "device", dev, sizeof dev) && strcmp(dev, "cpu")) continue;
     if (strcmp(cpu, hcpu) || strcmp(isa, hisa) || (int)th != hthreads) continue;
     if (db->n == db->cap) {
       int nc = db->cap ? 2 * db->cap : 64;

@@ -1,11 +1,13 @@
 /* ecg-partition: AGO's weighted acyclic graph partitioning (Xu et al., INFOCOM 2023, §IV)
  * of an ECG into subgraphs, or the Relay-style baseline. Reads an ECG (FILE or stdin),
  * writes it with partition subgraphs (-o FILE or stdout). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -35,6 +37,19 @@ static void usage(FILE *f) {
           "  -v, --verbose      a one-line summary on stderr\n"
           "  -h, --help         this help\n"
           "  --version          print the version\n"
+          "EOP (VEE '22: operators split between the CPU and a device), first steps:\n"
+          "  --emit-sweeps DIR  write one-node ECGs of each operator cut along its partition\n"
+          "                     dimensions (batch, rows) into DIR, indexed in DIR/index.tsv, for\n"
+          "                     scripts/eop_profile.sh to time on a device; no ECG output\n"
+          "  --points N         sizes per operator and dimension (default 6)\n"
+          "  --eop              plan from two device profiles (--profiles CPU --profiles DEV):\n"
+          "                     performance patterns, partition ratios, joint tuning; the JSON\n"
+          "                     plan and every strategy's estimate (cpu-only, device-only, equal,\n"
+          "                     fixed, eop) go to --report FILE or stdout; no ECG output (the\n"
+          "                     c+opencl lowering that would run the plan does not exist yet)\n"
+          "  --profiles FILE    a device profile (JSON lines), twice: the CPU's, then the device's\n"
+          "  --cm MS            Split + copies + Concatenate of a split operator (default 0.05)\n"
+          "  --objective O      makespan (default: two in-order device queues) or sum (Eq. 4)\n"
           "The SPLIT/JOIN schedule tuner of AGO §V is not implemented.\n");
 }
 
@@ -134,15 +149,38 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   return ecg_out_commit(rep, e);
 }
 
-enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
+       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE };
+
+/* --emit-sweeps DIR: the one-node ECGs and DIR/index.tsv (written under a temporary
+ * name and renamed, so an index never lists files that were not written). */
+static int emit_sweeps(const ecg_graph *g, const char *dir, int points, int verbose, ecg_err *e) {
+  char idx[4200], tmp[4300];
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", dir, strerror(errno));
+  snprintf(idx, sizeof idx, "%s/index.tsv", dir);
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", idx, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", tmp, strerror(errno));
+  int written = 0, rc = pt_emit_sweeps(g, dir, points, f, &written, e);
+  if (fclose(f) != 0 && !rc) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", tmp, strerror(errno));
+  if (!rc && rename(tmp, idx) != 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", idx, strerror(errno));
+  if (rc) remove(tmp);
+  else if (verbose) fprintf(stderr, PROG ": %d one-node ECGs in %s (index.tsv)\n", written, dir);
+  return rc;
+}
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"strategy", 0, 1, OPT_STRATEGY}, {"max-weight", 0, 1, OPT_MAX_WEIGHT}, {"weights", 0, 1, OPT_WEIGHTS},
       {"output", 'o', 1, OPT_OUTPUT},   {"report", 0, 1, OPT_REPORT},         {"zstd", 0, 0, OPT_ZSTD},
       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},           {"version", 0, 0, OPT_VERSION},
-      {"quiet", 'q', 0, OPT_QUIET},
+      {"quiet", 'q', 0, OPT_QUIET},     {"emit-sweeps", 0, 1, OPT_SWEEPS},    {"points", 0, 1, OPT_POINTS},
+      {"eop", 0, 0, OPT_EOP},           {"profiles", 0, 1, OPT_PROFILES},     {"cm", 0, 1, OPT_CM},
+      {"objective", 0, 1, OPT_OBJECTIVE},
       {0, 0, 0, 0}};
+  const char *sweeps = NULL;
+  int points = 6, eop = 0, n_prof = 0;
+  pt_eop_opts eo = {.cm = 0.05, .objective = EOP_MAKESPAN};
   const char *out = "-", *in = "-", *report = NULL, *weights_path = NULL, *strategy = "ago", *val;
   pt_strategy strat = PT_AGO;
   double td = -1;
@@ -174,6 +212,30 @@ int main(int argc, char **argv) {
       break;
     }
     case OPT_WEIGHTS: weights_path = val; break;
+    case OPT_SWEEPS: sweeps = val; break;
+    case OPT_POINTS: {
+      char *end;
+      long v = strtol(val, &end, 10);
+      if (*end || end == val || v < 1 || v > 64) return cli_fail(PROG, ECG_ERR_USAGE, "--points expects an integer 1..64 (try --help)");
+      points = (int)v;
+      break;
+    }
+    case OPT_EOP: eop = 1; break;
+    case OPT_PROFILES:
+      if (n_prof == 2) return cli_fail(PROG, ECG_ERR_USAGE, "--profiles given more than twice (the CPU's, the device's)");
+      eo.profiles[n_prof++] = val;
+      break;
+    case OPT_CM: {
+      char *end;
+      eo.cm = strtod(val, &end);
+      if (*end || end == val || !(eo.cm >= 0) || !isfinite(eo.cm)) return cli_fail(PROG, ECG_ERR_USAGE, "--cm expects a time in ms >= 0 (try --help)");
+      break;
+    }
+    case OPT_OBJECTIVE:
+      if (!strcmp(val, "sum")) eo.objective = EOP_SUM;
+      else if (!strcmp(val, "makespan")) eo.objective = EOP_MAKESPAN;
+      else return cli_fail(PROG, ECG_ERR_USAGE, "--objective expects makespan or sum (try --help)");
+      break;
     case OPT_OUTPUT: out = val; break;
     case OPT_REPORT: report = val; break;
     case OPT_ZSTD: zstd = 1; break;
@@ -187,6 +249,29 @@ int main(int argc, char **argv) {
     fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n");
     usage(stderr);
     return 2;
+  }
+  if (eop && n_prof != 2) return cli_fail(PROG, ECG_ERR_USAGE, "--eop needs --profiles CPU.jsonl --profiles DEVICE.jsonl (try --help)");
+  if (eop && sweeps) return cli_fail(PROG, ECG_ERR_USAGE, "--eop and --emit-sweeps exclude each other");
+  if (!eop && n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--profiles is for --eop (try --help)");
+  if (eop || sweeps) { /* the EOP modes: read, validate, emit; no ECG output */
+    ecg_graph *g = NULL;
+    int rc = ecg_read_path(in, &g, &e);
+    if (!rc) rc = ecg_validate(g, &e);
+    if (!rc && sweeps) rc = emit_sweeps(g, sweeps, points, verbose, &e);
+    if (!rc && eop) {
+      ecg_out rep = {.f = stdout};
+      if (report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
+      else if (report) rep.f = stderr;
+      if (!rc) rc = pt_eop_report(g, &eo, rep.f, &e);
+      if (rep.f != stdout && rep.f != stderr) {
+        if (rc) ecg_out_abort(&rep);
+        else rc = ecg_out_commit(&rep, &e);
+      }
+      if (!rc && rep.f == stdout && (fflush(stdout) != 0 || ferror(stdout))) rc = ecg_errf(&e, ECG_ERR_INPUT, "stdout: %s", strerror(errno));
+    }
+    if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
+    ecg_graph_free(g);
+    return rc;
   }
   pt_weights w;
   int rc = pt_weights_load(weights_path, &w, &e);

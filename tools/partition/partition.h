@@ -10,8 +10,10 @@
 #ifndef ECG_PARTITION_H
 #define ECG_PARTITION_H
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "ecg.h"
+#include "eop.h"
 
 /* ---------------------------------------------------------------- weights (weight.c) */
 
@@ -100,5 +102,45 @@ typedef enum { PT_AGO = 0, PT_RELAY } pt_strategy;
  *  pt_node_weight and pt_cluster, ECG_ERR_INTERNAL out of memory. */
 int pt_partition(ecg_graph *g, pt_strategy s, const pt_weights *w, double max_weight, pt_cluster_stats *st,
                  int *max_complex, ecg_err *e);
+
+/* ---------------------------------------------------------------- EOP (sweep.c, eopplan.c) */
+
+/** EOP's partition dimensions (VEE '22 Table 2), read on an operator's output 0:
+ *  batch = axis 0; rows = axis rank-2 (H of NCHW, M of a [.., M, N] MatMul output). */
+enum { PT_DIM_BATCH = 0, PT_DIM_ROWS, PT_N_DIMS };
+/** "batch" or "rows". */
+const char *pt_dim_name(int d);
+/** The output axis of dimension d for an output of rank r, or -1 when it has none. */
+int pt_dim_axis(int rank, int d);
+/** The profile key of node n: op type, input shapes, a hash of its attributes
+ *  ("Conv[1x3x224x224][32x3x3x3][32]{hex}"), into buf (cap bytes). */
+void pt_op_signature(const ecg_graph *g, const ecg_node *n, char *buf, size_t cap);
+/** Write, for each distinct signature of g's operators with FLOPs, and each of its
+ *  partition dimensions with an extent >= 2, up to `points` one-node ECGs DIR/NNNN.ecg
+ *  whose non-constant inputs are cut along that axis to k/points of it (k = 1..points;
+ *  weights unchanged; shapes inferred), and one index line per file:
+ *  "SIGNATURE TAB DIM TAB EXTENT TAB PATH" (EXTENT: the output's extent on the axis).
+ *  *written counts the files. Errors: ECG_ERR_INPUT (DIR not creatable, a write failing:
+ *  the path and strerror), ECG_ERR_INTERNAL. A dimension whose cut the operator refuses
+ *  (shape inference fails) is skipped. */
+int pt_emit_sweeps(const ecg_graph *g, const char *dir, int points, FILE *index, int *written, ecg_err *e);
+
+/** EOP options (ecg-partition --eop). */
+typedef struct pt_eop_opts {
+  const char *profiles[2]; /**< JSON-lines device profiles: the CPU's, the device's */
+  double cm;               /**< Split + copies + Concatenate of a split operator, ms (the
+                                paper's constant pattern; [IMPL] one constant per graph) */
+  eop_objective objective;
+} pt_eop_opts;
+/** EOP over g's operators (topological order) from two device profiles (lines
+ *  {"device": NAME, "signature": S, "dim": "batch"|"rows", "x": EXTENT, "ms": T}, as
+ *  scripts/eop_profile.sh writes): each operator's patterns per device and dimension
+ *  (eop_fit_samples), its dimension (the one whose best Eq. 2 time is least,
+ *  PatternMatch), then every strategy (eop_plan); the JSON report (per strategy: the
+ *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f.
+ *  Operators without samples on a device cannot run there in the plan; operators without
+ *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
+ *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
+int pt_eop_report(const ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
 
 #endif
