@@ -32,6 +32,7 @@ smoke() {
 @test "libFuzzer smoke: lowering of valid ECGs" { smoke lower; }
 @test "libFuzzer smoke: ecg-rewrite rule-file parser" { smoke rules; }
 @test "libFuzzer smoke: ecg-fuse profile-database parser" { smoke profiledb; }
+@test "libFuzzer smoke: ecg-partition EOP device-profile parser and pattern fitting" { smoke eopprof; }
 
 @test "libFuzzer: every regression input is replayed and still passes" {
   local n d count=0

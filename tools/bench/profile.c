@@ -140,6 +140,9 @@ int bt_profile_report(const char *dir, const char *model, const char *runner_pro
     fputs(",\"flops\":", f);
     if (all_costs) fprintf(f, "%lld", total_flops);
     else fputs("null", f);
+    fputs(",\"bytes\":", f);
+    if (all_costs) fprintf(f, "%lld", total_bytes);
+    else fputs("null", f);
     fputs(",\"gflops\":", f);
     num_or_null(f, all_costs ? total_flops / (total_ms * 1e6) : NAN, total_ms);
     fputs(",\"fraction_of_peak\":", f);

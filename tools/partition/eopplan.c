@@ -84,6 +84,21 @@ static bool fit_of(const profile *p, const char *sig, int dim, eop_fit all[3], e
   return n > 0 && eop_fit_samples(x, ms, n, all, best) == 0;
 }
 
+int pt_eop_profile_check(const char *path, int *n_samples, int *n_fits, ecg_err *e) {
+  profile p;
+  ECG_TRY(profile_load(path, &p, e));
+  *n_samples = p.n;
+  *n_fits = 0;
+  for (int i = 0; i < p.n; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++) first = !(p.s[j].dim == p.s[i].dim && !strcmp(p.s[j].sig, p.s[i].sig));
+    eop_fit all[3], best;
+    if (first && fit_of(&p, p.s[i].sig, p.s[i].dim, all, &best)) (*n_fits)++;
+  }
+  profile_free(&p);
+  return ECG_OK;
+}
+
 /** Per-operator data of the report. */
 typedef struct opinfo {
   int node, dim;

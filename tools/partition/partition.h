@@ -142,5 +142,9 @@ typedef struct pt_eop_opts {
  *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
  *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
 int pt_eop_report(const ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
+/** Read the device profile at path as pt_eop_report does and fit every (signature,
+ *  dimension) group in it: *n_samples lines, *n_fits groups fitted. Errors as
+ *  pt_eop_report's profile errors. (The libFuzzer harness tests/fuzz/fuzz_eopprof.c.) */
+int pt_eop_profile_check(const char *path, int *n_samples, int *n_fits, ecg_err *e);
 
 #endif
