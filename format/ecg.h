@@ -584,7 +584,8 @@ typedef enum ecg_mapping {
 enum {
   ECG_PROP_ASSOC = 1u << 0,  /**< associative */
   ECG_PROP_COMM = 1u << 1,   /**< commutative */
-  ECG_PROP_DIST = 1u << 2,   /**< distributes over Add */
+  ECG_PROP_DIST = 1u << 2,   /**< distributes over Add or Mul, or maps one to the other
+                                  (Mul, MatMul, Sub, Div, Neg, Abs, Exp, Log, ...: ops.def) */
   ECG_PROP_ELEMWISE = 1u << 3, /**< elementwise over (broadcast) inputs */
   ECG_PROP_SHAPE = 1u << 4,  /**< output depends only on input shapes (Shape, Size) */
   ECG_PROP_PERMUTE = 1u << 5, /**< a pure permutation of its input's dims (Transpose): an
