@@ -590,8 +590,10 @@ enum {
   ECG_PROP_SHAPE = 1u << 4,  /**< output depends only on input shapes (Shape, Size) */
   ECG_PROP_PERMUTE = 1u << 5, /**< a pure permutation of its input's dims (Transpose): an
                                    index map its consumer can absorb (DNNFusion Fig. 3.5) */
-  ECG_PROP_STRIDED_IO = 1u << 6 /**< its kernel reads operands and writes its output as
+  ECG_PROP_STRIDED_IO = 1u << 6, /**< its kernel reads operands and writes its output as
                                      strided batched matrices, so it absorbs index maps */
+  ECG_PROP_NONNEG = 1u << 7 /**< no output element is negative (NaN aside): Relu, Abs, Exp,
+                                 Sqrt, ...; the math pass's nonneg(V) condition */
 };
 
 /** Operator ids, one per ops.def row. */

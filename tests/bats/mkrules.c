@@ -8,15 +8,17 @@
  * Each instance is a subgraph of its own, read by an Identity whose output is the graph
  * output y_<rule> (the Identity has none of the three properties, so the math pass's
  * partition ends there and the rule's root need not keep a graph output's name).  A
- * variable becomes a float32 graph input <rule>_<var> of shape [8, 8], or, when the rule
- * puts a condition on it, a seeded constant that satisfies it: scalar(V) shape [], else
- * [8, 8]; pos/nonneg(V) values in [0.5, 1.5), int(V) integers 1..3, const(V) +-[0.5, 1.5).
+ * variable becomes a float32 graph input <rule>_<var> of shape [8, 8]; under nonneg(V)
+ * alone Relu of one (non-negative by the registry); under another condition a seeded
+ * constant that satisfies it: scalar(V) shape [], else [8, 8]; pos/nonneg(V) values in
+ * [0.5, 1.5), int(V) integers 1..3, const(V) +-[0.5, 1.5).
  * A number becomes a scalar constant; identical subterms are one node; reductions reduce
  * the last axis with keepdims = 1 (axes as an input: the graph is at opset 18).
  *
- * With --violate only rules with a value condition are instantiated, each constant
- * breaking it (negative values for pos/nonneg, non-integers for int, an [8, 8] constant
- * for scalar): the rule must not fire there (outputs n_<rule>).
+ * With --violate only rules with a value condition are instantiated, each breaking it
+ * (nonneg alone: the plain input, which may be negative; negative constant values for
+ * pos/nonneg, non-integers for int, an [8, 8] constant for scalar): the rule must not fire
+ * there (outputs n_<rule>).
  *
  * Exit 0 on success, 2 usage, 1 a rule file or graph error, 3 write error. */
 #include <stdio.h>
@@ -91,6 +93,15 @@ static int make(inst *s, int ti) {
     unsigned c = s->r->cond[x->var];
     bool scalar = (c & RW_COND_SCALAR) && !s->violate;
     snprintf(name, sizeof name, "%s_%s%s", s->r->name, s->r->vars[x->var], s->violate ? "_v" : "");
+    if (c == RW_COND_NONNEG) { /* Relu(input): nonneg by the registry; violated: the input itself */
+      char rn[300];
+      int in = add_input(g, name, 2, dims);
+      if (s->violate) return s->var[x->var] = in;
+      snprintf(rn, sizeof rn, "%s_relu", name);
+      int t = ecg_add_tensor(g, rn, ECG_FLOAT, -1, NULL);
+      ecg_add_node(g, rn, "Relu", "", 18, 1, &in, 1, &t);
+      return s->var[x->var] = t;
+    }
     return s->var[x->var] = c ? add_const(g, name, scalar ? 0 : 2, dims, c, s->violate, NULL) : add_input(g, name, 2, dims);
   }
   key_of(s->r, ti, key, sizeof key);

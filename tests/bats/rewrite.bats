@@ -210,9 +210,10 @@ rewritten() {
   rewritten ppocr_mobile_v2_cls
   jq -e '.rewrite.passes[] | select(.name == "bnfold") | .fired > 0' "$ECG_OUT/ppocr_mobile_v2_cls.rewrite.json"
 }
-@test "ecg-rewrite e2e: bert_tiny (simplify fires)" {
+@test "ecg-rewrite e2e: bert_tiny (simplify and math fire: LayerNorm's Pow(x, 2), the attention scale)" {
   rewritten bert_tiny
   jq -e '.rewrite.passes[] | select(.name == "simplify") | .fired > 0' "$ECG_OUT/bert_tiny.rewrite.json"
+  jq -e '.rewrite.passes[] | select(.name == "math") | .rules."pow-two" > 0 and .rules."matmul-mul-scalar" > 0' "$ECG_OUT/bert_tiny.rewrite.json"
 }
 @test "ecg-rewrite e2e: mobilenet_v2" { rewritten mobilenet_v2; }
 @test "ecg-rewrite e2e: blazeface_front_128" { rewritten blazeface_front_128; }

@@ -22,8 +22,8 @@
  * "axes" attribute, of an operand that must have the matched reductions' input shape),
  * shapes inferred by the registry, and kept only when it has fewer FLOPs than the matched
  * nodes (constant subterms count as folded), or as many and fewer nodes, and gives the
- * root's dtype and shape; the root's output keeps its name.  Constant subterms are then
- * folded. */
+ * root's dtype and shape; the root's output keeps its name.  Constant subterms are
+ * folded (bounded by --fold-max-bytes) before every round and at the end. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +159,17 @@ static bool match_ok(const ecg_graph *g, const match *m, int root, const int *se
     if (m->ix->uses[t] != inside) return false;
   }
   for (int v = 0; v < m->r->n_vars; v++) {
-    const ecg_tensor *t = m->bind[v] >= 0 ? g->tensors[m->bind[v]] : NULL;
-    if (!m->r->cond[v]) continue;
-    if (!t || !t->is_const || !const_ok(t, m->r->cond[v])) return false; /* every condition implies const */
+    int b = m->bind[v];
+    unsigned c = m->r->cond[v];
+    const ecg_tensor *t = b >= 0 ? g->tensors[b] : NULL;
+    if (!c) continue;
+    if (!t) return false;
+    if (c == RW_COND_NONNEG && !t->is_const) { /* nonneg alone: also a producer that never writes < 0 */
+      const ecg_op_info *op = (size_t)b < m->ix->nt && m->ix->prod[b] >= 0 ? rw_info(g->nodes[m->ix->prod[b]]) : NULL;
+      if (!op || !(op->props & ECG_PROP_NONNEG)) return false;
+      continue;
+    }
+    if (!t->is_const || !const_ok(t, c)) return false; /* every other condition implies const */
   }
   return true;
 }
@@ -346,7 +354,13 @@ int rw_math(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e) {
   int *part = NULL, rc = ECG_OK;
   best *bp = NULL;
   for (int round = 0; round < 100000 && rc == ECG_OK; round++) {
-    if ((rc = rw_remove_dead(g, e)) != ECG_OK) break;
+    /* constant subterms of the last round's targets fold now, so that every node a match
+     * counts is one that stays (the gains then strictly lower the graph's FLOPs, or its
+     * nodes, and the rounds end) */
+    int folded;
+    if ((rc = rw_remove_dead(g, e)) != ECG_OK || (rc = ecg_fold_constants_limit(g, o->fold_max_bytes, &folded, e)) != ECG_OK ||
+        (rc = rw_remove_dead(g, e)) != ECG_OK)
+      break;
     size_t nn = g->n_nodes;
     free(part);
     free(bp);

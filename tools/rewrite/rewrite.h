@@ -46,9 +46,10 @@ typedef struct rw_term {
   int kids[RW_MAX_KIDS]; /**< indices into rw_rule.terms */
 } rw_term;
 
-/** Rule conditions on a variable; each implies that the variable binds a constant:
- *  const(V), nonneg(V) (no element < 0), pos(V) (every element > 0), int(V) (every
- *  element an integer, |v| < 1e6), scalar(V) (one element). */
+/** Rule conditions on a variable: const(V) (a constant); nonneg(V) (a constant with no
+ *  element < 0, or the output of an operator the registry marks ECG_PROP_NONNEG); and,
+ *  each implying a constant, pos(V) (every element > 0), int(V) (every element an
+ *  integer, |v| < 1e6), scalar(V) (one element). */
 enum { RW_COND_CONST = 1, RW_COND_NONNEG = 2, RW_COND_POS = 4, RW_COND_INT = 8, RW_COND_SCALAR = 16 };
 
 /** One rewrite rule of a rule file (DNNFusion Table 3.4 and its generalisations). */
