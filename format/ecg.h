@@ -633,6 +633,9 @@ typedef struct ecg_op_info {
 const ecg_op_info *ecg_op_lookup(const char *op_type, const char *domain);
 /** The registry row for id (0 <= id < ECG_OP_COUNT). */
 const ecg_op_info *ecg_op_get(ecg_op_id id);
+/** True when constant folding can evaluate op (it has a reference eval, not
+ *  ecg_eval_none): a node of op whose inputs are all constants folds. */
+bool ecg_op_foldable(const ecg_op_info *op);
 /** The domain of registry row id: "" for the default ai.onnx domain, else its name
  *  ("ai.onnx.preview.training"). */
 const char *ecg_op_domain(ecg_op_id id);

@@ -245,8 +245,8 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
 }
 
 /* FLOPs and nodes of the given nodes (in topological order); nodes whose inputs are all
- * constants, or outputs of earlier folded nodes of the list, count as folded when their
- * output fits fold_max bytes. */
+ * constants, or outputs of earlier folded nodes of the list, count as folded when the
+ * registry can evaluate their op (ecg_op_foldable) and their output fits fold_max bytes. */
 static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, int64_t *flops, int *count) {
   int folded_out[RW_MAX_TERMS], nf = 0;
   *flops = 0;
@@ -260,11 +260,11 @@ static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, i
       for (int j = 0; j < nf && !folded; j++) folded = folded_out[j] == nd->inputs[k];
     }
     const ecg_tensor *o = ecg_node_output(g, nd, 0);
-    if (folded && o && ecg_tensor_numel(o) >= 0 && (size_t)ecg_tensor_numel(o) * ecg_dtype_size(o->dtype) <= fold_max) {
+    const ecg_op_info *op = rw_info(nd);
+    if (folded && ecg_op_foldable(op) && o && ecg_tensor_numel(o) >= 0 && (size_t)ecg_tensor_numel(o) * ecg_dtype_size(o->dtype) <= fold_max) {
       if (nf < RW_MAX_TERMS) folded_out[nf++] = nd->outputs[0];
       continue;
     }
-    const ecg_op_info *op = rw_info(nd);
     int64_t f = op ? op->flops(g, nd) : -1;
     *flops += f > 0 ? f : 0;
     (*count)++;
