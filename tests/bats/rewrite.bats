@@ -104,6 +104,29 @@ fires() {
   "$BIN/ecg-dump" --json "$T/r.ecg" | jq -e '[.nodes[] | select(.op == "Sqrt")] | length >= 2'
 }
 
+# onnx_rewritten NAME RULE: an ONNX backend node test rewritten with the default passes;
+# RULE fired, and the lowered model matches the test's expected outputs.
+onnx_rewritten() {
+  local dir="$NODE_DATA/$1" T="$BATS_TEST_TMPDIR"
+  require_file "$dir/model.onnx" "$dir/test_data_set_0"
+  "$BIN/onnx2ecg" "$dir/model.onnx" -o "$T/m.ecg"
+  "$BIN/ecg-rewrite" --report "$T/r.json" "$T/m.ecg" -o "$T/r.ecg"
+  cat "$T/r.json"
+  jq -e --arg r "$2" '.rewrite.passes[] | select(.name == "math") | .rules[$r] > 0' "$T/r.json"
+  "$BIN/ecg-lower" -o "$T/d" "$T/r.ecg"
+  run "$BIN/ecg-bench" "$T/d" --data "$dir/test_data_set_0" --runs 1
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+}
+
+@test "ecg-rewrite math on ONNX's expanded LogSoftmax (large numbers): Log(ReduceSum(Exp(x))) -> ReduceLogSumExp" {
+  onnx_rewritten test_logsoftmax_large_number_expanded log-reducesum-exp
+}
+@test "ecg-rewrite math on ONNX's expanded MeanVarianceNormalization: Pow(x, 2) -> x*x" {
+  onnx_rewritten test_mvn_expanded pow-two
+}
+
 @test "ecg-rewrite --list-rules: one rule a line with its class; bad rule files exit 1 naming FILE:LINE" {
   local T="$BATS_TEST_TMPDIR"
   run "$BIN/ecg-rewrite" --list-rules
