@@ -584,13 +584,16 @@ typedef enum ecg_mapping {
 enum {
   ECG_PROP_ASSOC = 1u << 0,  /**< associative */
   ECG_PROP_COMM = 1u << 1,   /**< commutative */
-  ECG_PROP_DIST = 1u << 2,   /**< distributes over Add */
+  ECG_PROP_DIST = 1u << 2,   /**< distributes over Add or Mul, or maps one to the other
+                                  (Mul, MatMul, Sub, Div, Neg, Abs, Exp, Log, ...: ops.def) */
   ECG_PROP_ELEMWISE = 1u << 3, /**< elementwise over (broadcast) inputs */
   ECG_PROP_SHAPE = 1u << 4,  /**< output depends only on input shapes (Shape, Size) */
   ECG_PROP_PERMUTE = 1u << 5, /**< a pure permutation of its input's dims (Transpose): an
                                    index map its consumer can absorb (DNNFusion Fig. 3.5) */
-  ECG_PROP_STRIDED_IO = 1u << 6 /**< its kernel reads operands and writes its output as
+  ECG_PROP_STRIDED_IO = 1u << 6, /**< its kernel reads operands and writes its output as
                                      strided batched matrices, so it absorbs index maps */
+  ECG_PROP_NONNEG = 1u << 7 /**< no output element is negative (NaN aside): Relu, Abs, Exp,
+                                 Sqrt, ...; the math pass's nonneg(V) condition */
 };
 
 /** Operator ids, one per ops.def row. */
@@ -630,6 +633,9 @@ typedef struct ecg_op_info {
 const ecg_op_info *ecg_op_lookup(const char *op_type, const char *domain);
 /** The registry row for id (0 <= id < ECG_OP_COUNT). */
 const ecg_op_info *ecg_op_get(ecg_op_id id);
+/** True when constant folding can evaluate op (it has a reference eval, not
+ *  ecg_eval_none): a node of op whose inputs are all constants folds. */
+bool ecg_op_foldable(const ecg_op_info *op);
 /** The domain of registry row id: "" for the default ai.onnx domain, else its name
  *  ("ai.onnx.preview.training"). */
 const char *ecg_op_domain(ecg_op_id id);

@@ -20,6 +20,8 @@ const ecg_op_info *ecg_op_get(ecg_op_id id) {
   return id >= 0 && id < ECG_OP_COUNT ? &REGISTRY[id] : NULL;
 }
 
+bool ecg_op_foldable(const ecg_op_info *op) { return op && op->eval != ecg_eval_none; }
+
 /* Rows of ops.def that belong to a domain other than the default ai.onnx (every row
  * not listed here is ai.onnx).  Their since column counts that domain's opsets. */
 static const struct {

@@ -110,6 +110,52 @@ int ecg_infer_matmul(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out_syms(g, n, 0, a->dtype, out_r, od, syms, e);
 }
 
+/** Fold MatMul of two constants (floating-point dtypes, double accumulation): A
+ *  [..., M, K] times B [..., K, N] with broadcast batch dims; a 1-D operand is promoted as
+ *  in ecg_infer_matmul.  Other dtypes: "dtype not handled" (the node is not folded). */
+int ecg_eval_matmul(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_tensor *a = ecg_node_input(g, n, 0), *b = ecg_node_input(g, n, 1), *y = ecg_node_output(g, n, 0);
+  if (!a || !b || !y || !a->is_const || !b->is_const || !ecg_dtype_is_float(a->dtype) || !ops_fold_dtype(a->dtype) ||
+      !ecg_dtype_is_float(b->dtype) || !ops_fold_dtype(b->dtype) || !ecg_dtype_is_float(y->dtype) ||
+      !ops_fold_dtype(y->dtype))
+    return ecg_node_errf(e, g, n, "dtype not handled");
+  int64_t ad[ECG_MAX_RANK + 1], bd[ECG_MAX_RANK + 1], ob[ECG_MAX_RANK], as[ECG_MAX_RANK], bs[ECG_MAX_RANK];
+  int ra = ecg_tensor_dims(a, ad), rb = ecg_tensor_dims(b, bd);
+  if (ra < 1 || rb < 1) return ecg_node_errf(e, g, n, "operands must have rank >= 1");
+  if (ra == 1) { ad[1] = ad[0]; ad[0] = 1; ra = 2; }
+  if (rb == 1) { bd[1] = 1; rb = 2; }
+  int r = ecg_broadcast_shape(ra - 2, ad, rb - 2, bd, ob);
+  if (r < 0) return ecg_node_errf(e, g, n, "batch dims cannot be broadcast");
+  int64_t M = ad[ra - 2], K = ad[ra - 1], N = bd[rb - 1], nb = ops_prod(ob, r);
+  /* element strides of each output batch dim in A and B (0 where broadcast) */
+  int64_t sa = M * K, sb = K * N;
+  for (int i = r - 1; i >= 0; i--) {
+    int ia = i - (r - (ra - 2)), ib = i - (r - (rb - 2));
+    as[i] = ia >= 0 && ad[ia] != 1 ? sa : 0;
+    bs[i] = ib >= 0 && bd[ib] != 1 ? sb : 0;
+    if (ia >= 0) sa *= ad[ia];
+    if (ib >= 0) sb *= bd[ib];
+  }
+  void *buf;
+  ECG_TRY(ops_alloc(g, n, 0, &buf, e));
+  for (int64_t bi = 0; bi < nb; bi++) {
+    int64_t offa = 0, offb = 0, rest = bi;
+    for (int i = r - 1; i >= 0; i--) {
+      int64_t idx = rest % ob[i];
+      rest /= ob[i];
+      offa += idx * as[i];
+      offb += idx * bs[i];
+    }
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t j = 0; j < N; j++) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += ecg_const_f64(a, offa + m * K + k) * ecg_const_f64(b, offb + k * N + j);
+        ecg_store_f64(buf, y->dtype, (bi * M + m) * N + j, acc);
+      }
+  }
+  return ECG_OK;
+}
+
 /** Gemm: A [M,K] (or [K,M] with transA), B [K,N] (or [N,K] with transB), optional C
  *  unidirectionally broadcastable to [M,N] -> [M,N]. */
 int ecg_infer_gemm(ecg_graph *g, ecg_node *n, ecg_err *e) {

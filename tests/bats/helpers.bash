@@ -53,12 +53,13 @@ one_line() {
 
 # build_gen NAME [LIBS...]: compile tests/bats/NAME.c (with the given extra sources or
 # archives, e.g. build/libecg.a or build/gen/onnx.pb-c.c, relative to the repo root)
-# into $BATS_FILE_TMPDIR/NAME, once per test file.
+# into $BATS_FILE_TMPDIR/NAME, once per test file (format/, build/gen/ and tools/common/
+# are on the include path).
 build_gen() {
   local name=$1 out="$BATS_FILE_TMPDIR/$1" extra=() f
   shift
   [ -x "$out" ] && return 0
   for f in "$@"; do [ -f "$ROOT/$f" ] || { echo "build_gen: missing $f (run make)" >&2; return 1; }; extra+=("$ROOT/$f"); done
-  cc -std=gnu11 -O1 -g -I"$ROOT/format" -I"$ROOT/build/gen" "$BATS_TEST_DIRNAME/$name.c" \
+  cc -std=gnu11 -O1 -g -I"$ROOT/format" -I"$ROOT/build/gen" -I"$ROOT/tools/common" "$BATS_TEST_DIRNAME/$name.c" \
     "${extra[@]}" -lprotobuf-c -lzstd -lm -o "$out"
 }

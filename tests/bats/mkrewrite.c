@@ -12,9 +12,9 @@
  *       simplify  x*1, 0+x, x-0, x/1, x^1, an identity and a composed Transpose pair, a
  *                 Reshape chain, neutral Reshape/Cast/Expand, a graph output x*1; 0-x and
  *                 x*2 stay
- *       math      one output per rule of tools/rewrite/rules/table34.rules, each built so
- *                 that rule fires (y_<rule>), plus Relu(Relu(b)) for a --rules test and
- *                 a sqrt-sqrt-mul shape whose B may be negative (must not fire)
+ *       math      the rows of Table 3.4 (tools/rewrite/rules/1-table34.rules) by hand, one
+ *                 output each, plus Relu(Relu(b)) and a sqrt-sqrt-mul shape whose B may be
+ *                 negative (every rule on an instance of its own: tests/bats/mkrules.c)
  * Weights are seeded (fixed LCG), values in [-1, 1); BN variances in [0.5, 1.5).
  * Exit 0 on success, 2 usage, 1 invalid graph, 3 write error. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* libFuzzer harness: ecg-rewrite's rule-file parser (rw_rules_parse, the format of
- * tools/rewrite/rules/table34.rules) (issue 10, item 1).
+ * tools/rewrite/rules/1-table34.rules) (issue 10, item 1).
  *
  * Input: any bytes as the text of a rule file.  Must never crash, leak or trip ASan/UBSan.
  * Build: make fuzz-build (build-fuzz/fuzz/fuzz_rules). */

@@ -295,6 +295,25 @@ static void test_fold_math(void) {
   ecg_graph_free(g);
 }
 
+/* MatMul of constants folds: a batch against a broadcast matrix, 1-D operands on either side. */
+static void test_fold_matmul(void) {
+  ecg_graph *g = ecg_graph_new();
+  float av[12], bv[6] = {1, 0, 0, 1, 1, 1}, vv[3] = {1, 2, 3}, wv[3] = {1, 1, 1};
+  for (int i = 0; i < 12; i++) av[i] = (float)i;
+  int a = cf32(g, "a", av, DIMS(2, 2, 3)), b = cf32(g, "b", bv, DIMS(3, 2));
+  node(g, "MatMul", 13, IDS(a, b), IDS(out(g, "ab")));
+  node(g, "MatMul", 13, IDS(cf32(g, "v", vv, DIMS(3)), b), IDS(out(g, "vb")));
+  node(g, "MatMul", 13, IDS(cf32(g, "a2", av, DIMS(2, 3)), cf32(g, "w", wv, DIMS(3))), IDS(out(g, "aw")));
+  fold(g, 3, "fold matmul");
+  expect_i64(g, "ab", (int64_t[]){2, 3, 8, 9, 14, 15, 20, 21}, 8);
+  expect_shape(g, "ab", "2x2x2");
+  expect_i64(g, "vb", (int64_t[]){4, 5}, 2);
+  expect_shape(g, "vb", "2");
+  expect_i64(g, "aw", (int64_t[]){3, 12}, 2);
+  expect_shape(g, "aw", "2");
+  ecg_graph_free(g);
+}
+
 static void test_misc_shapes(void) {
   ecg_graph *g = ecg_graph_new();
   int x = tens(g, "x", ECG_FLOAT, DIMS(-1, 6, 4), "N");
@@ -382,6 +401,7 @@ int main(void) {
   test_broadcast();
   test_op_domains();
   test_fold_math();
+  test_fold_matmul();
   test_misc_shapes();
   test_op_versions();
   return unit_summary();

@@ -1,29 +1,103 @@
 /* ecg-rewrite pass "math": DNNFusion's mathematical-property rewriting (Niu dissertation
  * §3.4.2, Table 3.4) driven by the rules of the rule files (rules.c).
  *
- * For every node and every rule whose source root is the node's operator, the source is
- * matched against the graph: operator terms against producers with that registry id, no
- * attributes and one output (operands of operators the registry marks ECG_PROP_COMM in
- * either order), variables bind tensors (a repeated variable the same tensor), numbers
- * match constants of that value.  Every intermediate must be read only inside the match,
- * the root must be float32, and the rule's conditions must hold.  The target is then
- * built (identical subterms once), shapes inferred by the registry, and kept only when
- * it has fewer FLOPs than the matched nodes (constant subterms count as folded), or as
- * many and fewer nodes, and gives the root's dtype and shape; the root's output keeps its
- * name.  After each rewrite the scan restarts, to a fixed point; constant subterms are
- * then folded.  Simplification: the first improving rule per node is applied, not the
- * best of all matches in a partition (the §3.4.2 partitioning is not implemented yet). */
+ * The matcher of §3.4.2: the ECG is partitioned at operators with none of the three
+ * properties (ECG_PROP_ASSOC/COMM/DIST of the registry): the nodes that have one, joined
+ * along producer edges, form the partitions; every operator of a rule's source has a
+ * property (rules.c refuses others), so every match lies inside one partition.  In each
+ * round every match of every rule rooted at a node of a partition is enumerated and its
+ * gain measured; the best match of each partition (the largest FLOP reduction, then the
+ * most nodes removed) is applied; rounds repeat until no partition has an improving
+ * match (the fixed point; each rewrite strictly lowers (FLOPs, nodes), so it ends).
+ *
+ * Matching: operator terms match producers with that registry id and one output;
+ * element-wise and MatMul nodes must carry no attributes; a reduction (ecg_reduction_of)
+ * may carry its axes (attribute or constant input), keepdims and noop_with_empty_axes,
+ * and all reductions of one match must reduce the same dims of same-shaped inputs with the
+ * same keepdims.  Operands of operators the registry marks ECG_PROP_COMM match in either
+ * order; variables bind tensors (a repeated variable the same tensor); numbers match
+ * constants of that value.  Every intermediate must be read only inside the match, the
+ * root must be float32, and the rule's conditions must hold.  The target is then built
+ * (identical subterms once; a target reduction reduces the matched dims, given as an
+ * "axes" attribute, of an operand that must have the matched reductions' input shape),
+ * shapes inferred by the registry, and kept only when it has fewer FLOPs than the matched
+ * nodes (constant subterms count as folded), or as many and fewer nodes, and gives the
+ * root's dtype and shape; the root's output keeps its name.  Constant subterms are
+ * folded (bounded by --fold-max-bytes) before every round and at the end. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rewrite.h"
 
+/* Producer and reader counts per tensor, rebuilt after every graph change (the matcher
+ * asks them for every operand of every candidate; rw_producer/rw_uses scan the graph). */
+typedef struct {
+  int *prod;  /* node writing tensor t, -1 */
+  int *uses;  /* node inputs reading t, plus one per graph output naming it */
+  size_t nt;
+} graph_index;
+
+static int index_build(const ecg_graph *g, graph_index *x) {
+  free(x->prod);
+  free(x->uses);
+  x->nt = g->n_tensors;
+  x->prod = malloc(sizeof *x->prod * (x->nt + 1));
+  x->uses = calloc(x->nt + 1, sizeof *x->uses);
+  if (!x->prod || !x->uses) return ECG_ERR_INTERNAL;
+  for (size_t t = 0; t < x->nt; t++) x->prod[t] = -1;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_node *n = g->nodes[i];
+    for (size_t k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0 && (size_t)n->outputs[k] < x->nt) x->prod[n->outputs[k]] = (int)i;
+    for (size_t k = 0; k < n->n_inputs; k++)
+      if (n->inputs[k] >= 0 && (size_t)n->inputs[k] < x->nt) x->uses[n->inputs[k]]++;
+  }
+  for (size_t k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] >= 0 && (size_t)g->outputs[k] < x->nt) x->uses[g->outputs[k]]++;
+  return ECG_OK;
+}
+
 typedef struct {
   const rw_rule *r;
+  const graph_index *ix;
   int bind[RW_MAX_VARS];   /* tensor id per variable, -1 unbound */
   int node[RW_MAX_TERMS];  /* matched node per source term, -1 */
+  /* the reductions of the match (all alike): reduced dims, keepdims, input shape */
+  bool has_red;
+  int red_rank, red_mask[ECG_MAX_RANK];
+  int64_t red_keep, red_dims[ECG_MAX_RANK];
 } match;
+
+/* A reduction node n (float input of static shape, constant axes, reducing something, no
+ * attribute but axes/keepdims/noop_with_empty_axes) like the match's others (or the
+ * first): recorded in m. */
+static bool reduction_ok(const ecg_graph *g, match *m, const ecg_node *n) {
+  if (n->n_inputs < 1 || n->n_inputs > 2) return false;
+  for (size_t a = 0; a < n->n_attrs; a++) {
+    const char *an = n->attrs[a]->name;
+    if (strcmp(an, "axes") && strcmp(an, "keepdims") && strcmp(an, "noop_with_empty_axes")) return false;
+  }
+  const ecg_tensor *x = ecg_node_input(g, n, 0);
+  int64_t dims[ECG_MAX_RANK];
+  int mask[ECG_MAX_RANK], any = 0;
+  if (!x || !ecg_tensor_static(x)) return false;
+  int r = ecg_tensor_dims(x, dims);
+  if (r < 0 || r > ECG_MAX_RANK || ecg_reduced_dims(g, n, r, mask) < 0) return false;
+  for (int d = 0; d < r; d++) any |= mask[d];
+  if (!any) return false;
+  int64_t keep = ecg_attr_i(n, "keepdims", 1);
+  if (!m->has_red) {
+    m->has_red = true;
+    m->red_rank = r;
+    m->red_keep = keep;
+    memcpy(m->red_mask, mask, sizeof *mask * (size_t)r);
+    memcpy(m->red_dims, dims, sizeof *dims * (size_t)r);
+    return true;
+  }
+  return m->red_rank == r && m->red_keep == keep && !memcmp(m->red_mask, mask, sizeof *mask * (size_t)r) &&
+         !memcmp(m->red_dims, dims, sizeof *dims * (size_t)r);
+}
 
 /* Match source term ti against tensor t. */
 static bool match_term(const ecg_graph *g, match *m, int ti, int t) {
@@ -35,11 +109,12 @@ static bool match_term(const ecg_graph *g, match *m, int ti, int t) {
     return true;
   }
   if (x->op == ECG_OP_NONE) return rw_const_all(g->tensors[t], x->num);
-  int p = rw_producer(g, t);
+  int p = (size_t)t < m->ix->nt ? m->ix->prod[t] : -1;
   if (p < 0) return false;
   const ecg_node *n = g->nodes[p];
   const ecg_op_info *op = rw_info(n);
-  if (!op || op->id != x->op || n->n_inputs != (size_t)x->n_kids || n->n_outputs != 1 || n->n_attrs) return false;
+  if (!op || op->id != x->op || n->n_outputs != 1) return false;
+  if (ecg_reduction_of(op->id) ? !reduction_ok(g, m, n) : (n->n_inputs != (size_t)x->n_kids || n->n_attrs)) return false;
   m->node[ti] = p;
   match save = *m;
   bool ok = true;
@@ -48,7 +123,6 @@ static bool match_term(const ecg_graph *g, match *m, int ti, int t) {
   *m = save;
   return match_term(g, m, x->kids[0], n->inputs[1]) && match_term(g, m, x->kids[1], n->inputs[0]);
 }
-
 /* The distinct matched nodes into set; returns their count. */
 static int matched_nodes(const match *m, int *set) {
   int n = 0;
@@ -61,6 +135,20 @@ static int matched_nodes(const match *m, int *set) {
   return n;
 }
 
+/* Does constant t satisfy the value conditions c (RW_COND_NONNEG/POS/INT/SCALAR)? */
+static bool const_ok(const ecg_tensor *t, unsigned c) {
+  int64_t ne = ecg_tensor_numel(t);
+  if (ne < 1 || (size_t)ne * ecg_dtype_size(t->dtype) != t->data.len) return false;
+  if ((c & RW_COND_SCALAR) && ne != 1) return false;
+  for (int64_t i = 0; i < ne; i++) {
+    double v = ecg_const_f64(t, i);
+    if ((c & RW_COND_NONNEG) && !(v >= 0)) return false;
+    if ((c & RW_COND_POS) && !(v > 0)) return false;
+    if ((c & RW_COND_INT) && !(v == (double)(int64_t)v && v > -1e6 && v < 1e6)) return false;
+  }
+  return true;
+}
+
 /* Intermediates read only inside the match; conditions hold. */
 static bool match_ok(const ecg_graph *g, const match *m, int root, const int *set, int n) {
   for (int i = 0; i < n; i++) {
@@ -68,17 +156,20 @@ static bool match_ok(const ecg_graph *g, const match *m, int root, const int *se
     int t = g->nodes[set[i]]->outputs[0], inside = 0;
     for (int j = 0; j < n; j++)
       for (size_t k = 0; k < g->nodes[set[j]]->n_inputs; k++) inside += g->nodes[set[j]]->inputs[k] == t;
-    if (rw_uses(g, t) != inside) return false;
+    if (m->ix->uses[t] != inside) return false;
   }
   for (int v = 0; v < m->r->n_vars; v++) {
-    const ecg_tensor *t = m->bind[v] >= 0 ? g->tensors[m->bind[v]] : NULL;
-    if ((m->r->cond[v] & (RW_COND_CONST | RW_COND_NONNEG)) && (!t || !t->is_const)) return false;
-    if (m->r->cond[v] & RW_COND_NONNEG) {
-      int64_t ne = ecg_tensor_numel(t);
-      if (ne < 0 || (size_t)ne * ecg_dtype_size(t->dtype) != t->data.len) return false;
-      for (int64_t i = 0; i < ne; i++)
-        if (!(ecg_const_f64(t, i) >= 0)) return false;
+    int b = m->bind[v];
+    unsigned c = m->r->cond[v];
+    const ecg_tensor *t = b >= 0 ? g->tensors[b] : NULL;
+    if (!c) continue;
+    if (!t) return false;
+    if (c == RW_COND_NONNEG && !t->is_const) { /* nonneg alone: also a producer that never writes < 0 */
+      const ecg_op_info *op = (size_t)b < m->ix->nt && m->ix->prod[b] >= 0 ? rw_info(g->nodes[m->ix->prod[b]]) : NULL;
+      if (!op || !(op->props & ECG_PROP_NONNEG)) return false;
+      continue;
     }
+    if (!t->is_const || !const_ok(t, c)) return false; /* every other condition implies const */
   }
   return true;
 }
@@ -128,6 +219,20 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
     int ni = t < 0 ? -1 : ecg_add_node(g, name, op->name, "", rn->opset, x->n_kids, in, 1, &t);
     if (ni < 0) return -2;
     b->made[b->n_made++] = ni;
+    if (ecg_reduction_of(op->id)) {
+      /* the matched reductions' dims, of an operand shaped like their input */
+      int64_t axes[ECG_MAX_RANK], dims[ECG_MAX_RANK];
+      int na = 0;
+      const ecg_tensor *xin = g->tensors[in[0]];
+      if (!m->has_red || !ecg_tensor_static(xin) || ecg_tensor_dims(xin, dims) != m->red_rank ||
+          memcmp(dims, m->red_dims, sizeof *dims * (size_t)m->red_rank))
+        return -1;
+      for (int d = 0; d < m->red_rank; d++)
+        if (m->red_mask[d]) axes[na++] = d;
+      if (ecg_attr_set_ints(g->nodes[ni], "axes", na, axes) != ECG_OK ||
+          ecg_attr_set_i(g->nodes[ni], "keepdims", m->red_keep) != ECG_OK)
+        return -2;
+    }
     ecg_err ignore;
     if (op->infer(g, g->nodes[ni], &ignore) != ECG_OK) return -1;
     g->nodes[ni]->mapping_type = (Ecg__MappingType)op->mapping;
@@ -139,9 +244,11 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
   return t;
 }
 
-/* FLOPs and nodes of the given nodes; nodes whose inputs are all constants (and whose
- * output fits the fold bound) count as folded. */
+/* FLOPs and nodes of the given nodes (in topological order); nodes whose inputs are all
+ * constants, or outputs of earlier folded nodes of the list, count as folded when the
+ * registry can evaluate their op (ecg_op_foldable) and their output fits fold_max bytes. */
 static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, int64_t *flops, int *count) {
+  int folded_out[RW_MAX_TERMS], nf = 0;
   *flops = 0;
   *count = 0;
   for (int i = 0; i < n; i++) {
@@ -150,10 +257,14 @@ static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, i
     for (size_t k = 0; k < nd->n_inputs && folded; k++) {
       const ecg_tensor *t = ecg_node_input(g, nd, (int)k);
       folded = t && t->is_const;
+      for (int j = 0; j < nf && !folded; j++) folded = folded_out[j] == nd->inputs[k];
     }
     const ecg_tensor *o = ecg_node_output(g, nd, 0);
-    if (folded && o && (size_t)ecg_tensor_numel(o) * ecg_dtype_size(o->dtype) <= fold_max) continue;
     const ecg_op_info *op = rw_info(nd);
+    if (folded && ecg_op_foldable(op) && o && ecg_tensor_numel(o) >= 0 && (size_t)ecg_tensor_numel(o) * ecg_dtype_size(o->dtype) <= fold_max) {
+      if (nf < RW_MAX_TERMS) folded_out[nf++] = nd->outputs[0];
+      continue;
+    }
     int64_t f = op ? op->flops(g, nd) : -1;
     *flops += f > 0 ? f : 0;
     (*count)++;
@@ -166,12 +277,23 @@ static void discard(ecg_graph *g, const build_state *b) {
   for (int k = 0; k < b->n_made; k++) g->nodes[b->made[k]]->n_inputs = 0;
 }
 
-/* Try rule r at node i; on success the graph is rewritten (dead nodes remain). */
-static int try_rule(ecg_graph *g, const rw_rule *r, int i, size_t fold_max, bool *done) {
+/* What rewriting with one rule at one node saves: FLOPs, then nodes. */
+typedef struct {
+  int64_t flops;
+  int nodes;
+} gain;
+
+static bool better(gain a, gain b) { return a.flops > b.flops || (a.flops == b.flops && a.nodes > b.nodes); }
+
+/* Try rule r at node i: on an improving match *gn receives the gain; with apply the graph
+ * is rewritten (dead nodes remain; *gn.flops < 0 when nothing was done), else the target
+ * is built, measured and discarded.  Returns ECG_OK or ECG_ERR_INTERNAL. */
+static int try_rule(ecg_graph *g, const graph_index *ix, const rw_rule *r, int i, size_t fold_max, bool apply,
+                    gain *gn) {
   ecg_node *n = g->nodes[i];
-  *done = false;
+  *gn = (gain){-1, 0};
   if (n->n_outputs != 1 || n->outputs[0] < 0 || g->tensors[n->outputs[0]]->dtype != ECG_FLOAT) return ECG_OK;
-  match m = {.r = r};
+  match m = {.r = r, .ix = ix};
   memset(m.bind, -1, sizeof m.bind);
   memset(m.node, -1, sizeof m.node);
   int set[RW_MAX_TERMS], ns;
@@ -186,27 +308,106 @@ static int try_rule(ecg_graph *g, const rw_rule *r, int i, size_t fold_max, bool
   int c0, c1;
   cost(g, set, ns, 0, &f0, &c0);
   cost(g, b.made, b.n_made, fold_max, &f1, &c1);
-  if (!(f1 < f0 || (f1 == f0 && c1 < c0)) || !(*done = rw_bypass(g, i, t, n->outputs[0]))) discard(g, &b);
+  gain d = {f0 - f1, c0 - c1};
+  if (!better(d, (gain){0, 0})) { discard(g, &b); return ECG_OK; }
+  if (!apply) { discard(g, &b); *gn = d; return ECG_OK; }
+  if (rw_bypass(g, i, t, n->outputs[0])) *gn = d;
+  else discard(g, &b);
   return ECG_OK;
 }
 
+/* Partitions (§3.4.2 step 1): part[i] = representative node of node i's partition, -1 for
+ * nodes whose operator has none of the three properties (union-find over producer edges
+ * between nodes that have one). */
+static int find(int *part, int i) {
+  while (part[i] != i) i = part[i] = part[part[i]];
+  return i;
+}
+
+static void partitions(const ecg_graph *g, const graph_index *ix, int *part) {
+  const unsigned PROPS = ECG_PROP_ASSOC | ECG_PROP_COMM | ECG_PROP_DIST;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_op_info *op = rw_info(g->nodes[i]);
+    part[i] = op && (op->props & PROPS) ? (int)i : -1;
+  }
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    if (part[i] < 0) continue;
+    const ecg_node *n = g->nodes[i];
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      int t = n->inputs[k], p = t >= 0 && (size_t)t < ix->nt ? ix->prod[t] : -1;
+      if (p >= 0 && part[p] >= 0) part[find(part, p)] = find(part, (int)i);
+    }
+  }
+  for (size_t i = 0; i < g->n_nodes; i++)
+    if (part[i] >= 0) part[i] = find(part, (int)i);
+}
+
+/* The best match of each partition (§3.4.2 step 2). */
+typedef struct {
+  gain gn;
+  int rule, node;
+} best;
+
 int rw_math(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e) {
   if (!o->rules) return ECG_OK;
-  for (int round = 0; round < 4096; round++) {
-    ECG_TRY(rw_remove_dead(g, e));
-    bool done = false;
+  graph_index ix = {0};
+  int *part = NULL, rc = ECG_OK;
+  best *bp = NULL;
+  for (int round = 0; round < 100000 && rc == ECG_OK; round++) {
+    /* constant subterms of the last round's targets fold now, so that every node a match
+     * counts is one that stays (the gains then strictly lower the graph's FLOPs, or its
+     * nodes, and the rounds end) */
+    int folded;
+    if ((rc = rw_remove_dead(g, e)) != ECG_OK || (rc = ecg_fold_constants_limit(g, o->fold_max_bytes, &folded, e)) != ECG_OK ||
+        (rc = rw_remove_dead(g, e)) != ECG_OK)
+      break;
     size_t nn = g->n_nodes;
-    for (size_t i = 0; i < nn && !done; i++) {
-      const ecg_op_info *op = rw_info(g->nodes[i]);
-      for (int k = 0; op && k < o->rules->n && !done; k++) {
+    free(part);
+    free(bp);
+    part = malloc(sizeof *part * (nn + 1));
+    bp = malloc(sizeof *bp * (nn + 1));
+    if (!part || !bp || index_build(g, &ix) != ECG_OK) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+    partitions(g, &ix, part);
+    for (size_t i = 0; i < nn; i++) bp[i] = (best){{-1, 0}, -1, -1};
+    /* enumerate every rule at every node of every partition; keep the best per partition */
+    for (size_t i = 0; i < nn && rc == ECG_OK; i++) {
+      const ecg_op_info *op = part[i] >= 0 ? rw_info(g->nodes[i]) : NULL;
+      for (int k = 0; op && k < o->rules->n; k++) {
         const rw_rule *r = &o->rules->v[k];
+        gain gn;
         if (r->terms[r->src].op != op->id) continue;
-        if (try_rule(g, r, (int)i, o->fold_max_bytes, &done) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-        if (done) rw_count(st, r->name);
+        if (try_rule(g, &ix, r, (int)i, o->fold_max_bytes, false, &gn) != ECG_OK) {
+          rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+          break;
+        }
+        best *b = &bp[part[i]];
+        if (gn.flops >= 0 && (b->rule < 0 || better(gn, b->gn))) *b = (best){gn, k, (int)i};
       }
     }
-    if (!done) break;
+    /* apply them (step 3 repeats until no partition has one); partitions are disjoint,
+     * the index is rebuilt after each rewrite */
+    int applied = 0;
+    for (size_t p = 0; p < nn && rc == ECG_OK; p++) {
+      if (bp[p].rule < 0) continue;
+      gain gn;
+      if (applied && index_build(g, &ix) != ECG_OK) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+      const rw_rule *r = &o->rules->v[bp[p].rule];
+      if (try_rule(g, &ix, r, bp[p].node, o->fold_max_bytes, true, &gn) != ECG_OK) {
+        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        break;
+      }
+      if (gn.flops >= 0) {
+        rw_count(st, r->name);
+        applied++;
+      }
+    }
+    if (!applied) break;
   }
+  free(part);
+  free(bp);
+  free(ix.prod);
+  free(ix.uses);
+  ECG_TRY(rc);
   int folded;
   ECG_TRY(rw_remove_dead(g, e));
   ECG_TRY(ecg_fold_constants_limit(g, o->fold_max_bytes, &folded, e));

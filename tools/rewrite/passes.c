@@ -4,14 +4,16 @@
 #include "rewrite.h"
 
 /* Default order: folding first (exposes constants to bnfold and simplify), BatchNorm
- * folding, then CSE, then simplification (which may make more nodes equal). "math" is
- * run only when named (--passes ...,math) until it is tested on every model. */
+ * folding, then CSE, then simplification (which may make more nodes equal), then the
+ * DNNFusion rules ("math": it keeps a rewrite only when FLOPs, or nodes at equal FLOPs,
+ * drop, and every rule holds up to rounding; on every model of scripts/models.tsv it
+ * leaves the outputs within the ONNX Runtime tolerance). */
 static const rw_pass PASSES[] = {
     {"fold", rw_fold, "constant folding, each folded node's output at most --fold-max-bytes", true},
     {"bnfold", rw_bnfold, "BatchNormalization folded into a preceding Conv/ConvTranspose/Gemm/MatMul", true},
     {"cse", rw_cse, "common-subexpression elimination (same op, attributes and inputs)", true},
     {"simplify", rw_simplify, "x*1, x+0, x-0, x/1, x^1, Transpose/Reshape chains, neutral Cast/Reshape/Expand", true},
-    {"math", rw_math, "DNNFusion Table 3.4 rules from rule files (--list-rules), where FLOPs drop (not default yet)", false},
+    {"math", rw_math, "DNNFusion §3.4.2 rules from rule files (--list-rules), best FLOP gain per partition", true},
 };
 
 const rw_pass *rw_passes(size_t *n) {

@@ -21,7 +21,7 @@
 #include "ecg.h"
 
 /** Most distinct counters one pass reports (rules or cases that fired). */
-#define RW_MAX_COUNTERS 64
+#define RW_MAX_COUNTERS 512
 
 /** What one run of a pass did: named counters, one per rule or case that fired. */
 typedef struct rw_stats {
@@ -46,8 +46,11 @@ typedef struct rw_term {
   int kids[RW_MAX_KIDS]; /**< indices into rw_rule.terms */
 } rw_term;
 
-/** Rule conditions on a variable. */
-enum { RW_COND_CONST = 1, RW_COND_NONNEG = 2 };
+/** Rule conditions on a variable: const(V) (a constant); nonneg(V) (a constant with no
+ *  element < 0, or the output of an operator the registry marks ECG_PROP_NONNEG); and,
+ *  each implying a constant, pos(V) (every element > 0), int(V) (every element an
+ *  integer, |v| < 1e6), scalar(V) (one element). */
+enum { RW_COND_CONST = 1, RW_COND_NONNEG = 2, RW_COND_POS = 4, RW_COND_INT = 8, RW_COND_SCALAR = 16 };
 
 /** One rewrite rule of a rule file (DNNFusion Table 3.4 and its generalisations). */
 typedef struct rw_rule {
@@ -68,9 +71,12 @@ typedef struct rw_rules {
   int n, cap;
 } rw_rules;
 
-/** Parse rule text (the format of tools/rewrite/rules/table34.rules) named file (for
+/** Parse rule text (the format of tools/rewrite/rules/1-table34.rules) named file (for
  *  messages) and append its rules to rs. Errors: ECG_ERR_INPUT "FILE:LINE: what" (syntax,
- *  unknown operator, target variable not in the source, unknown condition),
+ *  unknown operator, a source operator with none of the associative/commutative/
+ *  distributive properties (the matcher partitions the graph there, §3.4.2), a reduction
+ *  term without exactly one operand, a target reduction with none in the source (its
+ *  axes), target variable not in the source, unknown condition, a duplicate rule name),
  *  ECG_ERR_INTERNAL (out of memory). */
 int rw_rules_parse(rw_rules *rs, const char *file, const char *text, size_t len, ecg_err *e);
 /** Append the rules shipped inside the binary (tools/rewrite/rules/, embedded). */

@@ -1,5 +1,5 @@
 /* ecg-rewrite: rule files (DNNFusion §3.4.2 rules as data; format in
- * tools/rewrite/rules/table34.rules).  One rule a line:
+ * tools/rewrite/rules/1-table34.rules).  One rule a line:
  *   CLASS NAME: SOURCE -> TARGET [if COND, COND...]
  * Operators are resolved through the registry at parse time, so a typo is a line-numbered
  * error, never a rule that silently never fires. */
@@ -19,6 +19,7 @@ typedef struct {
   int line;
   rw_rule *r;
   ecg_err *e;
+  bool has_red; /* the source has a reduction */
 } parser;
 
 static int fail(parser *p, const char *what, const char *tok) {
@@ -84,6 +85,15 @@ static int term(parser *p, bool in_source) {
   }
   const ecg_op_info *op = ecg_op_lookup(name, "");
   if (!op) { fail(p, "unknown operator", at); return -1; }
+  if (in_source && !(op->props & (ECG_PROP_ASSOC | ECG_PROP_COMM | ECG_PROP_DIST))) {
+    fail(p, "operator with none of the associative/commutative/distributive properties in a source "
+            "(the matcher partitions the graph at such operators)", at);
+    return -1;
+  }
+  if (ecg_reduction_of(op->id)) {
+    if (!in_source && !p->has_red) { fail(p, "target reduction without a reduction in the source (its axes)", at); return -1; }
+    p->has_red |= in_source;
+  }
   x->op = op->id;
   do {
     if (x->n_kids == RW_MAX_KIDS) { fail(p, "too many operands", at); return -1; }
@@ -92,17 +102,23 @@ static int term(parser *p, bool in_source) {
     r->terms[t].kids[r->terms[t].n_kids++] = k;
   } while (eat(p, ','));
   if (!eat(p, ')')) { fail(p, "expected ')'", p->s); return -1; }
+  if (ecg_reduction_of(op->id) && r->terms[t].n_kids != 1) { fail(p, "a reduction takes one operand", at); return -1; }
   return t;
 }
 
-/* COND{, COND}: const(v) or nonneg(v). */
+/* COND{, COND}: const(v), nonneg(v), pos(v), int(v) or scalar(v) (rewrite.h RW_COND_*). */
 static int conditions(parser *p) {
+  static const struct { const char *name; unsigned bit; } CONDS[] = {
+      {"const", RW_COND_CONST}, {"nonneg", RW_COND_NONNEG}, {"pos", RW_COND_POS}, {"int", RW_COND_INT},
+      {"scalar", RW_COND_SCALAR}};
   do {
     char name[32], var[32];
     const char *at = p->s;
     ident(p, name, sizeof name);
-    unsigned c = !strcmp(name, "const") ? RW_COND_CONST : !strcmp(name, "nonneg") ? RW_COND_NONNEG : 0;
-    if (!c) return fail(p, "unknown condition (known: const, nonneg)", at);
+    unsigned c = 0;
+    for (size_t k = 0; k < sizeof CONDS / sizeof *CONDS && !c; k++)
+      if (!strcmp(name, CONDS[k].name)) c = CONDS[k].bit;
+    if (!c) return fail(p, "unknown condition (known: const, nonneg, pos, int, scalar)", at);
     int v;
     if (!eat(p, '(') || !ident(p, var, sizeof var) || !eat(p, ')')) return fail(p, "expected COND(variable)", at);
     if ((v = var_index(p->r, var, false)) < 0) return fail(p, "condition on a variable not in the source", at);
@@ -157,8 +173,12 @@ int rw_rules_parse(rw_rules *rs, const char *file, const char *text, size_t len,
         rs->cap = rs->cap ? rs->cap * 2 : 64;
       }
       for (char *c = q; *c; c++) if (*c == '\r') *c = ' ';
-      parser p = {q, file, line + 1, &rs->v[rs->n], e};
-      if ((rc = rule_line(&p)) == ECG_OK) rs->n++;
+      parser p = {q, file, line + 1, &rs->v[rs->n], e, false};
+      if ((rc = rule_line(&p)) == ECG_OK) {
+        for (int k = 0; k < rs->n && rc == ECG_OK; k++)
+          if (!strcmp(rs->v[k].name, rs->v[rs->n].name)) rc = fail(&p, "duplicate rule name", rs->v[k].name);
+        if (rc == ECG_OK) rs->n++;
+      }
     }
     if (!nl) break;
     s = nl + 1;
