@@ -13,8 +13,11 @@
  *                  branch outputs concatenated (2048 channels)
  *       cycle      x [8,8]: y1 = x@W1, z = Relu(y1), y2 = x@z, y3 = x@W3: merging y1 and
  *                  y2 would make a cycle (z reads y1), the other pairs are fine
- *       concat     Concat(Add(a,b), Add(c,d)) and Relu on both outputs of a Split: one
- *                  concat-ew and one split-unary site (N unused)
+ *       concat     Concat(Add(a,b), Add(c,d)) and Relu on both outputs of a Split of it,
+ *                  and Mul(Concat(a,b), Concat(c,d)): concat-ew, split-unary and
+ *                  ew-concat sites (N unused)
+ *       convcat    Relu(Concat(Conv3x3(x), Conv3x3(x))) on x [1,C,HW,HW] (default C 8,
+ *                  HW 6): conv-merge, then split-concat (N unused)
  * Weights are seeded (fixed LCG), uniform in [-1, 1) times 1/sqrt(fan-in).
  * Exit 0 on success, 2 usage, 1 invalid graph or write error. */
 #include <math.h>
@@ -169,6 +172,16 @@ int main(int argc, char **argv) {
     ecg_attr_set_i(last(g), "axis", 1);
     output(g, OP(g, "Relu", "r0", outs[0]));
     output(g, OP(g, "Relu", "r1", outs[1]));
+    int l = op(g, "Concat", "cat_ab", 2, (int[]){a, b});
+    ecg_attr_set_i(last(g), "axis", 0);
+    int r = op(g, "Concat", "cat_cd", 2, (int[]){cc, dd});
+    ecg_attr_set_i(last(g), "axis", 0);
+    output(g, OP(g, "Mul", "m", l, r));
+  } else if (!strcmp(kind, "convcat")) {
+    int64_t cc = argc == 6 ? c : 8, h = argc == 6 ? hw : 6, d[4] = {1, cc, h, h};
+    int x = input(g, "x", 4, d);
+    int p = conv(g, "p", x, cc, cc, 3, 3, 0), q = conv(g, "q", x, cc, cc, 3, 3, 0);
+    output(g, OP(g, "Relu", "y", concat(g, "pq", 2, (int[]){p, q})));
   } else {
     fprintf(stderr, "mksearch: unknown kind '%s'\n", kind);
     return 2;

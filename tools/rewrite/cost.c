@@ -62,6 +62,7 @@ int sg_cost_parse(sg_cost_db *db, const char *file, const char *text, size_t len
     *k_end = 0;
     if (!*s) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: empty key before '='", file, line);
     char *num = eq + 1, *stop;
+    while (isspace((unsigned char)*num)) num++;
     double ms = strtod(num, &stop);
     while (isspace((unsigned char)*stop)) stop++;
     if (stop == num || *stop) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: '%s' is not a time in ms", file, line, num);

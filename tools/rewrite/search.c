@@ -121,7 +121,7 @@ typedef struct {
 typedef struct {
   const sg_opts *o;
   double t0, deadline;
-  long long explored;
+  long long explored, cycles;
   bool stopped, oom;
   double best_cost;
   sg_sub best_seq[MAX_K];
@@ -203,7 +203,9 @@ static bool disjoint(const sg_sub *a, const sg_sub *b) {
 static bool child_of(run *r, const sg_graph *g, const sg_sub *s, int pos, sg_graph *child) {
   if (!sg_copy(child, g)) { r->oom = r->stopped = true; return false; }
   r->explored++;
-  return sg_apply(child, s, pos, &r->o->db);
+  int rc = sg_apply(child, s, pos, &r->o->db);
+  r->cycles += rc < 0;
+  return rc > 0;
 }
 
 /* Record g reached by seq[0..len-1] when it beats the best. */
@@ -324,7 +326,7 @@ static bool hset_add(hset *s, uint64_t h) {
 static bool replay(run *r, const sg_graph *s0, const sg_sub *seq, int len, sg_graph *g) {
   if (!sg_copy(g, s0)) { r->oom = r->stopped = true; return false; }
   for (int i = 0; i < len; i++)
-    if (!sg_apply(g, &seq[i], i + 1, &r->o->db)) return false;
+    if (sg_apply(g, &seq[i], i + 1, &r->o->db) <= 0) return false;
   return true;
 }
 
@@ -584,6 +586,7 @@ int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg
   res->algo = algo;
   res->time_s = now_s() - r.t0;
   res->explored = r.explored;
+  res->cycles = r.cycles;
   res->finished = !r.stopped || (algo == SG_GREEDY && !r.oom);
   res->initial_cost = s0->cost;
   res->final_cost = r.best_cost;
@@ -610,9 +613,9 @@ void sg_report_json(FILE *f) {
   for (int i = 0; i < N_LAST; i++) {
     const sg_result *x = &LAST[i];
     fprintf(f,
-            "%s{\"name\": \"%s\", \"time_s\": %.6f, \"explored\": %lld, \"finished\": %s, \"initial_cost\": %.6f, "
-            "\"final_cost\": %.6f, \"steps\": %d, \"applied\": [",
-            i ? ", " : "", NAMES[x->algo], x->time_s, x->explored, x->finished ? "true" : "false", x->initial_cost,
+            "%s{\"name\": \"%s\", \"time_s\": %.6f, \"explored\": %lld, \"cycles_rejected\": %lld, \"finished\": %s, "
+            "\"initial_cost\": %.6f, \"final_cost\": %.6f, \"steps\": %d, \"applied\": [",
+            i ? ", " : "", NAMES[x->algo], x->time_s, x->explored, x->cycles, x->finished ? "true" : "false", x->initial_cost,
             x->final_cost, x->n_steps);
     for (int k = 0; k < x->n_steps; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", rules[x->applied[k]].name);
     fprintf(f, "]}");

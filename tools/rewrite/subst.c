@@ -763,17 +763,17 @@ void sg_sub_key(const sg_graph *s, sg_sub *sub) {
   }
 }
 
-bool sg_apply(sg_graph *s, const sg_sub *sub, int pos, const sg_cost_db *db) {
+int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const sg_cost_db *db) {
   int n0 = s->nn;
   int nr;
   const sg_rule *rules = sg_rules(&nr);
-  if (!rules[sub->rule].apply(s, sub, pos)) return false;
-  if (!sg_acyclic(s)) return false;
+  if (!rules[sub->rule].apply(s, sub, pos)) return 0;
+  if (!sg_acyclic(s)) return -1;
   for (int i = n0; i < s->nn; i++) s->n[i].cost = sg_cost_node(db, s, i);
   s->cost = 0;
   for (int i = 0; i < s->nn; i++)
     if (s->n[i].alive) s->cost += s->n[i].cost;
-  return true;
+  return 1;
 }
 
 /* ------------------------------------------------------------ materialisation */

@@ -110,9 +110,9 @@ bool sg_acyclic(const sg_graph *s);
 /** Structural hash of the live graph (TASO's dedup of seen graphs). */
 uint64_t sg_hash(const sg_graph *s);
 /** Apply sub at step pos (1-based) to s: the rule's apply, then the cycle check and cost
- *  update.  False when the rule refuses or the result has a cycle (s is then garbage:
- *  apply to a copy). */
-bool sg_apply(sg_graph *s, const sg_sub *sub, int pos, const struct sg_cost_db *db);
+ *  update.  Returns 1 when applied, 0 when the rule refuses, -1 when the result has a
+ *  cycle (rejected, OCGGS/TASO); on 0 and -1 s is garbage (apply to a copy). */
+int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const struct sg_cost_db *db);
 /** Compute sub's key (kpos, kj) from the labels of its nodes in s. */
 void sg_sub_key(const sg_graph *s, sg_sub *sub);
 
@@ -181,6 +181,7 @@ typedef struct sg_result {
   int algo;
   double time_s;
   long long explored;  /**< sequences (search states) generated */
+  long long cycles;    /**< substitutions rejected because they made a cycle */
   bool finished;       /**< false when the budget stopped it */
   double initial_cost, final_cost;
   int n_steps;
