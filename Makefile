@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion bench-search cost-db \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -212,6 +212,18 @@ test-lowered: all
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
 	sh scripts/bench_fusion.sh
+
+# OCGGS graph-substitution search (ecg-rewrite --search) on ResNet/Inception-E block graphs:
+# the paper's Table 3 shape in out/bench_search.md (SEARCH_BUDGET=seconds per run, default 60;
+# uses build/search/cost.txt when `make cost-db` made it, else the roofline model).
+bench-search: all
+	sh scripts/bench_search.sh out
+
+# ecg-rewrite's cost table (--cost-db): every node key the searches meet on 2 ResNet and 2
+# Inception-E blocks, timed with ecg-bench on this machine (scripts/cost_db.sh; grows only).
+cost-db: all
+	sh scripts/bench_search.sh --graphs-only
+	sh scripts/cost_db.sh build/search/cost.txt build/search/resnet2.ecg build/search/inception2.ecg
 
 # PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
 # every conv of the pruned resnet18 (scripts/prune_layers.sh; long).

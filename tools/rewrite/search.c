@@ -562,6 +562,7 @@ static void sampling(run *r, const sg_graph *s0) {
 
 int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg_result *res, ecg_err *e) {
   run r = {.o = o, .algo = algo, .best_cost = s0->cost, .n0 = s0->n_alive};
+  int hits0 = o->db.hits, misses0 = o->db.misses;
   r.t0 = r.last_note = now_s();
   r.deadline = r.t0 + (o->budget_s > 0 ? o->budget_s : 60);
   if (!sg_copy(&r.best, s0)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -587,6 +588,8 @@ int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg
   res->time_s = now_s() - r.t0;
   res->explored = r.explored;
   res->cycles = r.cycles;
+  res->cost_hits = o->db.hits - hits0;
+  res->cost_misses = o->db.misses - misses0;
   res->finished = !r.stopped || (algo == SG_GREEDY && !r.oom);
   res->initial_cost = s0->cost;
   res->final_cost = r.best_cost;
@@ -614,9 +617,10 @@ void sg_report_json(FILE *f) {
     const sg_result *x = &LAST[i];
     fprintf(f,
             "%s{\"name\": \"%s\", \"time_s\": %.6f, \"explored\": %lld, \"cycles_rejected\": %lld, \"finished\": %s, "
-            "\"initial_cost\": %.6f, \"final_cost\": %.6f, \"steps\": %d, \"applied\": [",
+            "\"initial_cost\": %.6f, \"final_cost\": %.6f, \"cost_table_hits\": %d, \"cost_roofline\": %d, "
+            "\"steps\": %d, \"applied\": [",
             i ? ", " : "", NAMES[x->algo], x->time_s, x->explored, x->cycles, x->finished ? "true" : "false", x->initial_cost,
-            x->final_cost, x->n_steps);
+            x->final_cost, x->cost_hits, x->cost_misses, x->n_steps);
     for (int k = 0; k < x->n_steps; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", rules[x->applied[k]].name);
     fprintf(f, "]}");
   }

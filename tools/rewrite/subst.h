@@ -182,6 +182,7 @@ typedef struct sg_result {
   double time_s;
   long long explored;  /**< sequences (search states) generated */
   long long cycles;    /**< substitutions rejected because they made a cycle */
+  int cost_hits, cost_misses; /**< nodes costed from the table / by the roofline */
   bool finished;       /**< false when the budget stopped it */
   double initial_cost, final_cost;
   int n_steps;
