@@ -136,7 +136,7 @@ san:
 # seconds on its corpus (build-fuzz/corpus/NAME, seeded by tests/fuzz/run.sh); make test
 # runs a short smoke of each (tests/bats/libfuzzer.bats).
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb
+FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb costdb
 tool_objs = $(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))))
 fuzz_deps_onnx     := $(call tool_objs,onnx2ecg)
 fuzz_deps_ecg      :=
@@ -144,11 +144,13 @@ fuzz_deps_tensorpb := $(call tool_objs,bench)
 fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o
 fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_deps_profiledb := $(call tool_objs,fuse)
+fuzz_deps_costdb   := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_inc_onnx := -Itools/onnx2ecg
 fuzz_inc_tensorpb := -Itools/bench
 fuzz_inc_lower := -Itools/lower
 fuzz_inc_rules := -Itools/rewrite
 fuzz_inc_profiledb := -Itools/fuse
+fuzz_inc_costdb := -Itools/rewrite
 FUZZ_BINS := $(foreach n,$(FUZZ_NAMES),$(BUILD)/fuzz/fuzz_$(n))
 define FUZZ_RULE
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(fuzz_deps_$(1)) $(COMMON_OBJS) $(BUILD)/libecg.a

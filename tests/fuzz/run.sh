@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh [--seconds N] [--smoke] [--replay-only] [NAME...]: the libFuzzer campaign
 # (issue 10, item 1).  NAME is one of the harnesses in build-fuzz/fuzz/ (make fuzz-build):
-# onnx ecg tensorpb lower rules profiledb (default: all).
+# onnx ecg tensorpb lower rules profiledb costdb (default: all).
 #
 # For each harness: replay every regression input of tests/fuzz/regress/NAME/ (a crash
 # found once, kept so it stays fixed), then fuzz for N seconds (default 60) on the corpus
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     *) names="$names $1"; shift ;;
   esac
 done
-[ -n "$names" ] || names="onnx ecg tensorpb lower rules profiledb"
+[ -n "$names" ] || names="onnx ecg tensorpb lower rules profiledb costdb"
 F=build-fuzz
 NODE=${ECG_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
 mkdir -p "$F/corpus" "$F/artifacts" "$F/logs"
