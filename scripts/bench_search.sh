@@ -10,7 +10,8 @@
 #      COST_DB the cost table (default build/search/cost.txt from `make cost-db`; when it
 #      is missing the roofline model is used and the table says so),
 #      SEARCH_GRAPHS the graphs (default "resnet:2 resnet:4 resnet:6 resnet:8 inception:1
-#      inception:2 inception:3 inception:4"), SEARCH_ALGOS (default all six).
+#      inception:2 inception:3 inception:4"), SEARCH_ALGOS (default all six),
+#      TABLE_ONLY=1 to redo the table from an existing OUT_DIR/bench_search.jsonl.
 # Writes OUT_DIR/bench_search.jsonl (one line per graph and algorithm: the report's search
 # entry plus the graph) and OUT_DIR/bench_search.md (the Table-3-shaped table), and prints
 # the table.  Times are wall-clock search times on this machine, as loaded as it is.
@@ -31,7 +32,8 @@ dbarg=""
 model="roofline (no cost table: run make cost-db)"
 if [ -f "$db" ]; then dbarg="--cost-db $db"; model="measured table $db ($(grep -c ' = ' "$db") keys), roofline where a key is missing"; fi
 jsonl="$out/bench_search.jsonl"
-: > "$jsonl"
+[ "${TABLE_ONLY:-0}" = 1 ] || : > "$jsonl"
+[ "${TABLE_ONLY:-0}" = 1 ] && graphs=""
 for gspec in $graphs; do
   kind=${gspec%%:*}
   n=${gspec#*:}
@@ -59,7 +61,7 @@ rm -f "$out/.r.json"
     | ($rows | map({(.name): .}) | add) as $r
     | [$rows[0].graph, ($rows[0].nodes | tostring), ($rows[0].initial_cost * 1000 | round / 1000 | tostring)]
       + [$A[] as $a | $r[$a] | if . == null then "" else
-          (if .finished then "" else ">" end) + (.time_s * 1000 | round / 1000 | tostring) + " s / "
+          (if .finished then "" else ">" end) + (.time_s * 1e6 | round / 1e6 | tostring) + " s / "
           + (if .finished then "" else "(" end) + (.final_cost * 1000 | round / 1000 | tostring)
           + (if .finished then "" else ")" end) end]
       + [$A[] as $a | select($a == "enu" or $a == "pruning" or $a == "dpp") | $r[$a] |
