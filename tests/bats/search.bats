@@ -81,6 +81,12 @@ EOF
   for a in taso enu pruning dpp sampling; do cmp <("$BIN/ecg-dump" --json "$T/r_greedy.ecg") <("$BIN/ecg-dump" --json "$T/r_$a.ecg"); done
 }
 
+@test "ecg-rewrite --passes subst without --search runs Sampling" {
+  "$BATS_FILE_TMPDIR/mksearch" convcat 1 "$T/g.ecg"
+  "$BIN/ecg-rewrite" --passes subst --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
+  jq -e '.rewrite.search.picked == "sampling" and .rewrite.search.algorithms[0].steps == 2' "$T/r.json"
+}
+
 @test "ecg-rewrite --search: conv-merge then split-concat (roofline costs), outputs unchanged" {
   "$BATS_FILE_TMPDIR/mksearch" convcat 1 "$T/g.ecg"
   run "$BIN/ecg-rewrite" --search pruning --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"

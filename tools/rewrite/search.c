@@ -630,8 +630,9 @@ void sg_report_json(FILE *f) {
 int rw_subst(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e) {
   sg_opts def;
   const sg_opts *so = o->search;
-  if (!so) {
-    sg_opts_init(&def);
+  if (!so || !so->n_algos) { /* --passes subst without --search: Sampling */
+    if (so) def = *so;
+    else sg_opts_init(&def);
     def.algos[def.n_algos++] = SG_SAMPLING;
     so = &def;
   }
