@@ -887,7 +887,8 @@ int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e) {
     char *tmp = g->tensors[was]->name;
     g->tensors[was]->name = g->tensors[now]->name;
     g->tensors[now]->name = tmp;
-    g->outputs[k] = now;
+    for (size_t j = 0; j < g->n_outputs; j++) /* an output listed twice is renamed once */
+      if (g->outputs[j] == was) g->outputs[j] = now;
   }
   free(map);
   if (rc != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
