@@ -96,9 +96,11 @@ typedef struct sg_rule {
 /** The structural rules (subst.c); *n receives their count. */
 const sg_rule *sg_rules(int *n);
 
-/** Build the sg of g (shapes inferred, static).  Nodes with more than SG_MAX_IN inputs or
- *  SG_MAX_OUT outputs, or with a dynamic shape, stay opaque.  Returns ECG_OK or
- *  ECG_ERR_INTERNAL (out of memory). costs: cost model for each node. */
+/** Build the sg of g (shapes inferred; value i = tensor i, node i = node i), each node
+ *  costed with db.  Nodes the registry does not know, with more than SG_MAX_IN inputs or
+ *  SG_MAX_OUT outputs, with a non-static shape, a Conv that is not 2-D, or a producer
+ *  of an input past SG_MAX_IN stay opaque (never rewritten).  Returns ECG_OK or
+ *  ECG_ERR_INTERNAL (out of memory). */
 struct sg_cost_db;
 int sg_from_ecg(const ecg_graph *g, sg_graph *s, const struct sg_cost_db *db, ecg_err *e);
 /** Deep copy src into dst (dst's old arrays freed). False on out of memory. */
