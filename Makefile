@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion \
+.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion bench-search cost-db \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -136,7 +136,7 @@ san:
 # seconds on its corpus (build-fuzz/corpus/NAME, seeded by tests/fuzz/run.sh); make test
 # runs a short smoke of each (tests/bats/libfuzzer.bats).
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb eopprof
+FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb eopprof costdb
 tool_objs = $(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))))
 fuzz_deps_onnx     := $(call tool_objs,onnx2ecg)
 fuzz_deps_ecg      :=
@@ -145,12 +145,14 @@ fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUIL
 fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_deps_profiledb := $(call tool_objs,fuse)
 fuzz_deps_eopprof  := $(call tool_objs,partition) $(BUILD)/gen/pt_weights_blob.o
+fuzz_deps_costdb   := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_inc_onnx := -Itools/onnx2ecg
 fuzz_inc_tensorpb := -Itools/bench
 fuzz_inc_lower := -Itools/lower
 fuzz_inc_rules := -Itools/rewrite
 fuzz_inc_profiledb := -Itools/fuse
 fuzz_inc_eopprof := -Itools/partition
+fuzz_inc_costdb := -Itools/rewrite
 FUZZ_BINS := $(foreach n,$(FUZZ_NAMES),$(BUILD)/fuzz/fuzz_$(n))
 define FUZZ_RULE
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c $(fuzz_deps_$(1)) $(COMMON_OBJS) $(BUILD)/libecg.a
@@ -214,6 +216,18 @@ test-lowered: all
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
 	sh scripts/bench_fusion.sh
+
+# OCGGS graph-substitution search (ecg-rewrite --search) on ResNet/Inception-E block graphs:
+# the paper's Table 3 shape in out/bench_search.md (SEARCH_BUDGET=seconds per run, default 60;
+# uses build/search/cost.txt when `make cost-db` made it, else the roofline model).
+bench-search: all
+	sh scripts/bench_search.sh out
+
+# ecg-rewrite's cost table (--cost-db): every node key the searches meet on 2 ResNet and 2
+# Inception-E blocks, timed with ecg-bench on this machine (scripts/cost_db.sh; grows only).
+cost-db: all
+	sh scripts/bench_search.sh --graphs-only
+	sh scripts/cost_db.sh build/search/cost.txt build/search/resnet2.ecg build/search/inception2.ecg
 
 # PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
 # every conv of the pruned resnet18 (scripts/prune_layers.sh; long).

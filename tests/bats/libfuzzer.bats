@@ -31,6 +31,7 @@ smoke() {
 @test "libFuzzer smoke: ecg-bench TensorProto reader" { smoke tensorpb; }
 @test "libFuzzer smoke: lowering of valid ECGs" { smoke lower; }
 @test "libFuzzer smoke: ecg-rewrite rule-file parser" { smoke rules; }
+@test "libFuzzer smoke: ecg-rewrite cost-table parser" { smoke costdb; }
 @test "libFuzzer smoke: ecg-fuse profile-database parser" { smoke profiledb; }
 @test "libFuzzer smoke: ecg-partition EOP device-profile parser and pattern fitting" { smoke eopprof; }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh [--seconds N] [--runs N] [--smoke] [--replay-only] [NAME...]: the libFuzzer campaign
 # (issue 10, item 1).  NAME is one of the harnesses in build-fuzz/fuzz/ (make fuzz-build):
-# onnx ecg tensorpb lower rules profiledb eopprof (default: all).
+# onnx ecg tensorpb lower rules profiledb eopprof costdb (default: all).
 #
 # For each harness: replay every regression input of tests/fuzz/regress/NAME/ (a crash
 # found once, kept so it stays fixed), then fuzz for N seconds (default 60) on the corpus
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -n "$runs" ] && [ $secs_given = 0 ]; then secs=0; fi # libFuzzer: 0 = no time limit
-[ -n "$names" ] || names="onnx ecg tensorpb lower rules profiledb eopprof"
+[ -n "$names" ] || names="onnx ecg tensorpb lower rules profiledb eopprof costdb"
 F=build-fuzz
 NODE=${ECG_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
 mkdir -p "$F/corpus" "$F/artifacts" "$F/logs"
@@ -65,7 +65,7 @@ seed() {
         [ "$(wc -c < "$p")" -lt 20000 ] && cp "$p" "$dir/$(basename "$(dirname "$(dirname "$p")")")-$(basename "$p")"
       done ;;
     rules) cp tools/rewrite/rules/*.rules "$dir"/ ;;
-    profiledb|eopprof) : ;; # hand-made seeds only (tests/fuzz/seeds/NAME)
+    profiledb|eopprof|costdb) : ;; # hand-made seeds only (tests/fuzz/seeds/NAME)
   esac
 }
 

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "ecg_measure.h"
 #include "rewrite.h"
+#include "subst.h"
 
 #define MAX_RUN 32 /* passes in one --passes list */
 
@@ -21,11 +22,12 @@ static void usage(FILE *f) {
           "Rewrite an ECG with semantics-preserving passes (run in the order given).\n"
           "  --passes LIST        comma-separated pass names (default: all, in the order below)\n");
   for (size_t i = 0; i < n; i++) fprintf(f, "      %-10s %s\n", p[i].name, p[i].help);
+  sg_usage(f);
   fprintf(f,
           "  --rules FILE         math: add the rules of FILE (repeatable; format: tools/rewrite/rules/)\n"
           "  --list-rules         print every rule (built-in and --rules), one a line with its class\n"
           "  --fold-max-bytes N   fold: largest constant a folded node may write (default 1048576)\n"
-          "  --timeout SECONDS    start no further pass after SECONDS (--budget is the same)\n"
+          "  --timeout SECONDS    start no further pass after SECONDS (--budget is the same; subst: per algorithm)\n"
           "  --print-after        one line per pass on stderr: nodes, FLOPs, what fired\n"
           "  --report FILE        JSON report (- = stderr)\n"
           "  -o, --output FILE    output ECG (default stdout)\n"
@@ -105,7 +107,9 @@ static int write_report(const char *path, double ms, ecg_sizes before, ecg_sizes
     ecg_sizes_json(f, "after", runs[i].after);
     fprintf(f, "}");
   }
-  fprintf(f, "]}}\n");
+  fprintf(f, "]");
+  sg_report_json(f);
+  fprintf(f, "}}\n");
   if (f != stderr && fclose(f) != 0) { perror(path); return 1; }
   return 0;
 }
@@ -149,12 +153,12 @@ static int run_passes(ecg_graph *g, const rw_pass **list, int n, const rw_opts *
 
 /* The command line (main's body); every rule rw_rules_*() appends to *rules is freed by
  * main() whatever this returns (no leak on the early usage exits). */
-static int rewrite_main(int argc, char **argv, rw_rules *rules) {
+static int rewrite_main(int argc, char **argv, rw_rules *rules, sg_opts *so) {
   const char *out = "-", *in = "-", *report = NULL;
   const rw_pass *list[MAX_RUN];
   int n_list = 0, verbose = 0, quiet = 0, have_in = 0, zstd = 0, print_after = 0;
   double timeout_s = 0;
-  rw_opts o = {.fold_max_bytes = 1u << 20};
+  rw_opts o = {.fold_max_bytes = 1u << 20, .search = so};
   int list_rules = 0;
   ecg_err e = {0};
   if (rw_rules_builtin(rules, &e) != ECG_OK) { fprintf(stderr, "ecg-rewrite: built-in rules: %s\n", e.msg); return 3; }
@@ -172,6 +176,8 @@ static int rewrite_main(int argc, char **argv, rw_rules *rules) {
     if (!strcmp(a, "--zstd")) { zstd = 1; continue; }
     if (!strcmp(a, "--print-after")) { print_after = 1; continue; }
     if (!strcmp(a, "--list-rules")) { list_rules = 1; continue; }
+    int src = sg_option(so, argc, argv, &i);
+    if (src >= 0) { if (src) return src; continue; }
     if (!strcmp(a, "--passes") || !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--report") ||
         !strcmp(a, "--fold-max-bytes") || !strcmp(a, "--timeout") || !strcmp(a, "--budget") || !strcmp(a, "--rules")) {
       if (i + 1 >= argc || !argv[i + 1][0]) { fprintf(stderr, "ecg-rewrite: option '%s' needs a value\n", a); return 2; }
@@ -196,6 +202,13 @@ static int rewrite_main(int argc, char **argv, rw_rules *rules) {
     if (a[0] == '-' && a[1]) { fprintf(stderr, "ecg-rewrite: unknown option '%s'\n", a); usage(stderr); return 2; }
     if (have_in++) { fprintf(stderr, "ecg-rewrite: more than one input file\n"); return 2; }
     in = a;
+  }
+  so->budget_s = timeout_s;
+  so->verbose = verbose;
+  if (so->n_algos && n_list < MAX_RUN) {
+    int k = 0;
+    while (k < n_list && list[k]->run != rw_subst) k++;
+    if (k == n_list) list[n_list++] = rw_pass_find("subst"); /* --search implies the subst pass */
   }
   if (list_rules) {
     for (int k = 0; k < rules->n; k++) printf("%-5s %-20s %s\n", rules->v[k].cls, rules->v[k].name, rules->v[k].text);
@@ -250,7 +263,10 @@ static int rewrite_main(int argc, char **argv, rw_rules *rules) {
 
 int main(int argc, char **argv) {
   rw_rules rules = {0};
-  int rc = rewrite_main(argc, argv, &rules);
+  sg_opts so;
+  sg_opts_init(&so);
+  int rc = rewrite_main(argc, argv, &rules, &so);
   rw_rules_free(&rules);
+  sg_opts_free(&so);
   return rc;
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "rewrite.h"
+#include "subst.h"
 
 /* Default order: folding first (exposes constants to bnfold and simplify), BatchNorm
  * folding, then CSE, then simplification (which may make more nodes equal), then the
@@ -14,6 +15,7 @@ static const rw_pass PASSES[] = {
     {"cse", rw_cse, "common-subexpression elimination (same op, attributes and inputs)", true},
     {"simplify", rw_simplify, "x*1, x+0, x-0, x/1, x^1, Transpose/Reshape chains, neutral Cast/Reshape/Expand", true},
     {"math", rw_math, "DNNFusion §3.4.2 rules from rule files (--list-rules), best FLOP gain per partition", true},
+    {"subst", rw_subst, "OCGGS graph-substitution search (--search, --max-steps, --cost-db; not default)", false},
 };
 
 const rw_pass *rw_passes(size_t *n) {

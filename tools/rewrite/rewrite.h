@@ -92,6 +92,7 @@ typedef struct rw_opts {
   size_t fold_max_bytes;  /**< fold: largest output (bytes, all outputs of a node) a
                                folded node may write as a constant */
   const rw_rules *rules;  /**< math: the rule set (built-in plus --rules files) */
+  const struct sg_opts *search; /**< subst: --search options (subst.h); NULL: sampling, defaults */
 } rw_opts;
 
 /** A pass: rewrite g in place, count what fired into st (zeroed by the caller).

@@ -1,0 +1,220 @@
+/* ecg-rewrite pass "subst": OCGGS graph-substitution search (Fang, Shen, Wang, Chen,
+ * "Optimizing DNN Computation Graph using Graph Substitutions", PVLDB 13(11) 2020, §3-5;
+ * digest in ../shared/notes/digest-ocggs.md).
+ *
+ * The search runs on a light copy of the ECG, an sg graph: flat arrays of nodes and
+ * values (STYLE 6), no weight data, so a search state is copied with two memcpy.  Node i
+ * and value t of the sg built from an ECG are node i and tensor t of that ECG; the search
+ * only appends nodes and values and marks replaced nodes dead, so the sequence it picks is
+ * replayed onto the ECG by materialising the appended nodes in order (sg_materialize):
+ * new constants (concatenated or zero-padded weights) are computed from their recipe.
+ *
+ * Files: subst.c (the sg graph, the structural rules, materialisation), cost.c (the cost
+ * model: measured table, roofline fallback), search.c (greedy, TASO, ENU, Pruning, DPP,
+ * Sampling and the pass). */
+#ifndef RW_SUBST_H
+#define RW_SUBST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rewrite.h"
+
+#define SG_MAX_IN 16   /**< node inputs the sg models (wider nodes are kept opaque and frozen) */
+#define SG_MAX_OUT 8   /**< node outputs */
+#define SG_MAX_RANK 6  /**< value rank */
+
+/** Where a constant value's data comes from when the sequence is materialised. */
+enum { SG_R_ECG = 0,   /**< an ECG tensor (value id = tensor id) */
+       SG_R_CONCAT,    /**< concatenation of constants a and b along axis p[0] */
+       SG_R_PAD,       /**< weight a [M,C,kh,kw] zero-padded, centred, to [M,C,p[0],p[1]] */
+       SG_R_I64 };     /**< int64 vector p[0..n-1] (n = dims[0]): Split sizes */
+
+/** One value (tensor) of an sg graph: static shape (elements), producer node or -1. */
+typedef struct sg_val {
+  int rank;
+  int64_t dim[SG_MAX_RANK];
+  int producer;       /**< sg node writing it, -1 for graph inputs and constants */
+  bool is_const;
+  int dtype;          /**< ONNX dtype code */
+  int recipe, a, b;   /**< SG_R_*: how a new constant is computed from values a, b */
+  int64_t p[SG_MAX_OUT];
+} sg_val;
+
+/** One node.  Attributes are the few the structural rules read and write; every other
+ *  operator is opaque (kept as it is in the ECG, attributes untouched). */
+typedef struct sg_node {
+  int op;             /**< ecg_op_id */
+  int n_in, in[SG_MAX_IN];   /**< value ids, -1 omitted */
+  int n_out, out[SG_MAX_OUT];
+  bool alive;
+  bool opaque;        /**< an ECG node the rules may read through but never rewrite */
+  bool plain;         /**< no attributes (elementwise rules need it) */
+  int64_t k[2], s[2], d[2], pad[4], group; /**< Conv (2-D): kernel, strides, dilations, pads b0,b1,e0,e1, group */
+  int axis;           /**< Split/Concat axis (>= 0) */
+  int pos, j;         /**< OCGGS label (Def. 6): pos = step that made it (0 for G0), j = index */
+  double cost;        /**< ms under the cost model */
+  int64_t flops;      /**< FLOPs (registry for ECG nodes, computed for new ones) */
+  int src;            /**< the ECG node it is (sg_from_ecg), -1 for nodes the rules made */
+} sg_node;
+
+/** An sg graph: nodes and values in arrays (never renumbered; dead nodes stay). */
+typedef struct sg_graph {
+  int nn, nv, cap_n, cap_v;
+  sg_node *n;
+  sg_val *v;
+  int n_outs;
+  int *outs;          /**< graph output value ids (owned, n_outs entries) */
+  int n_alive;        /**< live nodes */
+  double cost;        /**< sum of live nodes' cost (ms) */
+} sg_graph;
+
+/** One graph substitution tau = (rule, match) (OCGGS Def. 2). */
+typedef struct sg_sub {
+  int rule;            /**< index into sg_rules() */
+  int n;               /**< matched nodes */
+  int node[6];         /**< matched sg node ids */
+  int kpos, kj;        /**< key(tau): lexicographic max of the matched nodes' labels (§2.2) */
+} sg_sub;
+
+/** A structural rule: enumerate its substitutions (those with a node id >= from), and
+ *  check/apply one.  apply appends nodes labelled (pos, 0..), marks the matched nodes
+ *  dead and rewires their readers; returns false (graph unchanged in meaning but maybe
+ *  grown: caller discards the copy) when the result is invalid. */
+typedef struct sg_rule {
+  const char *name;
+  const char *help;
+  /** Call emit(ctx, &sub) for each match touching a node id >= from. */
+  void (*enumerate)(const sg_graph *g, int from, void (*emit)(void *ctx, const sg_sub *s), void *ctx);
+  /** True when sub still matches g (the DPP reuse check). */
+  bool (*check)(const sg_graph *g, const sg_sub *s);
+  /** Apply sub to g (which it matches); false on out of memory or a shape it cannot make. */
+  bool (*apply)(sg_graph *g, const sg_sub *s, int pos);
+} sg_rule;
+
+/** The structural rules (subst.c); *n receives their count. */
+const sg_rule *sg_rules(int *n);
+
+/** Build the sg of g (shapes inferred; value i = tensor i, node i = node i), each node
+ *  costed with db.  Nodes the registry does not know, with more than SG_MAX_IN inputs or
+ *  SG_MAX_OUT outputs, with a non-static shape, a Conv that is not 2-D, or a producer
+ *  of an input past SG_MAX_IN stay opaque (never rewritten).  Returns ECG_OK or
+ *  ECG_ERR_INTERNAL (out of memory). */
+struct sg_cost_db;
+int sg_from_ecg(const ecg_graph *g, sg_graph *s, const struct sg_cost_db *db, ecg_err *e);
+/** Deep copy src into dst (dst's old arrays freed). False on out of memory. */
+bool sg_copy(sg_graph *dst, const sg_graph *src);
+/** Free the arrays of s. */
+void sg_free(sg_graph *s);
+/** True when the live nodes of s form a DAG (no cycle). O(nodes + edges). */
+bool sg_acyclic(const sg_graph *s);
+/** Structural hash of the live graph (TASO's dedup of seen graphs). */
+uint64_t sg_hash(const sg_graph *s);
+/** Apply sub at step pos (1-based) to s: the rule's apply, then the cycle check and cost
+ *  update.  Returns 1 when applied, 0 when the rule refuses, -1 when the result has a
+ *  cycle (rejected, OCGGS/TASO); on 0 and -1 s is garbage (apply to a copy). */
+int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const struct sg_cost_db *db);
+/** Compute sub's key (kpos, kj) from the labels of its nodes in s. */
+void sg_sub_key(const sg_graph *s, sg_sub *sub);
+
+/** Write the nodes s appended (beyond g's nodes) into g, rewire g's nodes to s's values,
+ *  disconnect s's dead nodes, infer shapes, remove dead nodes.  s must have been built
+ *  from g by sg_from_ecg and then only applied to.  Errors: ECG_ERR_INTERNAL. */
+int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e);
+
+/* ------------------------------------------------------------------ cost.c */
+
+/** The cost model (OCGGS §2.1: additive, node cost = its run time): a table of measured
+ *  per-node times keyed by operator and shapes (--cost-db FILE), else a roofline
+ *  estimate max(FLOPs / peak, bytes / bandwidth) + a per-node overhead. */
+typedef struct sg_cost_db {
+  int n, cap;
+  char **key;
+  double *ms;
+  double peak_gflops, gbytes_s, node_ms; /**< roofline parameters */
+  int hits, misses;
+  FILE *keys_out;      /**< when set, every key missing from the table is logged (sg_cost_log_key) */
+  const char *graphs_dir; /**< with keys_out: one single-node ECG per logged key is written here */
+  const ecg_graph *src;   /**< the ECG the search started from (attributes of its nodes) */
+  char **logged;
+  int n_logged, cap_logged;
+} sg_cost_db;
+
+/** An empty table with the default roofline (peak 50 GFLOP/s, 10 GB/s, 0.002 ms). */
+void sg_cost_init(sg_cost_db *db);
+/** Parse cost-table text (lines "KEY = MS", '#' comments) named file into db.
+ *  Errors: ECG_ERR_INPUT "FILE:LINE: what" (no '=', not a number, negative or non-finite
+ *  time, key repeated, empty key), ECG_ERR_INTERNAL (out of memory). */
+int sg_cost_parse(sg_cost_db *db, const char *file, const char *text, size_t len, ecg_err *e);
+/** Read and parse a cost table from path; errors as sg_cost_parse, ECG_ERR_INPUT when it
+ *  cannot be read. */
+int sg_cost_load(sg_cost_db *db, const char *path, ecg_err *e);
+/** Free db's table. */
+void sg_cost_free(sg_cost_db *db);
+/** The key of node i of s ("Conv 1x256x14x14 c256x256x3x3 k3x3 s1x1 p1,1,1,1 d1x1 g1"). */
+void sg_cost_key(const sg_graph *s, int i, char *buf, size_t n);
+/** Log key (of node i of s) once: "N<TAB>KEY" on db->keys_out and, with db->graphs_dir,
+ *  a single-node ECG DIR/N.ecg (seeded inputs and weights; attributes from db->src for
+ *  the nodes of the input ECG) that `make cost-db` times with ecg-bench.  Write errors
+ *  are reported on stderr once and logging stops. */
+void sg_cost_log_key(sg_cost_db *db, const sg_graph *s, int i, const char *key);
+/** Cost of node i of s in ms (table, else roofline). */
+double sg_cost_node(const sg_cost_db *db, const sg_graph *s, int i);
+
+/* ------------------------------------------------------------------ search.c */
+
+/** Search algorithms (OCGGS §2.1, Alg. 1-3, plus greedy and unpruned enumeration). */
+typedef enum { SG_GREEDY, SG_TASO, SG_ENU, SG_PRUNING, SG_DPP, SG_SAMPLING, SG_N_ALGOS } sg_algo;
+
+/** Options of the subst pass (from the command line). */
+typedef struct sg_opts {
+  int algos[SG_N_ALGOS], n_algos; /**< --search list, run in order on the same input */
+  int max_steps;       /**< K (default 10) */
+  double budget_s;     /**< wall-clock limit per algorithm (--timeout/--budget; 0 = 60 s) */
+  double alpha;        /**< TASO's cost bound (1.05) */
+  int q, eta;          /**< Sampling's sample size Q (20) and eta (1) */
+  int verbose;         /**< progress on stderr */
+  sg_cost_db db;
+} sg_opts;
+
+/** What one algorithm did (the report's "search" list). */
+typedef struct sg_result {
+  int algo;
+  double time_s;
+  long long explored;  /**< sequences (search states) generated */
+  long long cycles;    /**< substitutions rejected because they made a cycle */
+  int cost_hits, cost_misses; /**< nodes costed from the table / by the roofline */
+  bool finished;       /**< false when the budget stopped it */
+  double initial_cost, final_cost;
+  int n_steps;
+  int applied[32];     /**< rule index per step of the best sequence */
+} sg_result;
+
+/** Known --search names ("greedy, taso, enu, pruning, dpp, sampling"). */
+const char *sg_algo_names(void);
+/** The algorithm named name (SG_*), or -1. */
+int sg_algo_find(const char *name);
+/** Set the defaults (K 10, alpha 1.05, Q 20, eta 1, roofline). */
+void sg_opts_init(sg_opts *o);
+/** Parse "--search" LIST into o; exit-code style (0, or 2 with a message on stderr). */
+int sg_parse_search(sg_opts *o, const char *list);
+/** Free what the options own (cost table, key log). */
+void sg_opts_free(sg_opts *o);
+/** The subst options for --help. */
+void sg_usage(FILE *f);
+/** Parse argv[*i] when it is a subst option (--search, --max-steps, --cost-db,
+ *  --cost-keys, --cost-graphs), consuming its value (*i advances).  Returns -1 when it is
+ *  not one, 0 when parsed, 2 on a usage error, 1 when the cost table is invalid or a
+ *  file cannot be opened (message on stderr). */
+int sg_option(sg_opts *o, int argc, char **argv, int *i);
+/** Run one algorithm on s0 (not modified); *best receives the best graph found (caller
+ *  frees). Returns ECG_OK or ECG_ERR_INTERNAL. */
+int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg_result *r, ecg_err *e);
+/** Write the "search" member of the report (after the last subst run): ", \"search\": {...}",
+ *  nothing when the pass did not run. */
+void sg_report_json(FILE *f);
+/** The pass: every --search algorithm on g, then the lowest-cost graph is written back. */
+int rw_subst(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);
+
+#endif
