@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench clean conformance profile-db bench-fusion bench-search cost-db \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -206,6 +206,11 @@ test: all san fuzz-build models
 
 bench: all
 	sh scripts/bench.sh
+
+# 2-thread runs with a busy loop on the other core, ours vs ONNX Runtime, per OpenMP wait
+# policy (issue 13 item 4): out/contention.md (long; run on an otherwise quiet machine)
+bench-contention: all
+	sh scripts/bench_contention.sh
 
 # The generated C itself (issue 10, item 3): every model of scripts/models.tsv lowered and
 # built with -Wall -Wextra -Werror, then run end to end with the lowered code under
