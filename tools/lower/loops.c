@@ -53,6 +53,25 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
   }
   sbuf *c = &L->code;
   int u = lw_uid(L);
+  if (L->target == LW_TARGET_OPENCL) {
+    /* OpenCL printer: the same index space as a grid-stride loop over get_global_id(0); each
+     * work-item recovers its coordinates by division and each operand's offset from them */
+    lw_cl_work(L, numel);
+    sb_printf(c, "  for (int64_t g%d = get_global_id(0); g%d < %lld; g%d += get_global_size(0)) {\n    int64_t q%d = g%d;\n", u, u,
+              (long long)numel, u, u, u);
+    for (int l = r - 1; l >= 0; l--) {
+      if (l) sb_printf(c, "    const int64_t i%d_%d = q%d %% %lld; q%d /= %lld;\n", u, l, u, (long long)D[l], u, (long long)D[l]);
+      else sb_printf(c, "    const int64_t i%d_0 = q%d;\n", u, u);
+    }
+    for (int k = 0; k < n_ops; k++) {
+      sb_printf(c, "    const int64_t o%d = %lld", k, (long long)(base ? base[k] : 0));
+      for (int l = 0; l < r; l++)
+        if (S[k][l]) sb_printf(c, " + i%d_%d * %lld", u, l, (long long)S[k][l]);
+      sb_printf(c, ";\n");
+    }
+    sb_printf(c, "    %s\n  }\n", body);
+    return;
+  }
   sb_printf(c, "  {\n");
   if (r == 0) {
     sb_printf(c, "    ");

@@ -15,6 +15,14 @@ int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(&L->code, "  /* aliases its input: nothing to move */\n");
     return ECG_OK;
   }
+  if (L->target == LW_TARGET_OPENCL) { /* no memcpy on a device: one index space over the bytes */
+    int64_t n = (int64_t)L->t[out].bytes, st[2][ECG_MAX_RANK] = {{1}, {1}};
+    char body[400];
+    snprintf(body, sizeof body, "((__global uchar *)%s)[o0] = ", lw_ptr(L, out));
+    snprintf(body + strlen(body), sizeof body - strlen(body), "((__global const uchar *)%s)[o1];", lw_ptr(L, in));
+    lw_loops(L, 1, &n, 2, st, NULL, body, 1);
+    return ECG_OK;
+  }
   sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
   sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
   return ECG_OK;
