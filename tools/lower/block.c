@@ -67,9 +67,13 @@ int lw_scalar_stmt(ecg_lower *L, sbuf *out, const ecg_node *n, const ecg_scalar_
       }
     }
   }
+  sbuf cl = {0};
+  if (L->target == LW_TARGET_OPENCL) x = lw_cl_expr(&cl, x);
   if (to_bool) sb_printf(out, "%s = (uint8_t)((%s) != 0); }", dst, x);
   else sb_printf(out, "%s = (%s)(%s); }", dst, lw_vtype(L, yid), x);
-  return out->oom ? -1 : 0;
+  int oom = cl.oom;
+  sb_free(&cl);
+  return out->oom || oom ? -1 : 0;
 }
 
 /* One operand of the loop nest: a tensor read with broadcast dims, or a stored output. */

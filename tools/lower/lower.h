@@ -109,6 +109,11 @@ const char *lw_gq(const ecg_lower *L);
 /** OpenCL: note that the kernel being emitted iterates an index space of n elements
  *  (grid-stride loops over get_global_id(0); the host launches min(n, cap) work-items). */
 void lw_cl_work(ecg_lower *L, int64_t n);
+/** OpenCL: scalar expression x (format/ops/scalar.def, as the registry holds it, its helper
+ *  macros expanded) with each `_Generic(E, float: F, default: D)` selection replaced by D,
+ *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
+ *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
+const char *lw_cl_expr(sbuf *tmp, const char *x);
 /** OpenCL host file model.c, first part (opencl.c): the comment, includes, sizes and the
  *  context struct (OpenCL objects, device buffers, bound host buffers). */
 void lw_cl_host_head(ecg_lower *L, sbuf *b);
