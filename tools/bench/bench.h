@@ -131,6 +131,9 @@ typedef struct bt_target {
                                host): built with CROSS_COMPILE= (the host's gcc) */
   const char *qemu;       /**< emulator ("qemu-aarch64") when emulated */
   char sysroot[512];      /**< qemu -L: $QEMU_LD_PREFIX, else the Debian cross sysroot */
+  char backend[16];       /**< model.json "target": "c" (also when absent) or "opencl" */
+  int device;             /**< OpenCL device index for the runner (--device N); -1: the runner's default */
+  char device_name[256];  /**< the CL_DEVICE_NAME the runner reported ("" for C) */
 } bt_target;
 
 /** Resolve the target of a lowered directory from its model.json "arch" (NULL or "" =
@@ -151,7 +154,7 @@ void bt_io_clear(bt_io *io);
 /** Run dir/runner (through qemu when tg->emulated) on input files in_paths[i] (io->in order) writing outputs to
  *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
-int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, bt_timing *t, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);
