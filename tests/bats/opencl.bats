@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# ecg-lower --target opencl (issue 14, item 1): OpenCL C kernels and a host file linking only
+# the ICD loader, run by ecg-bench on an OpenCL device and checked against expected outputs:
+# ONNX backend node tests (small graphs: Conv, pooling, Gemm, MatMul, movement, elementwise),
+# a real model unfused and fused (epilogues as device functions), and the refusals.
+# On a machine without a GPU the device is PoCL (make setup installs pocl-opencl-icd,
+# ocl-icd-opencl-dev and clinfo): a missing OpenCL device is a failure, never a skip.
+
+load helpers
+
+setup() {
+  require_tools
+  require_cmd clinfo
+  require_file /usr/include/CL/cl.h # ocl-icd-opencl-dev
+  clinfo -l 2>/dev/null | grep -q Device || { echo "no OpenCL device (clinfo -l lists none): install pocl-opencl-icd (make setup)" >&2; return 1; }
+  export ECG_OUT="$ROOT/build/bats-out"
+}
+
+# cl_node_test NAME [ecg-bench options]: ONNX backend node test NAME lowered for OpenCL passes
+# on device 0, and the report names the target and the device.
+cl_node_test() {
+  local name=$1 dir="$NODE_DATA/$1"
+  shift
+  require_file "$dir/model.onnx" "$dir/test_data_set_0"
+  local T="$BATS_TEST_TMPDIR"
+  "$BIN/onnx2ecg" "$dir/model.onnx" | "$BIN/ecg-lower" --target opencl -o "$T/d"
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --data "$dir/test_data_set_0" --runs 1 --warmup 0 --device 0 "$@"
+  echo "exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+  [ "$(jq -r '.target' <<<"${lines[-1]}")" = "opencl" ]
+  [ -n "$(jq -r '.device' <<<"${lines[-1]}")" ]
+  [ "$(jq -r '.device' <<<"${lines[-1]}")" != "null" ]
+}
+
+@test "opencl: node tests (Conv, pooling, Gemm, MatMul, Transpose, Concat, Split, elementwise) pass on the OpenCL device" {
+  for t in test_conv_with_strides_padding test_conv_with_autopad_same test_basic_conv_with_padding \
+           test_maxpool_2d_pads test_maxpool_2d_ceil test_maxpool_2d_dilations test_averagepool_2d_pads_count_include_pad \
+           test_averagepool_2d_precomputed_same_upper test_globalaveragepool test_globalmaxpool \
+           test_gemm_all_attributes test_gemm_transposeA test_matmul_4d test_matmul_2d \
+           test_transpose_all_permutations_3 test_concat_3d_axis_1 test_split_equal_parts_1d \
+           test_add_bcast test_sigmoid test_clip test_erf test_pow_types_int64_int64 test_where_example test_flatten_axis2; do
+    echo "== $t"
+    cl_node_test "$t" --atol 1e-5
+  done
+}
+
+@test "opencl: the lowered directory is OpenCL kernels plus a host file linking -lOpenCL, no C runtime" {
+  local dir="$NODE_DATA/test_conv_with_strides_padding" T="$BATS_TEST_TMPDIR"
+  require_file "$dir/model.onnx"
+  "$BIN/onnx2ecg" "$dir/model.onnx" | "$BIN/ecg-lower" --target opencl -o "$T/d"
+  [ "$(jq -r '.target' "$T/d/model.json")" = "opencl" ]
+  grep -q '__kernel void k0(ECG_CL_ARGS)' "$T/d/model.cl"
+  grep -q 'clBuildProgram' "$T/d/model.c"
+  grep -q -- '-lOpenCL' "$T/d/Makefile"
+  [ ! -e "$T/d/ecg_gemm.c" ]
+  ! grep -q 'omp' "$T/d/Makefile"
+  # the C target is unchanged by the option's existence
+  "$BIN/onnx2ecg" "$dir/model.onnx" | "$BIN/ecg-lower" --target c -o "$T/c"
+  [ "$(jq -r '.target' "$T/c/model.json")" = "c" ]
+  [ -e "$T/c/ecg_gemm.c" ]
+}
+
+# squeezenet1_1 (Conv, Relu, MaxPool, Concat, GlobalAveragePool, Reshape) against ONNX
+# Runtime's outputs on seeded inputs (the reference data e2e.sh makes, shared with models.bats).
+squeezenet_data() {
+  local model="$SHARED_MODELS/squeezenet1_1.onnx" data="$ECG_OUT/squeezenet1_1.data/test_data_set_0"
+  require_file "$model"
+  if [ ! -f "$data/output_0.pb" ]; then
+    require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
+    mkdir -p "$ECG_OUT"
+    node "$ROOT/tools/bench/make_data.mjs" --model "$model" --out "$data" --seed 1 --input-shape input=1x3x224x224 >&2
+  fi
+  echo "$data"
+}
+
+@test "opencl: squeezenet1_1 unfused and fused (ecg-fuse: Conv+Relu epilogues as device functions) pass" {
+  local T="$BATS_TEST_TMPDIR" data
+  data=$(squeezenet_data)
+  "$BIN/onnx2ecg" "$SHARED_MODELS/squeezenet1_1.onnx" --input-shape input=1x3x224x224 -o "$T/m.ecg"
+  "$BIN/ecg-lower" --target opencl -o "$T/u" "$T/m.ecg"
+  "$BIN/ecg-fuse" "$T/m.ecg" | "$BIN/ecg-lower" --target opencl -o "$T/f"
+  grep -q '^void epi[0-9]*(__global float \*y, size_t n, ECG_CL_ARGS)' "$T/f/model.cl"
+  [ "$(jq -r '.kernels' "$T/f/model.json")" -lt "$(jq -r '.kernels' "$T/u/model.json")" ]
+  for d in u f; do
+    run --separate-stderr "$BIN/ecg-bench" "$T/$d" --data "$data" --runs 1 --warmup 1
+    echo "$d: exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+    [ "$(jq -r '.mismatches' <<<"${lines[-1]}")" = "0" ]
+    [ "$(jq -r '.target' <<<"${lines[-1]}")" = "opencl" ]
+  done
+}
+
+@test "opencl: an operator the OpenCL printer cannot express is refused, naming the node and op (exit 1, no output)" {
+  local dir="$NODE_DATA/test_convtranspose" T="$BATS_TEST_TMPDIR"
+  require_file "$dir/model.onnx"
+  "$BIN/onnx2ecg" "$dir/model.onnx" -o "$T/m.ecg"
+  run --separate-stderr "$BIN/ecg-lower" --target opencl -o "$T/d" "$T/m.ecg"
+  echo "exit $status; stderr: $stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"(ConvTranspose): --target opencl does not support this operator yet"* ]]
+  [[ "$stderr" == *"node '"* ]]
+  [ ! -e "$T/d" ]
+  # and an unknown target is a usage error
+  run --separate-stderr "$BIN/ecg-lower" --target cuda -o "$T/d" "$T/m.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"unknown --target 'cuda'"* ]]
+}
+
+@test "opencl: ecg-bench --device names a missing device (exit 1) and is a usage error on a C directory" {
+  local dir="$NODE_DATA/test_relu" T="$BATS_TEST_TMPDIR"
+  require_file "$dir/model.onnx"
+  "$BIN/onnx2ecg" "$dir/model.onnx" -o "$T/m.ecg"
+  "$BIN/ecg-lower" --target opencl -o "$T/cl" "$T/m.ecg"
+  run --separate-stderr "$BIN/ecg-bench" "$T/cl" --data "$dir/test_data_set_0" --runs 1 --device 99
+  echo "exit $status; stderr: $stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"no OpenCL device 99"* ]]
+  "$BIN/ecg-lower" -o "$T/c" "$T/m.ecg"
+  run --separate-stderr "$BIN/ecg-bench" "$T/c" --data "$dir/test_data_set_0" --runs 1 --device 0
+  echo "exit $status; stderr: $stderr"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"only --target opencl runs on OpenCL devices"* ]]
+}
