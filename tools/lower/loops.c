@@ -27,6 +27,17 @@ void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims
   }
 }
 
+void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold) {
+  sbuf *c = &L->code;
+  if (L->target == LW_TARGET_OPENCL) {
+    lw_cl_work(L, n);
+    sb_printf(c, "%*sfor (int64_t %s = get_global_id(0); %s < %lld; %s += get_global_size(0)) {\n", indent, "", var, var, (long long)n, var);
+    return;
+  }
+  sb_printf(c, "%*s#pragma omp parallel for if(%lld > %lld)\n", indent, "", (long long)work, (long long)threshold);
+  sb_printf(c, "%*sfor (int64_t %s = 0; %s < %lld; %s++) {\n", indent, "", var, var, (long long)n, var);
+}
+
 void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body, int parallel) {
   int64_t D[ECG_MAX_RANK], S[LW_MAX_OPS][ECG_MAX_RANK];

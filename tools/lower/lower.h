@@ -220,6 +220,12 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body,
               int parallel);
 
+/** Open a parallel loop `for (int64_t VAR ...) {` over n independent iterations at the given
+ *  indent (the caller closes it): C, `#pragma omp parallel for if(work > threshold)` over
+ *  0..n-1; OpenCL, a grid-stride loop over get_global_id(0) (the iterations are spread over
+ *  the work-items; lw_cl_work(n)). The printer piece of the emitters that write their own
+ *  loop over output elements (Softmax, Gather, Pad). */
+void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold);
 /** Row-major contiguous strides of dims into st; returns numel. */
 int64_t lw_strides(int rank, const int64_t *dims, int64_t *st);
 /** Strides of an input of rank ri broadcast to the output rank ro (numpy rules:

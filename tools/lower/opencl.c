@@ -258,6 +258,15 @@ static int cl_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return emit_elementwise(L, n, e);
 }
 
+/* Slice with starts/ends/axes/steps known only at run time prints C-only code (static
+ * tables): refused; the constant case is a strided copy (lw_loops). */
+static int cl_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  for (size_t k = 1; k < n->n_inputs && k < 5; k++)
+    if (n->inputs[k] >= 0 && !L->g->tensors[n->inputs[k]]->is_const)
+      return lw_node_err(L, n, e, "--target opencl needs constant starts, ends, axes and steps");
+  return emit_slice(L, n, e);
+}
+
 ecg_emit_fn lw_cl_emitter(ecg_emit_fn fn) {
   /* C emitter -> OpenCL emitter: the index-map emitters print through lw_loops/lw_ptr and
    * serve both targets; the runtime-call emitters have their OpenCL loop nests above */
@@ -266,6 +275,9 @@ ecg_emit_fn lw_cl_emitter(ecg_emit_fn fn) {
       {emit_transpose, emit_transpose},   {emit_space_depth, emit_space_depth}, {emit_concat, emit_concat},
       {emit_split, emit_split},           {emit_conv, cl_conv},           {emit_gemm, cl_gemm},
       {emit_matmul, cl_matmul},           {emit_pool, cl_pool},           {emit_global_pool, cl_global_pool},
+      {emit_expand, emit_expand},         {emit_tile, emit_tile},         {emit_slice, cl_slice},
+      {emit_gather, emit_gather},         {emit_pad, emit_pad},           {emit_center_crop_pad, emit_center_crop_pad},
+      {emit_softmax, emit_softmax},       {emit_reduce, emit_reduce},
   };
   for (size_t i = 0; fn && i < sizeof map / sizeof *map; i++)
     if (map[i].c == fn) return map[i].cl;
