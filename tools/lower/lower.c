@@ -842,7 +842,6 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
     }
     if (L.target == LW_TARGET_OPENCL) { /* what the OpenCL printer cannot express is refused, naming the node */
       const char *why = K->kind == LW_K_IBR ? "intensive-fusion kernels (ecg-fuse --intensive)"
-                        : K->kind == LW_K_ROW ? "row-reduction blocks (lower without ecg-fuse's row blocks)"
                         : node_touches_half(&L, n) ? "float16/bfloat16 tensors"
                         : K->kind != LW_K_EW && !lw_cl_emitter(fn) ? "this operator" : NULL;
       if (why) {
