@@ -61,35 +61,57 @@ cl_node_test() {
   [ -e "$T/c/ecg_gemm.c" ]
 }
 
-# squeezenet1_1 (Conv, Relu, MaxPool, Concat, GlobalAveragePool, Reshape) against ONNX
-# Runtime's outputs on seeded inputs (the reference data e2e.sh makes, shared with models.bats).
-squeezenet_data() {
-  local model="$SHARED_MODELS/squeezenet1_1.onnx" data="$ECG_OUT/squeezenet1_1.data/test_data_set_0"
-  require_file "$model"
+# model_data NAME: the ONNX Runtime reference outputs on seeded inputs for model NAME of
+# scripts/models.tsv (the data set e2e.sh makes, shared with models.bats), made when missing.
+model_data() {
+  local name=$1 line path shapes args="" data="$ECG_OUT/$1.data/test_data_set_0"
+  line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$name" '$1 == n')
+  path=$(cut -f2 <<<"$line"); shapes=$(cut -f3 <<<"$line")
+  require_file "$ROOT/$path"
+  if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args="$args --input-shape $s"; done; fi
   if [ ! -f "$data/output_0.pb" ]; then
     require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
     mkdir -p "$ECG_OUT"
-    node "$ROOT/tools/bench/make_data.mjs" --model "$model" --out "$data" --seed 1 --input-shape input=1x3x224x224 >&2
+    # shellcheck disable=SC2086
+    node "$ROOT/tools/bench/make_data.mjs" --model "$ROOT/$path" --out "$data" --seed 1 $args >&2 || return 1
   fi
-  echo "$data"
+  require_file "$data/output_0.pb" && echo "$data"
+}
+
+# cl_model NAME FUSE...: model NAME converted, optionally through ecg-fuse (FUSE = "fuse"),
+# lowered --target opencl into $BATS_TEST_TMPDIR/NAME-FUSE and checked on device 0.
+cl_model() {
+  local name=$1 fuse=$2 T="$BATS_TEST_TMPDIR" data line path shapes args=""
+  data=$(model_data "$name") || return 1
+  line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$name" '$1 == n')
+  path=$(cut -f2 <<<"$line"); shapes=$(cut -f3 <<<"$line")
+  if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args="$args --input-shape $s"; done; fi
+  # shellcheck disable=SC2086
+  "$BIN/onnx2ecg" "$ROOT/$path" $args -o "$T/$name.ecg"
+  if [ "$fuse" = fuse ]; then "$BIN/ecg-fuse" "$T/$name.ecg" -o "$T/$name.f.ecg"; mv "$T/$name.f.ecg" "$T/$name.ecg"; fi
+  "$BIN/ecg-lower" --target opencl -o "$T/$name-$fuse" "$T/$name.ecg"
+  run --separate-stderr "$BIN/ecg-bench" "$T/$name-$fuse" --data "$data" --runs 1 --warmup 1
+  echo "$name $fuse: exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
+  [ "$(jq -r '.mismatches' <<<"${lines[-1]}")" = "0" ]
+  [ "$(jq -r '.target' <<<"${lines[-1]}")" = "opencl" ]
 }
 
 @test "opencl: squeezenet1_1 unfused and fused (ecg-fuse: Conv+Relu epilogues as device functions) pass" {
-  local T="$BATS_TEST_TMPDIR" data
-  data=$(squeezenet_data)
-  "$BIN/onnx2ecg" "$SHARED_MODELS/squeezenet1_1.onnx" --input-shape input=1x3x224x224 -o "$T/m.ecg"
-  "$BIN/ecg-lower" --target opencl -o "$T/u" "$T/m.ecg"
-  "$BIN/ecg-fuse" "$T/m.ecg" | "$BIN/ecg-lower" --target opencl -o "$T/f"
-  grep -q '^void epi[0-9]*(__global float \*y, size_t n, ECG_CL_ARGS)' "$T/f/model.cl"
-  [ "$(jq -r '.kernels' "$T/f/model.json")" -lt "$(jq -r '.kernels' "$T/u/model.json")" ]
-  for d in u f; do
-    run --separate-stderr "$BIN/ecg-bench" "$T/$d" --data "$data" --runs 1 --warmup 1
-    echo "$d: exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
-    [ "$status" -eq 0 ]
-    [ "$(jq -r '.pass' <<<"${lines[-1]}")" = "true" ]
-    [ "$(jq -r '.mismatches' <<<"${lines[-1]}")" = "0" ]
-    [ "$(jq -r '.target' <<<"${lines[-1]}")" = "opencl" ]
-  done
+  cl_model squeezenet1_1 plain
+  cl_model squeezenet1_1 fuse
+  local T="$BATS_TEST_TMPDIR"
+  grep -q '^void epi[0-9]*(__global float \*y, size_t n, ECG_CL_ARGS)' "$T/squeezenet1_1-fuse/model.cl"
+  [ "$(jq -r '.kernels' "$T/squeezenet1_1-fuse/model.json")" -lt "$(jq -r '.kernels' "$T/squeezenet1_1-plain/model.json")" ]
+}
+
+@test "opencl: mobilenet_v2 fused passes" {
+  cl_model mobilenet_v2 fuse
+}
+
+@test "opencl: bert_tiny fused (Gather, MatMul with absorbed Transposes, row blocks: LayerNorm, Softmax) passes" {
+  cl_model bert_tiny fuse
 }
 
 @test "opencl: an operator the OpenCL printer cannot express is refused, naming the node and op (exit 1, no output)" {
