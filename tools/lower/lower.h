@@ -114,6 +114,9 @@ void lw_cl_work(ecg_lower *L, int64_t n);
  *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
  *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
 const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
+ *  reason (ENOSPC, EACCES, ...), ECG_ERR_INTERNAL (out of memory). */
+int lw_write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e);
 /** OpenCL host file model.c, first part (opencl.c): the comment, includes, sizes and the
  *  context struct (OpenCL objects, device buffers, bound host buffers). */
 void lw_cl_host_head(ecg_lower *L, sbuf *b);

@@ -59,19 +59,46 @@ static int cl_loop_open(ecg_lower *L, int64_t total) {
   return u;
 }
 
+/* The closing of a grid-stride loop whose element was just stored at elem (a printf
+ * format taking u, e.g. "y + g%d"): the block's epilogue on it, then the brace. */
+static int cl_loop_close(ecg_lower *L, const char *elem, int u) {
+  char el[32];
+  snprintf(el, sizeof el, elem, u);
+  cl_epilogue_call(L, el);
+  sb_printf(&L->code, "  }\n");
+  return ECG_OK;
+}
+
+/* The window geometry of a 1-D or 2-D NCHW Conv or pooling node (lw_geom_2d): input and
+ * output dims, H and W (1 and the length for 1-D), kernel k, strides s, dilations d, pads p
+ * (top, left, bottom, right). Float32 only; else ECG_ERR_INPUT naming the node and `what`. */
+typedef struct {
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4], H, W, OH, OW;
+  ecg_conv_geom gm;
+} cl_window;
+
+static int cl_window_of(ecg_lower *L, const ecg_node *n, ecg_err *e, const char *what, cl_window *w) {
+  int rank = (int)L->g->tensors[n->inputs[0]]->n_dims;
+  if (!all_float32(L, n) || rank > 4 || rank < 3) return lw_node_err(L, n, e, "--target opencl supports float32 1-D and 2-D %s only", what);
+  int r = lw_dims(L, n->inputs[0], w->xd);
+  lw_dims(L, n->outputs[0], w->od);
+  ECG_TRY(lw_geom_2d(L, n, e, &w->gm, w->k, w->s, w->d, w->p));
+  w->H = r == 4 ? w->xd[2] : 1;
+  w->W = w->xd[r - 1];
+  w->OH = r == 4 ? w->od[2] : 1;
+  w->OW = w->od[r - 1];
+  return ECG_OK;
+}
+
 /** Conv, 1-D and 2-D NCHW (grouped, depthwise, dilated, padded): one work-item per output
  *  element, the direct sum over its window (no packing: weights are read in ONNX's
  *  [M, C/group, kH, kW] layout from W). Float32 only (else ECG_ERR_INPUT naming the node). */
 static int cl_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4 || L->g->tensors[n->inputs[0]]->n_dims < 3)
-    return lw_node_err(L, n, e, "--target opencl supports float32 1-D and 2-D convolutions only");
-  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
-  ecg_conv_geom gm;
-  int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->outputs[0], od);
-  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
-  int64_t N = xd[0], C = xd[1], H = r == 4 ? xd[2] : 1, W = xd[r - 1], M = od[1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
-  int64_t CG = C / gm.group, MG = M / gm.group;
+  cl_window w_;
+  ECG_TRY(cl_window_of(L, n, e, "convolutions", &w_));
+  const int64_t *k = w_.k, *s = w_.s, *d = w_.d, *p = w_.p;
+  int64_t N = w_.xd[0], C = w_.xd[1], H = w_.H, W = w_.W, M = w_.od[1], OH = w_.OH, OW = w_.OW;
+  int64_t CG = C / w_.gm.group, MG = M / w_.gm.group;
   sbuf *c = &L->code;
   sb_printf(c, "  __global const float *restrict x = %s;\n", lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  __global const float *restrict w = %s;\n", lw_ptr(L, n->inputs[1]));
@@ -93,24 +120,18 @@ static int cl_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "          if (iw >= 0 && iw < %lld) acc += xb[(ci * %lld + ih) * %lld + iw] * wm[(ci * %lld + kh) * %lld + kw];\n        }\n      }\n",
             (long long)W, (long long)H, (long long)W, (long long)k[0], (long long)k[1]);
   sb_printf(c, "    y[g%d] = acc;\n", u);
-  char el[32];
-  snprintf(el, sizeof el, "y + g%d", u);
-  cl_epilogue_call(L, el);
-  sb_printf(c, "  }\n");
-  return ECG_OK;
+  return cl_loop_close(L, "y + g%d", u);
 }
 
 /** Gemm (alpha, beta, transA, transB, C broadcast to [M, N]): one work-item per output element. */
 static int cl_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 Gemm is supported");
-  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK], cd[ECG_MAX_RANK], cst[ECG_MAX_RANK];
-  lw_dims(L, n->inputs[0], ad);
-  lw_dims(L, n->inputs[1], bd);
-  lw_dims(L, n->outputs[0], od);
-  int ta = (int)ecg_attr_i(n, "transA", 0), tb = (int)ecg_attr_i(n, "transB", 0);
-  float alpha = ecg_attr_f(n, "alpha", 1.0f), beta = ecg_attr_f(n, "beta", 1.0f);
-  int64_t M = od[0], N = od[1], K = ta ? ad[0] : ad[1];
-  int has_c = n->n_inputs > 2 && n->inputs[2] >= 0 && beta != 0.0f;
+  lw_gemm_geom gg;
+  lw_gemm_geom_of(L, n, &gg);
+  const int64_t *ad = gg.ad, *bd = gg.bd, *od = gg.od, M = gg.M, N = gg.N, K = gg.K;
+  int ta = gg.ta, tb = gg.tb, has_c = gg.has_c;
+  float alpha = gg.alpha, beta = gg.beta;
+  int64_t cd[ECG_MAX_RANK], cst[ECG_MAX_RANK];
   sbuf *c = &L->code;
   sb_printf(c, "  __global const float *restrict a = %s;\n", lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  __global const float *restrict b = %s;\n", lw_ptr(L, n->inputs[1]));
@@ -131,11 +152,7 @@ static int cl_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    y[g%d] = (float)%.9g * acc", u, alpha);
   if (has_c) sb_printf(c, " + (float)%.9g * cc[m * %lld + nn * %lld]", beta, (long long)cst[0], (long long)cst[1]);
   sb_printf(c, ";\n");
-  char el[32];
-  snprintf(el, sizeof el, "y + g%d", u);
-  cl_epilogue_call(L, el);
-  sb_printf(c, "  }\n");
-  return ECG_OK;
+  return cl_loop_close(L, "y + g%d", u);
 }
 
 /** MatMul with numpy broadcasting of the batch dims and 1-D operands, over the strided
@@ -175,24 +192,18 @@ static int cl_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    float acc = 0.0f;\n    for (int64_t kk = 0; kk < %lld; kk++) acc += a[oa + m * %lld + kk * %lld] * b[ob + kk * %lld + nn * %lld];\n",
             (long long)K, (long long)sam, (long long)sak, (long long)sbk, (long long)sbn);
   sb_printf(c, "    y[oy] = acc;\n");
-  cl_epilogue_call(L, "y + oy");
-  sb_printf(c, "  }\n");
-  return ECG_OK;
+  return cl_loop_close(L, "y + oy", 0);
 }
 
 /** MaxPool / AveragePool, 1-D and 2-D NCHW (pads, strides, dilations, count_include_pad;
  *  ceil_mode through the inferred output shape), as the runtime's ecg_rt1_*pool2d count
  *  windows. One work-item per output element; MaxPool's Indices output is refused. */
 static int cl_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
-  if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4 || L->g->tensors[n->inputs[0]]->n_dims < 3 ||
-      (n->n_outputs > 1 && n->outputs[1] >= 0))
-    return lw_node_err(L, n, e, "--target opencl supports float32 1-D and 2-D pooling without Indices only");
-  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
-  ecg_conv_geom gm;
-  int r = lw_dims(L, n->inputs[0], xd);
-  lw_dims(L, n->outputs[0], od);
-  ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
-  int64_t NC = xd[0] * xd[1], H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
+  if (n->n_outputs > 1 && n->outputs[1] >= 0) return lw_node_err(L, n, e, "--target opencl does not support MaxPool's Indices output yet");
+  cl_window w_;
+  ECG_TRY(cl_window_of(L, n, e, "pooling", &w_));
+  const int64_t *k = w_.k, *s = w_.s, *d = w_.d, *p = w_.p;
+  int64_t NC = w_.xd[0] * w_.xd[1], H = w_.H, W = w_.W, OH = w_.OH, OW = w_.OW;
   int is_max = lw_op(n) == ECG_OP_MaxPool, cip = (int)ecg_attr_i(n, "count_include_pad", 0);
   sbuf *c = &L->code;
   sb_printf(c, "  __global const float *restrict x = %s;\n", lw_ptr(L, n->inputs[0]));
@@ -219,11 +230,7 @@ static int cl_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "    acc = rows * cols ? acc / (float)(rows * cols) : 0.0f;\n");
   }
   sb_printf(c, "    (void)rows; (void)cols;\n    y[g%d] = acc;\n", u);
-  char el[32];
-  snprintf(el, sizeof el, "y + g%d", u);
-  cl_epilogue_call(L, el);
-  sb_printf(c, "  }\n");
-  return ECG_OK;
+  return cl_loop_close(L, "y + g%d", u);
 }
 
 /** GlobalAveragePool / GlobalMaxPool over every spatial dim: one work-item per (n, c). */
@@ -243,11 +250,7 @@ static int cl_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             is_max ? "acc = (xb[i] > acc || xb[i] != xb[i]) ? xb[i] : acc;" : "acc += xb[i];");
   if (is_max) sb_printf(c, "    y[g%d] = acc;\n", u);
   else sb_printf(c, "    y[g%d] = acc / (float)%lld;\n", u, (long long)hw);
-  char el[32];
-  snprintf(el, sizeof el, "y + g%d", u);
-  cl_epilogue_call(L, el);
-  sb_printf(c, "  }\n");
-  return ECG_OK;
+  return cl_loop_close(L, "y + g%d", u);
 }
 
 /* BatchNormalization's training outputs (emit_elementwise's own loop) are C only: a
@@ -341,23 +344,6 @@ static void c_lines(sbuf *b, const char *s) {
   sb_printf(b, "\"\n");
 }
 
-static int write_text(const char *dir, const char *name, const sbuf *b, ecg_err *e) {
-  if (b->oom) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  size_t len = strlen(dir) + strlen(name) + 2;
-  char *path = malloc(len);
-  if (!path) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  snprintf(path, len, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  int rc = ECG_OK;
-  if (!f) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  else {
-    if (b->len && fwrite(b->s, 1, b->len, f) != b->len) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-    if (fclose(f) != 0 && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  }
-  free(path);
-  return rc;
-}
-
 /* Where graph output k's bytes are on the device when no kernel wrote them into its own io
  * buffer (a constant, a graph input, an output listed twice): buffer expression and offset. */
 static void cl_source_of(const ecg_lower *L, int id, char *buf, size_t n, size_t *off) {
@@ -395,7 +381,7 @@ int lw_cl_host_body(ecg_lower *L, sbuf *b, const char *dir, ecg_err *e) {
   sb_printf(&src, "\n%s\n%s", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
   sb_printf(b, "/* The program: model.cl. */\nstatic const char cl_source_[] =\n");
   c_lines(b, src.s ? src.s : "");
-  int rc = write_text(dir, "model.cl", &src, e); /* the same text, for reading and offline compilers */
+  int rc = src.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "model.cl", src.s, src.len, e); /* the same text, for reading and offline compilers */
   sb_printf(b, ";\n\n/* Index-space size of each kernel (0: nothing to enqueue, a zero-copy Reshape). */\nstatic const size_t cl_work_[NKERNELS + 1] = {");
   for (int p = 0; p < L->nk; p++) sb_printf(b, "%s%lld", p ? ", " : "", (long long)L->cl_work[p]);
   sb_printf(b, "%s};\n\n", L->nk ? "" : "0");
