@@ -124,6 +124,7 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   if (threads > 0) omp_set_num_threads(threads);
 #endif
+  (void)threads; /* an OpenCL model's device runs its own threads */
   ctx = ECG_MODEL(create)(weights);
 #ifdef ECG_MODEL_OPENCL
   if (!ctx && errno == ENODEV) {
