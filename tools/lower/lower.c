@@ -841,8 +841,10 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
       continue;
     }
     if (L.target == LW_TARGET_OPENCL) { /* what the OpenCL printer cannot express is refused, naming the node */
+      int half = 0;
+      for (int m = 0; m < K->nm; m++) half |= node_touches_half(&L, g->nodes[K->members[m]]);
       const char *why = K->kind == LW_K_IBR ? "intensive-fusion kernels (ecg-fuse --intensive)"
-                        : node_touches_half(&L, n) ? "float16/bfloat16 tensors"
+                        : half ? "float16/bfloat16 tensors"
                         : K->kind != LW_K_EW && !lw_cl_emitter(fn) ? "this operator" : NULL;
       if (why) {
         rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): --target opencl does not support %s yet; use --target c",
