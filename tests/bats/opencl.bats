@@ -45,12 +45,12 @@ cl_node_test() {
   done
 }
 
-@test "opencl: node tests (Softmax, LogSoftmax, Reduce*, Gather, Pad, Expand, Tile, Resize) pass on the OpenCL device" {
+@test "opencl: node tests (Softmax, LogSoftmax, Reduce*, Gather, Pad, Expand, Tile, Resize, LayerNorm, InstanceNorm) pass on the OpenCL device" {
   for t in test_softmax_axis_1 test_logsoftmax_large_number test_softmax_example_expanded \
            test_reduce_mean_keepdims_random test_reduce_max_do_not_keepdims_random test_reduce_log_sum_exp_keepdims_random \
            test_gather_2d_indices test_gather_negative_indices test_edge_pad test_reflect_pad test_constant_pad \
            test_expand_dim_changed test_tile test_resize_upsample_sizes_cubic test_resize_downsample_sizes_linear_pytorch_half_pixel \
-           test_resize_upsample_sizes_nearest; do
+           test_resize_upsample_sizes_nearest test_layer_normalization_4d_axis1 test_instancenorm_example; do
     echo "== $t"
     cl_node_test "$t" --atol 1e-5
   done

@@ -281,6 +281,7 @@ ecg_emit_fn lw_cl_emitter(ecg_emit_fn fn) {
       {emit_expand, emit_expand},         {emit_tile, emit_tile},         {emit_slice, cl_slice},
       {emit_gather, emit_gather},         {emit_pad, emit_pad},           {emit_center_crop_pad, emit_center_crop_pad},
       {emit_softmax, emit_softmax},       {emit_reduce, emit_reduce},     {emit_resize, emit_resize},
+      {emit_norm, emit_norm},
   };
   for (size_t i = 0; fn && i < sizeof map / sizeof *map; i++)
     if (map[i].c == fn) return map[i].cl;

@@ -194,17 +194,17 @@ int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int has_b = n->n_inputs > 2 && n->inputs[2] >= 0;
   int64_t bn = has_b ? ecg_tensor_numel(L->g->tensors[n->inputs[2]]) : 1;
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const float *x = %s;\n", lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    float *y = %s;\n", lw_ptr(L, n->outputs[0]));
-  sb_printf(c, "    const float *sc = %s;\n", lw_ptr(L, n->inputs[1]));
-  sb_printf(c, "    const float *bi = %s;\n", has_b ? lw_ptr(L, n->inputs[2]) : "NULL");
-  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K));
-  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n",
-            (long long)outer, (long long)K, (long long)K);
-  sb_printf(c, "      double mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
-            (long long)K, (long long)K);
-  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { double d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
-            (long long)K, (long long)K);
+  const char *G = lw_gq(L), *DT = L->target == LW_TARGET_OPENCL ? "ecg_dbl" : "double"; /* model.cl: ecg_dbl */
+  sb_printf(c, "  {\n    %sconst float *x = %s;\n", G, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %sfloat *y = %s;\n", G, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    %sconst float *sc = %s;\n", G, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    %sconst float *bi = %s;\n", G, has_b ? lw_ptr(L, n->inputs[2]) : "0");
+  lw_par_for(L, 4, "j", outer, outer * K, 16384);
+  sb_printf(c, "      %sconst float *xr = x + j * %lld;\n      %sfloat *yr = y + j * %lld;\n", G, (long long)K, G, (long long)K);
+  sb_printf(c, "      %s mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
+            DT, (long long)K, (long long)K);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { %s d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
+            (long long)K, DT, (long long)K);
   sb_printf(c, "      float inv = (float)(1.0 / sqrt(var + %.9g));\n", eps);
   if (inst) {
     int64_t C = xd[1];
