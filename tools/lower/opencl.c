@@ -112,13 +112,18 @@ static int cl_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
             (long long)MG, (long long)CG, (long long)(H * W));
   sb_printf(c, "    __global const float *wm = w + (int64_t)m * %lld;\n", (long long)(CG * k[0] * k[1]));
   sb_printf(c, "    float acc = %s;\n", bias ? "bias[m]" : "0.0f");
-  sb_printf(c, "    for (int ci = 0; ci < %lld; ci++)\n      for (int kh = 0; kh < %lld; kh++) {\n", (long long)CG, (long long)k[0]);
-  sb_printf(c, "        const int ih = oh * %lld - %lld + kh * %lld;\n        if (ih < 0 || ih >= %lld) continue;\n", (long long)s[0],
-            (long long)p[0], (long long)d[0], (long long)H);
-  sb_printf(c, "        for (int kw = 0; kw < %lld; kw++) {\n          const int iw = ow * %lld - %lld + kw * %lld;\n", (long long)k[1],
-            (long long)s[1], (long long)p[1], (long long)d[1]);
-  sb_printf(c, "          if (iw >= 0 && iw < %lld) acc += xb[(ci * %lld + ih) * %lld + iw] * wm[(ci * %lld + kh) * %lld + kw];\n        }\n      }\n",
-            (long long)W, (long long)H, (long long)W, (long long)k[0], (long long)k[1]);
+  if (k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && !p[0] && !p[1] && !p[2] && !p[3]) /* pointwise: no window */
+    sb_printf(c, "    const int pix = oh * %lld + ow;\n    for (int ci = 0; ci < %lld; ci++) acc += xb[ci * %lld + pix] * wm[ci];\n",
+              (long long)W, (long long)CG, (long long)(H * W));
+  else {
+    sb_printf(c, "    for (int ci = 0; ci < %lld; ci++)\n      for (int kh = 0; kh < %lld; kh++) {\n", (long long)CG, (long long)k[0]);
+    sb_printf(c, "        const int ih = oh * %lld - %lld + kh * %lld;\n        if (ih < 0 || ih >= %lld) continue;\n", (long long)s[0],
+              (long long)p[0], (long long)d[0], (long long)H);
+    sb_printf(c, "        for (int kw = 0; kw < %lld; kw++) {\n          const int iw = ow * %lld - %lld + kw * %lld;\n", (long long)k[1],
+              (long long)s[1], (long long)p[1], (long long)d[1]);
+    sb_printf(c, "          if (iw >= 0 && iw < %lld) acc += xb[(ci * %lld + ih) * %lld + iw] * wm[(ci * %lld + kh) * %lld + kw];\n        }\n      }\n",
+              (long long)W, (long long)H, (long long)W, (long long)k[0], (long long)k[1]);
+  }
   sb_printf(c, "    y[g%d] = acc;\n", u);
   return cl_loop_close(L, "y + g%d", u);
 }
