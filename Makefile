@@ -175,8 +175,10 @@ APT_PKGS := protobuf-c-compiler libprotobuf-c-dev libzstd-dev zstd jq bats libon
             libonnx-testdata xxd gcc make gnuplot-nox bsdutils clang libclang-rt-dev \
             gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross \
             gcc-riscv64-linux-gnu libgomp1-riscv64-cross libc6-dev-riscv64-cross qemu-user \
-            scdoc man-db pkgconf graphviz
-# (the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests;
+            scdoc man-db pkgconf graphviz pocl-opencl-icd ocl-icd-opencl-dev clinfo
+# (pocl-opencl-icd, ocl-icd-opencl-dev, clinfo: ecg-lower --target opencl, built against the ICD
+#  loader and run on PoCL on a machine without a GPU, tests/bats/opencl.bats;
+#  the cross toolchains and qemu-user: ecg-lower --arch aarch64|riscv64 and its emulated tests;
 #  scdoc builds the man pages, man-db and pkgconf are what the install tests use, graphviz: make viz;
 #  gnuplot-nox: make bench's plot; clang and libclang-rt-dev: the libFuzzer harnesses of tests/fuzz,
 #  make fuzz; bsdutils: script(1) for the CLI tests)

@@ -34,6 +34,7 @@ prereq "aarch64-linux-gnu-gcc" command -v aarch64-linux-gnu-gcc
 prereq "riscv64-linux-gnu-gcc" command -v riscv64-linux-gnu-gcc
 prereq "clang with libFuzzer (clang, libclang-rt-dev)" sh -c 'echo "int LLVMFuzzerTestOneInput(const char*d,unsigned long n){return 0;}" | clang -x c -fsanitize=fuzzer -o /dev/null -'
 prereq "the sanitizer build (make san)" test -x build-san/bin/onnx2ecg
+prereq "an OpenCL device through the ICD loader (pocl-opencl-icd, ocl-icd-opencl-dev, clinfo)" sh -c 'test -f /usr/include/CL/cl.h && clinfo -l 2>/dev/null | grep -q Device'
 # C unit tests: each prints "N passed, M failed" and exits non-zero on failure. partition:
 # ecg-partition's CLUSTER and the ECG's subgraphs on 1200 seeded random DAGs (a few seconds);
 # eop: EOP's pattern fitting and partitioner (Fig. 1 example, Eq. 3, joint tuning);

@@ -132,6 +132,9 @@ typedef struct bt_target {
                                host): built with CROSS_COMPILE= (the host's gcc) */
   const char *qemu;       /**< emulator ("qemu-aarch64") when emulated */
   char sysroot[512];      /**< qemu -L: $QEMU_LD_PREFIX, else the Debian cross sysroot */
+  char backend[16];       /**< model.json "target": "c" (also when absent) or "opencl" */
+  int device;             /**< OpenCL device index for the runner (--device N); -1: the runner's default */
+  char device_name[256];  /**< the CL_DEVICE_NAME the runner reported ("" for C) */
 } bt_target;
 
 /** Resolve the target of a lowered directory from its model.json "arch" (NULL or "" =
@@ -153,7 +156,7 @@ void bt_io_clear(bt_io *io);
  *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. profile (NULL: none) is
  *  passed as `--profile FILE`: the runner writes its per-kernel mean times there. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
-int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);

@@ -22,7 +22,8 @@
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR] [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
     "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
-    "                 [--cc CC] [--save DIR] [--profile FILE [--trace FILE]] [-q|-v] [--help] [--version]\n"
+    "                 [--cc CC] [--save DIR] [--device N] [--profile FILE [--trace FILE]] [-q|-v]\n"
+    "                 [--help] [--version]\n"
     "       ecg-bench --peak\n"
     "\n"
     "Builds the lowered model directory DIR (an `ecg-lower -o DIR` output: it must hold\n"
@@ -32,12 +33,18 @@ static const char usage_text[] =
     "containing \"mask\", bools 0/1), checks the outputs against a reference, and prints\n"
     "one JSON object: model, pass, reference, max_abs_err, max_rel_err, mismatches,\n"
     "worst_tensor, median_ms, p10_ms, p90_ms, runs, threads (+ ort_median_ms, ort_p10_ms,\n"
-    "ort_p90_ms, ratio with --ort), arch, emulated.\n"
+    "ort_p90_ms, ratio with --ort), arch, emulated, target (+ device for opencl).\n"
     "\n"
     "A directory lowered for another ISA (model.json \"arch\": ecg-lower --arch aarch64 or\n"
     "riscv64) is cross-built by its Makefile and run under qemu-user (qemu-aarch64 -L\n"
     "/usr/aarch64-linux-gnu, or $QEMU_LD_PREFIX): \"emulated\": true, --runs 1 --warmup 0\n"
     "unless given, and with --ort no ratio (emulated times are not performance).\n"
+    "\n"
+    "A directory lowered with --target opencl (model.json \"target\": \"opencl\") builds its\n"
+    "host code against the OpenCL ICD loader and runs on OpenCL device N (--device N: an\n"
+    "index into every platform's devices in order, as `clinfo -l` lists them; default 0);\n"
+    "the report names it (\"device\": CL_DEVICE_NAME). On a machine without a GPU, PoCL\n"
+    "(Debian pocl-opencl-icd) is the device.\n"
     "\n"
     "The reference is --data's output_K.pb, else (with --ort) ONNX Runtime's outputs on\n"
     "the same inputs. Without either nothing is checked: \"pass\": null, and stderr says\n"
@@ -68,6 +75,7 @@ static const char usage_text[] =
     "  --trace FILE   with --profile: a Chrome-trace timeline (chrome://tracing, Perfetto)\n"
     "  --peak         measure this core's FP32 FMA peak and streaming bandwidth now, print\n"
     "                 them as JSON and refresh the cache (no DIR)\n"
+    "  --device N     OpenCL device of an opencl directory (usage error for a C one)\n"
     "  -q, --quiet    errors only on stderr (no \"not verified\" note)\n"
     "  -v, --verbose  per-tensor details on stderr\n"
     "Exit: 0 pass (or nothing to check, without --check), 1 mismatch/not verified with\n"
@@ -79,6 +87,7 @@ typedef struct opts {
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
+  int device;                /**< --device N; -1 when not given */
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
   bool ort, ort_noise, verbose, check, quiet, peak;
 } opts;
@@ -238,9 +247,9 @@ static bool parse_int(const char *s, int min, int *out) {
 /** Parse argv into *o. Returns 0 to run, -1 when --help/--version was printed,
  *  ECG_ERR_USAGE (message in e) otherwise. */
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
-  *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1};
+  *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1, .device = -1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
@@ -248,7 +257,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       {"model", 0, 1, O_MODEL},     {"cc", 0, 1, O_CC},           {"save", 0, 1, O_SAVE},
       {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {"profile", 0, 1, O_PROFILE}, {"trace", 0, 1, O_TRACE},
-      {"peak", 0, 0, O_PEAK},       {0, 0, 0, 0}};
+      {"peak", 0, 0, O_PEAK},       {"device", 0, 1, O_DEVICE}, {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
   cli_init(&cl, argc, argv, lo);
@@ -283,6 +292,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_ORT_NOISE: o->ort_noise = true; break;
     case O_MODEL: o->model = val; break;
     case O_CC: o->cc = val; break;
+    case O_DEVICE: if (!parse_int(val, 0, &o->device)) return ecg_errf(e, ECG_ERR_USAGE, "--device expects an integer >= 0"); break;
     case O_SAVE: o->save = val; break;
     case O_PROFILE: o->profile = val; break;
     case O_TRACE: o->trace = val; break;
@@ -355,11 +365,12 @@ typedef struct result {
 /** Model name, ONNX source and target ISA from DIR/model.json (all optional): name
  *  defaults to DIR's basename; source and arch (arch[64]) are empty when absent. A
  *  relative source that does not exist from the current directory is tried relative to DIR. */
-static void read_model_json(const char *dir, char *name, size_t ncap, char *source, size_t scap, char *arch) {
+static void read_model_json(const char *dir, char *name, size_t ncap, char *source, size_t scap, char *arch, char *backend) {
   const char *b = strrchr(dir, '/');
   snprintf(name, ncap, "%s", b && b[1] ? b + 1 : dir);
   source[0] = 0;
   arch[0] = 0;
+  snprintf(backend, 16, "c");
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/model.json", dir);
   FILE *f = fopen(path, "rb");
@@ -371,6 +382,7 @@ static void read_model_json(const char *dir, char *name, size_t ncap, char *sour
     char tmp[PATH_MAX];
     if (bt_json_string(text, "model", tmp, sizeof tmp) && tmp[0]) snprintf(name, ncap, "%.*s", (int)ncap - 1, tmp);
     if (bt_json_string(text, "arch", tmp, sizeof tmp)) snprintf(arch, 64, "%.63s", tmp);
+    if (bt_json_string(text, "target", tmp, sizeof tmp) && tmp[0]) snprintf(backend, 16, "%.15s", tmp);
     if (bt_json_string(text, "source", tmp, sizeof tmp) && tmp[0]) {
       if (tmp[0] != '/' && access(tmp, R_OK) != 0) snprintf(source, scap, "%s/%.*s", dir, (int)scap / 2, tmp);
       else snprintf(source, scap, "%.*s", (int)scap - 1, tmp);
@@ -499,8 +511,13 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   char **in_paths = NULL, **out_paths = NULL;
   bt_tensor *ordered = NULL; /* io.n_in shallow views of the input data, model order */
   char arch[64];
-  read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source, arch);
+  char backend[16];
+  read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source, arch, backend);
   ECG_TRY(bt_target_resolve(arch, o->cc, &r->target, e));
+  snprintf(r->target.backend, sizeof r->target.backend, "%s", backend);
+  r->target.device = o->device;
+  if (o->device >= 0 && strcmp(backend, "opencl"))
+    return ecg_errf(e, ECG_ERR_USAGE, "--device: %s was lowered for target '%s'; only --target opencl runs on OpenCL devices", o->dir, backend);
   if (r->target.emulated) {
     if (!o->runs_set) oo.runs = 1;
     if (!o->warmup_set) oo.warmup = 0;
@@ -656,6 +673,12 @@ static void print_json(const opts *o, const result *r) {
   }
   fputs(",\"arch\":", f);
   bt_json_print_string(f, r->target.arch);
+  fputs(",\"target\":", f);
+  bt_json_print_string(f, r->target.backend[0] ? r->target.backend : "c");
+  if (!strcmp(r->target.backend, "opencl")) {
+    fputs(",\"device\":", f);
+    bt_json_print_string(f, r->target.device_name);
+  }
   fprintf(f, ",\"emulated\":%s}\n", r->target.emulated ? "true" : "false");
   fflush(f);
 }

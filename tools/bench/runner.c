@@ -190,9 +190,9 @@ void bt_timing_from(double *samples, int n, bt_timing *t) {
   t->p90_ms = quantile(samples, n, 0.9);
 }
 
-int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e) {
-  int argc = 0, cap = 15 + 2 * (io->n_in + io->n_out);
+  int argc = 0, cap = 17 + 2 * (io->n_in + io->n_out);
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ECG_OK;
@@ -208,6 +208,10 @@ int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **
   if (profile) {
     argv[argc++] = strdup("--profile");
     argv[argc++] = strdup(profile);
+  }
+  if (tg->device >= 0) { /* OpenCL only: main.c refuses --device for a C directory */
+    argv[argc++] = strdup("--device");
+    argv[argc++] = xasprintf("%d", tg->device);
   }
   for (int i = 0; i < io->n_in; i++) {
     argv[argc++] = strdup("--in");
@@ -230,6 +234,7 @@ int bt_runner_run(const char *dir, const bt_target *tg, const bt_io *io, char **
     if (!samples) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     char *save = NULL;
     for (char *line = rc ? NULL : strtok_r(p.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (!strncmp(line, "device ", 7)) { snprintf(tg->device_name, sizeof tg->device_name, "%s", line + 7); continue; }
       if (strncmp(line, "time_ms", 7) != 0 || (line[7] != ' ' && line[7] != '\t')) continue;
       char *end;
       double v = strtod(line + 8, &end);

@@ -67,9 +67,13 @@ int lw_scalar_stmt(ecg_lower *L, sbuf *out, const ecg_node *n, const ecg_scalar_
       }
     }
   }
+  sbuf cl = {0};
+  if (L->target == LW_TARGET_OPENCL) x = lw_cl_expr(&cl, x);
   if (to_bool) sb_printf(out, "%s = (uint8_t)((%s) != 0); }", dst, x);
   else sb_printf(out, "%s = (%s)(%s); }", dst, lw_vtype(L, yid), x);
-  return out->oom ? -1 : 0;
+  int oom = cl.oom;
+  sb_free(&cl);
+  return out->oom || oom ? -1 : 0;
 }
 
 /* One operand of the loop nest: a tensor read with broadcast dims, or a stored output. */
@@ -214,7 +218,7 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
       if (o->scalar)
         sb_printf(c, "    const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, lw_load_open(L, o->tid), ptr);
       else
-        sb_printf(c, "    %s%s *restrict p%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->slot, ptr);
+        sb_printf(c, "    %s%s%s *restrict p%d = %s;\n", lw_gq(L), o->store ? "" : "const ", lw_ctype(L, o->tid), o->slot, ptr);
     }
     sbuf body = {0};
     for (int i = 0; i < nm; i++)
@@ -296,8 +300,11 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
   if (rc == ECG_OK) {
     sb_printf(c, "/* epilogue of kernel %d: the One-to-One members of a fusion block, on segments of '%s' */\n",
               k, g->tensors[dy]->name);
-    sb_printf(c, "static void %s(float *y, size_t n, const void *arg) {\n  struct %s_ctx *ctx = (struct %s_ctx *)(uintptr_t)arg;\n",
-              fname, L->prefix, L->prefix);
+    if (L->target == LW_TARGET_OPENCL) /* a device function, called per element by the dominant's kernel */
+      sb_printf(c, "void %s(__global float *y, size_t n, ECG_CL_ARGS) {\n", fname);
+    else
+      sb_printf(c, "static void %s(float *y, size_t n, const void *arg) {\n  struct %s_ctx *ctx = (struct %s_ctx *)(uintptr_t)arg;\n",
+                fname, L->prefix, L->prefix);
     sb_printf(c, "  size_t off = (size_t)(y - %s);\n", lw_ptr(L, dy));
   }
   for (int i = 0; i < nops && rc == ECG_OK; i++) {
@@ -309,7 +316,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
     const char *ptr = lw_ptr(L, o->tid);
     if (o->scalar) { sb_printf(c, "  const %s s%d = %s%s[0]);\n", lw_vtype(L, o->tid), i, lw_load_open(L, o->tid), ptr); continue; }
     /* a store may share the dominant output's storage (y): no restrict on stores */
-    sb_printf(c, "  %s%s *%sp%d = %s;\n", o->store ? "" : "const ", lw_ctype(L, o->tid), o->store ? "" : "restrict ", i, ptr);
+    sb_printf(c, "  %s%s%s *%sp%d = %s;\n", lw_gq(L), o->store ? "" : "const ", lw_ctype(L, o->tid), o->store ? "" : "restrict ", i, ptr);
     lw_bcast_strides(r, od, o->rank, o->dims, st);
     int contig;
     int64_t t = o->store ? run : tail_run(r, od, st, &contig);

@@ -27,6 +27,17 @@ void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims
   }
 }
 
+void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold) {
+  sbuf *c = &L->code;
+  if (L->target == LW_TARGET_OPENCL) {
+    lw_cl_work(L, n);
+    sb_printf(c, "%*sfor (int64_t %s = get_global_id(0); %s < %lld; %s += get_global_size(0)) {\n", indent, "", var, var, (long long)n, var);
+    return;
+  }
+  sb_printf(c, "%*s#pragma omp parallel for if(%lld > %lld)\n", indent, "", (long long)work, (long long)threshold);
+  sb_printf(c, "%*sfor (int64_t %s = 0; %s < %lld; %s++) {\n", indent, "", var, var, (long long)n, var);
+}
+
 void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body, int parallel) {
   int64_t D[ECG_MAX_RANK], S[LW_MAX_OPS][ECG_MAX_RANK];
@@ -53,6 +64,25 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
   }
   sbuf *c = &L->code;
   int u = lw_uid(L);
+  if (L->target == LW_TARGET_OPENCL) {
+    /* OpenCL printer: the same index space as a grid-stride loop over get_global_id(0); each
+     * work-item recovers its coordinates by division and each operand's offset from them */
+    lw_cl_work(L, numel);
+    sb_printf(c, "  for (int64_t g%d = get_global_id(0); g%d < %lld; g%d += get_global_size(0)) {\n    int64_t q%d = g%d;\n", u, u,
+              (long long)numel, u, u, u);
+    for (int l = r - 1; l >= 0; l--) {
+      if (l) sb_printf(c, "    const int64_t i%d_%d = q%d %% %lld; q%d /= %lld;\n", u, l, u, (long long)D[l], u, (long long)D[l]);
+      else sb_printf(c, "    const int64_t i%d_0 = q%d;\n", u, u);
+    }
+    for (int k = 0; k < n_ops; k++) {
+      sb_printf(c, "    const int64_t o%d = %lld", k, (long long)(base ? base[k] : 0));
+      for (int l = 0; l < r; l++)
+        if (S[k][l]) sb_printf(c, " + i%d_%d * %lld", u, l, (long long)S[k][l]);
+      sb_printf(c, ";\n");
+    }
+    sb_printf(c, "    %s\n  }\n", body);
+    return;
+  }
   sb_printf(c, "  {\n");
   if (r == 0) {
     sb_printf(c, "    ");

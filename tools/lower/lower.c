@@ -82,6 +82,15 @@ const char *lw_ptr(ecg_lower *L, int id) {
   char *b = ring[slot++ & 15];
   const lw_tensor *t = &L->t[id];
   const char *ct = lw_ctype(L, id);
+  if (L->target == LW_TARGET_OPENCL) { /* kernel arguments: A (arena), W (weights), io<k> */
+    switch (t->where) {
+    case LW_INPUT: case LW_OUTPUT: snprintf(b, 160, "((__global %s *)io%d)", ct, t->io_index); break;
+    case LW_CONST: snprintf(b, 160, "((__global const %s *)(W + %zu))", ct, t->offset); break;
+    case LW_ARENA: snprintf(b, 160, "((__global %s *)(A + %zu))", ct, t->offset); break;
+    default: snprintf(b, 160, "((__global %s *)0)", ct); break;
+    }
+    return b;
+  }
   switch (t->where) {
   case LW_INPUT: case LW_OUTPUT: snprintf(b, 160, "((%s *)ctx->io[%d])", ct, t->io_index); break;
   case LW_CONST: snprintf(b, 160, "((const %s *)(ctx->w + %zu))", ct, t->offset); break;
@@ -89,6 +98,14 @@ const char *lw_ptr(ecg_lower *L, int id) {
   default: snprintf(b, 160, "((%s *)0)", ct); break;
   }
   return b;
+}
+
+const char *lw_gq(const ecg_lower *L) { return L->target == LW_TARGET_OPENCL ? "__global " : ""; }
+
+void lw_cl_work(ecg_lower *L, int64_t n) {
+  if (L->target != LW_TARGET_OPENCL || !L->cl_work || !L->cur) return;
+  int p = (int)(L->cur - L->k);
+  if (n > L->cl_work[p]) L->cl_work[p] = n;
 }
 
 int lw_packed_slot(ecg_lower *L, const char *size_expr) {
@@ -190,13 +207,22 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   L->cur = K;
   if (K->kind == LW_K_EW) return lw_emit_ew_block(L, K->members, K->nm, e);
   if (K->kind == LW_K_ROW) return lw_emit_row_block(L, K->members, K->nm, e);
-  if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e);
+  if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
-  if (K->kind == LW_K_SINGLE) return fn(L, n, e);
+  if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[32], act[160];
   snprintf(fname, sizeof fname, "epi%d", p);
   ECG_TRY(lw_emit_epilogue(L, p, fname, e));
+  if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
+    L->epi_act = fname;
+    L->epi_used = 0;
+    int rc = lw_cl_emitter(fn)(L, n, e);
+    L->epi_act = NULL;
+    if (rc == ECG_OK && !L->epi_used)
+      rc = lw_node_err(L, n, e, "the OpenCL printer cannot fuse this operator's epilogue (lower without ecg-fuse, or --target c)");
+    return rc;
+  }
   snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
   L->epi_act = act;
   L->epi_used = 0;
@@ -370,7 +396,7 @@ static int assign_storage(ecg_lower *L, ecg_err *e) {
 
 /* ---------------------------------------------------------------- writing */
 
-static int write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e) {
+int lw_write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e) {
   size_t len = strlen(dir) + strlen(name) + 2;
   char *path = malloc(len);
   if (!path) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -447,6 +473,12 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
                 " *  Threads: call omp_set_num_threads first. */\n",
             L->weights_bytes, L->arena_bytes);
   sb_printf(&b, "%s_ctx *%s_create(const char *weights_path);\n", P, P);
+  if (L->target == LW_TARGET_OPENCL)
+    sb_printf(&b, "/* --target opencl: kernels in model.cl (embedded in model.c), host code linking -lOpenCL only.\n"
+                  " * create picks OpenCL device ECG_CL_DEVICE (environment; an index into every platform's\n"
+                  " * devices in order, default 0) and fails with errno = ENODEV when there is none, EINVAL when\n"
+                  " * the program does not build (the build log goes to stderr). */\n#define ECG_MODEL_OPENCL 1\n"
+                  "/** The CL_DEVICE_NAME of the device ctx runs on. */\nconst char *%s_device_name(const %s_ctx *ctx);\n", P, P);
   sb_printf(&b, "/** Free everything create allocated. NULL is allowed. */\nvoid %s_destroy(%s_ctx *ctx);\n", P, P);
   sb_printf(&b, "/** Bind the buffer of a graph input or output by name; 0, or -1 for an unknown name. */\n"
                 "int %s_bind(%s_ctx *ctx, const char *name, void *data);\n", P, P);
@@ -458,7 +490,7 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
   sb_printf(&b, "int %s_num_inputs(void);\nint %s_num_outputs(void);\n", P, P);
   sb_printf(&b, "const %s_tensor_info *%s_input_info(int i);\nconst %s_tensor_info *%s_output_info(int i);\n", P, P, P, P);
   sb_printf(&b, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
-  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.h", b.s, b.len, e);
+  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "model.h", b.s, b.len, e);
   sb_free(&b);
   return rc;
 }
@@ -467,62 +499,53 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   const ecg_graph *g = L->g;
   const char *P = L->prefix;
   sbuf b = {0};
-  sb_printf(&b, "/* Generated by ecg-lower %s: %zu nodes, weights %zu bytes, arena %zu bytes. */\n",
-            ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
-  sb_printf(&b, "#include <errno.h>\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
-  sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n\n");
-  sb_printf(&b, "/* Scalar helpers of the elementwise expressions (format/ops/scalar.def): shared with\n"
-                " * constant folding, so folded and computed values agree. */\n#include \"ecg_scalar.h\"\n"
-                "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
-  sb_printf(&b, "/* IEEE binary16 and bfloat16 <-> float, round to nearest even. */\n"
-                "static inline float ecg_h2f(uint16_t h) {\n"
-                "  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, b;\n"
-                "  if (e == 0x1f) b = s | 0x7f800000u | (m << 13);\n"
-                "  else if (e) b = s | ((e + 112) << 23) | (m << 13);\n"
-                "  else if (!m) b = s;\n"
-                "  else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } b = s | (e << 23) | ((m & 0x3ff) << 13); }\n"
-                "  float f; memcpy(&f, &b, 4); return f;\n}\n"
-                "static inline uint16_t ecg_f2h(float f) {\n"
-                "  uint32_t x; memcpy(&x, &f, 4);\n"
-                "  uint32_t s = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;\n"
-                "  if (ax > 0x7f800000u) return (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));\n"
-                "  if (ax >= 0x477ff000u) return (uint16_t)(s | 0x7c00);\n"
-                "  if (ax < 0x38800000u) { /* subnormal or zero */\n"
-                "    if (ax < 0x33000000u) return (uint16_t)s;\n"
-                "    uint32_t m = (ax & 0x7fffff) | 0x800000, sh = 126 - (ax >> 23);\n"
-                "    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);\n"
-                "    if (rem > half || (rem == half && (r & 1))) r++;\n"
-                "    return (uint16_t)(s | r);\n  }\n"
-                "  uint32_t r = ((ax >> 13) - (112u << 10)), rem = ax & 0x1fff;\n"
-                "  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;\n"
-                "  return (uint16_t)(s | r);\n}\n"
-                "static inline float ecg_bf2f(uint16_t h) { uint32_t b = (uint32_t)h << 16; float f; memcpy(&f, &b, 4); return f; }\n"
-                "static inline uint16_t ecg_f2bf(float f) {\n"
-                "  uint32_t x; memcpy(&x, &f, 4);\n"
-                "  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);\n"
-                "  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);\n}\n"
-                "\n");
-  sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
-            L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
-  sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n};\n\n", P);
+  if (L->target == LW_TARGET_OPENCL) lw_cl_host_head(L, &b);
+  else {
+    sb_printf(&b, "/* Generated by ecg-lower %s: %zu nodes, weights %zu bytes, arena %zu bytes. */\n",
+              ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
+    sb_printf(&b, "#include <errno.h>\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+    sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n\n");
+    sb_printf(&b, "/* Scalar helpers of the elementwise expressions (format/ops/scalar.def): shared with\n"
+                  " * constant folding, so folded and computed values agree. */\n#include \"ecg_scalar.h\"\n"
+                  "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
+    sb_printf(&b, "/* IEEE binary16 and bfloat16 <-> float, round to nearest even. */\n"
+                  "static inline float ecg_h2f(uint16_t h) {\n"
+                  "  uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, b;\n"
+                  "  if (e == 0x1f) b = s | 0x7f800000u | (m << 13);\n"
+                  "  else if (e) b = s | ((e + 112) << 23) | (m << 13);\n"
+                  "  else if (!m) b = s;\n"
+                  "  else { e = 113; while (!(m & 0x400)) { m <<= 1; e--; } b = s | (e << 23) | ((m & 0x3ff) << 13); }\n"
+                  "  float f; memcpy(&f, &b, 4); return f;\n}\n"
+                  "static inline uint16_t ecg_f2h(float f) {\n"
+                  "  uint32_t x; memcpy(&x, &f, 4);\n"
+                  "  uint32_t s = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;\n"
+                  "  if (ax > 0x7f800000u) return (uint16_t)(s | 0x7e00 | ((ax >> 13) & 0x3ff));\n"
+                  "  if (ax >= 0x477ff000u) return (uint16_t)(s | 0x7c00);\n"
+                  "  if (ax < 0x38800000u) { /* subnormal or zero */\n"
+                  "    if (ax < 0x33000000u) return (uint16_t)s;\n"
+                  "    uint32_t m = (ax & 0x7fffff) | 0x800000, sh = 126 - (ax >> 23);\n"
+                  "    uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);\n"
+                  "    if (rem > half || (rem == half && (r & 1))) r++;\n"
+                  "    return (uint16_t)(s | r);\n  }\n"
+                  "  uint32_t r = ((ax >> 13) - (112u << 10)), rem = ax & 0x1fff;\n"
+                  "  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;\n"
+                  "  return (uint16_t)(s | r);\n}\n"
+                  "static inline float ecg_bf2f(uint16_t h) { uint32_t b = (uint32_t)h << 16; float f; memcpy(&f, &b, 4); return f; }\n"
+                  "static inline uint16_t ecg_f2bf(float f) {\n"
+                  "  uint32_t x; memcpy(&x, &f, 4);\n"
+                  "  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40);\n"
+                  "  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);\n}\n"
+                  "\n");
+    sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
+              L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
+    sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
+                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n};\n\n", P);
+  }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
   io_info_table(L, &b, "outputs", g->outputs, g->n_outputs);
   sb_printf(&b, "int %s_num_inputs(void) { return %zu; }\nint %s_num_outputs(void) { return %zu; }\n", P, g->n_inputs, P, g->n_outputs);
   sb_printf(&b, "const %s_tensor_info *%s_input_info(int i) { return i >= 0 && i < %zu ? &%s_inputs_info_[i] : NULL; }\n", P, P, g->n_inputs, P);
   sb_printf(&b, "const %s_tensor_info *%s_output_info(int i) { return i >= 0 && i < %zu ? &%s_outputs_info_[i] : NULL; }\n\n", P, P, g->n_outputs, P);
-  /* kernels */
-  sb_printf(&b, "%s\n%s\n", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
-  /* graph outputs that are constants, graph inputs or repeated need copies */
-  sb_printf(&b, "static void copy_outputs(struct %s_ctx *ctx) {\n", P);
-  for (size_t k = 0; k < g->n_outputs; k++) {
-    int id = g->outputs[k];
-    const lw_tensor *t = &L->t[id];
-    int slot = (int)g->n_inputs + (int)k;
-    if (t->where == LW_OUTPUT && t->io_index == slot) continue;
-    sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
-  }
-  sb_printf(&b, "  (void)ctx;\n}\n\n");
   sb_printf(&b, "static const char *const kernel_names_[%d] = {\n", L->nk ? L->nk : 1);
   for (int p = 0; p < L->nk; p++) {
     char lb[256];
@@ -535,15 +558,32 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_free(&full);
   }
   if (!L->nk) sb_printf(&b, "  \"\",\n");
-  sb_printf(&b, "};\nstatic void (*const kernels_[%d])(struct %s_ctx *) = {", L->nk ? L->nk : 1, P);
-  for (int p = 0; p < L->nk; p++) sb_printf(&b, "%sk%d", p ? ", " : "", p);
-  if (!L->nk) sb_printf(&b, "0");
-  sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
-  sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
-  sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n", P, P, L->n_io);
-  sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
-                "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
-  sb_printf(&b, "  copy_outputs(ctx);\n  return 0;\n}\n\n");
+  sb_printf(&b, "};\n");
+  int rc_cl = ECG_OK;
+  if (L->target == LW_TARGET_OPENCL) rc_cl = lw_cl_host_body(L, &b, dir, e);
+  else {
+    /* kernels */
+    sb_printf(&b, "%s\n%s\n", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
+    /* graph outputs that are constants, graph inputs or repeated need copies */
+    sb_printf(&b, "static void copy_outputs(struct %s_ctx *ctx) {\n", P);
+    for (size_t k = 0; k < g->n_outputs; k++) {
+      int id = g->outputs[k];
+      const lw_tensor *t = &L->t[id];
+      int slot = (int)g->n_inputs + (int)k;
+      if (t->where == LW_OUTPUT && t->io_index == slot) continue;
+      sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
+    }
+    sb_printf(&b, "  (void)ctx;\n}\n\n");
+    sb_printf(&b, "static void (*const kernels_[%d])(struct %s_ctx *) = {", L->nk ? L->nk : 1, P);
+    for (int p = 0; p < L->nk; p++) sb_printf(&b, "%sk%d", p ? ", " : "", p);
+    if (!L->nk) sb_printf(&b, "0");
+    sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
+    sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
+    sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n", P, P, L->n_io);
+    sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
+                  "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
+    sb_printf(&b, "  copy_outputs(ctx);\n  return 0;\n}\n\n");
+  }
   sb_printf(&b, "int %s_profile(%s_ctx *ctx, int on) {\n  if (!on) { free(ctx->prof_ms); ctx->prof_ms = NULL; return 0; }\n"
                 "  if (!ctx->prof_ms) ctx->prof_ms = calloc(NKERNELS + 1, sizeof(double));\n  return ctx->prof_ms ? 0 : -1;\n}\n\n", P, P);
   sb_printf(&b, "int %s_profile_read(const %s_ctx *ctx, int i, const char **name, double *ms) {\n"
@@ -556,24 +596,26 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, ") == 0) { ctx->io[%zu] = data; return 0; }\n", k);
   }
   sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");
-  sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n", P, P);
-  sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
-  sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
-  /* the runtime linked in must be the one this file was compiled against: same sources,
-   * same ISA-dependent data (ecg_rt.h "Build identity") */
-  sb_printf(&b, "  if (strcmp(ecg_rt1_build_id(), ECG_RT_BUILD_ID) != 0) { errno = ENOEXEC; return NULL; }\n");
-  sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
-  sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
-            L->scratch_expr.s ? L->scratch_expr.s : "");
-  sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
-                "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
-                "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
-  sb_printf(&b, "  FILE *f = fopen(weights_path, \"rb\");\n  if (!f) { %s_destroy(ctx); return NULL; }\n"
-                "  size_t got = WEIGHTS_BYTES ? fread(ctx->w, 1, WEIGHTS_BYTES, f) : 0;\n  int extra = fgetc(f);\n  fclose(f);\n"
-                "  if (got != WEIGHTS_BYTES || extra != EOF) { %s_destroy(ctx); errno = EINVAL; return NULL; }\n", P, P);
-  sb_printf(&b, "%s", L->init.s ? L->init.s : "");
-  sb_printf(&b, "  return ctx;\n}\n");
-  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.c", b.s, b.len, e);
+  if (L->target == LW_TARGET_C) {
+    sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n", P, P);
+    sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
+    sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
+    /* the runtime linked in must be the one this file was compiled against: same sources,
+     * same ISA-dependent data (ecg_rt.h "Build identity") */
+    sb_printf(&b, "  if (strcmp(ecg_rt1_build_id(), ECG_RT_BUILD_ID) != 0) { errno = ENOEXEC; return NULL; }\n");
+    sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
+    sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
+              L->scratch_expr.s ? L->scratch_expr.s : "");
+    sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
+                  "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
+                  "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
+    sb_printf(&b, "  FILE *f = fopen(weights_path, \"rb\");\n  if (!f) { %s_destroy(ctx); return NULL; }\n"
+                  "  size_t got = WEIGHTS_BYTES ? fread(ctx->w, 1, WEIGHTS_BYTES, f) : 0;\n  int extra = fgetc(f);\n  fclose(f);\n"
+                  "  if (got != WEIGHTS_BYTES || extra != EOF) { %s_destroy(ctx); errno = EINVAL; return NULL; }\n", P, P);
+    sb_printf(&b, "%s", L->init.s ? L->init.s : "");
+    sb_printf(&b, "  return ctx;\n}\n");
+  }
+  int rc = rc_cl ? rc_cl : b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "model.c", b.s, b.len, e);
   sb_free(&b);
   return rc;
 }
@@ -585,7 +627,7 @@ static int write_weights(ecg_lower *L, const char *dir, ecg_err *e) {
     if (L->t[i].where == LW_CONST && L->t[i].bytes)
       memcpy(w + L->t[i].offset, L->g->tensors[i]->data.data, L->t[i].bytes);
   if (L->blob_len) memcpy(w + L->blob_start, L->blob, L->blob_len);
-  int rc = write_file(dir, "weights.bin", w, L->weights_bytes, e);
+  int rc = lw_write_file(dir, "weights.bin", w, L->weights_bytes, e);
   free(w);
   return rc;
 }
@@ -673,6 +715,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   sb_printf(&b, ", \"arch\": ");
   json_str(&b, L->arch);
   int passes = count_passes(L);
+  sb_printf(&b, ", \"target\": \"%s\"", L->target == LW_TARGET_OPENCL ? "opencl" : "c");
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
             "\"arena_lower_bound\": %zu, \"memory_plan_algo\": \"%s\", \"memory_plan\": [",
@@ -695,7 +738,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   sb_printf(&b, ", \"outputs\": ");
   json_io(&b, L->g, L->g->outputs, L->g->n_outputs);
   sb_printf(&b, "}\n");
-  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "model.json", b.s, b.len, e);
+  int rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "model.json", b.s, b.len, e);
   sb_free(&b);
   if (rc) return rc;
   /* Makefile: the model's own code (model.c, compiled once, position-independent, for
@@ -710,6 +753,27 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "# library kept in ECG_RT_CACHE (default ~/.cache/ecg/runtime; empty: build it here), see ecg_rt.mk.\n"
             "# Link the static library (model and runtime) with: $(CC) -fopenmp your.c lib%s.a -lm\n",
             L->prefix, L->prefix, L->prefix);
+  if (L->target == LW_TARGET_OPENCL) {
+    sb_free(&b);
+    sb_printf(&b,
+              "# Generated by ecg-lower --target opencl. `make` builds lib%s.a, lib%s.so and runner: the host\n"
+              "# code (model.c, which embeds the OpenCL C kernels of model.cl) links only the OpenCL ICD loader.\n"
+              "# Link the static library with: $(CC) your.c lib%s.a -lOpenCL -lm\n"
+              "CC ?= cc\nCFLAGS ?= -O2\nLDLIBS ?= -lOpenCL -lm\nPREFIX = %s\n"
+              "all: lib$(PREFIX).a lib$(PREFIX).so runner\n"
+              "model.o: model.c model.h\n\t$(CC) $(CFLAGS) -fPIC -c model.c -o $@\n"
+              "lib$(PREFIX).a: model.o\n\trm -f $@ && ar rcs $@ model.o\n"
+              "lib$(PREFIX).so: model.o\n\t$(CC) $(CFLAGS) -shared -o $@ model.o $(LDLIBS)\n"
+              "runner: runner_main.c lib$(PREFIX).a model.h\n\t$(CC) $(CFLAGS) -o $@ runner_main.c lib$(PREFIX).a $(LDLIBS)\n"
+              "clean:\n\trm -f *.o lib$(PREFIX).a lib$(PREFIX).so runner\n.PHONY: all clean\n",
+              L->prefix, L->prefix, L->prefix, L->prefix);
+    rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "Makefile", b.s, b.len, e);
+    sb_free(&b);
+    for (int i = 0; rc == ECG_OK && ecg_runtime_files[i].name; i++)
+      if (!strcmp(ecg_runtime_files[i].name, "runner_main.c"))
+        rc = lw_write_file(dir, ecg_runtime_files[i].name, ecg_runtime_files[i].data, ecg_runtime_files[i].size, e);
+    return rc;
+  }
   arch_makefile(&b, L->arch);
   sb_printf(&b,
             "CC ?= cc\nMARCH ?= native\nCFLAGS ?= -O3 -march=$(MARCH) -fopenmp\n"
@@ -731,18 +795,26 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "runner: runner_main.c lib$(PREFIX).a model.h $(RT_HDRS)\n\t$(CC) $(CFLAGS) -o $@ runner_main.c lib$(PREFIX).a $(LDLIBS)\n"
             "clean:\n\trm -f *.o libecg_rt.a lib$(PREFIX).a lib$(PREFIX).so runner\n.PHONY: all clean\n",
             L->prefix);
-  rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : write_file(dir, "Makefile", b.s, b.len, e);
+  rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "Makefile", b.s, b.len, e);
   sb_free(&b);
   for (int i = 0; rc == ECG_OK && ecg_runtime_files[i].name; i++)
-    rc = write_file(dir, ecg_runtime_files[i].name, ecg_runtime_files[i].data, ecg_runtime_files[i].size, e);
+    rc = lw_write_file(dir, ecg_runtime_files[i].name, ecg_runtime_files[i].data, ecg_runtime_files[i].size, e);
   return rc;
 }
 
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                   const char *memory_plan, ecg_lower_stats *st, ecg_err *e) {
+  return ecg_lower_dir_target(g, dir, prefix, arch, sparse, memory_plan, "c", st, e);
+}
+
+int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                         const char *memory_plan, const char *target, ecg_lower_stats *st, ecg_err *e) {
   ecg_lower L = {0};
   if (memory_plan && lw_plan_parse(memory_plan, &L.plan) != 0)
     return ecg_errf(e, ECG_ERR_USAGE, "unknown --memory-plan '%s' (expected peak, bestfit or size)", memory_plan);
+  if (!target || !strcmp(target, "c")) L.target = LW_TARGET_C;
+  else if (!strcmp(target, "opencl")) L.target = LW_TARGET_OPENCL;
+  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --target '%s' (expected c or opencl)", target);
   if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
   else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
   else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
@@ -761,6 +833,8 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   if (rc == ECG_OK) rc = lw_form_kernels(&L, order, e);
   if (rc == ECG_OK) lw_kernel_storage(&L);
   if (rc == ECG_OK) rc = plan_memory(&L, order, e);
+  if (rc == ECG_OK && L.target == LW_TARGET_OPENCL && !(L.cl_work = calloc((size_t)L.nk + 1, sizeof *L.cl_work)))
+    rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   /* Every kernel gets its function; collect all missing emitters at once. */
   int missing = 0;
   char lb[256];
@@ -774,17 +848,31 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
         ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       continue;
     }
+    if (L.target == LW_TARGET_OPENCL) { /* what the OpenCL printer cannot express is refused, naming the node */
+      int half = 0;
+      for (int m = 0; m < K->nm; m++) half |= node_touches_half(&L, g->nodes[K->members[m]]);
+      const char *why = K->kind == LW_K_IBR ? "intensive-fusion kernels (ecg-fuse --intensive)"
+                        : half ? "float16/bfloat16 tensors"
+                        : K->kind != LW_K_EW && !lw_cl_emitter(fn) ? "this operator" : NULL;
+      if (why) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): --target opencl does not support %s yet; use --target c",
+                      ecg_node_label(g, n, lb, sizeof lb), n->op_type, why);
+        break;
+      }
+    }
     if (K->kind == LW_K_SINGLE && node_touches_half(&L, n) && !half_capable(fn)) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel",
                     ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       break;
     }
-    sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\nstatic void k%d(struct %s_ctx *ctx) {\n", p, K->nm,
-              K->nm > 1 ? "s" : "", ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
-              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_ROW ? ", row reductions" : "", p, prefix);
+    sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\n", p, K->nm, K->nm > 1 ? "s" : "",
+              ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
+              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_ROW ? ", row reductions" : "");
+    if (L.target == LW_TARGET_OPENCL) sb_printf(&L.code, "__kernel void k%d(ECG_CL_ARGS) {\n", p);
+    else sb_printf(&L.code, "static void k%d(struct %s_ctx *ctx) {\n", p, prefix);
     rc = lw_emit_kernel(&L, p, e);
     L.cur = NULL;
-    sb_printf(&L.code, "  (void)ctx;\n}\n\n");
+    sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
   if (rc == ECG_OK && (L.code.oom || L.decls.oom || L.init.oom || L.scratch_expr.oom)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -798,6 +886,7 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
   free(L.k);
   free(L.node_kernel);
+  free(L.cl_work);
   sb_free(&L.code);
   sb_free(&L.decls);
   sb_free(&L.init);

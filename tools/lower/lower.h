@@ -102,6 +102,12 @@ typedef struct lw_kernel {
   int fallback;          /**< LW_K_EPI whose emitter ran without the epilogue: one extra pass */
 } lw_kernel;
 
+/** The back end a lowering prints (ecg-lower --target; ../shared/DESIGN.md "Flags"). */
+typedef enum {
+  LW_TARGET_C = 0, /**< C with OpenMP and the runtime library (model.c) */
+  LW_TARGET_OPENCL /**< OpenCL C kernels (model.cl) and a host file (model.c) linking only -lOpenCL */
+} lw_target;
+
 /** The lowering of one graph. */
 typedef struct ecg_lower {
   const ecg_graph *g;
@@ -130,7 +136,34 @@ typedef struct ecg_lower {
   int n_sparse;          /**< convs lowered to a sparse kernel */
   unsigned char *blob;   /**< lowering-made constants (lw_blob), appended to weights.bin */
   size_t blob_start, blob_len, blob_cap; /**< blob's first byte in weights.bin; used and allocated bytes */
+  lw_target target;      /**< LW_TARGET_OPENCL: kernels are OpenCL C (opencl.c) */
+  int64_t *cl_work;      /**< OpenCL: per kernel, the largest index space its loops cover (work-items
+                              worth launching; 0: the kernel moves nothing and is not enqueued) */
 } ecg_lower;
+
+/** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
+const char *lw_gq(const ecg_lower *L);
+/** OpenCL: note that the kernel being emitted iterates an index space of n elements
+ *  (grid-stride loops over get_global_id(0); the host launches min(n, cap) work-items). */
+void lw_cl_work(ecg_lower *L, int64_t n);
+/** OpenCL: scalar expression x (format/ops/scalar.def, as the registry holds it, its helper
+ *  macros expanded) with each `_Generic(E, float: F, default: D)` selection replaced by D,
+ *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
+ *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
+const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
+ *  reason (ENOSPC, EACCES, ...), ECG_ERR_INTERNAL (out of memory). */
+int lw_write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e);
+/** OpenCL host file model.c, first part (opencl.c): the comment, includes, sizes and the
+ *  context struct (OpenCL objects, device buffers, bound host buffers). */
+void lw_cl_host_head(ecg_lower *L, sbuf *b);
+/** OpenCL host file model.c, second part (after the I/O tables and kernel_names_): the
+ *  program (model.cl: the OpenCL C prelude, the epilogue device functions and one __kernel
+ *  per block) as a string, run (inputs written, kernels enqueued in order on one in-order
+ *  queue, outputs read back, one clFinish), destroy, the device choice (ECG_CL_DEVICE) and
+ *  create (program built once, weights uploaded once); also writes the program as dir/model.cl.
+ *  ECG_OK or the write error. */
+int lw_cl_host_body(ecg_lower *L, sbuf *b, const char *dir, ecg_err *e);
 
 /** Append n bytes made by the lowering (FKW index arrays, CSR arrays) to weights.bin at a
  *  64-byte aligned offset and return the offset (ctx->w + offset at run time); sets
@@ -189,6 +222,10 @@ typedef int (*ecg_emit_fn)(ecg_lower *L, const ecg_node *n, ecg_err *e);
 
 /** The emitter for op id, or NULL (tools/lower/emit/emitters.c). */
 ecg_emit_fn ecg_emitter(ecg_op_id id);
+/** OpenCL: the emitter printing kernel code for C emitter fn, or NULL when the OpenCL printer
+ *  cannot express that operator yet (opencl.c). The index-map emitters (lw_loops based) are
+ *  their own OpenCL emitters; Conv, Gemm, MatMul and pooling have OpenCL loop nests. */
+ecg_emit_fn lw_cl_emitter(ecg_emit_fn fn);
 
 /** C expression of tensor id's base pointer, typed as pointer to its C element type
  *  (const for weights). Writes into a small rotating buffer: copy if kept long. */
@@ -230,6 +267,12 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body,
               int parallel);
 
+/** Open a parallel loop `for (int64_t VAR ...) {` over n independent iterations at the given
+ *  indent (the caller closes it): C, `#pragma omp parallel for if(work > threshold)` over
+ *  0..n-1; OpenCL, a grid-stride loop over get_global_id(0) (the iterations are spread over
+ *  the work-items; lw_cl_work(n)). The printer piece of the emitters that write their own
+ *  loop over output elements (Softmax, Gather, Pad). */
+void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold);
 /** Row-major contiguous strides of dims into st; returns numel. */
 int64_t lw_strides(int rank, const int64_t *dims, int64_t *st);
 /** Strides of an input of rank ri broadcast to the output rank ro (numpy rules:

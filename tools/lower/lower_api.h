@@ -28,4 +28,9 @@ typedef struct ecg_lower_stats {
 /** As above; st (may be NULL) receives the lowering's numbers on success. */
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                   const char *memory_plan, ecg_lower_stats *st, ecg_err *e);
+/** As above for back end target: "c" (ecg_lower_dir) or "opencl" (OpenCL C kernels in model.cl,
+ *  a host model.c linking -lOpenCL; an operator the OpenCL printer cannot express is refused
+ *  with ECG_ERR_INPUT naming the node and op). An unknown target is ECG_ERR_USAGE. */
+int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                         const char *memory_plan, const char *target, ecg_lower_stats *st, ecg_err *e);
 #endif

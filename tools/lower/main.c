@@ -45,6 +45,9 @@ static void usage(FILE *f) {
           "  --arch ISA         target ISA: native (default: this machine), aarch64 (NEON), riscv64;\n"
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
+          "  --target T         back end: c (default: C with OpenMP and the runtime library) or\n"
+          "                     opencl (OpenCL C kernels and a host file linking -lOpenCL; an\n"
+          "                     operator it cannot express yet is refused, naming the node)\n"
           "  -q, --quiet        errors only on stderr (no warnings)\n"
           "  --memory-plan A    how intermediates share the arena: peak (default; SOD² §5.4.2:\n"
           "                     the buffers live at the peak-memory position first, then outwards,\n"
@@ -228,15 +231,16 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
 }
 
 enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION,
-       OPT_MEMPLAN };
+       OPT_MEMPLAN, OPT_TARGET };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
                                  {"arch", 0, 1, OPT_ARCH},       {"sparse", 0, 1, OPT_SPARSE},   {"force", 0, 0, OPT_FORCE},
                                  {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"report", 0, 1, OPT_REPORT},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
-                                 {"memory-plan", 0, 1, OPT_MEMPLAN}, {0, 0, 0, 0}};
+                                 {"memory-plan", 0, 1, OPT_MEMPLAN}, {"target", 0, 1, OPT_TARGET},   {0, 0, 0, 0}};
   const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val, *memplan = "peak";
+  const char *backend = "c";
   bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
@@ -252,6 +256,10 @@ int main(int argc, char **argv) {
     case OPT_OUTPUT: out = val; break;
     case OPT_PREFIX: prefix = val; break;
     case OPT_ARCH: arch = val; break;
+    case OPT_TARGET:
+      if (strcmp(val, "c") && strcmp(val, "opencl")) { fprintf(stderr, PROG ": unknown --target '%s' (expected c or opencl)\n", val); return 2; }
+      backend = val;
+      break;
     case OPT_SPARSE:
       if (strcmp(val, "fkw") && strcmp(val, "csr") && strcmp(val, "dense")) { fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, csr or dense)\n", val); return 2; }
       sparse = val;
@@ -304,7 +312,7 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
-  if (!rc) rc = ecg_lower_dir(g, tmp, prefix, arch, sparse, memplan, &ls, &e);
+  if (!rc) rc = ecg_lower_dir_target(g, tmp, prefix, arch, sparse, memplan, backend, &ls, &e);
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {
@@ -321,8 +329,8 @@ int main(int argc, char **argv) {
     fprintf(rf, ", ");
     ecg_sizes_json(rf, "after", ecg_measure(g, true));
     fprintf(rf, ", \"lower\": {\"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
-                "\"arena_lower_bound\": %zu, \"memory_plan\": \"%s\", \"sparse_convs\": %d, \"arch\": \"%s\"}}\n",
-            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.arena_lower_bound, memplan, ls.sparse_convs, arch);
+                "\"arena_lower_bound\": %zu, \"memory_plan\": \"%s\", \"sparse_convs\": %d, \"arch\": \"%s\", \"target\": \"%s\"}}\n",
+            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.arena_lower_bound, memplan, ls.sparse_convs, arch, backend);
     if (ro.f) rc = ecg_out_commit(&ro, &e);
   } else if (ro.f) ecg_out_abort(&ro);
   if (rc) fprintf(stderr, PROG ": %s\n", e.msg);

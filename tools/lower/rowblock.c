@@ -222,10 +222,14 @@ int lw_emit_row_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
       if (op->scalar && op->lit[0]) continue;
       const char *ptr = lw_ptr(L, op->tid);
       if (op->scalar) sb_printf(out, "    const %s s%d = %s%s[0]);\n", lw_vtype(L, op->tid), o, lw_load_open(L, op->tid), ptr);
-      else sb_printf(out, "    %s%s *restrict p%d = %s;\n", op->store ? "" : "const ", lw_ctype(L, op->tid), o, ptr);
+      else sb_printf(out, "    %s%s%s *restrict p%d = %s;\n", lw_gq(L), op->store ? "" : "const ", lw_ctype(L, op->tid), o, ptr);
     }
-    sb_printf(out, "    #pragma omp parallel for if(%lld >= 16384) schedule(static)\n", (long long)(c.NR * c.C));
-    sb_printf(out, "    for (int64_t row = 0; row < %lld; row++) {\n      int64_t rem_ = row; (void)rem_;\n", (long long)c.NR);
+    if (L->target == LW_TARGET_OPENCL) lw_par_for(L, 4, "row", c.NR, c.NR * c.C, 16384); /* rows over work-items */
+    else {
+      sb_printf(out, "    #pragma omp parallel for if(%lld >= 16384) schedule(static)\n", (long long)(c.NR * c.C));
+      sb_printf(out, "    for (int64_t row = 0; row < %lld; row++) {\n", (long long)c.NR);
+    }
+    sb_printf(out, "      int64_t rem_ = row; (void)rem_;\n");
     for (int d = c.s.a - 1; d >= 0; d--)
       sb_printf(out, "      const int64_t c%d = rem_ %% %lld; rem_ /= %lld; (void)c%d;\n", d, (long long)c.s.F[d], (long long)c.s.F[d], d);
     for (int o = 0; o < c.nops; o++) {

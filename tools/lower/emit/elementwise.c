@@ -36,10 +36,10 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
   const char *vp[LW_MAX_OPS];
   /* Local restrict pointers: the memory plan never lets an output overlap a live input.
    * 16-bit floats are converted to float at load and back at store. */
-  sb_printf(&L->code, "  {\n    %s *restrict p0 = %s;\n", lw_ctype(L, out_id), lw_ptr(L, out_id));
+  sb_printf(&L->code, "  {\n    %s%s *restrict p0 = %s;\n", lw_gq(L), lw_ctype(L, out_id), lw_ptr(L, out_id));
   for (int k = 0; k < n_in; k++) {
     lw_bcast_strides(r, od, in_rank[k], in_dims[k], st[k + 1]);
-    sb_printf(&L->code, "    const %s *restrict p%d = %s;\n", lw_ctype(L, in_ids[k]), k + 1, lw_ptr(L, in_ids[k]));
+    sb_printf(&L->code, "    %sconst %s *restrict p%d = %s;\n", lw_gq(L), lw_ctype(L, in_ids[k]), k + 1, lw_ptr(L, in_ids[k]));
     int64_t numel = 1;
     for (int d = 0; d < in_rank[k]; d++) numel *= in_dims[k][d];
     if (numel == 1) { /* a broadcast scalar: load once */

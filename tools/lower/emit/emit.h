@@ -20,6 +20,16 @@ int lw_emit_map(ecg_lower *L, int out_id, int n_in, const int *in_ids, int64_t i
 int lw_geom_2d(ecg_lower *L, const ecg_node *n, ecg_err *e, ecg_conv_geom *gm, int64_t *k, int64_t *s, int64_t *d,
                int64_t *p);
 
+/** Gemm's geometry (ONNX Gemm: Y[M, N] = alpha * A' B' + beta * C, A' = transA ? A^T : A):
+ *  the dims of A, B and Y into ad, bd, od, the attributes, M, N, K, and whether C takes part
+ *  (present and beta != 0). Shared by the C and OpenCL Gemm emitters (nn.c). */
+typedef struct lw_gemm_geom {
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK], M, N, K;
+  int ta, tb, has_c;
+  float alpha, beta;
+} lw_gemm_geom;
+void lw_gemm_geom_of(ecg_lower *L, const ecg_node *n, lw_gemm_geom *g);
+
 /** The ecg_act argument of a runtime call: the fusion block's epilogue being fused
  *  (L->epi_act, marked used), else ECG_ACT_NONE (nn.c). */
 const char *lw_act_arg(ecg_lower *L);

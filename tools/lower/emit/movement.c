@@ -15,6 +15,14 @@ int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(&L->code, "  /* aliases its input: nothing to move */\n");
     return ECG_OK;
   }
+  if (L->target == LW_TARGET_OPENCL) { /* no memcpy on a device: one index space over the bytes */
+    int64_t n = (int64_t)L->t[out].bytes, st[2][ECG_MAX_RANK] = {{1}, {1}};
+    char body[400];
+    snprintf(body, sizeof body, "((__global uchar *)%s)[o0] = ", lw_ptr(L, out));
+    snprintf(body + strlen(body), sizeof body - strlen(body), "((__global const uchar *)%s)[o1];", lw_ptr(L, in));
+    lw_loops(L, 1, &n, 2, st, NULL, body, 1);
+    return ECG_OK;
+  }
   sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
   sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
   return ECG_OK;
@@ -245,15 +253,22 @@ int emit_gather(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t nidx = ecg_tensor_numel(L->g->tensors[n->inputs[1]]);
   size_t es = ecg_dtype_size(L->g->tensors[n->inputs[0]]->dtype);
   sbuf *c = &L->code;
-  sb_printf(c, "  #pragma omp parallel for if(%lld > 4096)\n", (long long)(outer * nidx * inner));
-  sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * nidx));
+  const char *G = lw_gq(L);
+  lw_par_for(L, 2, "j", outer * nidx, outer * nidx * inner, 4096);
   sb_printf(c, "    int64_t o = j / %lld, q = j %% %lld;\n", (long long)nidx, (long long)nidx);
   sb_printf(c, "    int64_t k = (int64_t)%s[q];\n", lw_ptr(L, n->inputs[1]));
   sb_printf(c, "    if (k < 0) k += %lld;\n", (long long)K);
-  sb_printf(c, "    unsigned char *dst = (unsigned char *)%s + (size_t)j * %zu;\n", lw_ptr(L, n->outputs[0]), (size_t)inner * es);
-  sb_printf(c, "    if (k < 0 || k >= %lld) { memset(dst, 0, %zu); continue; }\n", (long long)K, (size_t)inner * es);
-  sb_printf(c, "    memcpy(dst, (const unsigned char *)%s + ((size_t)o * %lld + (size_t)k) * %zu, %zu);\n",
-            lw_ptr(L, n->inputs[0]), (long long)K, (size_t)inner * es, (size_t)inner * es);
+  sb_printf(c, "    %sunsigned char *dst = (%sunsigned char *)%s + (size_t)j * %zu;\n", G, G, lw_ptr(L, n->outputs[0]), (size_t)inner * es);
+  if (L->target == LW_TARGET_OPENCL) { /* no memset/memcpy on a device: byte loops */
+    sb_printf(c, "    if (k < 0 || k >= %lld) { for (size_t i = 0; i < %zu; i++) dst[i] = 0; continue; }\n", (long long)K, (size_t)inner * es);
+    sb_printf(c, "    %sconst unsigned char *src = (%sconst unsigned char *)%s + ((size_t)o * %lld + (size_t)k) * %zu;\n", G, G,
+              lw_ptr(L, n->inputs[0]), (long long)K, (size_t)inner * es);
+    sb_printf(c, "    for (size_t i = 0; i < %zu; i++) dst[i] = src[i];\n", (size_t)inner * es);
+  } else {
+    sb_printf(c, "    if (k < 0 || k >= %lld) { memset(dst, 0, %zu); continue; }\n", (long long)K, (size_t)inner * es);
+    sb_printf(c, "    memcpy(dst, (const unsigned char *)%s + ((size_t)o * %lld + (size_t)k) * %zu, %zu);\n",
+              lw_ptr(L, n->inputs[0]), (long long)K, (size_t)inner * es, (size_t)inner * es);
+  }
   sb_printf(c, "  }\n");
   return ECG_OK;
 }
@@ -317,8 +332,8 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
   sbuf *c = &L->code;
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
-  sb_printf(c, "  #pragma omp parallel for if(%lld > 32768)\n", (long long)numel);
-  sb_printf(c, "  for (int64_t j = 0; j < %lld; j++) {\n    int64_t rem = j, src = 0, inside = 1;\n", (long long)numel);
+  lw_par_for(L, 2, "j", numel, numel, 32768);
+  sb_printf(c, "    int64_t rem = j, src = 0, inside = 1;\n");
   for (int d = 0; d < r; d++) {
     sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - pb[%d];\n", (long long)ost[d], (long long)ost[d], d);
     if (m == 0) sb_printf(c, "      if (s < 0 || s >= %lld) inside = 0;\n", (long long)id[d]);

@@ -208,16 +208,27 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 }
 
 /** Gemm: Y = alpha * op(A) op(B) + beta * C (C broadcast to [M, N]). */
+void lw_gemm_geom_of(ecg_lower *L, const ecg_node *n, lw_gemm_geom *g) {
+  lw_dims(L, n->inputs[0], g->ad);
+  lw_dims(L, n->inputs[1], g->bd);
+  lw_dims(L, n->outputs[0], g->od);
+  g->ta = (int)ecg_attr_i(n, "transA", 0);
+  g->tb = (int)ecg_attr_i(n, "transB", 0);
+  g->alpha = ecg_attr_f(n, "alpha", 1.0f);
+  g->beta = ecg_attr_f(n, "beta", 1.0f);
+  g->M = g->od[0];
+  g->N = g->od[1];
+  g->K = g->ta ? g->ad[0] : g->ad[1];
+  g->has_c = n->n_inputs > 2 && n->inputs[2] >= 0 && g->beta != 0.0f;
+}
+
 int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 Gemm is supported");
-  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK];
-  lw_dims(L, n->inputs[0], ad);
-  lw_dims(L, n->inputs[1], bd);
-  lw_dims(L, n->outputs[0], od);
-  int ta = (int)ecg_attr_i(n, "transA", 0), tb = (int)ecg_attr_i(n, "transB", 0);
-  float alpha = ecg_attr_f(n, "alpha", 1.0f), beta = ecg_attr_f(n, "beta", 1.0f);
-  int64_t M = od[0], N = od[1], K = ta ? ad[0] : ad[1];
-  int has_c = n->n_inputs > 2 && n->inputs[2] >= 0 && beta != 0.0f;
+  lw_gemm_geom gg;
+  lw_gemm_geom_of(L, n, &gg);
+  const int64_t *ad = gg.ad, *bd = gg.bd, M = gg.M, N = gg.N, K = gg.K;
+  int ta = gg.ta, tb = gg.tb, has_c = gg.has_c;
+  float alpha = gg.alpha, beta = gg.beta;
   char Ab[200], Bb[200], Ob[200];
   snprintf(Ab, sizeof Ab, "%s", lw_ptr(L, n->inputs[0]));
   snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, n->inputs[1]));

@@ -28,10 +28,9 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int logsm = lw_op(n) == ECG_OP_LogSoftmax;
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
-  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K * inner));
-  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n", (long long)(outer * inner));
+  sb_printf(c, "  {\n    %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
+  lw_par_for(L, 4, "j", outer * inner, outer * K * inner, 16384);
   sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld;\n", (long long)inner, (long long)(K * inner), (long long)inner);
   sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; mx = v > mx ? v : mx; }\n", T,
             (long long)K, T, (long long)inner);
@@ -100,13 +99,38 @@ static int emit_reduce_runtime(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/* A Reduce* as one independent loop over output elements (each accumulates its own
+ * reduced index space in a register): the OpenCL printer's form, where the C form's shared
+ * accumulation into y would race between work-items. red[d]: dim d is reduced. */
+static int reduce_by_output(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int *red, int64_t count,
+                            ecg_err *e) {
+  int64_t xst[ECG_MAX_RANK];
+  lw_strides(r, xd, xst);
+  const char *T = lw_ctype(L, n->outputs[0]), *init;
+  char acc[256], fin[256], count_c[64];
+  snprintf(count_c, sizeof count_c, "(%s)%lld", T, (long long)count);
+  ECG_TRY(reduce_c(L, n, "acc", "x[b + o]", "acc", count_c, &init, acc, fin, sizeof acc, e));
+  sbuf *c = &L->code;
+  sb_printf(c, "  {\n  %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "  %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
+  lw_par_for(L, 2, "g", ecg_tensor_numel(L->g->tensors[n->outputs[0]]), ecg_tensor_numel(L->g->tensors[n->inputs[0]]), 32768);
+  sb_printf(c, "    int64_t q = g, b = 0;\n");
+  for (int d = r - 1; d >= 0; d--)
+    if (!red[d] && xd[d] != 1) sb_printf(c, "    b += q %% %lld * %lld; q /= %lld;\n", (long long)xd[d], (long long)xst[d], (long long)xd[d]);
+  sb_printf(c, "    %s acc = (%s)%s;\n    for (int64_t k = 0; k < %lld; k++) {\n      int64_t p = k, o = 0;\n", T, T, init, (long long)count);
+  for (int d = r - 1; d >= 0; d--)
+    if (red[d] && xd[d] != 1) sb_printf(c, "      o += p %% %lld * %lld; p /= %lld;\n", (long long)xd[d], (long long)xst[d], (long long)xd[d]);
+  sb_printf(c, "      acc = (%s)(%s);\n    }\n    y[g] = (%s)(%s);\n  }\n  }\n", T, acc, T, fin[0] ? fin : "acc");
+  return ECG_OK;
+}
+
 /** ReduceSum/Mean/Max/Min/Prod/L2/SumSquare over any set of axes: the output is the
  *  accumulator; operand 0 (output) has stride 0 along reduced axes. */
 int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], st[2][ECG_MAX_RANK], xst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
   if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
-    return emit_reduce_runtime(L, n, e);
+    return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant axes") : emit_reduce_runtime(L, n, e);
   if (ecg_reduced_dims(L->g, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
@@ -121,6 +145,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
+  if (L->target == LW_TARGET_OPENCL) return reduce_by_output(L, n, r, xd, red, count, e);
   sb_printf(c, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
   sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
@@ -169,17 +194,17 @@ int emit_norm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int has_b = n->n_inputs > 2 && n->inputs[2] >= 0;
   int64_t bn = has_b ? ecg_tensor_numel(L->g->tensors[n->inputs[2]]) : 1;
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const float *x = %s;\n", lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    float *y = %s;\n", lw_ptr(L, n->outputs[0]));
-  sb_printf(c, "    const float *sc = %s;\n", lw_ptr(L, n->inputs[1]));
-  sb_printf(c, "    const float *bi = %s;\n", has_b ? lw_ptr(L, n->inputs[2]) : "NULL");
-  sb_printf(c, "    #pragma omp parallel for if(%lld > 16384)\n", (long long)(outer * K));
-  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      const float *xr = x + j * %lld;\n      float *yr = y + j * %lld;\n",
-            (long long)outer, (long long)K, (long long)K);
-  sb_printf(c, "      double mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
-            (long long)K, (long long)K);
-  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { double d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
-            (long long)K, (long long)K);
+  const char *G = lw_gq(L), *DT = L->target == LW_TARGET_OPENCL ? "ecg_dbl" : "double"; /* model.cl: ecg_dbl */
+  sb_printf(c, "  {\n    %sconst float *x = %s;\n", G, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %sfloat *y = %s;\n", G, lw_ptr(L, n->outputs[0]));
+  sb_printf(c, "    %sconst float *sc = %s;\n", G, lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "    %sconst float *bi = %s;\n", G, has_b ? lw_ptr(L, n->inputs[2]) : "0");
+  lw_par_for(L, 4, "j", outer, outer * K, 16384);
+  sb_printf(c, "      %sconst float *xr = x + j * %lld;\n      %sfloat *yr = y + j * %lld;\n", G, (long long)K, G, (long long)K);
+  sb_printf(c, "      %s mean = 0, var = 0;\n      for (int64_t k = 0; k < %lld; k++) mean += xr[k];\n      mean /= %lld;\n",
+            DT, (long long)K, (long long)K);
+  sb_printf(c, "      for (int64_t k = 0; k < %lld; k++) { %s d = xr[k] - mean; var += d * d; }\n      var /= %lld;\n",
+            (long long)K, DT, (long long)K);
   sb_printf(c, "      float inv = (float)(1.0 / sqrt(var + %.9g));\n", eps);
   if (inst) {
     int64_t C = xd[1];

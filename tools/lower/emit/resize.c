@@ -145,6 +145,10 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   lw_strides(r, id, ist);
   if (lw_half(L, n->inputs[0])) return lw_node_err(L, n, e, "float16/bfloat16 is not supported");
+  /* the tap tables: file-scope constants (C) or program-scope __constant (OpenCL C), in
+   * double, or in ecg_dbl (model.cl's prelude: float where the device lacks fp64) */
+  const char *TQ = L->target == LW_TARGET_OPENCL ? "__constant" : "static const";
+  const char *DT = L->target == LW_TARGET_OPENCL ? "ecg_dbl" : "double";
   int is_upsample = lw_op(n) == ECG_OP_Upsample;
   int legacy = is_upsample || (n->opset > 0 && n->opset < 11);
   ecg_resize_opts o;
@@ -189,7 +193,7 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       char pol[32];
       ecg_attr_s(n, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol);
       if (strcmp(pol, "stretch")) return lw_node_err(L, n, e, "keep_aspect_ratio_policy with run-time operands is not supported");
-      return emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
+      return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant scales, sizes and roi") : emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
     }
   }
   double scale[ECG_MAX_RANK], r0[ECG_MAX_RANK], r1[ECG_MAX_RANK];
@@ -248,19 +252,19 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       } else single = 0;
     }
     K[d] = single ? 1 : k_ax;
-    sb_printf(&L->decls, "static const int64_t rz%d_i%d[%lld] = {", u, d, (long long)(od[d] * K[d] > 0 ? od[d] * K[d] : 1));
+    sb_printf(&L->decls, "%s int64_t rz%d_i%d[%lld] = {", TQ, u, d, (long long)(od[d] * K[d] > 0 ? od[d] * K[d] : 1));
     for (int64_t x = 0; x < od[d]; x++)
       for (int k = 0; k < K[d]; k++) sb_printf(&L->decls, "%s%lld", x || k ? "," : "", (long long)(ti[x * RZ_MAX_TAPS + k] * ist[d]));
     if (od[d] == 0) sb_printf(&L->decls, "0");
     sb_printf(&L->decls, "};\n");
     if (K[d] > 1) {
-      sb_printf(&L->decls, "static const double rz%d_w%d[%lld] = {", u, d, (long long)(od[d] * K[d]));
+      sb_printf(&L->decls, "%s %s rz%d_w%d[%lld] = {", TQ, DT, u, d, (long long)(od[d] * K[d]));
       for (int64_t x = 0; x < od[d]; x++)
         for (int k = 0; k < K[d]; k++) sb_printf(&L->decls, "%s%.17g", x || k ? "," : "", tw[x * RZ_MAX_TAPS + k]);
       sb_printf(&L->decls, "};\n");
     }
     if (has_ext[d]) {
-      sb_printf(&L->decls, "static const unsigned char rz%d_e%d[%lld] = {", u, d, (long long)od[d]);
+      sb_printf(&L->decls, "%s unsigned char rz%d_e%d[%lld] = {", TQ, u, d, (long long)od[d]);
       for (int64_t x = 0; x < od[d]; x++) sb_printf(&L->decls, "%s%d", x ? "," : "", te[x]);
       sb_printf(&L->decls, "};\n");
     }
@@ -272,25 +276,33 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int any_ext = 0, n_int = 0;
   for (int d = 0; d < r; d++) { any_ext |= has_ext[d]; n_int += K[d] > 1; }
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
-  sb_printf(c, "    %s *y = %s;\n    int64_t j = 0;\n", T, lw_ptr(L, n->outputs[0]));
+  /* C: one loop nest over the output, j counting the elements; OpenCL: the output elements
+   * over the work-items (lw_par_for), each recovering its coordinates x<d> from j */
+  int cl = L->target == LW_TARGET_OPENCL;
+  const char *jn = cl ? "j" : "j++";
+  int64_t ost[ECG_MAX_RANK], onum = lw_strides(r, od, ost);
+  sb_printf(c, "  {\n    %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "    %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
+  if (cl) lw_par_for(L, 4, "j", onum, onum, 0);
+  else sb_printf(c, "    int64_t j = 0;\n");
   sb_printf(c, "    int64_t b_ = 0;\n    int e_ = 0;\n    (void)b_; (void)e_;\n");
   for (int d = 0; d < r; d++) {
     int ind = 4 + 2 * d;
     char prevb[16], preve[16];
     snprintf(prevb, sizeof prevb, d ? "b%d" : "b_", d - 1);
     snprintf(preve, sizeof preve, d ? "e%d" : "e_", d - 1);
-    sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", d, d, (long long)od[d], d);
+    if (cl) sb_printf(c, "%*s{ const int64_t x%d = j / %lld %% %lld;\n", ind, "", d, (long long)ost[d], (long long)od[d]);
+    else sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", d, d, (long long)od[d], d);
     if (K[d] == 1) sb_printf(c, "%*s  int64_t b%d = %s + rz%d_i%d[x%d];\n", ind, "", d, prevb, u, d, d);
     else sb_printf(c, "%*s  int64_t b%d = %s;\n", ind, "", d, prevb);
     if (any_ext && has_ext[d]) sb_printf(c, "%*s  int e%d = %s | rz%d_e%d[x%d];\n", ind, "", d, preve, u, d, d);
     else if (any_ext) sb_printf(c, "%*s  int e%d = %s;\n", ind, "", d, preve);
   }
   int ind = 4 + 2 * r;
-  if (any_ext) sb_printf(c, "%*sif (e%d) { y[j++] = (%s)%.9g; continue; }\n", ind, "", r - 1, T, ecg_attr_f(n, "extrapolation_value", 0.0f));
-  if (n_int == 0) sb_printf(c, "%*sy[j++] = x[b%d];\n", ind, "", r - 1);
+  if (any_ext) sb_printf(c, "%*sif (e%d) { y[%s] = (%s)%.9g; continue; }\n", ind, "", r - 1, jn, T, ecg_attr_f(n, "extrapolation_value", 0.0f));
+  if (n_int == 0) sb_printf(c, "%*sy[%s] = x[b%d];\n", ind, "", jn, r - 1);
   else {
-    sb_printf(c, "%*sdouble acc = 0;\n", ind, "");
+    sb_printf(c, "%*s%s acc = 0;\n", ind, "", DT);
     int depth = 0;
     char wprev[16] = "1.0", oprev[16];
     snprintf(oprev, sizeof oprev, "b%d", r - 1);
@@ -298,17 +310,17 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       if (K[d] <= 1) continue;
       int in2 = ind + 2 * depth;
       sb_printf(c, "%*sfor (int t%d = 0; t%d < %d; t%d++) {\n", in2, "", d, d, K[d], d);
-      sb_printf(c, "%*s  double w%d = %s * rz%d_w%d[x%d * %d + t%d];\n", in2, "", d, wprev, u, d, d, K[d], d);
+      sb_printf(c, "%*s  %s w%d = %s * rz%d_w%d[x%d * %d + t%d];\n", in2, "", DT, d, wprev, u, d, d, K[d], d);
       sb_printf(c, "%*s  int64_t o%d = %s + rz%d_i%d[x%d * %d + t%d];\n", in2, "", d, oprev, u, d, d, K[d], d);
       snprintf(wprev, sizeof wprev, "w%d", d);
       snprintf(oprev, sizeof oprev, "o%d", d);
       depth++;
     }
-    sb_printf(c, "%*sacc += %s * (double)x[%s];\n", ind + 2 * depth, "", wprev, oprev);
+    sb_printf(c, "%*sacc += %s * (%s)x[%s];\n", ind + 2 * depth, "", wprev, DT, oprev);
     for (int k = depth - 1; k >= 0; k--) sb_printf(c, "%*s}\n", ind + 2 * k, "");
-    sb_printf(c, "%*sy[j++] = (%s)acc;\n", ind, "", T);
+    sb_printf(c, "%*sy[%s] = (%s)acc;\n", ind, "", jn, T);
   }
   for (int d = r - 1; d >= 0; d--) sb_printf(c, "%*s}\n", 4 + 2 * d, "");
-  sb_printf(c, "  }\n");
+  sb_printf(c, "  }\n%s", cl ? "  }\n" : "");
   return ECG_OK;
 }

@@ -1,10 +1,12 @@
 /* runner: the command-line driver of a lowered model (tools/lower/LOWERED.md, "Runner
  * protocol"). Copied into every lowered directory by ecg-lower; built by its Makefile.
  *   runner --info
- *   runner [--weights FILE] [--threads N] [--warmup W] [--runs R] [--profile FILE|-] --in NAME=FILE ... [--out NAME=FILE ...]
+ *   runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] [--profile FILE|-] --in NAME=FILE ... [--out NAME=FILE ...]
  * --profile writes mean milliseconds per kernel (per node) over the timed runs.
  * Inputs and outputs are raw little-endian files of exactly the tensor's bytes; one
- * "time_ms <float>" line per timed run goes to stdout. Exit 0 ok, 1 bad input, 2 usage. */
+ * "time_ms <float>" line per timed run goes to stdout; an OpenCL model (ecg-lower --target
+ * opencl) runs on OpenCL device N (--device, else ECG_CL_DEVICE, else 0) and prints
+ * "device <CL_DEVICE_NAME>" first. Exit 0 ok, 1 bad input, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +17,9 @@
 #include <omp.h>
 #endif
 #include "model.h"
+#ifndef ECG_MODEL_OPENCL
 #include "ecg_rt.h" /* ecg_rt1_build_id, for the message when the runtime does not match */
+#endif
 
 #define INFO ECG_MODEL(tensor_info)
 
@@ -41,7 +45,7 @@ static double now_ms(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: runner --info | runner [--weights FILE] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]\n");
+  fprintf(stderr, "usage: runner --info | runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]\n");
   return 2;
 }
 
@@ -86,6 +90,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--warmup")) warmup = atoi(v);
     else if (!strcmp(a, "--runs")) runs = atoi(v);
     else if (!strcmp(a, "--profile")) profile = v;
+    else if (!strcmp(a, "--device")) {
+#ifdef ECG_MODEL_OPENCL
+      setenv("ECG_CL_DEVICE", v, 1);
+#else
+      fprintf(stderr, "runner: --device needs a model lowered with --target opencl (this one is C)\n");
+      return finish(2);
+#endif
+    }
     else if (!strcmp(a, "--in") || !strcmp(a, "--out")) {
       const char *eq = strchr(v, '=');
       if (!eq) return finish(usage());
@@ -112,12 +124,23 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   if (threads > 0) omp_set_num_threads(threads);
 #endif
+  (void)threads; /* an OpenCL model's device runs its own threads */
   ctx = ECG_MODEL(create)(weights);
+#ifdef ECG_MODEL_OPENCL
+  if (!ctx && errno == ENODEV) {
+    fprintf(stderr, "runner: no OpenCL device %s (ECG_CL_DEVICE; `clinfo -l` lists them; on a machine without a GPU, "
+                    "install pocl-opencl-icd)\n", getenv("ECG_CL_DEVICE") ? getenv("ECG_CL_DEVICE") : "0");
+    return finish(1);
+  }
+  if (!ctx && errno == EINVAL) { fprintf(stderr, "runner: cannot create the OpenCL model (weights '%s', or the program did not build)\n", weights); return finish(1); }
+  if (ctx) printf("device %s\n", ECG_MODEL(device_name)(ctx));
+#else
   if (!ctx && errno == ENOEXEC) {
     fprintf(stderr, "runner: the runtime library linked in (%s) is not the one model.c was compiled against "
                     "(other runtime sources, ISA or OpenMP setting); rebuild with `make clean all`\n", ecg_rt1_build_id());
     return finish(1);
   }
+#endif
   if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return finish(1); }
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
