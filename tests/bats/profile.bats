@@ -27,14 +27,17 @@ setup() {
   require_file "$ref"
   case "$(uname -m)" in x86_64) ;; *) echo "the reference peak.c is x86-only"; return 1 ;; esac
   cc -O2 -march=native "$ref" -o "$T/refpeak"
-  # both take the best of 5; a disturbed core can still spoil one pairing: 3 tries
-  local ok=0 ours theirs isa
-  for try in 1 2 3; do
-    ours=$("$BIN/ecg-bench" --peak | jq '.fma_gflops_per_core')
+  # a peak is the best a core can do: each side is the best of 5 runs, and of up to 5 tries
+  # (interleaved), so a busy moment on a shared machine spoils neither; stop once they agree
+  local ok=0 ours=0 theirs=0 o t isa try
+  for try in 1 2 3 4 5; do
+    o=$("$BIN/ecg-bench" --peak | jq '.fma_gflops_per_core')
     isa=$(jq -r '.isa' "$ECG_PEAK_CACHE")
-    theirs=$("$T/refpeak" | sed -n "s/.*AVX-512 \([0-9.]*\) GFLOP.*AVX2 \([0-9.]*\) GFLOP.*/\1 \2/p")
-    [ "$isa" = avx512 ] && theirs=${theirs% *} || theirs=${theirs#* }
-    echo "try $try: ours $ours, ../shared/bench/peak.c $theirs ($isa)"
+    t=$("$T/refpeak" | sed -n "s/.*AVX-512 \([0-9.]*\) GFLOP.*AVX2 \([0-9.]*\) GFLOP.*/\1 \2/p")
+    [ "$isa" = avx512 ] && t=${t% *} || t=${t#* }
+    ours=$(awk -v a="$ours" -v b="$o" 'BEGIN { print (b > a ? b : a) }')
+    theirs=$(awk -v a="$theirs" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
+    echo "try $try: ours $o (best $ours), ../shared/bench/peak.c $t (best $theirs) ($isa)"
     if awk -v a="$ours" -v b="$theirs" 'BEGIN { d = a / b; exit !(d > 0.95 && d < 1.05) }'; then ok=1; break; fi
   done
   [ "$ok" -eq 1 ]
