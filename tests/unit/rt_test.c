@@ -408,6 +408,11 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
       {"resnet18 3x3 512x7x7->512", conv_p(1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1)},
+      {"mbv2 1x1 96x14x14->576", conv_p(1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 576x14x14->96", conv_p(1, 576, 14, 14, 96, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 960x7x7->320", conv_p(1, 960, 7, 7, 320, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 160x7x7->960", conv_p(1, 160, 7, 7, 960, 1, 1, 1, 1, 0, 1)},
+      {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;
@@ -489,6 +494,19 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 96, 33, 31, 96, 3, 3, 1, 1, 1, 96), threads);
   test_conv(conv_p(1, 64, 33, 31, 128, 5, 5, 2, 1, 2, 64), threads);
   test_conv(conv_p(1, 64, 21, 21, 64, 3, 3, 1, 1, 1, 4), threads);
+  /* small planes (7x7, 14x14) with many channels: computed transposed (conv_swap in
+   * ecg_gemm.c), including channel counts past one tile (600 > 528), groups, batches */
+  test_conv(conv_p(1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(2, 80, 7, 7, 160, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 96, 7, 7, 96, 3, 3, 1, 1, 1, 2), threads);
+  test_conv(conv_p(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(1, 128, 7, 7, 600, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 64, 20, 20, 96, 3, 3, 2, 1, 1, 1), threads);
+  for (int a = 0; a < 4; a++) {
+    ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
+    q.act = rand_act();
+    test_conv(q, threads);
+  }
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
     fixed[i].act = rand_act();
     test_conv(fixed[i], threads);

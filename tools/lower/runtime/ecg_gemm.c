@@ -15,6 +15,11 @@
  *   epilogue      alpha/beta, bias (per row or per column) and activation applied to each
  *                 tile right after its last k block, while it is in L1 (AVX-512: in the
  *                 micro-kernel's registers, before the store).
+ *   transposed    convs on small planes with many channels (7x7, 14x14: conv_swap) run as
+ *                 Y^T = X_col^T W^T: positions are the micro-kernel's rows, channels its
+ *                 columns (no mostly empty column panel for 49 = 48 + 1 positions), the
+ *                 X_col^T block packed once per tile of all 512 channels, the C^T tile
+ *                 stored back transposed.
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"
@@ -434,9 +439,12 @@ typedef struct {
   int h, w, kh, kw, sh, sw, dh, dw, pt, pl, ow;
 } conv_src;
 
-static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float *dst) {
+/* X_col rows k [k0, k0+kc) x columns j [j0, j0+nc) -> panels of pw columns:
+ * dst[p*kc*pw + k*pw + j], columns past nc zero. pw = NR gives B panels (C = W * X_col);
+ * pw = MR gives A panels of X_col^T (the transposed product of conv_swap). */
+static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float *dst, const int pw) {
   const int h = s->h, w = s->w, kw = s->kw, khw = s->kh * s->kw, ow = s->ow, sw = s->sw;
-  const int npan = cdiv(nc, NR);
+  const int npan = cdiv(nc, pw);
   const int oy0 = j0 / ow, ox0 = j0 % ow;
   for (int k = 0; k < kc; k++) {
     int kk = k0 + k, ci = kk / khw, r = kk % khw, ki = r / kw, kj = r % kw;
@@ -444,9 +452,9 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
     int oy = oy0, ox = ox0, j = 0;
     int iyoff = ki * s->dh - s->pt, ixoff = kj * s->dw - s->pl;
     while (j < nc) {
-      int off = j % NR;
-      int len = imin(imin(NR - off, nc - j), ow - ox);
-      float *d = dst + (size_t)(j / NR) * kc * NR + (size_t)k * NR + off;
+      int off = j % pw;
+      int len = imin(imin(pw - off, nc - j), ow - ox);
+      float *d = dst + (size_t)(j / pw) * kc * pw + (size_t)k * pw + off;
       int iy = oy * s->sh + iyoff;
       if (iy < 0 || iy >= h) {
         for (int t = 0; t < len; t++) d[t] = 0.f;
@@ -455,8 +463,8 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
         int ix0 = ox * sw + ixoff;
         if (sw == 1) {
           int a = imin(imax(-ix0, 0), len), b = imax(imin(w - ix0, len), a), t = 0;
-          if (len == NR && a == 0 && b == NR) { /* whole panel row inside the image */
-            memcpy(d, row + ix0, NR * sizeof(float));
+          if (len == pw && a == 0 && b == pw) { /* whole panel row inside the image */
+            memcpy(d, row + ix0, (size_t)pw * sizeof(float));
             goto next;
           }
           for (; t < a; t++) d[t] = 0.f;
@@ -489,14 +497,23 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
       ox += len;
       if (ox == ow) { ox = 0; oy++; }
     }
-    if (nc % NR) {
-      float *d = dst + (size_t)(npan - 1) * kc * NR + (size_t)k * NR;
-      for (int t = nc % NR; t < NR; t++) d[t] = 0.f;
+    if (nc % pw) {
+      float *d = dst + (size_t)(npan - 1) * kc * pw + (size_t)k * pw;
+      for (int t = nc % pw; t < pw; t++) d[t] = 0.f;
     }
   }
 }
 
 /* ------------------------------------------------------------------ tile driver */
+
+/* Tiles of a swapped conv (conv_swap): at most SW_SP output positions (the micro-kernel's
+ * rows) x SW_CH output channels (its columns: the whole weight block of a 512-channel layer
+ * in one tile, so the X_col^T panels are packed once per position tile). Per thread: the
+ * X_col^T block (SW_SP x KC) and the C^T tile (SW_SP x SW_CH). */
+#define SW_KC KC /* 64, 128 and 256 measured the same on the 7x7 and 14x14 layers */
+#define SW_SP ((64 / MR) * MR)
+#define SW_CH ((512 + NR - 1) / NR * NR)
+#define ECG_SWAP_BUF_FLOATS ((size_t)SW_SP * SW_KC + (size_t)SW_SP * SW_CH + 64)
 
 enum { B_PACKED, B_PACK, B_DIRECT, B_CONV };
 
@@ -509,6 +526,9 @@ typedef struct {
   const float *bias_m, *bias_n; /* per row of C / per column of C, or NULL */
   ecg_act act;
   float *C; int ldc;
+  int swap; /* conv computed transposed (conv_swap): A = weights packed as B panels
+             * [ceil(M/NR)][K][NR], the X_col^T A panels packed per tile from cs, C^T
+             * accumulated in a tile buffer and stored transposed (run_tile_swap) */
 } job_t;
 
 /* Bias and activation of a micro tile; a generated epilogue (ECG_ACT_FN) is left to
@@ -566,7 +586,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
       bs = J->ldb;
       break;
     case B_CONV:
-      pack_b_conv(&J->cs, pc, kc, j0, nc, bufB);
+      pack_b_conv(&J->cs, pc, kc, j0, nc, bufB, NR);
       bp = bufB;
       bpanel = (ptrdiff_t)kc * NR;
       bs = NR;
@@ -630,6 +650,83 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
   }
 }
 
+/* y[i0+j, j0+i] = act(t[i*ldt + j] + bias_m[i0+j]) for i < nc positions, j < mc channels:
+ * the C^T tile of a swapped conv stored back into its NCHW output (rows of J->C), 8x8
+ * blocks transposed in registers; the activation (or generated epilogue) then runs on each
+ * channel's run of nc positions. */
+static void transpose_out(const job_t *J, const float *t, int ldt, int i0, int mc, int j0, int nc) {
+  const ptrdiff_t ldc = J->ldc;
+  int j = 0;
+#ifdef ECG_AVX2
+  for (; j + 8 <= mc; j += 8) {
+    float *y = J->C + (size_t)(i0 + j) * ldc + j0;
+    int i = 0;
+    for (; i + 8 <= nc; i += 8) {
+      const float *s = t + (size_t)i * ldt + j;
+      __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ldt), r2 = _mm256_loadu_ps(s + 2 * ldt),
+             r3 = _mm256_loadu_ps(s + 3 * ldt), r4 = _mm256_loadu_ps(s + 4 * ldt), r5 = _mm256_loadu_ps(s + 5 * ldt),
+             r6 = _mm256_loadu_ps(s + 6 * ldt), r7 = _mm256_loadu_ps(s + 7 * ldt);
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+             t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+             t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+             u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+             u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+             u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      __m256 o[8] = {_mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+                     _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+                     _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+                     _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+      for (int q = 0; q < 8; q++) {
+        __m256 v = J->bias_m ? _mm256_add_ps(o[q], _mm256_set1_ps(J->bias_m[i0 + j + q])) : o[q];
+        _mm256_storeu_ps(y + (size_t)q * ldc + i, v);
+      }
+    }
+    for (int q = 0; q < 8; q++) {
+      const float b = J->bias_m ? J->bias_m[i0 + j + q] : 0.f;
+      for (int ii = i; ii < nc; ii++) y[(size_t)q * ldc + ii] = t[(size_t)ii * ldt + j + q] + b;
+    }
+  }
+#endif
+  for (; j < mc; j++) {
+    float *y = J->C + (size_t)(i0 + j) * ldc + j0;
+    const float b = J->bias_m ? J->bias_m[i0 + j] : 0.f;
+    for (int i = 0; i < nc; i++) y[i] = t[(size_t)i * ldt + j] + b;
+  }
+  if (J->act.kind != ECG_ACT_NONE)
+    for (j = 0; j < mc; j++) ecg_rt1_act_apply(J->act, J->C + (size_t)(i0 + j) * ldc + j0, (size_t)nc);
+}
+
+/* Tile of a swapped conv: output channels [i0, i0+mc) (i0 % NR == 0) x positions
+ * [j0, j0+nc) (j0 % MR == 0), computed as C^T[nc, mc] = X_col^T[nc, K] * W^T[K, mc] into
+ * tile (ceil(nc/MR)*MR rows x ceil(mc/NR)*NR floats) with the X_col^T block packed into
+ * bufA (ceil(nc/MR)*MR*KC floats), then stored transposed (transpose_out). */
+static void run_tile_swap(const job_t *J, int i0, int mc, int j0, int nc, float *bufA, float *tile) {
+  const int K = J->K, ldt = cdiv(mc, NR) * NR;
+  for (int pc = 0; pc < K; pc += SW_KC) {
+    const int kc = imin(SW_KC, K - pc);
+    const float beta = pc == 0 ? 0.f : 1.f;
+    if (J->b_mode == B_CONV) pack_b_conv(&J->cs, pc, kc, j0, nc, bufA, MR);
+    else pack_a(1, J->B, J->ldb, j0, nc, pc, kc, bufA); /* 1x1: X [K, ohw] is X_col */
+    for (int jp = 0; jp < mc; jp += NR) {
+      const float *b = J->A + (size_t)((i0 + jp) / NR) * K * NR + (size_t)pc * NR;
+#ifdef ECG_AVX512
+      const int nv = (imin(NR, mc - jp) + 15) / 16;
+#endif
+      for (int ip = 0; ip < nc; ip += MR) {
+        const float *a = bufA + (size_t)(ip / MR) * kc * MR;
+        float *c = tile + (size_t)ip * ldt + jp;
+#ifdef ECG_AVX512
+        k512_tab[imin(MR, nc - ip) - 1][nv - 1](kc, a, b, NR, c, ldt, 16 * nv, 1.f, beta, NULL);
+#else
+        ecg_kern(kc, a, b, NR, c, ldt, 1.f, beta); /* tile rows and columns padded to MR, NR */
+#endif
+      }
+    }
+  }
+  transpose_out(J, tile, ldt, i0, mc, j0, nc);
+}
+
 /* A batch of `njobs` GEMMs sharing shapes: job t uses A + t%G*a_g, B/conv x + t/G*b_img +
  * t%G*b_g, C + t/G*c_img + t%G*c_g, bias_m + t%G*bias_g (t = img*G + g). */
 typedef struct {
@@ -643,27 +740,31 @@ typedef struct {
 static void choose_tiles(const job_t *J, int njobs, int T, int *pmc, int *pnc) {
   const int M = J->M, N = J->N;
   const double K = J->K > 0 ? J->K : 1;
+  /* swapped convs: rows of C (channels) are the micro-kernel's columns and vice versa */
+  const int gm = J->swap ? NR : MR, gn = J->swap ? MR : NR;
+  const int mcmax = J->swap ? SW_CH : MCMAX, ncmax = J->swap ? SW_SP : NCMAX;
   const double ca = J->a_packed ? 0.0 : 6.0;
   const double cb = J->b_mode == B_PACKED ? 0.0 : J->b_mode == B_DIRECT ? 1.0 : 6.0;
-  int tm0 = cdiv(M, MCMAX), tn0 = cdiv(N, NCMAX);
-  int tm1 = imin(tm0 + 8, imax(tm0, cdiv(M, MR))), tn1 = imin(tn0 + 24, imax(tn0, cdiv(N, NR)));
+  const double ct = J->swap ? 16.0 : 0.0; /* the transposed store of a swapped tile, per element */
+  int tm0 = cdiv(M, mcmax), tn0 = cdiv(N, ncmax);
+  int tm1 = imin(tm0 + 8, imax(tm0, cdiv(M, gm))), tn1 = imin(tn0 + 24, imax(tn0, cdiv(N, gn)));
   double best = -1;
-  int bmc = MR, bnc = NR;
+  int bmc = gm, bnc = gn;
   for (int tm = tm0; tm <= tm1; tm++) {
-    int mc = cdiv(cdiv(M, tm), MR) * MR;
+    int mc = cdiv(cdiv(M, tm), gm) * gm;
     int rtm = cdiv(M, mc);
     for (int tn = tn0; tn <= tn1; tn++) {
-      int nc = cdiv(cdiv(N, tn), NR) * NR;
+      int nc = cdiv(cdiv(N, tn), gn) * gn;
       int rtn = cdiv(N, nc);
       double tiles = (double)njobs * rtm * rtn;
       double rounds = ceil(tiles / T);
-      double per = (double)mc * nc * K + cb * nc * K + ca * mc * K + 4000.0;
+      double per = (double)mc * nc * K + cb * nc * K + ca * mc * K + ct * mc * nc + 4000.0;
       double cost = rounds * per;
       if (best < 0 || cost < best * 0.999) { best = cost; bmc = mc; bnc = nc; }
     }
   }
-  *pmc = imax(MR, imin(bmc, MCMAX));
-  *pnc = imax(NR, imin(bnc, NCMAX));
+  *pmc = imax(gm, imin(bmc, mcmax));
+  *pnc = imax(gn, imin(bnc, ncmax));
 }
 
 #define ECG_CONV_BUF_FLOATS ((size_t)KC * NCMAX + 32)
@@ -685,7 +786,8 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
   if (T > total) T = (int)total;
   float *own = NULL;
   if (!scratch) { /* one malloc for all threads; on failure fewer threads, then unpacked */
-    per_thread = (J->a_packed ? 0 : (size_t)mc * KC) + (J->b_mode == B_PACKED ? 0 : (size_t)KC * nc) + 32;
+    per_thread = J->swap ? ECG_SWAP_BUF_FLOATS
+                 : (J->a_packed ? 0 : (size_t)mc * KC) + (J->b_mode == B_PACKED ? 0 : (size_t)KC * nc) + 32;
     while (T > 1 && !(own = (float *)malloc((size_t)T * per_thread * sizeof(float)))) T = 1;
     if (!own) own = (float *)malloc(per_thread * sizeof(float));
     if (!own) {
@@ -721,7 +823,10 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
     float *bA = J->a_packed ? NULL : b0;
     float *bB = J->a_packed ? b0 : align64(b0 + (size_t)mc * KC);
     int i0 = jm * mc, j0 = jn * nc;
-    run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
+    if (J->swap)
+      run_tile_swap(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), b0, align64(b0 + (size_t)SW_SP * SW_KC));
+    else
+      run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
   }
   free(own);
 }
@@ -797,10 +902,35 @@ static int dw_row_len(const ecg_conv_params *p) {
   return cdiv(cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 1, 8) * 8;
 }
 
+/* Compute the (non-depthwise) conv transposed, Y_g^T [oh*ow, mg] = X_col^T * W_g^T, when
+ * that wastes fewer multiply-adds on padding: the micro-kernel tiles its rows (MR; on
+ * AVX-512 edge kernels of any row count) and its columns (NR; AVX-512: vectors of 16),
+ * so a plane of 7x7 = 49 or 14x14 = 196 positions leaves a mostly empty last column
+ * panel in the plain orientation (49 = 48 + 1) but fills the rows of the transposed one,
+ * whose columns are the channels (multiples of 16). The transposed store costs about 16
+ * multiply-adds per output (choose_tiles' ct). Never for planes under 32 positions (the
+ * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
+static int conv_swap(const ecg_conv_params *p) {
+  if (conv_is_dw(p) || (long)p->oh * p->ow < 32) return 0;
+  const int mg = p->m / p->group, n = p->oh * p->ow;
+  const double K = (double)(p->c / p->group) * p->kh * p->kw;
+#ifdef ECG_AVX512
+  const double rows_m = mg, rows_n = n, cols_n = cdiv(n, 16) * 16, cols_m = cdiv(mg, 16) * 16;
+#else
+  const double rows_m = cdiv(mg, MR) * MR, rows_n = cdiv(n, MR) * MR, cols_n = cdiv(n, NR) * NR, cols_m = cdiv(mg, NR) * NR;
+#endif
+  const double plain = rows_m * cols_n * K, swapped = rows_n * cols_m * K + 16.0 * mg * n;
+#ifdef ECG_SWAP_OVERRIDE /* measuring and testing both orientations: ECG_SWAP=0|1 */
+  if (getenv("ECG_SWAP")) return atoi(getenv("ECG_SWAP"));
+#endif
+  return swapped < 0.95 * plain;
+}
+
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p) {
   if (conv_is_dw(p)) return (size_t)p->m * p->kh * p->kw;
   int G = p->group, mg = p->m / G;
   size_t Kg = (size_t)(p->c / G) * p->kh * p->kw;
+  if (conv_swap(p)) return (size_t)G * cdiv(mg, NR) * NR * Kg;
   return (size_t)G * cdiv(mg, MR) * MR * Kg;
 }
 
@@ -811,6 +941,11 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
   }
   int G = p->group, mg = p->m / G, Kg = (p->c / G) * p->kh * p->kw;
   if (Kg <= 0 || mg <= 0) return;
+  if (conv_swap(p)) { /* W_g^T [Kg, mg] as B panels */
+    for (int g = 0; g < G; g++)
+      pack_b(1, w + (size_t)g * mg * Kg, Kg, 0, Kg, 0, mg, packed + (size_t)g * cdiv(mg, NR) * NR * Kg);
+    return;
+  }
   for (int g = 0; g < G; g++)
     pack_a(0, w + (size_t)g * mg * Kg, Kg, 0, mg, 0, Kg, packed + (size_t)g * cdiv(mg, MR) * MR * Kg);
 }
@@ -826,6 +961,7 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
   if (conv_is_dw(p) && dw_direct(p)) return (size_t)p->w + 64 + 32; /* one zero row */
 #endif
   if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
+  if (conv_swap(p)) return ECG_SWAP_BUF_FLOATS;
   return ECG_CONV_BUF_FLOATS;
 }
 
@@ -1248,10 +1384,14 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
   bt.c_img = (size_t)p->m * ohw;
   bt.c_g = (size_t)mg * ohw;
   bt.bias_g = (size_t)mg;
+  if (conv_swap(p)) {
+    J->swap = 1;
+    bt.a_g = (size_t)cdiv(mg, NR) * NR * Kg;
+  }
   /* In-place B rows with a stride that is a multiple of 256 bytes would thrash L1 sets. */
-  if (conv_is_1x1(p) && (ohw % 64) != 0) {
+  if (conv_is_1x1(p) && (J->swap || (ohw % 64) != 0)) {
     J->B = x; J->ldb = ohw; J->b_mode = B_DIRECT;
-  } else if (conv_is_1x1(p)) {
+  } else if (conv_is_1x1(p) && !J->swap) {
     J->B = x; J->ldb = ohw; J->b_mode = B_PACK;
   } else {
     J->b_mode = B_CONV;
