@@ -502,6 +502,17 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1), threads);
   test_conv(conv_p(1, 128, 7, 7, 600, 1, 1, 1, 1, 0, 1), threads);
   test_conv(conv_p(1, 64, 20, 20, 96, 3, 3, 2, 1, 1, 1), threads);
+  /* 3x3 depthwise on wide and tall planes (AVX-512 dw512_blk3: 1..4 chunks of 16 columns,
+   * up to 8 rows per block, strides 1 and 2, unpadded) */
+  {
+    ecg_conv_params dws[] = {conv_p(1, 4, 21, 70, 4, 3, 3, 1, 1, 1, 4), conv_p(2, 3, 29, 141, 3, 3, 3, 2, 1, 1, 3),
+                             conv_p(1, 5, 17, 50, 10, 3, 3, 1, 1, 0, 5), conv_p(1, 3, 30, 37, 3, 3, 3, 2, 1, 0, 3),
+                             conv_p(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 6)};
+    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
+      dws[i].act = rand_act();
+      test_conv(dws[i], threads);
+    }
+  }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
     q.act = rand_act();

@@ -1195,6 +1195,28 @@ static inline __mmask16 col_mask(int base, int w) {
 static __attribute__((noinline)) __m512 act512_call(ecg_act act, __m512 v) { return act512(act, v); }
 
 #define ECG_DW_KWMAX 8
+/* acc[r][cc] (after the activation) -> output row oy + r, columns ox0 + 16*cc .. (clipped
+ * to ow) of the plane yc. */
+ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m512 acc[8][4], float *yc, int oy,
+                        int ox0) {
+  const int ow = p->ow;
+  const ecg_act act = p->act;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+    float *yr = yc + (size_t)(oy + r) * ow;
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) {
+      const int ox = ox0 + 16 * cc;
+      __m512 x = acc[r][cc];
+      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
+      else if (!cheap) x = act512_call(act, x);
+      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
+      if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
+      else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
+    }
+  }
+}
 /* Output rows oy .. oy+R-1, columns ox0 .. ox0+16*C-1 (stores clipped to ow) of one
  * depthwise output plane: acc = bias + sum over taps of w * input, the input read in place
  * from xc [h, w] (stride S = 1, or 2: two loads and an even-lane permute), rows outside the
@@ -1236,35 +1258,67 @@ ECG_AI void dw512_blk(const int R, const int C, const int S, const ecg_conv_para
       }
     }
   }
-  const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-    float *yr = yc + (size_t)(oy + r) * ow;
-#pragma GCC unroll 4
-    for (int cc = 0; cc < C; cc++) {
-      const int ox = ox0 + 16 * cc;
-      __m512 x = acc[r][cc];
-      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
-      else if (!cheap) x = act512_call(act, x);
-      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
-      if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
-      else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
-    }
-  }
+  dw512_store(R, C, p, acc, yc, oy, ox0);
 }
 
+/* dw512_blk for 3x3 kernels, stride S both ways, no dilation: each input row is loaded
+ * once per tap column and feeds the up to 3 output rows that read it (R + 2 rows loaded
+ * for R output rows at stride 1, 2R + 1 at stride 2, instead of 3R), the 9 weights held
+ * in registers. Same arguments and results as dw512_blk. */
+ECG_AI void dw512_blk3(const int R, const int C, const int S, const ecg_conv_params *p, const float *xc,
+                       const float *zrow, const float *wk, float bias, float *yc, int oy, int ox0,
+                       const __mmask16 *mk) {
+  const int w = p->w, h = p->h;
+  __m512 acc[8][4], wv[9];
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(wk[t]);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) acc[r][cc] = _mm512_set1_ps(bias);
+  const intptr_t shift = ((intptr_t)ox0 * S - p->pl) * (intptr_t)sizeof(float);
+#pragma GCC unroll 17
+  for (int u = 0; u < (R - 1) * S + 3; u++) { /* input row oy*S - pt + u */
+    const int iy = oy * S - p->pt + u;
+    const uintptr_t rb = (uintptr_t)((unsigned)iy < (unsigned)h ? xc + (size_t)iy * w : zrow) + shift;
+#pragma GCC unroll 3
+    for (int kj = 0; kj < 3; kj++) {
+#pragma GCC unroll 4
+      for (int cc = 0; cc < C; cc++) {
+        const uintptr_t a = rb + (uintptr_t)(kj * (int)sizeof(float)) + (uintptr_t)(64 * S * cc);
+        __m512 v = _mm512_maskz_loadu_ps(mk[2 * cc * ECG_DW_KWMAX + kj], (const float *)a);
+        if (S == 2)
+          v = _mm512_permutex2var_ps(v, ev, _mm512_maskz_loadu_ps(mk[(2 * cc + 1) * ECG_DW_KWMAX + kj], (const float *)(a + 64)));
+#pragma GCC unroll 3
+        for (int ki = 0; ki < 3; ki++) { /* output row r reads input row r*S + ki */
+          const int r = (u - ki) / S;
+          if (u - ki >= 0 && (u - ki) % S == 0 && r < R) acc[r][cc] = _mm512_fmadd_ps(wv[ki * 3 + kj], v, acc[r][cc]);
+        }
+      }
+    }
+  }
+  dw512_store(R, C, p, acc, yc, oy, ox0);
+}
+
+/* dw512_blk3 applies: 3x3 taps, no dilation, equal strides (sw is 1 or 2 here). */
+static inline int dw_k3(const ecg_conv_params *p) {
+  return p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw;
+}
 #define ECG_DWB(R, C)                                                                             \
   static void dw512_##R##_##C(int S, const ecg_conv_params *p, const float *xc, const float *zrow, \
                               const float *wk, float bias, float *yc, int oy, int ox0,           \
                               const __mmask16 *mk) {                                              \
-    if (S == 1) dw512_blk(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                       \
+    const int k3 = dw_k3(p);                                                                      \
+    if (S == 1 && k3) dw512_blk3(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                 \
+    else if (k3) dw512_blk3(R, C, 2, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                      \
+    else if (S == 1) dw512_blk(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                  \
     else dw512_blk(R, C, 2, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                              \
   }
 ECG_DWB(1, 1) ECG_DWB(2, 1) ECG_DWB(3, 1) ECG_DWB(4, 1) ECG_DWB(5, 1) ECG_DWB(6, 1) ECG_DWB(7, 1) ECG_DWB(8, 1)
-ECG_DWB(1, 2) ECG_DWB(2, 2) ECG_DWB(3, 2) ECG_DWB(4, 2)
-ECG_DWB(1, 3) ECG_DWB(2, 3) ECG_DWB(3, 3)
-ECG_DWB(1, 4) ECG_DWB(2, 4)
+ECG_DWB(1, 2) ECG_DWB(2, 2) ECG_DWB(3, 2) ECG_DWB(4, 2) ECG_DWB(5, 2) ECG_DWB(6, 2) ECG_DWB(7, 2) ECG_DWB(8, 2)
+ECG_DWB(1, 3) ECG_DWB(2, 3) ECG_DWB(3, 3) ECG_DWB(4, 3) ECG_DWB(5, 3)
+ECG_DWB(1, 4) ECG_DWB(2, 4) ECG_DWB(3, 4) ECG_DWB(4, 4)
 #undef ECG_DWB
 typedef void (*dw512_fn)(int, const ecg_conv_params *, const float *, const float *, const float *, float, float *,
                          int, int, const __mmask16 *);
@@ -1275,20 +1329,21 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
                         const float *zrow, long t) {
   static const dw512_fn tab[4][8] = {
       {dw512_1_1, dw512_2_1, dw512_3_1, dw512_4_1, dw512_5_1, dw512_6_1, dw512_7_1, dw512_8_1},
-      {dw512_1_2, dw512_2_2, dw512_3_2, dw512_4_2},
-      {dw512_1_3, dw512_2_3, dw512_3_3},
-      {dw512_1_4, dw512_2_4}};
-  static const int rows[4] = {8, 4, 3, 2};
+      {dw512_1_2, dw512_2_2, dw512_3_2, dw512_4_2, dw512_5_2, dw512_6_2, dw512_7_2, dw512_8_2},
+      {dw512_1_3, dw512_2_3, dw512_3_3, dw512_4_3, dw512_5_3},
+      {dw512_1_4, dw512_2_4, dw512_3_4, dw512_4_4}};
+  /* rows per block: about 8 accumulators, or 16 for 3x3 kernels (dw512_blk3: 16 + 9 weights) */
+  static const int rows[4] = {8, 4, 3, 2}, rows3[4] = {8, 8, 5, 4};
   const int mult = p->m / p->c, oc = (int)(t % p->m), img = (int)(t / p->m), ic = oc / mult;
   const int S = p->sw, ow = p->ow, oh = p->oh, kw = p->kw;
   const float *xc = x + ((size_t)img * p->c + ic) * p->h * p->w;
   const float *wk = w + (size_t)oc * p->kh * kw;
   float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
   const float b = bias ? bias[oc] : 0.f;
-  const int nch = cdiv(ow, 16);
+  const int nch = cdiv(ow, 16), k3 = dw_k3(p);
   __mmask16 mk[4 * 2 * ECG_DW_KWMAX];
   for (int c0 = 0; c0 < nch;) {
-    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = rows[C - 1];
+    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = (k3 ? rows3 : rows)[C - 1];
     for (int cc = 0; cc < C; cc++)
       for (int kj = 0; kj < kw; kj++) {
         int base = (ox0 + 16 * cc) * S + kj * p->dw - p->pl;
