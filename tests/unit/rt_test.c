@@ -513,6 +513,16 @@ int main(int argc, char **argv) {
       test_conv(dws[i], threads);
     }
   }
+  /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
+   * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */
+  {
+    ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1), conv_p(1, 4, 9, 16, 24, 2, 3, 1, 1, 0, 1)};
+    for (size_t i = 0; i < sizeof dir / sizeof dir[0]; i++) {
+      dir[i].act = rand_act();
+      test_conv(dir[i], threads);
+    }
+  }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
     q.act = rand_act();

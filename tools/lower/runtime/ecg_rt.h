@@ -171,7 +171,11 @@ typedef struct {
  * 14x14: Y^T = X_col^T W^T wastes less of the micro-kernel's column panels on a plane of
  * 49 or 196 positions; decided from p alone, never for planes under 32 positions) pack
  * W_g^T as GEMM B panels instead: ceil(mg/NR) panels of Kg x NR floats (element (k, j) of
- * panel q = w[g*mg + NR*q + j][k], zero past mg); total G * ceil(mg/NR) * NR * Kg. */
+ * panel q = w[g*mg + NR*q + j][k], zero past mg); total G * ceil(mg/NR) * NR * Kg.
+ * AVX-512 builds compute convs with few input channels and taps directly (group 1, c <= 4,
+ * c*kh*kw <= 36, kw <= 8, sw 1 or 2, m >= 16, ow >= 16: a CNN's first 3x3 layer) from
+ * blocks of 16 output channels per tap: ceil(m/16) blocks of K x 16 floats (element
+ * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch. */
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_rt1_conv2d_packed_floats(p)]. */
 void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
