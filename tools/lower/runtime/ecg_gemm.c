@@ -1442,8 +1442,6 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const ecg_act act = p->act;
   const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
-  __m512 b0[16];
-  for (int j = 0; j < 16; j++) b0[j] = _mm512_set1_ps(bias && j < nco ? bias[co0 + j] : 0.f);
   for (int ox0 = 0; ox0 < ow; ox0 += 16) {
     __mmask16 m0[ECG_DW_KWMAX], m1[ECG_DW_KWMAX];
     ptrdiff_t off[ECG_DW_KWMAX];
@@ -1454,7 +1452,7 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
     }
     __m512 acc[16];
 #pragma GCC unroll 16
-    for (int j = 0; j < 16; j++) acc[j] = b0[j];
+    for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
     const float *wk = wq;
     for (int ci = 0; ci < p->c; ci++)
       for (int ki = 0; ki < kh; ki++, wk += (size_t)kw * 16) {
@@ -1473,7 +1471,8 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
 #pragma GCC unroll 16
     for (int j = 0; j < 16; j++) { /* constant indices: acc stays in registers */
       if (j >= nco) break;
-      __m512 v = acc[j];
+      /* bias after the sum, as the GEMM epilogue adds it: the same roundings as im2col */
+      __m512 v = bias ? _mm512_add_ps(acc[j], _mm512_set1_ps(bias[co0 + j])) : acc[j];
       if (act.kind == ECG_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
       else if (!cheap) v = act512_call(act, v);
       else if (act.kind == ECG_ACT_CLIP) v = act512(act, v);
