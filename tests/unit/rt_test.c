@@ -413,6 +413,8 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 1x1 960x7x7->320", conv_p(1, 960, 7, 7, 320, 1, 1, 1, 1, 0, 1)},
       {"mbv2 1x1 160x7x7->960", conv_p(1, 160, 7, 7, 960, 1, 1, 1, 1, 0, 1)},
       {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
+      {"resnet18 3x3s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1)},
+      {"resnet18 3x3s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 3, 3, 2, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;

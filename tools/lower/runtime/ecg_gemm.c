@@ -922,23 +922,28 @@ static int dw_row_len(const ecg_conv_params *p) {
 static int conv_direct(const ecg_conv_params *p);
 
 /* Compute the (non-depthwise) conv transposed, Y_g^T [oh*ow, mg] = X_col^T * W_g^T, when
- * that wastes fewer multiply-adds on padding: the micro-kernel tiles its rows (MR; on
- * AVX-512 edge kernels of any row count) and its columns (NR; AVX-512: vectors of 16),
- * so a plane of 7x7 = 49 or 14x14 = 196 positions leaves a mostly empty last column
- * panel in the plain orientation (49 = 48 + 1) but fills the rows of the transposed one,
- * whose columns are the channels (multiples of 16). The transposed store costs about 16
- * multiply-adds per output (choose_tiles' ct). Never for planes under 32 positions (the
+ * a cost in multiply-adds says so: the micro-kernel tiles its rows (MR; on AVX-512 edge
+ * kernels of any row count) and its columns (NR; AVX-512: vectors of 16), so a plane of
+ * 7x7 = 49 or 14x14 = 196 positions leaves a mostly empty last column panel in the plain
+ * orientation (49 = 48 + 1) but fills the rows of the transposed one, whose columns are
+ * the channels (multiples of 16); the im2col block is packed (about 6 multiply-adds per
+ * float) once per MCMAX = 240 channels in the plain orientation, once per SW_CH = 528
+ * transposed (a 1x1 conv: read in place plain, about 2 per float transposed); the
+ * transposed store costs about 16 per output. Measured on Zen 4 (rt_test --bench): 3x3 on
+ * 7x7 and 14x14 planes and 1x1 on 7x7 planes 1.16-1.6x faster transposed, 1x1 on 14x14
+ * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
  * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
 static int conv_swap(const ecg_conv_params *p) {
   if (conv_is_dw(p) || conv_direct(p) || (long)p->oh * p->ow < 32) return 0;
   const int mg = p->m / p->group, n = p->oh * p->ow;
-  const double K = (double)(p->c / p->group) * p->kh * p->kw;
+  const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
 #ifdef ECG_AVX512
   const double rows_m = mg, rows_n = n, cols_n = cdiv(n, 16) * 16, cols_m = cdiv(mg, 16) * 16;
 #else
   const double rows_m = cdiv(mg, MR) * MR, rows_n = cdiv(n, MR) * MR, cols_n = cdiv(n, NR) * NR, cols_m = cdiv(mg, NR) * NR;
 #endif
-  const double plain = rows_m * cols_n * K, swapped = rows_n * cols_m * K + 16.0 * mg * n;
+  const double plain = rows_m * cols_n * K + (pw1 ? 1.0 : 6.0 * cdiv(mg, MCMAX)) * n * K;
+  const double swapped = rows_n * cols_m * K + (pw1 ? 2.0 : 6.0 * cdiv(mg, SW_CH)) * n * K + 16.0 * mg * n;
 #ifdef ECG_SWAP_OVERRIDE /* measuring and testing both orientations: ECG_SWAP=0|1 */
   if (getenv("ECG_SWAP")) return atoi(getenv("ECG_SWAP"));
 #endif
