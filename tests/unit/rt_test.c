@@ -408,6 +408,13 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
       {"resnet18 3x3 512x7x7->512", conv_p(1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1)},
+      {"mbv2 1x1 96x14x14->576", conv_p(1, 96, 14, 14, 576, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 576x14x14->96", conv_p(1, 576, 14, 14, 96, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 960x7x7->320", conv_p(1, 960, 7, 7, 320, 1, 1, 1, 1, 0, 1)},
+      {"mbv2 1x1 160x7x7->960", conv_p(1, 160, 7, 7, 960, 1, 1, 1, 1, 0, 1)},
+      {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
+      {"resnet18 3x3s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1)},
+      {"resnet18 3x3s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 3, 3, 2, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;
@@ -489,6 +496,40 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 96, 33, 31, 96, 3, 3, 1, 1, 1, 96), threads);
   test_conv(conv_p(1, 64, 33, 31, 128, 5, 5, 2, 1, 2, 64), threads);
   test_conv(conv_p(1, 64, 21, 21, 64, 3, 3, 1, 1, 1, 4), threads);
+  /* small planes (7x7, 14x14) with many channels: computed transposed (conv_swap in
+   * ecg_gemm.c), including channel counts past one tile (600 > 528), groups, batches */
+  test_conv(conv_p(1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(2, 80, 7, 7, 160, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 96, 7, 7, 96, 3, 3, 1, 1, 1, 2), threads);
+  test_conv(conv_p(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(1, 128, 7, 7, 600, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 64, 20, 20, 96, 3, 3, 2, 1, 1, 1), threads);
+  /* 3x3 depthwise on wide and tall planes (AVX-512 dw512_blk3: 1..4 chunks of 16 columns,
+   * up to 8 rows per block, strides 1 and 2, unpadded) */
+  {
+    ecg_conv_params dws[] = {conv_p(1, 4, 21, 70, 4, 3, 3, 1, 1, 1, 4), conv_p(2, 3, 29, 141, 3, 3, 3, 2, 1, 1, 3),
+                             conv_p(1, 5, 17, 50, 10, 3, 3, 1, 1, 0, 5), conv_p(1, 3, 30, 37, 3, 3, 3, 2, 1, 0, 3),
+                             conv_p(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 6)};
+    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
+      dws[i].act = rand_act();
+      test_conv(dws[i], threads);
+    }
+  }
+  /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
+   * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */
+  {
+    ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1), conv_p(1, 4, 9, 16, 24, 2, 3, 1, 1, 0, 1)};
+    for (size_t i = 0; i < sizeof dir / sizeof dir[0]; i++) {
+      dir[i].act = rand_act();
+      test_conv(dir[i], threads);
+    }
+  }
+  for (int a = 0; a < 4; a++) {
+    ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
+    q.act = rand_act();
+    test_conv(q, threads);
+  }
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
     fixed[i].act = rand_act();
     test_conv(fixed[i], threads);

@@ -15,6 +15,11 @@
  *   epilogue      alpha/beta, bias (per row or per column) and activation applied to each
  *                 tile right after its last k block, while it is in L1 (AVX-512: in the
  *                 micro-kernel's registers, before the store).
+ *   transposed    convs on small planes with many channels (7x7, 14x14: conv_swap) run as
+ *                 Y^T = X_col^T W^T: positions are the micro-kernel's rows, channels its
+ *                 columns (no mostly empty column panel for 49 = 48 + 1 positions), the
+ *                 X_col^T block packed once per tile of all 512 channels, the C^T tile
+ *                 stored back transposed.
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"
@@ -219,6 +224,16 @@ typedef struct {
 } ep_t;
 
 static inline __mmask16 tail_mask(int n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
+/* p + off as an address only (masked loads may start outside the array they read). */
+static inline const float *fptr(const float *p, ptrdiff_t off) {
+  return (const float *)((uintptr_t)p + (intptr_t)off * (intptr_t)sizeof(float));
+}
+/* Lanes l of a 16-float load at input column base with 0 <= base + l < w. */
+static inline __mmask16 col_mask(int base, int w) {
+  int lo = imax(0, -base), hi = imin(16, w - base);
+  if (hi <= lo) return 0;
+  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
 
 /* c[mr, nr] (row stride ldc) = ep(alpha * sum_k a[k*MR + i] * b[k*bs + j] + beta * c),
  * nv = ceil(nr/16) vectors per row; c is not read when beta == 0; columns >= nr untouched.
@@ -434,9 +449,12 @@ typedef struct {
   int h, w, kh, kw, sh, sw, dh, dw, pt, pl, ow;
 } conv_src;
 
-static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float *dst) {
+/* X_col rows k [k0, k0+kc) x columns j [j0, j0+nc) -> panels of pw columns:
+ * dst[p*kc*pw + k*pw + j], columns past nc zero. pw = NR gives B panels (C = W * X_col);
+ * pw = MR gives A panels of X_col^T (the transposed product of conv_swap). */
+static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float *dst, const int pw) {
   const int h = s->h, w = s->w, kw = s->kw, khw = s->kh * s->kw, ow = s->ow, sw = s->sw;
-  const int npan = cdiv(nc, NR);
+  const int npan = cdiv(nc, pw);
   const int oy0 = j0 / ow, ox0 = j0 % ow;
   for (int k = 0; k < kc; k++) {
     int kk = k0 + k, ci = kk / khw, r = kk % khw, ki = r / kw, kj = r % kw;
@@ -444,19 +462,26 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
     int oy = oy0, ox = ox0, j = 0;
     int iyoff = ki * s->dh - s->pt, ixoff = kj * s->dw - s->pl;
     while (j < nc) {
-      int off = j % NR;
-      int len = imin(imin(NR - off, nc - j), ow - ox);
-      float *d = dst + (size_t)(j / NR) * kc * NR + (size_t)k * NR + off;
+      int off = j % pw;
+      int len = imin(imin(pw - off, nc - j), ow - ox);
+      float *d = dst + (size_t)(j / pw) * kc * pw + (size_t)k * pw + off;
       int iy = oy * s->sh + iyoff;
       if (iy < 0 || iy >= h) {
         for (int t = 0; t < len; t++) d[t] = 0.f;
       } else {
         const float *row = plane + (size_t)iy * w;
         int ix0 = ox * sw + ixoff;
+#ifdef ECG_AVX512
+        if (sw == 1) { /* 16 columns per step: masked loads (zeros outside the image row) */
+          for (int t = 0; t < len; t += 16) /* (stride 2 measured slower this way) */
+            _mm512_mask_storeu_ps(d + t, tail_mask(len - t), _mm512_maskz_loadu_ps(col_mask(ix0 + t, w), fptr(row, ix0 + t)));
+          goto next;
+        }
+#endif
         if (sw == 1) {
           int a = imin(imax(-ix0, 0), len), b = imax(imin(w - ix0, len), a), t = 0;
-          if (len == NR && a == 0 && b == NR) { /* whole panel row inside the image */
-            memcpy(d, row + ix0, NR * sizeof(float));
+          if (len == pw && a == 0 && b == pw) { /* whole panel row inside the image */
+            memcpy(d, row + ix0, (size_t)pw * sizeof(float));
             goto next;
           }
           for (; t < a; t++) d[t] = 0.f;
@@ -489,14 +514,23 @@ static void pack_b_conv(const conv_src *s, int k0, int kc, int j0, int nc, float
       ox += len;
       if (ox == ow) { ox = 0; oy++; }
     }
-    if (nc % NR) {
-      float *d = dst + (size_t)(npan - 1) * kc * NR + (size_t)k * NR;
-      for (int t = nc % NR; t < NR; t++) d[t] = 0.f;
+    if (nc % pw) {
+      float *d = dst + (size_t)(npan - 1) * kc * pw + (size_t)k * pw;
+      for (int t = nc % pw; t < pw; t++) d[t] = 0.f;
     }
   }
 }
 
 /* ------------------------------------------------------------------ tile driver */
+
+/* Tiles of a swapped conv (conv_swap): at most SW_SP output positions (the micro-kernel's
+ * rows) x SW_CH output channels (its columns: the whole weight block of a 512-channel layer
+ * in one tile, so the X_col^T panels are packed once per position tile). Per thread: the
+ * X_col^T block (SW_SP x KC) and the C^T tile (SW_SP x SW_CH). */
+#define SW_KC KC /* 64, 128 and 256 measured the same on the 7x7 and 14x14 layers */
+#define SW_SP ((64 / MR) * MR)
+#define SW_CH ((512 + NR - 1) / NR * NR)
+#define ECG_SWAP_BUF_FLOATS ((size_t)SW_SP * SW_KC + (size_t)SW_SP * SW_CH + 64)
 
 enum { B_PACKED, B_PACK, B_DIRECT, B_CONV };
 
@@ -509,6 +543,9 @@ typedef struct {
   const float *bias_m, *bias_n; /* per row of C / per column of C, or NULL */
   ecg_act act;
   float *C; int ldc;
+  int swap; /* conv computed transposed (conv_swap): A = weights packed as B panels
+             * [ceil(M/NR)][K][NR], the X_col^T A panels packed per tile from cs, C^T
+             * accumulated in a tile buffer and stored transposed (run_tile_swap) */
 } job_t;
 
 /* Bias and activation of a micro tile; a generated epilogue (ECG_ACT_FN) is left to
@@ -566,7 +603,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
       bs = J->ldb;
       break;
     case B_CONV:
-      pack_b_conv(&J->cs, pc, kc, j0, nc, bufB);
+      pack_b_conv(&J->cs, pc, kc, j0, nc, bufB, NR);
       bp = bufB;
       bpanel = (ptrdiff_t)kc * NR;
       bs = NR;
@@ -630,6 +667,83 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
   }
 }
 
+/* y[i0+j, j0+i] = act(t[i*ldt + j] + bias_m[i0+j]) for i < nc positions, j < mc channels:
+ * the C^T tile of a swapped conv stored back into its NCHW output (rows of J->C), 8x8
+ * blocks transposed in registers; the activation (or generated epilogue) then runs on each
+ * channel's run of nc positions. */
+static void transpose_out(const job_t *J, const float *t, int ldt, int i0, int mc, int j0, int nc) {
+  const ptrdiff_t ldc = J->ldc;
+  int j = 0;
+#ifdef ECG_AVX2
+  for (; j + 8 <= mc; j += 8) {
+    float *y = J->C + (size_t)(i0 + j) * ldc + j0;
+    int i = 0;
+    for (; i + 8 <= nc; i += 8) {
+      const float *s = t + (size_t)i * ldt + j;
+      __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ldt), r2 = _mm256_loadu_ps(s + 2 * ldt),
+             r3 = _mm256_loadu_ps(s + 3 * ldt), r4 = _mm256_loadu_ps(s + 4 * ldt), r5 = _mm256_loadu_ps(s + 5 * ldt),
+             r6 = _mm256_loadu_ps(s + 6 * ldt), r7 = _mm256_loadu_ps(s + 7 * ldt);
+      __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+             t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+             t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+             u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+             u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+             u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      __m256 o[8] = {_mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+                     _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+                     _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+                     _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+      for (int q = 0; q < 8; q++) {
+        __m256 v = J->bias_m ? _mm256_add_ps(o[q], _mm256_set1_ps(J->bias_m[i0 + j + q])) : o[q];
+        _mm256_storeu_ps(y + (size_t)q * ldc + i, v);
+      }
+    }
+    for (int q = 0; q < 8; q++) {
+      const float b = J->bias_m ? J->bias_m[i0 + j + q] : 0.f;
+      for (int ii = i; ii < nc; ii++) y[(size_t)q * ldc + ii] = t[(size_t)ii * ldt + j + q] + b;
+    }
+  }
+#endif
+  for (; j < mc; j++) {
+    float *y = J->C + (size_t)(i0 + j) * ldc + j0;
+    const float b = J->bias_m ? J->bias_m[i0 + j] : 0.f;
+    for (int i = 0; i < nc; i++) y[i] = t[(size_t)i * ldt + j] + b;
+  }
+  if (J->act.kind != ECG_ACT_NONE)
+    for (j = 0; j < mc; j++) ecg_rt1_act_apply(J->act, J->C + (size_t)(i0 + j) * ldc + j0, (size_t)nc);
+}
+
+/* Tile of a swapped conv: output channels [i0, i0+mc) (i0 % NR == 0) x positions
+ * [j0, j0+nc) (j0 % MR == 0), computed as C^T[nc, mc] = X_col^T[nc, K] * W^T[K, mc] into
+ * tile (ceil(nc/MR)*MR rows x ceil(mc/NR)*NR floats) with the X_col^T block packed into
+ * bufA (ceil(nc/MR)*MR*KC floats), then stored transposed (transpose_out). */
+static void run_tile_swap(const job_t *J, int i0, int mc, int j0, int nc, float *bufA, float *tile) {
+  const int K = J->K, ldt = cdiv(mc, NR) * NR;
+  for (int pc = 0; pc < K; pc += SW_KC) {
+    const int kc = imin(SW_KC, K - pc);
+    const float beta = pc == 0 ? 0.f : 1.f;
+    if (J->b_mode == B_CONV) pack_b_conv(&J->cs, pc, kc, j0, nc, bufA, MR);
+    else pack_a(1, J->B, J->ldb, j0, nc, pc, kc, bufA); /* 1x1: X [K, ohw] is X_col */
+    for (int jp = 0; jp < mc; jp += NR) {
+      const float *b = J->A + (size_t)((i0 + jp) / NR) * K * NR + (size_t)pc * NR;
+#ifdef ECG_AVX512
+      const int nv = (imin(NR, mc - jp) + 15) / 16;
+#endif
+      for (int ip = 0; ip < nc; ip += MR) {
+        const float *a = bufA + (size_t)(ip / MR) * kc * MR;
+        float *c = tile + (size_t)ip * ldt + jp;
+#ifdef ECG_AVX512
+        k512_tab[imin(MR, nc - ip) - 1][nv - 1](kc, a, b, NR, c, ldt, 16 * nv, 1.f, beta, NULL);
+#else
+        ecg_kern(kc, a, b, NR, c, ldt, 1.f, beta); /* tile rows and columns padded to MR, NR */
+#endif
+      }
+    }
+  }
+  transpose_out(J, tile, ldt, i0, mc, j0, nc);
+}
+
 /* A batch of `njobs` GEMMs sharing shapes: job t uses A + t%G*a_g, B/conv x + t/G*b_img +
  * t%G*b_g, C + t/G*c_img + t%G*c_g, bias_m + t%G*bias_g (t = img*G + g). */
 typedef struct {
@@ -643,27 +757,31 @@ typedef struct {
 static void choose_tiles(const job_t *J, int njobs, int T, int *pmc, int *pnc) {
   const int M = J->M, N = J->N;
   const double K = J->K > 0 ? J->K : 1;
+  /* swapped convs: rows of C (channels) are the micro-kernel's columns and vice versa */
+  const int gm = J->swap ? NR : MR, gn = J->swap ? MR : NR;
+  const int mcmax = J->swap ? SW_CH : MCMAX, ncmax = J->swap ? SW_SP : NCMAX;
   const double ca = J->a_packed ? 0.0 : 6.0;
   const double cb = J->b_mode == B_PACKED ? 0.0 : J->b_mode == B_DIRECT ? 1.0 : 6.0;
-  int tm0 = cdiv(M, MCMAX), tn0 = cdiv(N, NCMAX);
-  int tm1 = imin(tm0 + 8, imax(tm0, cdiv(M, MR))), tn1 = imin(tn0 + 24, imax(tn0, cdiv(N, NR)));
+  const double ct = J->swap ? 16.0 : 0.0; /* the transposed store of a swapped tile, per element */
+  int tm0 = cdiv(M, mcmax), tn0 = cdiv(N, ncmax);
+  int tm1 = imin(tm0 + 8, imax(tm0, cdiv(M, gm))), tn1 = imin(tn0 + 24, imax(tn0, cdiv(N, gn)));
   double best = -1;
-  int bmc = MR, bnc = NR;
+  int bmc = gm, bnc = gn;
   for (int tm = tm0; tm <= tm1; tm++) {
-    int mc = cdiv(cdiv(M, tm), MR) * MR;
+    int mc = cdiv(cdiv(M, tm), gm) * gm;
     int rtm = cdiv(M, mc);
     for (int tn = tn0; tn <= tn1; tn++) {
-      int nc = cdiv(cdiv(N, tn), NR) * NR;
+      int nc = cdiv(cdiv(N, tn), gn) * gn;
       int rtn = cdiv(N, nc);
       double tiles = (double)njobs * rtm * rtn;
       double rounds = ceil(tiles / T);
-      double per = (double)mc * nc * K + cb * nc * K + ca * mc * K + 4000.0;
+      double per = (double)mc * nc * K + cb * nc * K + ca * mc * K + ct * mc * nc + 4000.0;
       double cost = rounds * per;
       if (best < 0 || cost < best * 0.999) { best = cost; bmc = mc; bnc = nc; }
     }
   }
-  *pmc = imax(MR, imin(bmc, MCMAX));
-  *pnc = imax(NR, imin(bnc, NCMAX));
+  *pmc = imax(gm, imin(bmc, mcmax));
+  *pnc = imax(gn, imin(bnc, ncmax));
 }
 
 #define ECG_CONV_BUF_FLOATS ((size_t)KC * NCMAX + 32)
@@ -685,7 +803,8 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
   if (T > total) T = (int)total;
   float *own = NULL;
   if (!scratch) { /* one malloc for all threads; on failure fewer threads, then unpacked */
-    per_thread = (J->a_packed ? 0 : (size_t)mc * KC) + (J->b_mode == B_PACKED ? 0 : (size_t)KC * nc) + 32;
+    per_thread = J->swap ? ECG_SWAP_BUF_FLOATS
+                 : (J->a_packed ? 0 : (size_t)mc * KC) + (J->b_mode == B_PACKED ? 0 : (size_t)KC * nc) + 32;
     while (T > 1 && !(own = (float *)malloc((size_t)T * per_thread * sizeof(float)))) T = 1;
     if (!own) own = (float *)malloc(per_thread * sizeof(float));
     if (!own) {
@@ -721,7 +840,10 @@ static void run_batch(const batch_t *bt, int njobs, float *scratch, size_t per_t
     float *bA = J->a_packed ? NULL : b0;
     float *bB = J->a_packed ? b0 : align64(b0 + (size_t)mc * KC);
     int i0 = jm * mc, j0 = jn * nc;
-    run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
+    if (J->swap)
+      run_tile_swap(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), b0, align64(b0 + (size_t)SW_SP * SW_KC));
+    else
+      run_tile(&jj, i0, imin(mc, J->M - i0), j0, imin(nc, J->N - j0), bA, bB);
   }
   free(own);
 }
@@ -797,10 +919,43 @@ static int dw_row_len(const ecg_conv_params *p) {
   return cdiv(cdiv(p->ow, 8) * 8 + ((p->kw - 1) * p->dw) / p->sw + 1, 8) * 8;
 }
 
+static int conv_direct(const ecg_conv_params *p);
+
+/* Compute the (non-depthwise) conv transposed, Y_g^T [oh*ow, mg] = X_col^T * W_g^T, when
+ * a cost in multiply-adds says so: the micro-kernel tiles its rows (MR; on AVX-512 edge
+ * kernels of any row count) and its columns (NR; AVX-512: vectors of 16), so a plane of
+ * 7x7 = 49 or 14x14 = 196 positions leaves a mostly empty last column panel in the plain
+ * orientation (49 = 48 + 1) but fills the rows of the transposed one, whose columns are
+ * the channels (multiples of 16); the im2col block is packed (about 6 multiply-adds per
+ * float) once per MCMAX = 240 channels in the plain orientation, once per SW_CH = 528
+ * transposed (a 1x1 conv: read in place plain, about 2 per float transposed); the
+ * transposed store costs about 16 per output. Measured on Zen 4 (rt_test --bench): 3x3 on
+ * 7x7 and 14x14 planes and 1x1 on 7x7 planes 1.16-1.6x faster transposed, 1x1 on 14x14
+ * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
+ * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
+static int conv_swap(const ecg_conv_params *p) {
+  if (conv_is_dw(p) || conv_direct(p) || (long)p->oh * p->ow < 32) return 0;
+  const int mg = p->m / p->group, n = p->oh * p->ow;
+  const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
+#ifdef ECG_AVX512
+  const double rows_m = mg, rows_n = n, cols_n = cdiv(n, 16) * 16, cols_m = cdiv(mg, 16) * 16;
+#else
+  const double rows_m = cdiv(mg, MR) * MR, rows_n = cdiv(n, MR) * MR, cols_n = cdiv(n, NR) * NR, cols_m = cdiv(mg, NR) * NR;
+#endif
+  const double plain = rows_m * cols_n * K + (pw1 ? 1.0 : 6.0 * cdiv(mg, MCMAX)) * n * K;
+  const double swapped = rows_n * cols_m * K + (pw1 ? 2.0 : 6.0 * cdiv(mg, SW_CH)) * n * K + 16.0 * mg * n;
+#ifdef ECG_SWAP_OVERRIDE /* measuring and testing both orientations: ECG_SWAP=0|1 */
+  if (getenv("ECG_SWAP")) return atoi(getenv("ECG_SWAP"));
+#endif
+  return swapped < 0.95 * plain;
+}
+
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p) {
   if (conv_is_dw(p)) return (size_t)p->m * p->kh * p->kw;
+  if (conv_direct(p)) return (size_t)cdiv(p->m, 16) * 16 * p->c * p->kh * p->kw;
   int G = p->group, mg = p->m / G;
   size_t Kg = (size_t)(p->c / G) * p->kh * p->kw;
+  if (conv_swap(p)) return (size_t)G * cdiv(mg, NR) * NR * Kg;
   return (size_t)G * cdiv(mg, MR) * MR * Kg;
 }
 
@@ -811,6 +966,18 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
   }
   int G = p->group, mg = p->m / G, Kg = (p->c / G) * p->kh * p->kw;
   if (Kg <= 0 || mg <= 0) return;
+  if (conv_direct(p)) { /* [ceil(m/16)][Kg][16]: the 16 output channels of a block per tap */
+    for (int q = 0; q < cdiv(p->m, 16); q++)
+      for (int k = 0; k < Kg; k++)
+        for (int j = 0; j < 16; j++)
+          packed[((size_t)q * Kg + k) * 16 + j] = 16 * q + j < p->m ? w[(size_t)(16 * q + j) * Kg + k] : 0.f;
+    return;
+  }
+  if (conv_swap(p)) { /* W_g^T [Kg, mg] as B panels */
+    for (int g = 0; g < G; g++)
+      pack_b(1, w + (size_t)g * mg * Kg, Kg, 0, Kg, 0, mg, packed + (size_t)g * cdiv(mg, NR) * NR * Kg);
+    return;
+  }
   for (int g = 0; g < G; g++)
     pack_a(0, w + (size_t)g * mg * Kg, Kg, 0, mg, 0, Kg, packed + (size_t)g * cdiv(mg, MR) * MR * Kg);
 }
@@ -826,6 +993,8 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
   if (conv_is_dw(p) && dw_direct(p)) return (size_t)p->w + 64 + 32; /* one zero row */
 #endif
   if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
+  if (conv_direct(p)) return 32; /* none */
+  if (conv_swap(p)) return ECG_SWAP_BUF_FLOATS;
   return ECG_CONV_BUF_FLOATS;
 }
 
@@ -1047,18 +1216,31 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
 }
 
 #ifdef ECG_AVX512
-static inline const float *fptr(const float *p, ptrdiff_t off) {
-  return (const float *)((uintptr_t)p + (intptr_t)off * (intptr_t)sizeof(float));
-}
-/* Lanes l of a 16-float load at input column base with 0 <= base + l < w. */
-static inline __mmask16 col_mask(int base, int w) {
-  int lo = imax(0, -base), hi = imin(16, w - base);
-  if (hi <= lo) return 0;
-  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
 static __attribute__((noinline)) __m512 act512_call(ecg_act act, __m512 v) { return act512(act, v); }
 
 #define ECG_DW_KWMAX 8
+/* acc[r][cc] (after the activation) -> output row oy + r, columns ox0 + 16*cc .. (clipped
+ * to ow) of the plane yc. */
+ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m512 acc[8][4], float *yc, int oy,
+                        int ox0) {
+  const int ow = p->ow;
+  const ecg_act act = p->act;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+    float *yr = yc + (size_t)(oy + r) * ow;
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) {
+      const int ox = ox0 + 16 * cc;
+      __m512 x = acc[r][cc];
+      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
+      else if (!cheap) x = act512_call(act, x);
+      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
+      if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
+      else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
+    }
+  }
+}
 /* Output rows oy .. oy+R-1, columns ox0 .. ox0+16*C-1 (stores clipped to ow) of one
  * depthwise output plane: acc = bias + sum over taps of w * input, the input read in place
  * from xc [h, w] (stride S = 1, or 2: two loads and an even-lane permute), rows outside the
@@ -1100,35 +1282,67 @@ ECG_AI void dw512_blk(const int R, const int C, const int S, const ecg_conv_para
       }
     }
   }
-  const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
-#pragma GCC unroll 8
-  for (int r = 0; r < R; r++) {
-    float *yr = yc + (size_t)(oy + r) * ow;
-#pragma GCC unroll 4
-    for (int cc = 0; cc < C; cc++) {
-      const int ox = ox0 + 16 * cc;
-      __m512 x = acc[r][cc];
-      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
-      else if (!cheap) x = act512_call(act, x);
-      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
-      if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
-      else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
-    }
-  }
+  dw512_store(R, C, p, acc, yc, oy, ox0);
 }
 
+/* dw512_blk for 3x3 kernels, stride S both ways, no dilation: each input row is loaded
+ * once per tap column and feeds the up to 3 output rows that read it (R + 2 rows loaded
+ * for R output rows at stride 1, 2R + 1 at stride 2, instead of 3R), the 9 weights held
+ * in registers. Same arguments and results as dw512_blk. */
+ECG_AI void dw512_blk3(const int R, const int C, const int S, const ecg_conv_params *p, const float *xc,
+                       const float *zrow, const float *wk, float bias, float *yc, int oy, int ox0,
+                       const __mmask16 *mk) {
+  const int w = p->w, h = p->h;
+  __m512 acc[8][4], wv[9];
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#pragma GCC unroll 9
+  for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(wk[t]);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+    for (int cc = 0; cc < C; cc++) acc[r][cc] = _mm512_set1_ps(bias);
+  const intptr_t shift = ((intptr_t)ox0 * S - p->pl) * (intptr_t)sizeof(float);
+#pragma GCC unroll 17
+  for (int u = 0; u < (R - 1) * S + 3; u++) { /* input row oy*S - pt + u */
+    const int iy = oy * S - p->pt + u;
+    const uintptr_t rb = (uintptr_t)((unsigned)iy < (unsigned)h ? xc + (size_t)iy * w : zrow) + shift;
+#pragma GCC unroll 3
+    for (int kj = 0; kj < 3; kj++) {
+#pragma GCC unroll 4
+      for (int cc = 0; cc < C; cc++) {
+        const uintptr_t a = rb + (uintptr_t)(kj * (int)sizeof(float)) + (uintptr_t)(64 * S * cc);
+        __m512 v = _mm512_maskz_loadu_ps(mk[2 * cc * ECG_DW_KWMAX + kj], (const float *)a);
+        if (S == 2)
+          v = _mm512_permutex2var_ps(v, ev, _mm512_maskz_loadu_ps(mk[(2 * cc + 1) * ECG_DW_KWMAX + kj], (const float *)(a + 64)));
+#pragma GCC unroll 3
+        for (int ki = 0; ki < 3; ki++) { /* output row r reads input row r*S + ki */
+          const int r = (u - ki) / S;
+          if (u - ki >= 0 && (u - ki) % S == 0 && r < R) acc[r][cc] = _mm512_fmadd_ps(wv[ki * 3 + kj], v, acc[r][cc]);
+        }
+      }
+    }
+  }
+  dw512_store(R, C, p, acc, yc, oy, ox0);
+}
+
+/* dw512_blk3 applies: 3x3 taps, no dilation, equal strides (sw is 1 or 2 here). */
+static inline int dw_k3(const ecg_conv_params *p) {
+  return p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && p->sh == p->sw;
+}
 #define ECG_DWB(R, C)                                                                             \
   static void dw512_##R##_##C(int S, const ecg_conv_params *p, const float *xc, const float *zrow, \
                               const float *wk, float bias, float *yc, int oy, int ox0,           \
                               const __mmask16 *mk) {                                              \
-    if (S == 1) dw512_blk(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                       \
+    const int k3 = dw_k3(p);                                                                      \
+    if (S == 1 && k3) dw512_blk3(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                 \
+    else if (k3) dw512_blk3(R, C, 2, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                      \
+    else if (S == 1) dw512_blk(R, C, 1, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                  \
     else dw512_blk(R, C, 2, p, xc, zrow, wk, bias, yc, oy, ox0, mk);                              \
   }
 ECG_DWB(1, 1) ECG_DWB(2, 1) ECG_DWB(3, 1) ECG_DWB(4, 1) ECG_DWB(5, 1) ECG_DWB(6, 1) ECG_DWB(7, 1) ECG_DWB(8, 1)
-ECG_DWB(1, 2) ECG_DWB(2, 2) ECG_DWB(3, 2) ECG_DWB(4, 2)
-ECG_DWB(1, 3) ECG_DWB(2, 3) ECG_DWB(3, 3)
-ECG_DWB(1, 4) ECG_DWB(2, 4)
+ECG_DWB(1, 2) ECG_DWB(2, 2) ECG_DWB(3, 2) ECG_DWB(4, 2) ECG_DWB(5, 2) ECG_DWB(6, 2) ECG_DWB(7, 2) ECG_DWB(8, 2)
+ECG_DWB(1, 3) ECG_DWB(2, 3) ECG_DWB(3, 3) ECG_DWB(4, 3) ECG_DWB(5, 3)
+ECG_DWB(1, 4) ECG_DWB(2, 4) ECG_DWB(3, 4) ECG_DWB(4, 4)
 #undef ECG_DWB
 typedef void (*dw512_fn)(int, const ecg_conv_params *, const float *, const float *, const float *, float, float *,
                          int, int, const __mmask16 *);
@@ -1139,20 +1353,21 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
                         const float *zrow, long t) {
   static const dw512_fn tab[4][8] = {
       {dw512_1_1, dw512_2_1, dw512_3_1, dw512_4_1, dw512_5_1, dw512_6_1, dw512_7_1, dw512_8_1},
-      {dw512_1_2, dw512_2_2, dw512_3_2, dw512_4_2},
-      {dw512_1_3, dw512_2_3, dw512_3_3},
-      {dw512_1_4, dw512_2_4}};
-  static const int rows[4] = {8, 4, 3, 2};
+      {dw512_1_2, dw512_2_2, dw512_3_2, dw512_4_2, dw512_5_2, dw512_6_2, dw512_7_2, dw512_8_2},
+      {dw512_1_3, dw512_2_3, dw512_3_3, dw512_4_3, dw512_5_3},
+      {dw512_1_4, dw512_2_4, dw512_3_4, dw512_4_4}};
+  /* rows per block: about 8 accumulators, or 16 for 3x3 kernels (dw512_blk3: 16 + 9 weights) */
+  static const int rows[4] = {8, 4, 3, 2}, rows3[4] = {8, 8, 5, 4};
   const int mult = p->m / p->c, oc = (int)(t % p->m), img = (int)(t / p->m), ic = oc / mult;
   const int S = p->sw, ow = p->ow, oh = p->oh, kw = p->kw;
   const float *xc = x + ((size_t)img * p->c + ic) * p->h * p->w;
   const float *wk = w + (size_t)oc * p->kh * kw;
   float *yc = y + ((size_t)img * p->m + oc) * oh * ow;
   const float b = bias ? bias[oc] : 0.f;
-  const int nch = cdiv(ow, 16);
+  const int nch = cdiv(ow, 16), k3 = dw_k3(p);
   __mmask16 mk[4 * 2 * ECG_DW_KWMAX];
   for (int c0 = 0; c0 < nch;) {
-    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = rows[C - 1];
+    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = (k3 ? rows3 : rows)[C - 1];
     for (int cc = 0; cc < C; cc++)
       for (int kj = 0; kj < kw; kj++) {
         int base = (ox0 + 16 * cc) * S + kj * p->dw - p->pl;
@@ -1206,6 +1421,94 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
   }
 }
 
+#ifdef ECG_AVX512
+/* Direct convolution for few input channels and taps (a CNN's first layer: 3 channels,
+ * 3x3, stride 2), where the im2col panels of the GEMM path (K = 27 rows) cost as much as
+ * the multiply-adds: for one output row, 16 output columns and a block of 16 output
+ * channels, each input vector (one masked load, or two and an even-lane permute for
+ * stride 2) is multiplied by the block's 16 weights of that tap (broadcast from the packed
+ * [ceil(m/16)][K][16] weights) into 16 accumulators. Measured on Zen 4 (rt_test --bench):
+ * mobilenet_v2's first conv 67 -> 77 GFLOP/s; resnet18's 7x7 (K = 147) the same as the
+ * GEMM path, so it stays there (K <= 36). */
+static int conv_direct(const ecg_conv_params *p) {
+  return p->group == 1 && p->c <= 4 && (long)p->c * p->kh * p->kw <= 36 && p->kw <= ECG_DW_KWMAX &&
+         (p->sw == 1 || p->sw == 2) && p->m >= 16 && p->ow >= 16;
+}
+
+/* Output row oy of channels 16q .. 16q+15 (clipped to m) of image img, t = (img*nq + q)*oh + oy. */
+ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x, const float *wp, const float *bias,
+                          float *y, long t) {
+  const int oh = p->oh, ow = p->ow, h = p->h, w = p->w, kh = p->kh, kw = p->kw, nq = cdiv(p->m, 16);
+  const int oy = (int)(t % oh), q = (int)(t / oh % nq), img = (int)(t / oh / nq);
+  const int K = p->c * kh * kw, co0 = 16 * q, nco = imin(16, p->m - co0);
+  const float *xi = x + (size_t)img * p->c * h * w, *wq = wp + (size_t)q * K * 16;
+  float *yr = y + ((size_t)img * p->m + co0) * oh * ow + (size_t)oy * ow;
+  const size_t plane = (size_t)oh * ow;
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const ecg_act act = p->act;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+  for (int ox0 = 0; ox0 < ow; ox0 += 16) {
+    __mmask16 m0[ECG_DW_KWMAX], m1[ECG_DW_KWMAX];
+    ptrdiff_t off[ECG_DW_KWMAX];
+    for (int kj = 0; kj < kw; kj++) {
+      off[kj] = (ptrdiff_t)ox0 * S + kj * p->dw - p->pl;
+      m0[kj] = col_mask((int)off[kj], w);
+      m1[kj] = col_mask((int)off[kj] + 16, w);
+    }
+    __m512 acc[16];
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_ps();
+    const float *wk = wq;
+    for (int ci = 0; ci < p->c; ci++)
+      for (int ki = 0; ki < kh; ki++, wk += (size_t)kw * 16) {
+        const int iy = oy * p->sh - p->pt + ki * p->dh;
+        if ((unsigned)iy >= (unsigned)h) continue; /* a padding row adds nothing */
+        const float *row = xi + ((size_t)ci * h + iy) * w;
+        for (int kj = 0; kj < kw; kj++) {
+          __m512 v = _mm512_maskz_loadu_ps(m0[kj], fptr(row, off[kj]));
+          if (S == 2) v = _mm512_permutex2var_ps(v, ev, _mm512_maskz_loadu_ps(m1[kj], fptr(row, off[kj] + 16)));
+          const float *wt = wk + (size_t)kj * 16;
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; j++) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(wt[j]), v, acc[j]);
+        }
+      }
+    const __mmask16 ms = tail_mask(ow - ox0);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) { /* constant indices: acc stays in registers */
+      if (j >= nco) break;
+      /* bias after the sum, as the GEMM epilogue adds it: the same roundings as im2col */
+      __m512 v = bias ? _mm512_add_ps(acc[j], _mm512_set1_ps(bias[co0 + j])) : acc[j];
+      if (act.kind == ECG_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
+      else if (!cheap) v = act512_call(act, v);
+      else if (act.kind == ECG_ACT_CLIP) v = act512(act, v);
+      _mm512_mask_storeu_ps(yr + j * plane + ox0, ms, v);
+    }
+  }
+  if (act.kind == ECG_ACT_FN) /* a generated epilogue: once per finished channel row */
+    for (int j = 0; j < nco; j++) act.fn(yr + j * plane, (size_t)ow, act.arg);
+}
+static void direct512_row_s1(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y, long t) {
+  direct512_row(1, p, x, wp, bias, y, t);
+}
+static void direct512_row_s2(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y, long t) {
+  direct512_row(2, p, x, wp, bias, y, t);
+}
+
+static void conv_direct_run(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y) {
+  const long rows = (long)p->n * cdiv(p->m, 16) * p->oh;
+  int T = ecg_threads();
+  if ((double)p->n * p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(T) if (T > 1))
+  for (long t = 0; t < rows; t++) {
+    if (p->sw == 1) direct512_row_s1(p, x, wp, bias, y, t);
+    else direct512_row_s2(p, x, wp, bias, y, t);
+  }
+}
+#else
+static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
+#endif
+
 void ecg_rt1_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
                         ecg_act act, float *C, int ldc, float *scratch) {
   batch_t bt;
@@ -1231,6 +1534,12 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
     conv_dw(p, x, packed_w, bias, y, scratch);
     return;
   }
+#ifdef ECG_AVX512
+  if (conv_direct(p)) {
+    conv_direct_run(p, x, packed_w, bias, y);
+    return;
+  }
+#endif
   const int G = p->group, mg = p->m / G, cg = p->c / G, ohw = p->oh * p->ow;
   const int Kg = cg * p->kh * p->kw;
   batch_t bt;
@@ -1248,10 +1557,14 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
   bt.c_img = (size_t)p->m * ohw;
   bt.c_g = (size_t)mg * ohw;
   bt.bias_g = (size_t)mg;
+  if (conv_swap(p)) {
+    J->swap = 1;
+    bt.a_g = (size_t)cdiv(mg, NR) * NR * Kg;
+  }
   /* In-place B rows with a stride that is a multiple of 256 bytes would thrash L1 sets. */
-  if (conv_is_1x1(p) && (ohw % 64) != 0) {
+  if (conv_is_1x1(p) && (J->swap || (ohw % 64) != 0)) {
     J->B = x; J->ldb = ohw; J->b_mode = B_DIRECT;
-  } else if (conv_is_1x1(p)) {
+  } else if (conv_is_1x1(p) && !J->swap) {
     J->B = x; J->ldb = ohw; J->b_mode = B_PACK;
   } else {
     J->b_mode = B_CONV;

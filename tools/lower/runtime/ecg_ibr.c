@@ -45,6 +45,9 @@ static ecg_conv_params dw_tile(const ecg_ibr_params *p, int rows, int pt, int T)
   return c;
 }
 
+/* A pointwise conv on a 1x1 plane: its packed weights are GEMM A panels (the layout
+ * ecg_rt1_sgemm_packed_a reads), as ecg_rt1_conv2d_pack packs every conv on a plane
+ * under 32 positions. */
 static ecg_conv_params pw(int cin, int cout) {
   ecg_conv_params c;
   memset(&c, 0, sizeof c);

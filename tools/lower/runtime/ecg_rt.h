@@ -166,13 +166,23 @@ typedef struct {
  * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
  * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/MR) panels of
  * Kg x MR floats (element (k, i) of panel q = w[g*mg + MR*q + i][k], zero past mg);
- * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F or NEON, else 6 (see NR above). */
+ * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F or NEON, else 6 (see NR above).
+ * Convs the runtime computes transposed (small planes with many channels, e.g. 7x7 and
+ * 14x14: Y^T = X_col^T W^T wastes less of the micro-kernel's column panels on a plane of
+ * 49 or 196 positions; decided from p alone, never for planes under 32 positions) pack
+ * W_g^T as GEMM B panels instead: ceil(mg/NR) panels of Kg x NR floats (element (k, j) of
+ * panel q = w[g*mg + NR*q + j][k], zero past mg); total G * ceil(mg/NR) * NR * Kg.
+ * AVX-512 builds compute convs with few input channels and taps directly (group 1, c <= 4,
+ * c*kh*kw <= 36, kw <= 8, sw 1 or 2, m >= 16, ow >= 16: a CNN's first 3x3 layer) from
+ * blocks of 16 output channels per tap: ceil(m/16) blocks of K x 16 floats (element
+ * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch. */
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_rt1_conv2d_packed_floats(p)]. */
 void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
 /* Scratch floats that ecg_rt1_conv2d needs when it runs on up to `threads` OpenMP threads
  * (pass the omp_get_max_threads() in force at the time of the call; values < 1 mean 1).
- * Per thread (plus 32 floats of alignment slack): a 256 x 192 im2col/pack block, or for
+ * Per thread (plus 32 floats of alignment slack): a 256 x 192 im2col/pack block (for a
+ * conv computed transposed: a 64 x 256 X_col^T block and a 64 x 528 output tile), or for
  * depthwise convs one zero-padded, stride-split input plane of Hp * sw * Lp floats,
  * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8)
  * (AVX-512 builds read depthwise inputs in place when sw <= 2 and kw <= 8: then only one
@@ -184,7 +194,11 @@ size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
  * x and y never alias. Strategy: 1x1/stride-1/unpadded = GEMM straight on the NCHW input;
  * depthwise = direct kernel vectorised along the output width; otherwise implicit im2col
  * (packed straight into GEMM panels, in bounded blocks) + packed GEMM per group. Bias and
- * activation are applied in the GEMM epilogue while the tile is in L1. */
+ * activation are applied in the GEMM epilogue while the tile is in L1. Small planes with
+ * many channels (see ecg_rt1_conv2d_packed_floats) run transposed: tiles of up to 64
+ * positions x 528 channels, C^T accumulated in scratch and stored back transposed (8x8
+ * register transposes), then bias, activation or the generated epilogue on each
+ * channel's run of positions. */
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch);
 
