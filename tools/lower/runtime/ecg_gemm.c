@@ -1249,7 +1249,7 @@ ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m5
 ECG_AI void dw512_blk(const int R, const int C, const int S, const ecg_conv_params *p, const float *xc,
                       const float *zrow, const float *wk, float bias, float *yc, int oy, int ox0,
                       const __mmask16 *mk) {
-  const int kh = p->kh, kw = p->kw, w = p->w, h = p->h, ow = p->ow;
+  const int kh = p->kh, kw = p->kw, w = p->w, h = p->h;
   __m512 acc[8][4];
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 #pragma GCC unroll 8
@@ -1357,7 +1357,7 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
       {dw512_1_3, dw512_2_3, dw512_3_3, dw512_4_3, dw512_5_3},
       {dw512_1_4, dw512_2_4, dw512_3_4, dw512_4_4}};
   /* rows per block: about 8 accumulators, or 16 for 3x3 kernels (dw512_blk3: 16 + 9 weights) */
-  static const int rows[4] = {8, 4, 3, 2}, rows3[4] = {8, 8, 5, 4};
+  static const int rows_of[2][4] = {{8, 4, 3, 2}, {8, 8, 5, 4}}; /* [3x3 kernel][C - 1] */
   const int mult = p->m / p->c, oc = (int)(t % p->m), img = (int)(t / p->m), ic = oc / mult;
   const int S = p->sw, ow = p->ow, oh = p->oh, kw = p->kw;
   const float *xc = x + ((size_t)img * p->c + ic) * p->h * p->w;
@@ -1367,7 +1367,7 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
   const int nch = cdiv(ow, 16), k3 = dw_k3(p);
   __mmask16 mk[4 * 2 * ECG_DW_KWMAX];
   for (int c0 = 0; c0 < nch;) {
-    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = (k3 ? rows3 : rows)[C - 1];
+    const int C = imin(4, nch - c0), ox0 = 16 * c0, R = rows_of[k3 != 0][C - 1];
     for (int cc = 0; cc < C; cc++)
       for (int kj = 0; kj < kw; kj++) {
         int base = (ox0 + 16 * cc) * S + kj * p->dw - p->pl;
