@@ -497,7 +497,9 @@ enum { ECG_ATTR_FLOAT = 1, ECG_ATTR_INT = 2, ECG_ATTR_STRING = 3, ECG_ATTR_TENSO
 /* ---------------------------------------------------------------- constants */
 
 /** Read element i of a constant tensor as int64 (integer, bool and float dtypes;
- *  floats truncate). The caller checks i < numel. */
+ *  floats truncate toward zero and saturate at INT64_MIN/INT64_MAX, NaN reads as 0: a
+ *  hostile float shape operand must not be undefined behaviour). The caller checks
+ *  i < numel. */
 int64_t ecg_const_i64(const ecg_tensor *t, int64_t i);
 /** Read element i of a constant tensor as double (any numeric dtype). */
 double ecg_const_f64(const ecg_tensor *t, int64_t i);

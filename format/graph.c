@@ -448,7 +448,13 @@ int64_t ecg_const_i64(const ecg_tensor *t, int64_t i) {
   case ECG_UINT16: LOAD(uint16_t);
   case ECG_INT8: LOAD(int8_t);
   case ECG_UINT8: case ECG_BOOL: LOAD(uint8_t);
-  default: return (int64_t)ecg_const_f64(t, i);
+  default: { /* a float constant read as an integer: saturate (NaN reads as 0), never UB */
+    double v = ecg_const_f64(t, i);
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+  }
   }
 }
 #undef LOAD
