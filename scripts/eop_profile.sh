@@ -3,8 +3,9 @@
 # EOP's device profile (VEE '22 §3.2 step 1): time every one-node ECG that
 # `ecg-partition --emit-sweeps SWEEPDIR` wrote, lowered with `ecg-lower ARGS` and run by
 # `ecg-bench --random 1 ARGS` (median of R runs, default 10; e.g. --bench-args "--threads 2"), and write one JSON line per
-# sample: {"device": NAME, "signature": S, "dim": D, "x": EXTENT, "ms": MEDIAN}, the input
-# of `ecg-partition --eop --profiles`. NAME defaults to "cpu: " and this CPU's model.
+# sample: {"cpu": MODEL, "isa": ISA, "threads": T, "device": NAME, "signature": S, "dim": D,
+# "x": EXTENT, "ms": MEDIAN} (DESIGN.md "Measured costs": keyed by CPU model, ISA, threads,
+# device and operator signature), the input of `ecg-partition --eop --profiles`. NAME defaults to "cpu: " and this CPU's model.
 # Each sample is an independent command over its own files: -j N runs N at once (on
 # another machine of the same kind: the same files with GNU parallel --sshlogin); times
 # are only comparable when nothing else runs, so -j 1 is the default.
@@ -24,7 +25,10 @@ done
 dir=$1; out=$2
 [ -f "$dir/index.tsv" ] || { echo "eop_profile.sh: $dir/index.tsv: no such file (run ecg-partition --emit-sweeps $dir first)" >&2; exit 1; }
 BIN=${ECG_BIN:-$(cd "$(dirname "$0")/.." && pwd)/bin}
-[ -n "$device" ] || device="cpu: $(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -1)"
+cpu=$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -1)
+[ -n "$device" ] || device="cpu: $cpu"
+if grep -q ' avx512f' /proc/cpuinfo; then isa=avx512; elif grep -q ' avx2' /proc/cpuinfo; then isa=avx2; else isa=$(uname -m); fi
+threads=$(printf '%s\n' "$bargs" | sed -n 's/.*--threads[ =]\([0-9]*\).*/\1/p'); threads=${threads:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/eop_profile.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 # one sample: lower, bench, print the JSON line (SIG DIM X FILE as $1..$4)
@@ -34,7 +38,8 @@ one() {
   "$BIN/ecg-lower" -q $largs -o "$d" "$4" &&
   ms=$("$BIN/ecg-bench" "$d" --random 1 --runs "$runs" --warmup 2 -q $bargs | sed -n 's/.*"median_ms":\([0-9.e+-]*\).*/\1/p') &&
   [ -n "$ms" ] && rm -rf "$d" &&
-  printf '{"device": "%s", "signature": "%s", "dim": "%s", "x": %s, "ms": %s}\n' "$device" "$1" "$2" "$3" "$ms"
+  printf '{"cpu": "%s", "isa": "%s", "threads": %s, "device": "%s", "signature": "%s", "dim": "%s", "x": %s, "ms": %s}\n' \
+    "$cpu" "$isa" "$threads" "$device" "$1" "$2" "$3" "$ms"
 }
 i=0
 while IFS="$(printf '\t')" read -r sig dim x file; do
