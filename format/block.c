@@ -215,6 +215,7 @@ int ecg_remap_nodes(ecg_graph *g, const int *old_to_new, size_t n_old, ecg_remap
 #undef MAP
   g->n_blocks = nb;
   r.sparse_dropped = ecg_sparse_remap(g, old_to_new, n_old);
+  r.placements_dropped = ecg_placement_remap(g, old_to_new, n_old);
   /* Nodes: free the removed, move the kept; fusion_block follows the block lists. */
   for (size_t i = 0; i < n_old; i++)
     if (old_to_new[i] < 0) protobuf_c_message_free_unpacked(&g->nodes[i]->base, NULL);

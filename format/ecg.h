@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 3
+#define ECG_SCHEMA_VERSION 4
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -173,6 +173,7 @@ typedef struct ecg_remap_report {
   int subgraph_members_removed; /**< partition subgraph members that were removed nodes */
   int subgraphs_dropped;        /**< partition subgraphs left without members, dropped (ids shift down) */
   int sparse_dropped;   /**< pattern annotations (sparse_convs) dropped: their Conv was removed */
+  int placements_dropped; /**< EOP placements dropped: their node was removed */
 } ecg_remap_report;
 
 /** Remove nodes whose keep[i] is false, and then every tensor no longer referenced by
@@ -493,6 +494,21 @@ void ecg_attr_remove(ecg_node *n, const char *name);
 enum { ECG_ATTR_FLOAT = 1, ECG_ATTR_INT = 2, ECG_ATTR_STRING = 3, ECG_ATTR_TENSOR = 4,
        ECG_ATTR_GRAPH = 5, ECG_ATTR_FLOATS = 6, ECG_ATTR_INTS = 7, ECG_ATTR_STRINGS = 8,
        ECG_ATTR_TENSORS = 9, ECG_ATTR_GRAPHS = 10 };
+
+/* ---------------------------------------------------------------- EOP placements
+ * (Xu et al., VEE '22; schema version 4): g->placements, one per placed node, written by
+ * ecg-partition --eop (placement.c). */
+
+/** Set (or replace) node's placement: its output axis `axis` split with the CPU share
+ *  cpu_share in [0, 1] (1 = CPU only, 0 = device only); dim names the dimension ("batch",
+ *  "rows"). Errors: ECG_ERR_INPUT (node or share out of range), ECG_ERR_INTERNAL (OOM). */
+int ecg_placement_set(ecg_graph *g, int node, int axis, double cpu_share, const char *dim, ecg_err *e);
+/** Check every placement: node in range and placed once, share in [0, 1], axis inside the
+ *  node's output 0 rank when that is known. Errors: ECG_ERR_INPUT naming the node. */
+int ecg_placement_validate(const ecg_graph *g, ecg_err *e);
+/** Remap placements through old_to_new (ecg_remap_nodes); returns how many were dropped
+ *  because their node was removed. */
+int ecg_placement_remap(ecg_graph *g, const int *old_to_new, size_t n_old);
 
 /* ---------------------------------------------------------------- constants */
 

@@ -341,6 +341,7 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
   if ((rc = validate_blocks(g, e)) != ECG_OK) goto out;
   if ((rc = validate_subgraphs(g, e)) != ECG_OK) goto out;
   if ((rc = ecg_sparse_validate(g, e)) != ECG_OK) goto out;
+  if ((rc = ecg_placement_validate(g, e)) != ECG_OK) goto out;
   /* Shapes and dtypes: re-run each shape function on a copy and compare. */
   {
     size_t len = ecg__graph__get_packed_size(g);

@@ -563,7 +563,40 @@ static void test_reduction_table(void) {
   CHECK(ecg_reduction_of(ECG_OP_Relu) == NULL, "Relu is not a reduction");
 }
 
+/* EOP placements (schema 4): set, validate, remap with removals. */
+static void test_placements(void) {
+  ecg_graph *g = build();
+  ecg_err e = {0};
+  int isig = node_index(g, "sig"), iadd = node_index(g, "add"), irelu = node_index(g, "relu");
+  CHECK(ecg_placement_set(g, isig, 0, 0.37, "batch", &e) == ECG_OK && ecg_placement_set(g, iadd, 0, 1, "rows", &e) == ECG_OK,
+        "placements set: %s", e.msg);
+  CHECK(ecg_placement_set(g, isig, 0, 0.5, "batch", &e) == ECG_OK && g->n_placements == 2 && g->placements[0]->cpu_share == 0.5f,
+        "setting a placed node replaces its placement");
+  expect_valid(g, "placed");
+  CHECK(ecg_placement_set(g, irelu, 0, 1.5, "batch", &e) == ECG_ERR_INPUT && strstr(e.msg, "outside [0, 1]"), "share 1.5 refused: %s", e.msg);
+  CHECK(ecg_placement_set(g, 999, 0, 0.5, "batch", &e) == ECG_ERR_INPUT, "node out of range refused");
+  g->placements[1]->node = isig; /* hand-made: the same node placed twice */
+  CHECK(ecg_validate(g, &e) == ECG_ERR_INPUT && strstr(e.msg, "placed twice"), "placed twice: %s", e.msg);
+  g->placements[1]->node = iadd;
+  g->placements[1]->axis = 9;
+  CHECK(ecg_validate(g, &e) == ECG_ERR_INPUT && strstr(e.msg, "axis 9"), "axis beyond the rank: %s", e.msg);
+  g->placements[1]->axis = 0;
+  g->placements[0]->cpu_share = -0.25f;
+  CHECK(ecg_validate(g, &e) == ECG_ERR_INPUT && strstr(e.msg, "cpu_share"), "negative share: %s", e.msg);
+  g->placements[0]->cpu_share = 0.5f;
+  /* remove sig: its placement goes, add's follows its new index */
+  int n = (int)g->n_nodes, map[16], w = 0;
+  for (int i = 0; i < n; i++) map[i] = i == isig ? -1 : w++;
+  ecg_remap_report rep = {0};
+  CHECK(ecg_remap_nodes(g, map, (size_t)n, &rep, &e) == ECG_OK && rep.placements_dropped == 1 && g->n_placements == 1,
+        "remap drops the removed node's placement (%d dropped): %s", rep.placements_dropped, e.msg);
+  CHECK(g->placements[0]->node == node_index(g, "add"), "the kept placement follows its node");
+  CHECK(ecg_placement_validate(g, &e) == ECG_OK, "placements valid after the remap: %s", e.msg);
+  ecg_graph_free(g);
+}
+
 int main(void) {
+  test_placements();
   test_block_add();
   test_dominant();
   test_survive_sort_and_fold();

@@ -12,7 +12,7 @@ static void usage(FILE *f) {
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
              "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
              "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
-             "              partition subgraphs (id, strategy, weight, members)\n"
+             "              partition subgraphs (id, strategy, weight, members), EOP placements\n"
              "  --dot       Graphviz DOT: nodes with operator, output shape and FLOPs, filled by mapping type (legend);\n"
              "              fusion blocks are clusters labelled with id, fused mapping type, op count and FLOPs,\n"
              "              inside shaded clusters for the partition subgraphs (ecg-partition)\n"
@@ -152,6 +152,13 @@ static void dump_json(FILE *f, const ecg_graph *g) {
     fprintf(f, "%s{\"id\":%d,\"strategy\":\"%s\",\"weight\":%.6g,\"nodes\":[", k ? ",\n" : "", sg->id, sg->strategy, sg->weight);
     for (size_t m = 0; m < sg->n_nodes; m++) fprintf(f, "%s%d", m ? "," : "", sg->nodes[m]);
     fprintf(f, "]}");
+  }
+  fprintf(f, "],\n\"placements\":[\n");
+  for (size_t k = 0; k < g->n_placements; k++) {
+    const Ecg__Placement *p = g->placements[k];
+    fprintf(f, "%s{\"node\":%d,\"dim\":", k ? ",\n" : "", p->node);
+    jstr(f, p->dim);
+    fprintf(f, ",\"axis\":%d,\"cpu_share\":%.2f}", p->axis, p->cpu_share);
   }
   fprintf(f, "]}\n");
 }

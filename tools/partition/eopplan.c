@@ -1,6 +1,7 @@
 /* eopplan.c: ecg-partition --eop: EOP (VEE '22) on an ECG from two measured device
- * profiles (scripts/eop_profile.sh), reported as JSON. The plan is not yet written into
- * the ECG: the c+opencl lowering that would run it does not exist yet. */
+ * profiles (scripts/eop_profile.sh): the plan goes into the ECG as placements (schema 4)
+ * and, with every strategy's estimate, into a JSON report. Nothing runs it yet: the
+ * c+opencl lowering does not exist. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -105,7 +106,7 @@ typedef struct opinfo {
   eop_fit all[2][3];
 } opinfo;
 
-int pt_eop_report(const ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
+int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
   profile pr[2] = {{{0}}};
   ECG_TRY(profile_load(o->profiles[0], &pr[0], e));
   int rc = profile_load(o->profiles[1], &pr[1], e);
@@ -184,6 +185,12 @@ int pt_eop_report(const ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e)
     }
     fprintf(f, "\n]}}\n");
     free(key);
+    /* the EOP plan into the ECG: every planned operator's dimension and CPU share */
+    for (int i = 0; !rc && i < m; i++) {
+      const ecg_node *n = g->nodes[info[i].node];
+      int r = ecg_tensor_rank(g->tensors[n->outputs[0]]);
+      rc = ecg_placement_set(g, info[i].node, pt_dim_axis(r, info[i].dim), eop_alpha[i], pt_dim_name(info[i].dim), e);
+    }
     if (ferror(f)) rc = ecg_errf(e, ECG_ERR_INPUT, "report: %s", strerror(errno));
   }
   free(order); free(pos); free(producer); free(preds); free(ops); free(info); free(alpha); free(eop_alpha);

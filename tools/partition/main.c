@@ -43,10 +43,11 @@ static void usage(FILE *f) {
           "                     scripts/eop_profile.sh to time on a device; no ECG output\n"
           "  --points N         sizes per operator and dimension (default 6)\n"
           "  --eop              plan from two device profiles (--profiles CPU --profiles DEV):\n"
-          "                     performance patterns, partition ratios, joint tuning; the JSON\n"
-          "                     plan and every strategy's estimate (cpu-only, device-only, equal,\n"
-          "                     fixed, eop) go to --report FILE or stdout; no ECG output (the\n"
-          "                     c+opencl lowering that would run the plan does not exist yet)\n"
+          "                     performance patterns, partition ratios, joint tuning; each planned\n"
+          "                     operator's placement (axis, CPU share) goes into the output ECG,\n"
+          "                     and the plan with every strategy's estimate (cpu-only, device-only,\n"
+          "                     equal, fixed, eop) into --report FILE as JSON (nothing runs the\n"
+          "                     plan yet: the c+opencl lowering does not exist)\n"
           "  --profiles FILE    a device profile (JSON lines), twice: the CPU's, then the device's\n"
           "  --cm MS            Split + copies + Concatenate of a split operator (default 0.05)\n"
           "  --objective O      makespan (default: two in-order device queues) or sum (Eq. 4)\n"
@@ -253,21 +254,28 @@ int main(int argc, char **argv) {
   if (eop && n_prof != 2) return cli_fail(PROG, ECG_ERR_USAGE, "--eop needs --profiles CPU.jsonl --profiles DEVICE.jsonl (try --help)");
   if (eop && sweeps) return cli_fail(PROG, ECG_ERR_USAGE, "--eop and --emit-sweeps exclude each other");
   if (!eop && n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--profiles is for --eop (try --help)");
-  if (eop || sweeps) { /* the EOP modes: read, validate, emit; no ECG output */
+  if (eop || sweeps) { /* the EOP modes: --emit-sweeps writes no ECG; --eop writes it with placements */
     ecg_graph *g = NULL;
     int rc = ecg_read_path(in, &g, &e);
     if (!rc) rc = ecg_validate(g, &e);
     if (!rc && sweeps) rc = emit_sweeps(g, sweeps, points, verbose, &e);
     if (!rc && eop) {
-      ecg_out rep = {.f = stdout};
+      /* the ECG with the placements on stdout (or -o); the plan as JSON in --report FILE
+       * ("-": stderr), written to a temporary name first so a failure leaves neither */
+      ecg_out rep = {.f = NULL};
+      FILE *sink = NULL;
       if (report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
       else if (report) rep.f = stderr;
-      if (!rc) rc = pt_eop_report(g, &eo, rep.f, &e);
-      if (rep.f != stdout && rep.f != stderr) {
+      else rc = (sink = fopen("/dev/null", "w")) ? ECG_OK : ecg_errf(&e, ECG_ERR_INTERNAL, "/dev/null: %s", strerror(errno));
+      if (!rc) rc = pt_eop_report(g, &eo, rep.f ? rep.f : sink, &e);
+      if (!rc) rc = ecg_validate(g, &e);
+      if (!rc) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
+      if (rep.f && rep.f != stderr) {
         if (rc) ecg_out_abort(&rep);
         else rc = ecg_out_commit(&rep, &e);
       }
-      if (!rc && rep.f == stdout && (fflush(stdout) != 0 || ferror(stdout))) rc = ecg_errf(&e, ECG_ERR_INPUT, "stdout: %s", strerror(errno));
+      if (sink) fclose(sink);
+      if (!rc && verbose) fprintf(stderr, PROG ": EOP placements for %zu nodes\n", g->n_placements);
     }
     if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
     ecg_graph_free(g);

@@ -137,11 +137,12 @@ typedef struct pt_eop_opts {
  *  scripts/eop_profile.sh writes): each operator's patterns per device and dimension
  *  (eop_fit_samples), its dimension (the one whose best Eq. 2 time is least,
  *  PatternMatch), then every strategy (eop_plan); the JSON report (per strategy: the
- *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f.
+ *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f,
+ *  and each planned operator's placement (axis, CPU share) into g (ecg_placement_set).
  *  Operators without samples on a device cannot run there in the plan; operators without
  *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
  *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
-int pt_eop_report(const ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
+int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
 /** Read the device profile at path as pt_eop_report does and fit every (signature,
  *  dimension) group in it: *n_samples lines, *n_fits groups fitted. Errors as
  *  pt_eop_report's profile errors. (The libFuzzer harness tests/fuzz/fuzz_eopprof.c.) */
