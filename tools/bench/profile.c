@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "cli.h"
 
 /** One kernel: the runner's mean time and model.json's nominal work. */
 typedef struct kprof {
@@ -20,26 +21,6 @@ typedef struct kprof {
   long long flops;    /**< -1 when model.json has no cost for it */
   long long bytes;
 } kprof;
-
-/** Read a whole small text file (NUL-terminated, owned); NULL with e set on failure. */
-static char *slurp(const char *path, ecg_err *e) {
-  FILE *f = fopen(path, "rb");
-  if (!f) { ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno)); return NULL; }
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap);
-  for (size_t got; s && (got = fread(s + n, 1, cap - n - 1, f)) > 0;) {
-    n += got;
-    if (n + 1 == cap) {
-      char *t = realloc(s, cap *= 2);
-      if (!t) { free(s); s = NULL; }
-      else s = t;
-    }
-  }
-  fclose(f);
-  if (!s) { ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); return NULL; }
-  s[n] = 0;
-  return s;
-}
 
 /** Parse the runner's profile ("MS TAB PCT% TAB INDEX TAB NAME" lines after a '#' line)
  *  into ks[0..*n). Errors: ECG_ERR_INPUT (malformed line, index out of order). */
@@ -106,15 +87,16 @@ int bt_profile_report(const char *dir, const char *model, const char *runner_pro
                       const bt_peak *pk, bool peak_cached, const char *json_out, const char *trace_out, ecg_err *e) {
   kprof *ks = NULL;
   int n = 0, rc;
-  char *text = slurp(runner_profile, e);
-  if (!text) return ECG_ERR_INPUT;
-  rc = parse_runner_profile(text, &ks, &n, e);
-  free(text);
+  unsigned char *raw = NULL;
+  size_t len;
+  ECG_TRY(cli_read_path(runner_profile, &raw, &len, e));
+  rc = parse_runner_profile((char *)raw, &ks, &n, e);
+  free(raw);
   char mj[4200];
   snprintf(mj, sizeof mj, "%s/model.json", dir);
-  char *json = rc ? NULL : slurp(mj, e);
-  if (!rc && !json) rc = ECG_ERR_INPUT;
-  if (!rc) read_costs(json, ks, n);
+  unsigned char *json = NULL;
+  if (!rc) rc = cli_read_path(mj, &json, &len, e);
+  if (!rc) read_costs((const char *)json, ks, n);
   free(json);
   /* the roofline: per-core peak times threads; bandwidth as measured with one thread */
   double peak = pk->fma_gflops * threads, bw = pk->bandwidth_gbs, total_ms = 0;
