@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "ecg_arch.h"
 
 #define CHAINS 16 /* STEP16 below */
 #define REPS 5
@@ -107,28 +108,9 @@ static double triad_rate(void) {
   return best;
 }
 
-/** "model name" (x86) or "CPU part"/"Model" of /proc/cpuinfo into buf; "unknown" if none. */
-static void cpu_name(char *buf, size_t cap) {
-  snprintf(buf, cap, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5)) continue;
-    char *v = strchr(line, ':');
-    if (!v) continue;
-    v++;
-    while (*v == ' ' || *v == '\t') v++;
-    v[strcspn(v, "\n")] = 0;
-    snprintf(buf, cap, "%s", v);
-    break;
-  }
-  fclose(f);
-}
-
 int bt_peak_measure(bt_peak *p, ecg_err *e) {
   memset(p, 0, sizeof *p);
-  cpu_name(p->cpu, sizeof p->cpu);
+  ecg_cpu_name(p->cpu, sizeof p->cpu);
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
@@ -191,7 +173,7 @@ int bt_peak_get(bool remeasure, bt_peak *p, bool *cached, ecg_err *e) {
       fclose(f);
       char cpu[sizeof p->cpu];
       memset(p, 0, sizeof *p);
-      cpu_name(cpu, sizeof cpu);
+      ecg_cpu_name(cpu, sizeof cpu);
       if (bt_json_string(text, "cpu", p->cpu, sizeof p->cpu) && !strcmp(p->cpu, cpu) &&
           bt_json_string(text, "isa", p->isa, sizeof p->isa) && bt_json_number(text, "fma_gflops_per_core", &p->fma_gflops) &&
           bt_json_number(text, "bandwidth_gbs", &p->bandwidth_gbs) && p->fma_gflops > 0 && p->bandwidth_gbs > 0) {

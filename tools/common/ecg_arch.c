@@ -1,6 +1,7 @@
 /* Target ISA table (see ecg_arch.h). */
 #include "ecg_arch.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -30,3 +31,20 @@ const char *ecg_arch_host(void) {
 }
 
 int ecg_arch_is_host(const ecg_arch_info *a) { return !a->machine || !strcmp(a->machine, ecg_arch_host()); }
+
+void ecg_cpu_name(char *buf, size_t cap) {
+  snprintf(buf, cap, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5)) continue;
+    char *v = strchr(line, ':');
+    if (!v) continue;
+    for (v++; *v == ' ' || *v == '\t'; v++) {}
+    v[strcspn(v, "\n")] = 0;
+    snprintf(buf, cap, "%s", v);
+    break;
+  }
+  fclose(f);
+}

@@ -2,6 +2,7 @@
  * them from an x86-64 Debian host (ecg-bench). One table, shared by the tools. */
 #ifndef ECG_ARCH_H
 #define ECG_ARCH_H
+#include <stddef.h>
 
 /** One target ISA. All strings are static; none is NULL except where noted. */
 typedef struct ecg_arch_info {
@@ -21,6 +22,10 @@ const ecg_arch_info *ecg_arch_find(const char *name);
 const char *ecg_arch_names(void);
 /** uname -m of the machine running this program ("x86_64"); "unknown" when it cannot be read. */
 const char *ecg_arch_host(void);
+/** This machine's CPU model, as /proc/cpuinfo's first "model name" (x86) or "Model" line,
+ *  into buf (cap bytes); "unknown" when there is none. The key of measured costs
+ *  (DESIGN.md "Measured costs") and of the peak cache. */
+void ecg_cpu_name(char *buf, size_t cap);
 /** True when code built for a runs on this host without emulation (native, or the host's own ISA). */
 int ecg_arch_is_host(const ecg_arch_info *a);
 

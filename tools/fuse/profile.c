@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ecg_arch.h"
 #include "fuse.h"
 #include "jsonl.h"
 
@@ -25,20 +26,7 @@ struct fuse_db {
 };
 
 void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) {
-  snprintf(cpu, ncpu, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  while (f && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    char *c = strchr(line, ':');
-    if (!c) break;
-    c++;
-    while (*c == ' ') c++;
-    c[strcspn(c, "\n")] = 0;
-    snprintf(cpu, ncpu, "%s", c);
-    break;
-  }
-  if (f) fclose(f);
+  ecg_cpu_name(cpu, ncpu);
   /* the ISA lowered models built with -march=native use on this machine */
 #if defined(__x86_64__) || defined(__i386__)
   *isa = __builtin_cpu_supports("avx512f") ? "avx512" : __builtin_cpu_supports("avx2") ? "avx2" : "generic";
