@@ -4,24 +4,14 @@
  * Input: any bytes as the database file, handed to fuse_db_load through a memfd
  * (/proc/self/fd/N), then looked up once.  Must never crash, leak or trip ASan/UBSan.
  * Build: make fuzz-build (build-fuzz/fuzz/fuzz_profiledb). */
-#define _GNU_SOURCE
-#include <stdio.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzz_memfd.h"
 
 #include "fuse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int fd = memfd_create("fuzz_profiledb", 0);
-  if (fd < 0) return 0;
-  size_t off = 0;
-  while (off < size) {
-    ssize_t w = write(fd, data + off, size - off);
-    if (w <= 0) { close(fd); return 0; }
-    off += (size_t)w;
-  }
   char path[64];
-  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  int fd = fuzz_memfd(data, size, path, sizeof path);
+  if (fd < 0) return 0;
   ecg_err e = {0};
   fuse_db *db = NULL;
   if (fuse_db_load(path, &db, &e) == ECG_OK) {
