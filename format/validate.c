@@ -305,6 +305,10 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
   }
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
+    if (n->n_outputs == 0) { /* every ONNX operator has at least one output */
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): has no outputs", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+      goto out;
+    }
     for (size_t k = 0; k < n->n_outputs; k++) {
       int t = n->outputs[k];
       if (t < 0) continue;

@@ -826,14 +826,6 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   int *order = malloc(sizeof(int) * (g->n_nodes + 1));
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ecg_validate(g, e);
-  /* every operator has at least one output (a hand-made ECG may not): emitters read
-   * outputs[0] */
-  for (size_t i = 0; rc == ECG_OK && i < g->n_nodes; i++)
-    if (g->nodes[i]->n_outputs == 0) {
-      char lb[256];
-      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): has no outputs", ecg_node_label(g, g->nodes[i], lb, sizeof lb),
-                    g->nodes[i]->op_type);
-    }
   if (rc == ECG_OK) rc = check_static(g, e);
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
