@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db eop-eval \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -235,6 +235,12 @@ bench-search: all
 cost-db: all
 	sh scripts/bench_search.sh --graphs-only
 	sh scripts/cost_db.sh build/search/cost.txt build/search/resnet2.ecg build/search/inception2.ecg
+
+# EOP's evaluation (VEE '22 Fig. 8): LSTM, GRU (tests/bats/mkrnn.c) and BERT swept, timed on
+# the CPU and on OpenCL device 0 (PoCL without a GPU), planned under both objectives; prints
+# each strategy's estimate and the patterns' held-out MAPE (scripts/eop_eval.sh; minutes).
+eop-eval: all
+	sh scripts/eop_eval.sh build/eop-eval
 
 # PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
 # every conv of the pruned resnet18 (scripts/prune_layers.sh; long).
