@@ -226,7 +226,7 @@ bench-fusion: all
 
 # OCGGS graph-substitution search (ecg-rewrite --search) on ResNet/Inception-E block graphs:
 # the paper's Table 3 shape in out/bench_search.md (SEARCH_BUDGET=seconds per run, default 60;
-# uses build/search/cost.txt when `make cost-db` made it, else the roofline model).
+# uses build/search/cost.jsonl when `make cost-db` made it, else the roofline model).
 bench-search: all
 	sh scripts/bench_search.sh out
 
@@ -234,7 +234,7 @@ bench-search: all
 # Inception-E blocks, timed with ecg-bench on this machine (scripts/cost_db.sh; grows only).
 cost-db: all
 	sh scripts/bench_search.sh --graphs-only
-	sh scripts/cost_db.sh build/search/cost.txt build/search/resnet2.ecg build/search/inception2.ecg
+	sh scripts/cost_db.sh build/search/cost.jsonl build/search/resnet2.ecg build/search/inception2.ecg
 
 # PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
 # every conv of the pruned resnet18 (scripts/prune_layers.sh; long).

@@ -62,7 +62,7 @@ void sg_usage(FILE *f) {
           "  --search LIST        subst: algorithms, comma-separated (%s; default sampling);\n"
           "                       each runs on the same input, the lowest-cost result is kept\n"
           "  --max-steps K        subst: at most K substitutions (default 10)\n"
-          "  --cost-db FILE       subst: measured node times, lines 'KEY = MS' (make cost-db)\n"
+          "  --cost-db FILE       subst: measured node times, JSON lines (make cost-db)\n"
           "  --cost-keys FILE     subst: write every node key missing from the table\n"
           "  --cost-graphs DIR    subst: with --cost-keys, one single-node ECG per key (DIR/N.ecg)\n",
           sg_algo_names());

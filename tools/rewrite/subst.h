@@ -134,6 +134,9 @@ typedef struct sg_cost_db {
   double *ms;
   double peak_gflops, gbytes_s, node_ms; /**< roofline parameters */
   int hits, misses;
+  int foreign;         /**< samples of another CPU, ISA or thread count, ignored */
+  char foreign_key[400]; /**< the first of them: "cpu 'X', isa Y, N thread(s)" */
+  int other_kind;      /**< lines of another kind or device, skipped */
   FILE *keys_out;      /**< when set, every key missing from the table is logged (sg_cost_log_key) */
   const char *graphs_dir; /**< with keys_out: one single-node ECG per logged key is written here */
   const ecg_graph *src;   /**< the ECG the search started from (attributes of its nodes) */
@@ -143,12 +146,18 @@ typedef struct sg_cost_db {
 
 /** An empty table with the default roofline (peak 50 GFLOP/s, 10 GB/s, 0.002 ms). */
 void sg_cost_init(sg_cost_db *db);
-/** Parse cost-table text (lines "KEY = MS", '#' comments) named file into db.
- *  Errors: ECG_ERR_INPUT "FILE:LINE: what" (no '=', not a number, negative or non-finite
- *  time, key repeated, empty key), ECG_ERR_INTERNAL (out of memory). */
+/** Parse cost-table text named file into db: JSON lines (blank and '#' lines skipped)
+ *  {"cpu", "isa", "threads", "device", "kind": "node_time", "signature": KEY, "ms": time of
+ *  one run of the node in milliseconds, "runs"} (cost.c; DESIGN.md "Measured costs").
+ *  Samples of another CPU, ISA or thread count than this host's (ecg_host_key) are
+ *  ignored and counted in db->foreign (the first described in db->foreign_key); another
+ *  kind or device: skipped, counted in db->other_kind; a signature given twice: the later
+ *  sample wins.  Errors: ECG_ERR_INPUT "FILE:LINE: what" (not a record with cpu, isa,
+ *  threads, signature and a finite ms, empty signature, negative time, line over 4095
+ *  bytes, NUL byte), ECG_ERR_INTERNAL (out of memory). */
 int sg_cost_parse(sg_cost_db *db, const char *file, const char *text, size_t len, ecg_err *e);
 /** Read and parse a cost table from path; errors as sg_cost_parse, ECG_ERR_INPUT when it
- *  cannot be read. */
+ *  cannot be read.  Says on stderr how many samples of another machine it ignored. */
 int sg_cost_load(sg_cost_db *db, const char *path, ecg_err *e);
 /** Free db's table. */
 void sg_cost_free(sg_cost_db *db);
