@@ -152,6 +152,8 @@ void sg_cost_key(const sg_graph *s, int i, char *buf, size_t n) {
              (long long)x->pad[2], (long long)x->pad[3], (long long)x->d[0], (long long)x->d[1], (long long)x->group);
   else if (off < n && (x->op == ECG_OP_Split || x->op == ECG_OP_Concat) && !x->opaque)
     snprintf(buf + off, n - off, " a%d", x->axis);
+  else if (off < n && x->red)
+    snprintf(buf + off, n - off, " r%x k%lld", (unsigned)x->red_bits, (long long)x->keep);
 }
 
 static double bytes_of(const sg_val *v) {
@@ -161,6 +163,7 @@ static double bytes_of(const sg_val *v) {
 }
 
 double sg_cost_node(const sg_cost_db *db, const sg_graph *s, int i) {
+  if (s->n[i].folded) return 0; /* computed once when the graph is compiled */
   char key[1024];
   sg_cost_key(s, i, key, sizeof key);
   int at = find(db, key);
