@@ -4,7 +4,9 @@
 # makes it pay), and the lowered graph gives the same outputs before and after on seeded
 # inputs; Pruning and DPP explore fewer sequences than unpruned enumeration and reach
 # its cost; a substitution that would make a cycle is rejected; an unknown --search
-# name is a usage error listing the known ones.
+# name is a usage error listing the known ones.  The rule files' rules are substitutions
+# too: beside conv-merge on a small graph, and on one instance of every rule (mkrules),
+# with outputs compared before and after.
 
 load helpers
 
@@ -191,4 +193,61 @@ EOF
   run --separate-stderr "$BIN/ecg-rewrite" --search enu --cost-db "$T/other.jsonl" --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
   [ "$status" -eq 0 ]
   jq -e '.rewrite.search.algorithms[0] | .cost_table_hits == 0 and .cost_roofline > 0' "$T/r.json"
+}
+
+# mathconv_db: costs under which merging the two Convs pays (OCGGS Fig. 2) and a Neg costs
+# more than a Mul, for mksearch mathconv (C 8, HW 6).
+mathconv_db() {
+  to_db <<'EOF2'
+Conv 1x8x6x6 c8x8x3x3 c8 -> 1x8x6x6 k3x3 s1x1 p1,1,1,1 d1x1 g1 = 1
+Conv 1x8x6x6 c16x8x3x3 c16 -> 1x16x6x6 k3x3 s1x1 p1,1,1,1 d1x1 g1 = 1.2
+Split 1x16x6x6 c2 -> 1x8x6x6 1x8x6x6 a1 = 0.01
+Neg 1x8x6x6 -> 1x8x6x6 = 0.1
+Neg 1x16x6x6 -> 1x16x6x6 = 0.15
+Mul 1x8x6x6 c8x1x1 -> 1x8x6x6 = 0.01
+EOF2
+}
+
+@test "ecg-rewrite --search: rule-file rules are substitutions beside the structural ones; every algorithm finds merge + mul-neg-const twice, outputs unchanged" {
+  "$BATS_FILE_TMPDIR/mksearch" mathconv 1 "$T/g.ecg"
+  mathconv_db
+  run --separate-stderr "$BIN/ecg-rewrite" --passes subst --search enu,pruning,dpp,greedy,taso,sampling --cost-db "$T/db.jsonl" \
+    --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
+  echo "$stderr"; cat "$T/r.json"
+  [ "$status" -eq 0 ]
+  jq -e '(.rewrite.search.algorithms | map({(.name): .}) | add) as $s
+      | ($s.enu.applied | sort) == ["conv-merge", "mul-neg-const", "mul-neg-const"]
+      and ([$s[] | .final_cost] | (max - min) < 1e-9) and $s.enu.final_cost < $s.enu.initial_cost
+      and $s.pruning.explored < $s.enu.explored and $s.dpp.explored < $s.enu.explored' "$T/r.json"
+  # the pass counts rule-file rules by name, like the structural ones
+  jq -e '.rewrite.passes[0].rules == {"conv-merge": 1, "mul-neg-const": 2}' "$T/r.json"
+  "$BIN/ecg-dump" --json "$T/r.ecg" | jq -e '[.nodes[].op] | sort == ["Conv", "Mul", "Mul", "Split"]'
+  same_outputs "$T/g.ecg" "$T/r.ecg"
+  # each algorithm's own result keeps the outputs too (Sampling took another order)
+  "$BIN/ecg-rewrite" --passes subst --search sampling --cost-db "$T/db.jsonl" "$T/g.ecg" -o "$T/s.ecg"
+  same_outputs "$T/g.ecg" "$T/s.ecg"
+}
+
+@test "ecg-rewrite --search: the rule files' rules applied by the search keep outputs (greedy rounds over one instance of every rule)" {
+  build_gen mkrules tools/rewrite/rules.c build/gen/rules_blob.o build/tools/common/cli.o build/libecg.a
+  "$BATS_FILE_TMPDIR/mkrules" "$T/g.ecg"
+  cp "$T/g.ecg" "$T/cur.ecg"
+  : > "$T/applied.txt"
+  # rounds of at most 32 steps (roofline costs) until a round finds nothing that pays
+  for round in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    "$BIN/ecg-rewrite" --passes subst --search greedy --max-steps 32 --report "$T/r.json" "$T/cur.ecg" -o "$T/next.ecg"
+    jq -r '.rewrite.search.algorithms[0].applied[]' "$T/r.json" >> "$T/applied.txt"
+    mv "$T/next.ecg" "$T/cur.ecg"
+    [ "$(jq '.rewrite.search.algorithms[0].steps' "$T/r.json")" -gt 0 ] || break
+  done
+  "$BIN/ecg-rewrite" --list-rules | awk '{print $2}' | sort > "$T/rules.txt"
+  sort -u "$T/applied.txt" > "$T/fired.txt"
+  echo "rule-file rules the search applied: $(comm -12 "$T/rules.txt" "$T/fired.txt" | wc -l) of $(wc -l < "$T/rules.txt")"
+  echo "not applied (no cost gain under the roofline): $(comm -23 "$T/rules.txt" "$T/fired.txt" | tr '\n' ' ')"
+  # nearly every rule, reductions and rules with numbers in the target among them
+  [ "$(comm -12 "$T/rules.txt" "$T/fired.txt" | wc -l)" -ge 180 ]
+  grep -qx 'reducesum-square' "$T/fired.txt"
+  grep -qx 'sqrt-reducesum-square' "$T/fired.txt"
+  grep -qx 'add-mul-one' "$T/fired.txt"
+  same_outputs "$T/g.ecg" "$T/cur.ecg"
 }
