@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db check-rewrite-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -235,6 +235,11 @@ bench-search: all
 cost-db: all
 	sh scripts/bench_search.sh --graphs-only
 	sh scripts/cost_db.sh build/search/cost.jsonl build/search/resnet2.ecg build/search/inception2.ecg
+
+# Issue 7's "every model passes ecg-bench --data after ecg-rewrite, default passes and each
+# --search algorithm" (scripts/rewrite_models.sh; REWRITE_TIMEOUT seconds per search; long).
+check-rewrite-models: all
+	sh scripts/rewrite_models.sh out
 
 # PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
 # every conv of the pruned resnet18 (scripts/prune_layers.sh; long).

@@ -133,14 +133,19 @@ EOF
   same_outputs "$T/g.ecg" "$T/r.ecg"
 }
 
-@test "ecg-rewrite --search: matmul-merge fires, the merge that would make a cycle is rejected" {
-  "$BATS_FILE_TMPDIR/mksearch" cycle 1 "$T/g.ecg"
+# cycle_db: costs under which merging two MatMuls of mksearch cycle pays.
+cycle_db() {
   to_db <<'EOF'
 MatMul 8x8 c8x8 -> 8x8 = 1
 MatMul 8x8 8x8 -> 8x8 = 1
 MatMul 8x8 c8x16 -> 8x16 = 1.1
 MatMul 8x8 8x16 -> 8x16 = 1.1
 EOF
+}
+
+@test "ecg-rewrite --search: matmul-merge fires, the merge that would make a cycle is rejected" {
+  "$BATS_FILE_TMPDIR/mksearch" cycle 1 "$T/g.ecg"
+  cycle_db
   run "$BIN/ecg-rewrite" --search enu --cost-db "$T/db.jsonl" --report "$T/r.json" "$T/g.ecg" -o "$T/r.ecg"
   [ "$status" -eq 0 ]
   cat "$T/r.json"
@@ -174,12 +179,7 @@ EOF
 
 @test "ecg-rewrite --cost-db: samples of another machine are ignored and named, this host's are used" {
   "$BATS_FILE_TMPDIR/mksearch" cycle 1 "$T/g.ecg"
-  to_db <<'EOF'
-MatMul 8x8 c8x8 -> 8x8 = 1
-MatMul 8x8 8x8 -> 8x8 = 1
-MatMul 8x8 c8x16 -> 8x16 = 1.1
-MatMul 8x8 8x16 -> 8x16 = 1.1
-EOF
+  cycle_db
   # the same signatures from another CPU, with times that would forbid the merge
   jq -c '.cpu = "Other CPU 9000" | .ms = (if .signature | test("x16") then 50 else 0.001 end)' "$T/db.jsonl" > "$T/other.jsonl"
   cat "$T/other.jsonl" "$T/db.jsonl" > "$T/mixed.jsonl"
