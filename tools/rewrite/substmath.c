@@ -77,22 +77,56 @@ static rw_view sg_view(const sg_graph *g) {
 
 /* ------------------------------------------------------------ enumerate, check */
 
+/* Operator levels of term ti (a variable or number: 0). */
+static int depth(const rw_rule *r, int ti) {
+  int d = 0;
+  for (int k = 0; k < r->terms[ti].n_kids; k++) {
+    int x = depth(r, r->terms[ti].kids[k]);
+    d = x > d ? x : d;
+  }
+  return r->terms[ti].op == ECG_OP_NONE ? 0 : d + 1;
+}
+
 void sg_math_enumerate(const sg_graph *g, const rw_rules *rs, int base, int from, void (*emit)(void *ctx, const sg_sub *s),
                        void *ctx) {
   rw_view v = sg_view(g);
+  /* the rules' root operators and deepest source, read once (a rule is a large struct) */
+  int *root_op = malloc(sizeof *root_op * ((size_t)rs->n + 1)), levels = 1;
+  bool *near = malloc(sizeof *near * ((size_t)g->nn + 1));
+  if (!root_op || !near) { free(root_op); free(near); return; }
+  for (int k = 0; k < rs->n; k++) {
+    const rw_rule *r = &rs->v[k];
+    int d = depth(r, r->src);
+    root_op[k] = r->terms[r->src].op;
+    levels = d > levels ? d : levels;
+  }
+  /* a match is its root and producers up to levels - 1 edges above it: one touching a
+   * node >= from (DPP's new matches, OCGGS Theorem 6) is rooted at most that far below */
+  for (int i = 0; i < g->nn; i++) near[i] = i >= from;
+  for (int l = 1; l < levels && from > 0; l++)
+    for (int i = 0; i < g->nn; i++)
+      for (int k = 0; g->n[i].alive && !near[i] && k < g->n[i].n_in; k++) {
+        int p = g->n[i].in[k] >= 0 ? g->v[g->n[i].in[k]].producer : -1;
+        near[i] = p >= 0 && near[p];
+      }
   for (int i = 0; i < g->nn; i++) {
     const sg_node *n = &g->n[i];
-    if (!n->alive || n->opaque) continue;
+    /* every source operator has one of the three properties (rules.c): others are no root */
+    if (!near[i] || !n->alive || n->opaque ||
+        !(ecg_op_get((ecg_op_id)n->op)->props & (ECG_PROP_ASSOC | ECG_PROP_COMM | ECG_PROP_DIST)))
+      continue;
     for (int k = 0; k < rs->n; k++) {
       const rw_rule *r = &rs->v[k];
       rw_match m;
-      if (r->terms[r->src].op != n->op || !rw_match_at(&v, r, i, &m) || m.n_set > SG_SUB_MAX) continue;
+      if (root_op[k] != n->op || !rw_match_at(&v, r, i, &m) || m.n_set > SG_SUB_MAX) continue;
       sg_sub s = {.rule = base + k, .n = m.n_set};
       bool touches = false;
       for (int j = 0; j < m.n_set; j++) touches |= (s.node[j] = m.set[j]) >= from;
       if (touches) emit(ctx, &s);
     }
   }
+  free(root_op);
+  free(near);
 }
 
 /* Match sub's rule at its root again; true when it matches the same nodes. */
