@@ -71,13 +71,13 @@ rm -f "$out/.r.json"
           (if .finished then "" else ">" end) + (.time_s * 1e6 | round / 1e6 | tostring) + " s / "
           + (if .finished then "" else "(" end) + (.final_cost * 1000 | round / 1000 | tostring)
           + (if .finished then "" else ")" end) end]
-      + [$A[] as $a | select($a == "enu" or $a == "pruning" or $a == "dpp") | $r[$a] |
+      + [$A[] as $a | $r[$a] |
           if . == null then "" else (if .finished then "" else ">" end) + (.explored | tostring) end]
     | "| " + join(" | ") + " |"' "$jsonl" > "$out/.rows"
   hdr="| graph | nodes | initial cost (ms)"
   sep="|---|---|---"
   for a in $algos; do hdr="$hdr | $a time / cost (ms)"; sep="$sep|---"; done
-  for a in $algos; do case $a in enu | pruning | dpp) hdr="$hdr | $a sequences"; sep="$sep|---" ;; esac; done
+  for a in $algos; do hdr="$hdr | $a sequences"; sep="$sep|---"; done
   echo "$hdr |"
   echo "$sep|"
   cat "$out/.rows"
