@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db eop-eval \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db eop-eval check-rewrite-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -226,7 +226,7 @@ bench-fusion: all
 
 # OCGGS graph-substitution search (ecg-rewrite --search) on ResNet/Inception-E block graphs:
 # the paper's Table 3 shape in out/bench_search.md (SEARCH_BUDGET=seconds per run, default 60;
-# uses build/search/cost.txt when `make cost-db` made it, else the roofline model).
+# uses build/search/cost.jsonl when `make cost-db` made it, else the roofline model).
 bench-search: all
 	sh scripts/bench_search.sh out
 
@@ -234,7 +234,12 @@ bench-search: all
 # Inception-E blocks, timed with ecg-bench on this machine (scripts/cost_db.sh; grows only).
 cost-db: all
 	sh scripts/bench_search.sh --graphs-only
-	sh scripts/cost_db.sh build/search/cost.txt build/search/resnet2.ecg build/search/inception2.ecg
+	sh scripts/cost_db.sh build/search/cost.jsonl build/search/resnet2.ecg build/search/inception2.ecg
+
+# Issue 7's "every model passes ecg-bench --data after ecg-rewrite, default passes and each
+# --search algorithm" (scripts/rewrite_models.sh; REWRITE_TIMEOUT seconds per search; long).
+check-rewrite-models: all
+	sh scripts/rewrite_models.sh out
 
 # EOP's evaluation (VEE '22 Fig. 8): LSTM, GRU (tests/bats/mkrnn.c) and BERT swept, timed on
 # the CPU and on OpenCL device 0 (PoCL without a GPU), planned under both objectives; prints

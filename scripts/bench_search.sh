@@ -7,8 +7,10 @@
 #   sh scripts/bench_search.sh --graphs-only  (make cost-db: build/search/{resnet,inception}2.ecg)
 #
 # Env: SEARCH_BUDGET seconds per algorithm and graph (default 60; the paper's is 3600),
-#      COST_DB the cost table (default build/search/cost.txt from `make cost-db`; when it
-#      is missing the roofline model is used and the table says so),
+#      COST_DB the cost table (default build/search/cost.jsonl from `make cost-db`; when it
+#      is missing the roofline model is used and the table says so; JSON lines keyed by
+#      host, tools/rewrite/cost.c; the synthetic P100-like table is used on this host with
+#      grep -v '^#' tests/search/p100_like.jsonl | jq -c --argjson h "$(bin/ecg-fuse --host-key)" '. + $h'),
 #      SEARCH_GRAPHS the graphs (default "resnet:2 resnet:4 resnet:6 resnet:8 inception:1
 #      inception:2 inception:3 inception:4"), SEARCH_ALGOS (default all six),
 #      TABLE_ONLY=1 to redo the table from an existing OUT_DIR/bench_search.jsonl.
@@ -20,7 +22,7 @@ out=${1:-out}
 [ "$out" = "--graphs-only" ] && out=out
 bin=${BIN:-bin}
 budget=${SEARCH_BUDGET:-60}
-db=${COST_DB:-build/search/cost.txt}
+db=${COST_DB:-build/search/cost.jsonl}
 graphs=${SEARCH_GRAPHS:-"resnet:2 resnet:4 resnet:6 resnet:8 inception:1 inception:2 inception:3 inception:4"}
 algos=${SEARCH_ALGOS:-"enu pruning dpp taso greedy sampling"}
 mkdir -p "$out" build/search
@@ -30,7 +32,12 @@ gen=build/search/mksearch
 [ "${1:-}" = "--graphs-only" ] && { for k in resnet inception; do [ -f "build/search/${k}2.ecg" ] || "$gen" $k 2 "build/search/${k}2.ecg"; done; exit 0; }
 dbarg=""
 model="roofline (no cost table: run make cost-db)"
-if [ -f "$db" ]; then dbarg="--cost-db $db"; model="measured table $db ($(grep -c ' = ' "$db") keys), roofline where a key is missing"; fi
+if [ -f "$db" ]; then
+  hk=$("$bin/ecg-fuse" --host-key)
+  nk=$(grep -v '^#' "$db" | jq -n --argjson h "$hk" '[inputs | select(.cpu == $h.cpu and .isa == $h.isa and .threads == $h.threads) | .signature] | unique | length')
+  dbarg="--cost-db $db"
+  model="measured table $db ($nk signatures of this host: $(printf '%s' "$hk" | jq -r '"\(.cpu), \(.isa), \(.threads) thread(s)"')), roofline where a key is missing"
+fi
 jsonl="$out/bench_search.jsonl"
 [ "${TABLE_ONLY:-0}" = 1 ] || : > "$jsonl"
 [ "${TABLE_ONLY:-0}" = 1 ] && graphs=""
@@ -64,13 +71,13 @@ rm -f "$out/.r.json"
           (if .finished then "" else ">" end) + (.time_s * 1e6 | round / 1e6 | tostring) + " s / "
           + (if .finished then "" else "(" end) + (.final_cost * 1000 | round / 1000 | tostring)
           + (if .finished then "" else ")" end) end]
-      + [$A[] as $a | select($a == "enu" or $a == "pruning" or $a == "dpp") | $r[$a] |
+      + [$A[] as $a | $r[$a] |
           if . == null then "" else (if .finished then "" else ">" end) + (.explored | tostring) end]
     | "| " + join(" | ") + " |"' "$jsonl" > "$out/.rows"
   hdr="| graph | nodes | initial cost (ms)"
   sep="|---|---|---"
   for a in $algos; do hdr="$hdr | $a time / cost (ms)"; sep="$sep|---"; done
-  for a in $algos; do case $a in enu | pruning | dpp) hdr="$hdr | $a sequences"; sep="$sep|---" ;; esac; done
+  for a in $algos; do hdr="$hdr | $a sequences"; sep="$sep|---"; done
   echo "$hdr |"
   echo "$sep|"
   cat "$out/.rows"

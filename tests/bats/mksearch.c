@@ -18,6 +18,9 @@
  *                  ew-concat sites (N unused)
  *       convcat    Relu(Concat(Conv3x3(x), Conv3x3(x))) on x [1,C,HW,HW] (default C 8,
  *                  HW 6): conv-merge, then split-concat (N unused)
+ *       mathconv   Mul(Neg(Conv3x3(x)), c1) and Mul(Neg(Conv3x3(x)), c2), both outputs,
+ *                  on x [1,C,HW,HW] (default C 8, HW 6), c1, c2 [C,1,1] constants: the
+ *                  rule file's mul-neg-const beside conv-merge and split-unary (N unused)
  * Weights are seeded (fixed LCG), uniform in [-1, 1) times 1/sqrt(fan-in).
  * Exit 0 on success, 2 usage, 1 invalid graph or write error. */
 #include <math.h>
@@ -182,6 +185,12 @@ int main(int argc, char **argv) {
     int x = input(g, "x", 4, d);
     int p = conv(g, "p", x, cc, cc, 3, 3, 0), q = conv(g, "q", x, cc, cc, 3, 3, 0);
     output(g, OP(g, "Relu", "y", concat(g, "pq", 2, (int[]){p, q})));
+  } else if (!strcmp(kind, "mathconv")) {
+    int64_t cc = argc == 6 ? c : 8, h = argc == 6 ? hw : 6, d[4] = {1, cc, h, h}, cd[3] = {cc, 1, 1};
+    int x = input(g, "x", 4, d);
+    int p = conv(g, "p", x, cc, cc, 3, 3, 0), q = conv(g, "q", x, cc, cc, 3, 3, 0);
+    output(g, OP(g, "Mul", "yp", OP(g, "Neg", "np", p), weight(g, "c1", 3, cd, 1.0f)));
+    output(g, OP(g, "Mul", "yq", OP(g, "Neg", "nq", q), weight(g, "c2", 3, cd, 1.0f)));
   } else {
     fprintf(stderr, "mksearch: unknown kind '%s'\n", kind);
     return 2;

@@ -42,8 +42,6 @@ int fuse_db_load(const char *path, fuse_db **out, ecg_err *e);
 void fuse_db_free(fuse_db *db);
 /** The latest record for signature sig: 1 and the times (ms), or 0. */
 int fuse_db_lookup(const fuse_db *db, const char *sig, double *fused_ms, double *unfused_ms);
-/** This host's key: CPU model name, ISA ("avx512", "avx2", "neon", "generic"), threads. */
-void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads);
 /** The signature of the pair producer p -> consumer c: op types, input/output shapes
  *  (constants marked c) and attributes of both. */
 void fuse_pair_signature(const ecg_graph *g, int p, int c, char *buf, size_t sz);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ecg_arch.h"
 #include "ecg_measure.h"
 #include "fuse.h"
 
@@ -85,7 +86,7 @@ int main(int argc, char **argv) {
       char cpu[256];
       const char *isa;
       int th;
-      fuse_host_key(cpu, sizeof cpu, &isa, &th);
+      ecg_host_key(cpu, sizeof cpu, &isa, &th);
       printf("{\"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\"}\n", cpu, isa, th);
       return 0;
     }

@@ -25,20 +25,6 @@ struct fuse_db {
   int n, cap;
 };
 
-void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) {
-  ecg_cpu_name(cpu, ncpu);
-  /* the ISA lowered models built with -march=native use on this machine */
-#if defined(__x86_64__) || defined(__i386__)
-  *isa = __builtin_cpu_supports("avx512f") ? "avx512" : __builtin_cpu_supports("avx2") ? "avx2" : "generic";
-#elif defined(__aarch64__)
-  *isa = "neon";
-#else
-  *isa = "generic";
-#endif
-  const char *t = getenv("OMP_NUM_THREADS");
-  *threads = t && atoi(t) > 0 ? atoi(t) : 1;
-}
-
 int fuse_db_load(const char *path, fuse_db **out, ecg_err *e) {
   FILE *f = fopen(path, "r");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot read the profile database", path);
@@ -46,7 +32,7 @@ int fuse_db_load(const char *path, fuse_db **out, ecg_err *e) {
   char cpu[256], hcpu[256], isa[32], dev[32];
   const char *hisa;
   int hthreads;
-  fuse_host_key(hcpu, sizeof hcpu, &hisa, &hthreads);
+  ecg_host_key(hcpu, sizeof hcpu, &hisa, &hthreads);
   char *line = NULL;
   size_t cap = 0;
   int lineno = 0, rc = db ? ECG_OK : ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");

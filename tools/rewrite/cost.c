@@ -4,15 +4,23 @@
  * A node's key names its operator, its operands' shapes ('c' before a constant's),
  * its outputs' shapes and the attributes the rules change (Conv geometry, Split/Concat
  * axis):  "Conv 1x256x14x14 c256x256x3x3 c256 -> 1x256x14x14 k3x3 s1x1 p1,1,1,1 d1x1 g1".
- * Measured times live in a text table (--cost-db FILE, filled by `make cost-db` with
- * ecg-bench), one "KEY = MS" a line, '#' comments.  A key not in the table costs the
- * roofline estimate max(FLOPs / peak, bytes / bandwidth) + a per-node overhead. */
+ * Measured times live in the project's one format of measured costs (DESIGN.md
+ * "Measured costs", as ecg-fuse's profile database): JSON lines keyed by CPU model, ISA,
+ * threads, device and signature (the key above), filled by `make cost-db` with ecg-bench:
+ *   {"cpu": "AMD EPYC 9R14", "isa": "avx512", "threads": 1, "device": "cpu",
+ *    "kind": "node_time", "signature": "Relu 1x256x14x14 -> 1x256x14x14", "ms": 0.011, "runs": 20}
+ * Samples of another CPU, ISA or thread count are ignored (counted, and named once on
+ * stderr by sg_cost_load); lines of another kind or device are skipped (a profile database
+ * may share the file).  A key not in the table costs the roofline estimate
+ * max(FLOPs / peak, bytes / bandwidth) + a per-node overhead. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "ecg_arch.h"
+#include "jsonl.h"
 #include "subst.h"
 
 void sg_cost_init(sg_cost_db *db) {
@@ -37,48 +45,64 @@ static int find(const sg_cost_db *db, const char *key) {
   return -1;
 }
 
+/* Append or replace (a later sample of a signature wins) key -> ms. */
+static int put(sg_cost_db *db, const char *key, double ms, ecg_err *e) {
+  int at = find(db, key);
+  if (at >= 0) { db->ms[at] = ms; return ECG_OK; }
+  if (db->n == db->cap) {
+    int c = db->cap * 2 + 16;
+    char **k = realloc(db->key, sizeof *k * (size_t)c);
+    if (k) db->key = k;
+    double *m = realloc(db->ms, sizeof *m * (size_t)c);
+    if (m) db->ms = m;
+    if (!k || !m) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    db->cap = c;
+  }
+  if (!(db->key[db->n] = strdup(key))) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  db->ms[db->n++] = ms;
+  return ECG_OK;
+}
+
 int sg_cost_parse(sg_cost_db *db, const char *file, const char *text, size_t len, ecg_err *e) {
-  int line = 0;
+  char hcpu[256];
+  const char *hisa;
+  int hthreads, line = 0;
+  ecg_host_key(hcpu, sizeof hcpu, &hisa, &hthreads);
   for (size_t at = 0; at < len;) {
     size_t end = at;
     while (end < len && text[end] != '\n') end++;
     line++;
-    char buf[1024];
+    char buf[4096];
     size_t n = end - at;
     if (n >= sizeof buf) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: line longer than %zu bytes", file, line, sizeof buf - 1);
     memcpy(buf, text + at, n);
     buf[n] = 0;
     at = end + 1;
     if (memchr(buf, 0, n)) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: NUL byte in the line", file, line);
-    char *hash = strchr(buf, '#');
-    if (hash) *hash = 0;
-    char *s = buf;
+    const char *s = buf;
     while (isspace((unsigned char)*s)) s++;
-    if (!*s) continue;
-    char *eq = strrchr(s, '=');
-    if (!eq) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: expected 'KEY = MS'", file, line);
-    char *k_end = eq;
-    while (k_end > s && isspace((unsigned char)k_end[-1])) k_end--;
-    *k_end = 0;
-    if (!*s) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: empty key before '='", file, line);
-    char *num = eq + 1, *stop;
-    while (isspace((unsigned char)*num)) num++;
-    double ms = strtod(num, &stop);
-    while (isspace((unsigned char)*stop)) stop++;
-    if (stop == num || *stop) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: '%s' is not a time in ms", file, line, num);
-    if (!isfinite(ms) || ms < 0) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: time %g ms is not >= 0", file, line, ms);
-    if (find(db, s) >= 0) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: key '%s' given twice", file, line, s);
-    if (db->n == db->cap) {
-      int c = db->cap * 2 + 16;
-      char **k = realloc(db->key, sizeof *k * (size_t)c);
-      if (k) db->key = k;
-      double *m = realloc(db->ms, sizeof *m * (size_t)c);
-      if (m) db->ms = m;
-      if (!k || !m) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-      db->cap = c;
+    if (!*s || *s == '#') continue;
+    char cpu[256], isa[32], dev[32], kind[32], sig[1024];
+    double th, ms;
+    if (*s != '{' || !jsonl_str(s, "cpu", cpu, sizeof cpu) || !jsonl_str(s, "isa", isa, sizeof isa) ||
+        !jsonl_num(s, "threads", &th) || !jsonl_str(s, "signature", sig, sizeof sig) || !jsonl_num(s, "ms", &ms))
+      return ecg_errf(e, ECG_ERR_INPUT,
+                      "%s:%d: not a cost record (a JSON line with cpu, isa, threads, signature and ms; "
+                      "optional device, kind \"node_time\", runs)",
+                      file, line);
+    if (!sig[0]) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: empty signature", file, line);
+    if (ms < 0) return ecg_errf(e, ECG_ERR_INPUT, "%s:%d: time %g ms is not >= 0", file, line, ms);
+    if ((jsonl_str(s, "kind", kind, sizeof kind) && strcmp(kind, "node_time")) ||
+        (jsonl_str(s, "device", dev, sizeof dev) && strcmp(dev, "cpu"))) {
+      db->other_kind++;
+      continue;
     }
-    if (!(db->key[db->n] = strdup(s))) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-    db->ms[db->n++] = ms;
+    if (strcmp(cpu, hcpu) || strcmp(isa, hisa) || th != hthreads) {
+      if (!db->foreign++)
+        snprintf(db->foreign_key, sizeof db->foreign_key, "cpu '%s', isa %s, %g thread(s)", cpu, isa, th);
+      continue;
+    }
+    ECG_TRY(put(db, sig, ms, e));
   }
   return ECG_OK;
 }
@@ -89,6 +113,16 @@ int sg_cost_load(sg_cost_db *db, const char *path, ecg_err *e) {
   ECG_TRY(cli_read_path(path, &buf, &len, e));
   int rc = sg_cost_parse(db, path, (const char *)buf, len, e);
   free(buf);
+  if (rc == ECG_OK && db->foreign) {
+    char cpu[256];
+    const char *isa;
+    int th;
+    ecg_host_key(cpu, sizeof cpu, &isa, &th);
+    fprintf(stderr,
+            "ecg-rewrite: %s: %d sample(s) of another machine ignored (the first: %s; this host: cpu '%s', isa %s, "
+            "%d thread(s))\n",
+            path, db->foreign, db->foreign_key, cpu, isa, th);
+  }
   return rc;
 }
 
@@ -118,6 +152,8 @@ void sg_cost_key(const sg_graph *s, int i, char *buf, size_t n) {
              (long long)x->pad[2], (long long)x->pad[3], (long long)x->d[0], (long long)x->d[1], (long long)x->group);
   else if (off < n && (x->op == ECG_OP_Split || x->op == ECG_OP_Concat) && !x->opaque)
     snprintf(buf + off, n - off, " a%d", x->axis);
+  else if (off < n && x->red)
+    snprintf(buf + off, n - off, " r%x k%lld", (unsigned)x->red_bits, (long long)x->keep);
 }
 
 static double bytes_of(const sg_val *v) {
@@ -127,6 +163,7 @@ static double bytes_of(const sg_val *v) {
 }
 
 double sg_cost_node(const sg_cost_db *db, const sg_graph *s, int i) {
+  if (s->n[i].folded) return 0; /* computed once when the graph is compiled */
   char key[1024];
   sg_cost_key(s, i, key, sizeof key);
   int at = find(db, key);

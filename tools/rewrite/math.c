@@ -23,7 +23,12 @@
  * shapes inferred by the registry, and kept only when it has fewer FLOPs than the matched
  * nodes (constant subterms count as folded), or as many and fewer nodes, and gives the
  * root's dtype and shape; the root's output keeps its name.  Constant subterms are
- * folded (bounded by --fold-max-bytes) before every round and at the end. */
+ * folded (bounded by --fold-max-bytes) before every round and at the end.
+ *
+ * The matcher works on a read-only view of a graph (rw_view, rewrite.h), so that it is
+ * also the per-match API of the OCGGS search (substmath.c): rw_match_at matches one rule
+ * at one node, rw_build_target builds a match's target into a graph (here the ECG, there
+ * a scratch ECG of the bound tensors' shapes whose nodes the search copies into its graph). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,49 +63,115 @@ static int index_build(const ecg_graph *g, graph_index *x) {
   return ECG_OK;
 }
 
-typedef struct {
-  const rw_rule *r;
-  const graph_index *ix;
-  int bind[RW_MAX_VARS];   /* tensor id per variable, -1 unbound */
-  int node[RW_MAX_TERMS];  /* matched node per source term, -1 */
-  /* the reductions of the match (all alike): reduced dims, keepdims, input shape */
-  bool has_red;
-  int red_rank, red_mask[ECG_MAX_RANK];
-  int64_t red_keep, red_dims[ECG_MAX_RANK];
-} match;
+/* ------------------------------------------------------------ facts for the matcher */
 
-/* A reduction node n (float input of static shape, constant axes, reducing something, no
- * attribute but axes/keepdims/noop_with_empty_axes) like the match's others (or the
- * first): recorded in m. */
-static bool reduction_ok(const ecg_graph *g, match *m, const ecg_node *n) {
+bool rw_reduction_info(const ecg_graph *g, const ecg_node *n, rw_vnode *x) {
+  x->red = false;
   if (n->n_inputs < 1 || n->n_inputs > 2) return false;
   for (size_t a = 0; a < n->n_attrs; a++) {
     const char *an = n->attrs[a]->name;
     if (strcmp(an, "axes") && strcmp(an, "keepdims") && strcmp(an, "noop_with_empty_axes")) return false;
   }
-  const ecg_tensor *x = ecg_node_input(g, n, 0);
-  int64_t dims[ECG_MAX_RANK];
-  int mask[ECG_MAX_RANK], any = 0;
-  if (!x || !ecg_tensor_static(x)) return false;
-  int r = ecg_tensor_dims(x, dims);
-  if (r < 0 || r > ECG_MAX_RANK || ecg_reduced_dims(g, n, r, mask) < 0) return false;
-  for (int d = 0; d < r; d++) any |= mask[d];
+  const ecg_tensor *in = ecg_node_input(g, n, 0);
+  int any = 0;
+  if (!in || !ecg_tensor_static(in)) return false;
+  int r = ecg_tensor_dims(in, x->red_dims);
+  if (r < 0 || r > ECG_MAX_RANK || ecg_reduced_dims(g, n, r, x->red_mask) < 0) return false;
+  for (int d = 0; d < r; d++) any |= x->red_mask[d];
   if (!any) return false;
-  int64_t keep = ecg_attr_i(n, "keepdims", 1);
+  x->red_rank = r;
+  x->red_keep = ecg_attr_i(n, "keepdims", 1);
+  return x->red = true;
+}
+
+unsigned rw_const_props(const ecg_tensor *t, bool *uniform, double *value) {
+  *uniform = false;
+  *value = 0;
+  if (!t || !t->is_const) return 0;
+  int64_t ne = ecg_tensor_numel(t);
+  if (ne < 1 || (size_t)ne * ecg_dtype_size(t->dtype) != t->data.len) return 0;
+  unsigned c = RW_COND_CONST | RW_COND_NONNEG | RW_COND_POS | RW_COND_INT | (ne == 1 ? RW_COND_SCALAR : 0);
+  double first = ecg_const_f64(t, 0);
+  bool same = true;
+  for (int64_t i = 0; i < ne; i++) {
+    double v = ecg_const_f64(t, i);
+    if (!(v >= 0)) c &= ~(unsigned)RW_COND_NONNEG;
+    if (!(v > 0)) c &= ~(unsigned)RW_COND_POS;
+    if (!(v == (double)(int64_t)v && v > -1e6 && v < 1e6)) c &= ~(unsigned)RW_COND_INT;
+    same = same && v == first;
+  }
+  *uniform = same;
+  *value = first;
+  return c;
+}
+
+/* ------------------------------------------------------------ the ECG as a view */
+
+static int ev_producer(const rw_view *v, int t) {
+  const graph_index *ix = v->aux;
+  return t >= 0 && (size_t)t < ix->nt ? ix->prod[t] : -1;
+}
+
+static int ev_uses(const rw_view *v, int t) {
+  const graph_index *ix = v->aux;
+  return t >= 0 && (size_t)t < ix->nt ? ix->uses[t] : 0;
+}
+
+static bool ev_node(const rw_view *v, int i, rw_vnode *x) {
+  const ecg_graph *g = v->g;
+  const ecg_node *n = g->nodes[i];
+  x->op = rw_op(n);
+  x->n_in = n->n_inputs < RW_VIEW_MAX_IN ? (int)n->n_inputs : RW_VIEW_MAX_IN;
+  for (int k = 0; k < x->n_in; k++) x->in[k] = n->inputs[k];
+  x->n_out = (int)n->n_outputs;
+  x->out0 = n->n_outputs ? n->outputs[0] : -1;
+  x->plain = n->n_attrs == 0;
+  if (x->op != ECG_OP_NONE && ecg_reduction_of(x->op)) rw_reduction_info(g, n, x);
+  else x->red = false;
+  return x->op != ECG_OP_NONE;
+}
+
+static int ev_dtype(const rw_view *v, int t) { return ((const ecg_graph *)v->g)->tensors[t]->dtype; }
+
+static int ev_dims(const rw_view *v, int t, int64_t *d) {
+  const ecg_tensor *x = ((const ecg_graph *)v->g)->tensors[t];
+  return ecg_tensor_static(x) ? ecg_tensor_dims(x, d) : -1;
+}
+
+static bool ev_is_const(const rw_view *v, int t) { return ((const ecg_graph *)v->g)->tensors[t]->is_const; }
+
+static bool ev_const_cond(const rw_view *v, int t, unsigned c) {
+  bool u;
+  double x;
+  return (rw_const_props(((const ecg_graph *)v->g)->tensors[t], &u, &x) & c) == c && ev_is_const(v, t);
+}
+
+static bool ev_const_all(const rw_view *v, int t, double x) { return rw_const_all(((const ecg_graph *)v->g)->tensors[t], x); }
+
+static rw_view ecg_view(const ecg_graph *g, const graph_index *ix) {
+  return (rw_view){g, ix, ev_producer, ev_uses, ev_node, ev_dtype, ev_dims, ev_is_const, ev_const_cond, ev_const_all};
+}
+
+/* ------------------------------------------------------------ matching */
+
+/* Reduction n like the match's others (or the first: recorded in m). */
+static bool reduction_like(rw_match *m, const rw_vnode *n) {
+  if (!n->red) return false;
   if (!m->has_red) {
     m->has_red = true;
-    m->red_rank = r;
-    m->red_keep = keep;
-    memcpy(m->red_mask, mask, sizeof *mask * (size_t)r);
-    memcpy(m->red_dims, dims, sizeof *dims * (size_t)r);
+    m->red_rank = n->red_rank;
+    m->red_keep = n->red_keep;
+    memcpy(m->red_mask, n->red_mask, sizeof *n->red_mask * (size_t)n->red_rank);
+    memcpy(m->red_dims, n->red_dims, sizeof *n->red_dims * (size_t)n->red_rank);
     return true;
   }
-  return m->red_rank == r && m->red_keep == keep && !memcmp(m->red_mask, mask, sizeof *mask * (size_t)r) &&
-         !memcmp(m->red_dims, dims, sizeof *dims * (size_t)r);
+  return m->red_rank == n->red_rank && m->red_keep == n->red_keep &&
+         !memcmp(m->red_mask, n->red_mask, sizeof *n->red_mask * (size_t)n->red_rank) &&
+         !memcmp(m->red_dims, n->red_dims, sizeof *n->red_dims * (size_t)n->red_rank);
 }
 
 /* Match source term ti against tensor t. */
-static bool match_term(const ecg_graph *g, match *m, int ti, int t) {
+static bool match_term(const rw_view *v, rw_match *m, int ti, int t) {
   const rw_term *x = &m->r->terms[ti];
   if (t < 0) return false;
   if (x->var >= 0) {
@@ -108,78 +179,76 @@ static bool match_term(const ecg_graph *g, match *m, int ti, int t) {
     m->bind[x->var] = t;
     return true;
   }
-  if (x->op == ECG_OP_NONE) return rw_const_all(g->tensors[t], x->num);
-  int p = (size_t)t < m->ix->nt ? m->ix->prod[t] : -1;
-  if (p < 0) return false;
-  const ecg_node *n = g->nodes[p];
-  const ecg_op_info *op = rw_info(n);
-  if (!op || op->id != x->op || n->n_outputs != 1) return false;
-  if (ecg_reduction_of(op->id) ? !reduction_ok(g, m, n) : (n->n_inputs != (size_t)x->n_kids || n->n_attrs)) return false;
+  if (x->op == ECG_OP_NONE) return v->const_all(v, t, x->num);
+  int p = v->producer(v, t);
+  rw_vnode n;
+  if (p < 0 || !v->node(v, p, &n) || n.op != x->op || n.n_out != 1) return false;
+  if (ecg_reduction_of(n.op) ? !reduction_like(m, &n) : (n.n_in != x->n_kids || !n.plain)) return false;
   m->node[ti] = p;
-  match save = *m;
+  rw_match save = *m;
   bool ok = true;
-  for (int k = 0; k < x->n_kids && ok; k++) ok = match_term(g, m, x->kids[k], n->inputs[k]);
-  if (ok || x->n_kids != 2 || !(op->props & ECG_PROP_COMM)) return ok;
+  for (int k = 0; k < x->n_kids && ok; k++) ok = match_term(v, m, x->kids[k], n.in[k]);
+  if (ok || x->n_kids != 2 || !(ecg_op_get(n.op)->props & ECG_PROP_COMM)) return ok;
   *m = save;
-  return match_term(g, m, x->kids[0], n->inputs[1]) && match_term(g, m, x->kids[1], n->inputs[0]);
+  return match_term(v, m, x->kids[0], n.in[1]) && match_term(v, m, x->kids[1], n.in[0]);
 }
-/* The distinct matched nodes into set; returns their count. */
-static int matched_nodes(const match *m, int *set) {
-  int n = 0;
+
+/* The distinct matched nodes, root first, into m->set. */
+static void matched_nodes(rw_match *m) {
+  m->n_set = 0;
+  m->set[m->n_set++] = m->root;
   for (int t = 0; t < m->r->n_terms; t++) {
     if (m->node[t] < 0) continue;
     int k = 0;
-    while (k < n && set[k] != m->node[t]) k++;
-    if (k == n) set[n++] = m->node[t];
+    while (k < m->n_set && m->set[k] != m->node[t]) k++;
+    if (k == m->n_set) m->set[m->n_set++] = m->node[t];
   }
-  return n;
-}
-
-/* Does constant t satisfy the value conditions c (RW_COND_NONNEG/POS/INT/SCALAR)? */
-static bool const_ok(const ecg_tensor *t, unsigned c) {
-  int64_t ne = ecg_tensor_numel(t);
-  if (ne < 1 || (size_t)ne * ecg_dtype_size(t->dtype) != t->data.len) return false;
-  if ((c & RW_COND_SCALAR) && ne != 1) return false;
-  for (int64_t i = 0; i < ne; i++) {
-    double v = ecg_const_f64(t, i);
-    if ((c & RW_COND_NONNEG) && !(v >= 0)) return false;
-    if ((c & RW_COND_POS) && !(v > 0)) return false;
-    if ((c & RW_COND_INT) && !(v == (double)(int64_t)v && v > -1e6 && v < 1e6)) return false;
-  }
-  return true;
 }
 
 /* Intermediates read only inside the match; conditions hold. */
-static bool match_ok(const ecg_graph *g, const match *m, int root, const int *set, int n) {
-  for (int i = 0; i < n; i++) {
-    if (set[i] == root) continue;
-    int t = g->nodes[set[i]]->outputs[0], inside = 0;
-    for (int j = 0; j < n; j++)
-      for (size_t k = 0; k < g->nodes[set[j]]->n_inputs; k++) inside += g->nodes[set[j]]->inputs[k] == t;
-    if (m->ix->uses[t] != inside) return false;
+static bool match_ok(const rw_view *v, const rw_match *m) {
+  rw_vnode nodes[RW_MAX_TERMS];
+  for (int i = 0; i < m->n_set; i++)
+    if (!v->node(v, m->set[i], &nodes[i])) return false;
+  for (int i = 1; i < m->n_set; i++) {
+    int t = nodes[i].out0, inside = 0;
+    for (int j = 0; j < m->n_set; j++)
+      for (int k = 0; k < nodes[j].n_in; k++) inside += nodes[j].in[k] == t;
+    if (v->uses(v, t) != inside) return false;
   }
-  for (int v = 0; v < m->r->n_vars; v++) {
-    int b = m->bind[v];
-    unsigned c = m->r->cond[v];
-    const ecg_tensor *t = b >= 0 ? g->tensors[b] : NULL;
+  for (int x = 0; x < m->r->n_vars; x++) {
+    int b = m->bind[x];
+    unsigned c = m->r->cond[x];
     if (!c) continue;
-    if (!t) return false;
-    if (c == RW_COND_NONNEG && !t->is_const) { /* nonneg alone: also a producer that never writes < 0 */
-      const ecg_op_info *op = (size_t)b < m->ix->nt && m->ix->prod[b] >= 0 ? rw_info(g->nodes[m->ix->prod[b]]) : NULL;
-      if (!op || !(op->props & ECG_PROP_NONNEG)) return false;
+    if (b < 0) return false;
+    if (c == RW_COND_NONNEG && !v->is_const(v, b)) { /* nonneg alone: also a producer that never writes < 0 */
+      int p = v->producer(v, b);
+      rw_vnode pn;
+      if (p < 0 || !v->node(v, p, &pn) || !(ecg_op_get(pn.op)->props & ECG_PROP_NONNEG)) return false;
       continue;
     }
-    if (!t->is_const || !const_ok(t, c)) return false; /* every other condition implies const */
+    /* every other condition implies const */
+    if (!v->is_const(v, b) || !v->const_cond(v, b, c | RW_COND_CONST)) return false;
   }
   return true;
 }
 
-/* The target being built: identical subterms share one tensor. */
-typedef struct {
-  char key[RW_MAX_TERMS][128];
-  int tensor[RW_MAX_TERMS], n;
-  int made[RW_MAX_TERMS], n_made;  /* nodes created */
-} build_state;
+bool rw_match_at(const rw_view *v, const rw_rule *r, int root, rw_match *m) {
+  rw_vnode n;
+  if (!v->node(v, root, &n) || n.op != r->terms[r->src].op || n.n_out != 1 || n.out0 < 0 ||
+      v->dtype(v, n.out0) != ECG_FLOAT)
+    return false;
+  memset(m, 0, sizeof *m);
+  m->r = r;
+  m->root = root;
+  memset(m->bind, -1, sizeof m->bind);
+  memset(m->node, -1, sizeof m->node);
+  if (!match_term(v, m, r->src, n.out0) || m->node[r->src] != root) return false;
+  matched_nodes(m);
+  return match_ok(v, m);
+}
+
+/* ------------------------------------------------------------ building the target */
 
 static void term_key(const rw_rule *r, int ti, char *buf, size_t n) {
   const rw_term *x = &r->terms[ti];
@@ -195,7 +264,7 @@ static void term_key(const rw_rule *r, int ti, char *buf, size_t n) {
 }
 
 /* Build target term ti; returns its tensor id, -1 when a shape does not infer, -2 on OOM. */
-static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b) {
+static int build(ecg_graph *g, const rw_match *m, int ti, const char *base, int opset, rw_target *b) {
   const rw_rule *r = m->r;
   const rw_term *x = &r->terms[ti];
   if (x->var >= 0) return m->bind[x->var];
@@ -203,7 +272,6 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
   term_key(r, ti, key, sizeof key);
   for (int i = 0; i < b->n; i++)
     if (!strcmp(b->key[i], key)) return b->tensor[i];
-  const ecg_node *rn = g->nodes[root];
   int t;
   if (x->op == ECG_OP_NONE) {
     float v = (float)x->num;
@@ -211,12 +279,12 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
   } else {
     int in[RW_MAX_KIDS];
     for (int k = 0; k < x->n_kids; k++)
-      if ((in[k] = build(g, m, x->kids[k], root, b)) < 0) return in[k];
+      if ((in[k] = build(g, m, x->kids[k], base, opset, b)) < 0) return in[k];
     char name[256];
-    rw_unique_name(g, rn->name[0] ? rn->name : r->name, name, sizeof name);
+    rw_unique_name(g, base[0] ? base : r->name, name, sizeof name);
     const ecg_op_info *op = ecg_op_get(x->op);
     t = ecg_add_tensor(g, name, ECG_FLOAT, -1, NULL);
-    int ni = t < 0 ? -1 : ecg_add_node(g, name, op->name, "", rn->opset, x->n_kids, in, 1, &t);
+    int ni = t < 0 ? -1 : ecg_add_node(g, name, op->name, "", opset, x->n_kids, in, 1, &t);
     if (ni < 0) return -2;
     b->made[b->n_made++] = ni;
     if (ecg_reduction_of(op->id)) {
@@ -244,10 +312,11 @@ static int build(ecg_graph *g, const match *m, int ti, int root, build_state *b)
   return t;
 }
 
-/* FLOPs and nodes of the given nodes (in topological order); nodes whose inputs are all
- * constants, or outputs of earlier folded nodes of the list, count as folded when the
- * registry can evaluate their op (ecg_op_foldable) and their output fits fold_max bytes. */
-static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, int64_t *flops, int *count) {
+int rw_build_target(ecg_graph *g, const rw_match *m, const char *name, int opset, rw_target *b) {
+  return build(g, m, m->r->dst, name, opset, b);
+}
+
+void rw_nodes_cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, int64_t *flops, int *count) {
   int folded_out[RW_MAX_TERMS], nf = 0;
   *flops = 0;
   *count = 0;
@@ -271,9 +340,11 @@ static void cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, i
   }
 }
 
+/* ------------------------------------------------------------ the pass */
+
 /* A target that is not used: its nodes read nothing more (rw_remove_dead deletes them),
  * so they never count as readers of a tensor in later matches. */
-static void discard(ecg_graph *g, const build_state *b) {
+static void discard(ecg_graph *g, const rw_target *b) {
   for (int k = 0; k < b->n_made; k++) g->nodes[b->made[k]]->n_inputs = 0;
 }
 
@@ -291,23 +362,19 @@ static bool better(gain a, gain b) { return a.flops > b.flops || (a.flops == b.f
 static int try_rule(ecg_graph *g, const graph_index *ix, const rw_rule *r, int i, size_t fold_max, bool apply,
                     gain *gn) {
   ecg_node *n = g->nodes[i];
+  rw_view v = ecg_view(g, ix);
+  rw_match m;
   *gn = (gain){-1, 0};
-  if (n->n_outputs != 1 || n->outputs[0] < 0 || g->tensors[n->outputs[0]]->dtype != ECG_FLOAT) return ECG_OK;
-  match m = {.r = r, .ix = ix};
-  memset(m.bind, -1, sizeof m.bind);
-  memset(m.node, -1, sizeof m.node);
-  int set[RW_MAX_TERMS], ns;
-  if (!match_term(g, &m, r->src, n->outputs[0]) || m.node[r->src] != i) return ECG_OK;
-  ns = matched_nodes(&m, set);
-  if (!match_ok(g, &m, i, set, ns)) return ECG_OK;
-  build_state b = {.n = 0};
-  int t = build(g, &m, r->dst, i, &b);
+  if (!rw_match_at(&v, r, i, &m)) return ECG_OK;
+  rw_target b = {.n = 0};
+  int t = rw_build_target(g, &m, n->name, n->opset, &b);
   if (t == -2) return ECG_ERR_INTERNAL;
+  n = g->nodes[i]; /* the node array may have moved */
   if (t < 0 || !rw_same_shape(g->tensors[t], g->tensors[n->outputs[0]])) { discard(g, &b); return ECG_OK; }
   int64_t f0, f1;
   int c0, c1;
-  cost(g, set, ns, 0, &f0, &c0);
-  cost(g, b.made, b.n_made, fold_max, &f1, &c1);
+  rw_nodes_cost(g, m.set, m.n_set, 0, &f0, &c0);
+  rw_nodes_cost(g, b.made, b.n_made, fold_max, &f1, &c1);
   gain d = {f0 - f1, c0 - c1};
   if (!better(d, (gain){0, 0})) { discard(g, &b); return ECG_OK; }
   if (!apply) { discard(g, &b); *gn = d; return ECG_OK; }

@@ -87,6 +87,90 @@ int rw_rules_load(rw_rules *rs, const char *path, ecg_err *e);
 /** Free the list (not rs itself). */
 void rw_rules_free(rw_rules *rs);
 
+/* ------------------------------------------------ the rule matcher, per match (math.c) */
+
+/** Most operands of one node the matcher reads (a node with more keeps its first ones). */
+#define RW_VIEW_MAX_IN 16
+
+/** One node as the rule matcher sees it. */
+typedef struct rw_vnode {
+  ecg_op_id op;                 /**< registry id; ECG_OP_NONE when the registry does not know it */
+  int n_in, in[RW_VIEW_MAX_IN]; /**< operand tensor ids (-1: omitted) */
+  int n_out, out0;              /**< number of outputs, tensor id of the first */
+  bool plain;                   /**< the node carries no attribute */
+  /* a reduction the rules may match (float input of static shape, constant axes reducing
+   * at least one dim, no attribute but axes/keepdims/noop_with_empty_axes): */
+  bool red;
+  int red_rank;                 /**< its input's rank */
+  int red_mask[ECG_MAX_RANK];   /**< 1 per reduced dim */
+  int64_t red_keep;             /**< keepdims */
+  int64_t red_dims[ECG_MAX_RANK]; /**< its input's shape (elements) */
+} rw_vnode;
+
+/** A read-only view of a graph for the rule matcher, so that one matcher serves the math
+ *  pass (an ecg_graph, math.c) and the OCGGS search (its weightless sg graph,
+ *  subst.h).  Tensors and nodes are ids of the viewed graph. */
+typedef struct rw_view {
+  const void *g, *aux;                                   /**< the viewed graph, its index */
+  int (*producer)(const struct rw_view *v, int t);       /**< the live node writing t, -1 */
+  int (*uses)(const struct rw_view *v, int t);           /**< node inputs reading t + graph outputs naming it */
+  bool (*node)(const struct rw_view *v, int i, rw_vnode *n); /**< node i; false when it may not be rewritten */
+  int (*dtype)(const struct rw_view *v, int t);          /**< ONNX dtype code */
+  int (*dims)(const struct rw_view *v, int t, int64_t *d); /**< static rank (d: elements per dim), -1 */
+  bool (*is_const)(const struct rw_view *v, int t);
+  bool (*const_cond)(const struct rw_view *v, int t, unsigned c); /**< constant t with its data meets every RW_COND_* of c */
+  bool (*const_all)(const struct rw_view *v, int t, double x); /**< constant t holds x in every element */
+} rw_view;
+
+/** One match of a rule: a graph substitution (OCGGS Def. 2) of the rule set. */
+typedef struct rw_match {
+  const rw_rule *r;
+  int root;                    /**< node computing the source's root */
+  int bind[RW_MAX_VARS];       /**< tensor per variable, -1 unbound */
+  int node[RW_MAX_TERMS];      /**< node per source term, -1 */
+  int n_set, set[RW_MAX_TERMS]; /**< the distinct matched nodes, root first */
+  /* the match's reductions (all alike): */
+  bool has_red;
+  int red_rank, red_mask[ECG_MAX_RANK];
+  int64_t red_keep, red_dims[ECG_MAX_RANK];
+} rw_match;
+
+/** Match rule r rooted at node root of v (DNNFusion §3.4.2): operator terms match
+ *  single-output producers with that registry id (element-wise and MatMul nodes plain,
+ *  reductions alike), commutative operands in either order, variables bind tensors,
+ *  numbers match constants of that value; the root writes float32; every intermediate is
+ *  read only inside the match; the rule's conditions hold.  True and *m filled when it
+ *  matches. */
+bool rw_match_at(const rw_view *v, const rw_rule *r, int root, rw_match *m);
+
+/** What rw_build_target made. */
+typedef struct rw_target {
+  char key[RW_MAX_TERMS][128];
+  int tensor[RW_MAX_TERMS], n;   /**< built subterms (identical ones once) */
+  int made[RW_MAX_TERMS], n_made; /**< nodes created, in creation (topological) order */
+} rw_target;
+
+/** Build m's target into g (whose tensor ids m binds): nodes named after name (unique
+ *  "<name>_rwN"), opset opset, shapes inferred by the registry, a target reduction given
+ *  the matched dims as its "axes" attribute.  *b (zeroed by the caller) lists the nodes
+ *  made.  Returns the tensor computing the target, -1 when a shape does not infer or a
+ *  target reduction's operand is not shaped like the matched reductions' input, -2 on out
+ *  of memory. */
+int rw_build_target(ecg_graph *g, const rw_match *m, const char *name, int opset, rw_target *b);
+
+/** FLOPs and count of nodes (of g, in topological order) that stay after folding: a node
+ *  whose inputs are all constants, or outputs of earlier folded nodes of the list, counts
+ *  as folded when the registry can evaluate its op and its output fits fold_max bytes. */
+void rw_nodes_cost(const ecg_graph *g, const int *nodes, int n, size_t fold_max, int64_t *flops, int *count);
+
+/** Which conditions (RW_COND_CONST/NONNEG/POS/INT/SCALAR) constant t meets; 0 when t is
+ *  not a constant with all its data.  *uniform receives whether every element equals *value. */
+unsigned rw_const_props(const ecg_tensor *t, bool *uniform, double *value);
+
+/** The reduction facts of node n of g for the matcher (rw_vnode's red fields); false when
+ *  n is not a reduction the rules may match. */
+bool rw_reduction_info(const ecg_graph *g, const ecg_node *n, rw_vnode *x);
+
 /** Options shared by every pass (set from the command line). */
 typedef struct rw_opts {
   size_t fold_max_bytes;  /**< fold: largest output (bytes, all outputs of a node) a

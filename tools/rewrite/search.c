@@ -62,7 +62,7 @@ void sg_usage(FILE *f) {
           "  --search LIST        subst: algorithms, comma-separated (%s; default sampling);\n"
           "                       each runs on the same input, the lowest-cost result is kept\n"
           "  --max-steps K        subst: at most K substitutions (default 10)\n"
-          "  --cost-db FILE       subst: measured node times, lines 'KEY = MS' (make cost-db)\n"
+          "  --cost-db FILE       subst: measured node times, JSON lines (make cost-db)\n"
           "  --cost-keys FILE     subst: write every node key missing from the table\n"
           "  --cost-graphs DIR    subst: with --cost-keys, one single-node ECG per key (DIR/N.ecg)\n",
           sg_algo_names());
@@ -164,27 +164,20 @@ static bool push(sublist *l, const sg_sub *s) {
 typedef struct {
   sublist *l;
   const sg_graph *g;
-  int rule;
   bool oom;
 } emit_ctx;
 
 static void emit(void *ctx, const sg_sub *s) {
   emit_ctx *c = ctx;
   sg_sub t = *s;
-  t.rule = c->rule;
   sg_sub_key(c->g, &t);
   if (!push(c->l, &t)) c->oom = true;
 }
 
-/* Every substitution of g touching a node >= from, appended to l. */
-static bool find_subs(const sg_graph *g, int from, sublist *l) {
-  int nr;
-  const sg_rule *rules = sg_rules(&nr);
+/* Every substitution of g (structural and rule-file) touching a node >= from, appended to l. */
+static bool find_subs(const sg_graph *g, int from, const sg_opts *o, sublist *l) {
   emit_ctx c = {.l = l, .g = g};
-  for (int r = 0; r < nr; r++) {
-    c.rule = r;
-    rules[r].enumerate(g, from, emit, &c);
-  }
+  sg_enumerate(g, from, o, emit, &c);
   return !c.oom;
 }
 
@@ -203,7 +196,7 @@ static bool disjoint(const sg_sub *a, const sg_sub *b) {
 static bool child_of(run *r, const sg_graph *g, const sg_sub *s, int pos, sg_graph *child) {
   if (!sg_copy(child, g)) { r->oom = r->stopped = true; return false; }
   r->explored++;
-  int rc = sg_apply(child, s, pos, &r->o->db);
+  int rc = sg_apply(child, s, pos, r->o);
   r->cycles += rc < 0;
   return rc > 0;
 }
@@ -225,7 +218,7 @@ static void greedy(run *r, const sg_graph *s0) {
   if (!sg_copy(&cur, s0)) { r->oom = true; return; }
   for (int step = 0; step < r->o->max_steps && !expired(r); step++) {
     sublist l = {0};
-    if (!find_subs(&cur, 0, &l)) r->oom = r->stopped = true;
+    if (!find_subs(&cur, 0, r->o, &l)) r->oom = r->stopped = true;
     int at = -1;
     double best = cur.cost;
     for (int i = 0; i < l.n && !expired(r); i++) {
@@ -326,7 +319,7 @@ static bool hset_add(hset *s, uint64_t h) {
 static bool replay(run *r, const sg_graph *s0, const sg_sub *seq, int len, sg_graph *g) {
   if (!sg_copy(g, s0)) { r->oom = r->stopped = true; return false; }
   for (int i = 0; i < len; i++)
-    if (sg_apply(g, &seq[i], i + 1, &r->o->db) <= 0) return false;
+    if (sg_apply(g, &seq[i], i + 1, r->o) <= 0) return false;
   return true;
 }
 
@@ -343,7 +336,7 @@ static void taso(run *r, const sg_graph *s0) {
     consider(r, &g, st.seq, st.len);
     if (st.len >= r->o->max_steps) continue;
     sublist l = {0};
-    if (!find_subs(&g, 0, &l)) r->oom = r->stopped = true;
+    if (!find_subs(&g, 0, r->o, &l)) r->oom = r->stopped = true;
     for (int i = 0; i < l.n && !expired(r); i++) {
       if (!child_of(r, &g, &l.v[i], st.len + 1, &child)) continue;
       if (!(child.cost < r->o->alpha * r->best_cost) || child.n_alive >= 2 * r->n0) continue;
@@ -367,7 +360,7 @@ static void dfs(run *r, const sg_graph *g, sg_sub *seq, int len, bool ordered) {
   consider(r, g, seq, len);
   if (len == r->o->max_steps || expired(r)) return;
   sublist l = {0};
-  if (!find_subs(g, 0, &l)) r->oom = r->stopped = true;
+  if (!find_subs(g, 0, r->o, &l)) r->oom = r->stopped = true;
   sg_graph child = {0};
   for (int i = 0; i < l.n && !expired(r); i++) {
     if (ordered && len > 0 && !key_less(&seq[len - 1], &l.v[i])) continue;
@@ -384,15 +377,14 @@ static void dfs(run *r, const sg_graph *g, sg_sub *seq, int len, bool ordered) {
 /* The child-substitution set of g, reached from its father by last (made nodes >= from):
  * the father's set delta filtered (disjoint from last, still matching, and, when ordered,
  * after last) plus the new matches anchored on the made nodes. */
-static bool child_set(const sg_graph *g, const sublist *delta, const sg_sub *last, int from, bool ordered, sublist *out) {
-  int nr;
-  const sg_rule *rules = sg_rules(&nr);
+static bool child_set(const sg_opts *o, const sg_graph *g, const sublist *delta, const sg_sub *last, int from, bool ordered,
+                      sublist *out) {
   for (int i = 0; i < delta->n; i++) {
     const sg_sub *t = &delta->v[i];
-    if (!disjoint(t, last) || (ordered && !key_less(last, t)) || !rules[t->rule].check(g, t)) continue;
+    if (!disjoint(t, last) || (ordered && !key_less(last, t)) || !sg_sub_check(g, t, o)) continue;
     if (!push(out, t)) return false;
   }
-  return find_subs(g, from, out);
+  return find_subs(g, from, o, out);
 }
 
 static void dpp(run *r, const sg_graph *g, sg_sub *seq, int len, const sublist *delta) {
@@ -403,7 +395,7 @@ static void dpp(run *r, const sg_graph *g, sg_sub *seq, int len, const sublist *
     if (!child_of(r, g, &delta->v[i], len + 1, &child)) continue;
     seq[len] = delta->v[i];
     sublist d = {0};
-    if (!child_set(&child, delta, &delta->v[i], g->nn, true, &d)) r->oom = r->stopped = true;
+    if (!child_set(r->o, &child, delta, &delta->v[i], g->nn, true, &d)) r->oom = r->stopped = true;
     dpp(r, &child, seq, len + 1, &d);
     free(d.v);
   }
@@ -473,7 +465,7 @@ static void expand(run *r, const sstate *p, bool dependent, slist *out) {
     c.inc = c.up ? p->inc + 1 : 0;
     c.key = c.g.cost;
     c.from = p->g.nn;
-    if (!child_set(&c.g, &p->delta, t, p->g.nn, false, &c.delta)) r->oom = r->stopped = true;
+    if (!child_set(r->o, &c.g, &p->delta, t, p->g.nn, false, &c.delta)) r->oom = r->stopped = true;
     consider(r, &c.g, c.seq, c.len);
     if (!spush(out, &c)) { sstate_free(&c); r->oom = r->stopped = true; }
   }
@@ -503,7 +495,7 @@ static void sampling(run *r, const sg_graph *s0) {
   int half = r->o->q / 2 > 0 ? r->o->q / 2 : 1;
   slist level = {0};
   sstate root = {0};
-  if (!sg_copy(&root.g, s0) || !find_subs(&root.g, 0, &root.delta)) { r->oom = true; sstate_free(&root); return; }
+  if (!sg_copy(&root.g, s0) || !find_subs(&root.g, 0, r->o, &root.delta)) { r->oom = true; sstate_free(&root); return; }
   root.key = s0->cost;
   spush(&level, &root);
   while (level.n && !expired(r)) {
@@ -576,7 +568,7 @@ int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg
   case SG_PRUNING: dfs(&r, s0, seq, 0, true); break;
   case SG_DPP: {
     sublist d = {0};
-    if (!find_subs(s0, 0, &d)) r.oom = true;
+    if (!find_subs(s0, 0, o, &d)) r.oom = true;
     else dpp(&r, s0, seq, 0, &d);
     free(d.v);
     break;
@@ -607,11 +599,10 @@ int sg_search(const sg_graph *s0, const sg_opts *o, int algo, sg_graph *best, sg
 /* The last run's results, for the report. */
 static sg_result LAST[SG_N_ALGOS];
 static int N_LAST = -1, PICKED = -1;
+static const rw_rules *LAST_RULES; /* the rule-file rules of LAST (they live until exit) */
 
 void sg_report_json(FILE *f) {
   if (N_LAST < 0) return;
-  int nr;
-  const sg_rule *rules = sg_rules(&nr);
   fprintf(f, ", \"search\": {\"picked\": \"%s\", \"algorithms\": [", PICKED >= 0 ? NAMES[LAST[PICKED].algo] : "");
   for (int i = 0; i < N_LAST; i++) {
     const sg_result *x = &LAST[i];
@@ -621,7 +612,7 @@ void sg_report_json(FILE *f) {
             "\"steps\": %d, \"applied\": [",
             i ? ", " : "", NAMES[x->algo], x->time_s, x->explored, x->cycles, x->finished ? "true" : "false", x->initial_cost,
             x->final_cost, x->cost_hits, x->cost_misses, x->n_steps);
-    for (int k = 0; k < x->n_steps; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", rules[x->applied[k]].name);
+    for (int k = 0; k < x->n_steps; k++) fprintf(f, "%s\"%s\"", k ? ", " : "", sg_rule_name(LAST_RULES, x->applied[k]));
     fprintf(f, "]}");
   }
   fprintf(f, "]}");
@@ -637,6 +628,9 @@ int rw_subst(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e) {
     so = &def;
   }
   ((sg_opts *)so)->db.src = g;
+  ((sg_opts *)so)->rules = o->rules;   /* the rule set is part of the substitutions */
+  ((sg_opts *)so)->fold_max = o->fold_max_bytes;
+  LAST_RULES = o->rules;
   sg_graph s0 = {0}, pick = {0};
   ECG_TRY(sg_from_ecg(g, &s0, &so->db, e));
   N_LAST = 0;
@@ -653,10 +647,8 @@ int rw_subst(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e) {
     N_LAST++;
   }
   if (rc == ECG_OK && PICKED >= 0 && LAST[PICKED].n_steps > 0) {
-    int nr;
-    const sg_rule *rules = sg_rules(&nr);
-    for (int k = 0; k < LAST[PICKED].n_steps; k++) rw_count(st, rules[LAST[PICKED].applied[k]].name);
-    rc = sg_materialize(g, &pick, e);
+    for (int k = 0; k < LAST[PICKED].n_steps; k++) rw_count(st, sg_rule_name(so->rules, LAST[PICKED].applied[k]));
+    rc = sg_materialize(g, &pick, so->fold_max, e);
   }
   ((sg_opts *)so)->db.src = NULL;
   sg_free(&s0);

@@ -49,7 +49,7 @@ static bool grow(sg_graph *g, int nn, int nv) {
 }
 
 /* A new value of the given shape; -1 on OOM. */
-static int add_val(sg_graph *g, int rank, const int64_t *dims, int dtype, bool is_const) {
+int sg_add_val(sg_graph *g, int rank, const int64_t *dims, int dtype, bool is_const) {
   if (!grow(g, g->nn, g->nv + 1)) return -1;
   sg_val *v = &g->v[g->nv];
   memset(v, 0, sizeof *v);
@@ -63,7 +63,7 @@ static int add_val(sg_graph *g, int rank, const int64_t *dims, int dtype, bool i
 }
 
 /* A new live node (attributes copied from proto when given); -1 on OOM. */
-static int add_node(sg_graph *g, const sg_node *proto, int op, int n_in, const int *in, int n_out, const int *out,
+int sg_add_node(sg_graph *g, const sg_node *proto, int op, int n_in, const int *in, int n_out, const int *out,
                     int pos, int j) {
   if (!grow(g, g->nn + 1, g->nv)) return -1;
   sg_node *n = &g->n[g->nn];
@@ -76,6 +76,7 @@ static int add_node(sg_graph *g, const sg_node *proto, int op, int n_in, const i
   memcpy(n->out, out, sizeof *out * (size_t)n_out);
   n->alive = true;
   n->opaque = false;
+  n->folded = false;
   n->plain = !proto;
   n->pos = pos;
   n->j = j;
@@ -87,14 +88,14 @@ static int add_node(sg_graph *g, const sg_node *proto, int op, int n_in, const i
   return g->nn++;
 }
 
-static void kill(sg_graph *g, int i) {
+void sg_kill(sg_graph *g, int i) {
   if (!g->n[i].alive) return;
   g->n[i].alive = false;
   g->n_alive--;
 }
 
 /* Every live reader of value from (and the graph outputs) reads to instead. */
-static void replace(sg_graph *g, int from, int to) {
+void sg_replace(sg_graph *g, int from, int to) {
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].alive)
       for (int k = 0; k < g->n[i].n_in; k++)
@@ -104,7 +105,7 @@ static void replace(sg_graph *g, int from, int to) {
 }
 
 /* Readers of value v: live node inputs plus graph outputs. */
-static int uses(const sg_graph *g, int v) {
+int sg_uses(const sg_graph *g, int v) {
   int c = 0;
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].alive)
@@ -113,7 +114,7 @@ static int uses(const sg_graph *g, int v) {
   return c;
 }
 
-static bool is_gout(const sg_graph *g, int v) {
+bool sg_is_gout(const sg_graph *g, int v) {
   for (int k = 0; k < g->n_outs; k++)
     if (g->outs[k] == v) return true;
   return false;
@@ -121,7 +122,7 @@ static bool is_gout(const sg_graph *g, int v) {
 
 /* The single live reader of v (node index), or -1 when v has not exactly one reader. */
 static int sole_reader(const sg_graph *g, int v) {
-  if (uses(g, v) != 1) return -1;
+  if (sg_uses(g, v) != 1) return -1;
   for (int i = 0; i < g->nn; i++)
     if (g->n[i].alive)
       for (int k = 0; k < g->n[i].n_in; k++)
@@ -191,7 +192,7 @@ static void merge_enum(const sg_graph *g, int from, void (*emit)(void *, const s
 static int concat_const(sg_graph *g, int a, int b, int axis) {
   sg_val va = g->v[a];
   va.dim[axis] += g->v[b].dim[axis];
-  int c = add_val(g, va.rank, va.dim, va.dtype, true);
+  int c = sg_add_val(g, va.rank, va.dim, va.dtype, true);
   if (c < 0) return -1;
   g->v[c].recipe = SG_R_CONCAT;
   g->v[c].a = a;
@@ -203,7 +204,7 @@ static int concat_const(sg_graph *g, int a, int b, int axis) {
 /* An int64 [n] constant holding vals; -1 on OOM. */
 static int i64_const(sg_graph *g, int n, const int64_t *vals) {
   int64_t d = n;
-  int c = add_val(g, 1, &d, ECG_INT64, true);
+  int c = sg_add_val(g, 1, &d, ECG_INT64, true);
   if (c < 0) return -1;
   g->v[c].recipe = SG_R_I64;
   memcpy(g->v[c].p, vals, sizeof *vals * (size_t)n);
@@ -214,7 +215,7 @@ static int i64_const(sg_graph *g, int n, const int64_t *vals) {
 static int like(sg_graph *g, int x, int axis, int64_t size) {
   sg_val v = g->v[x];
   if (axis >= 0) v.dim[axis] = size;
-  return add_val(g, v.rank, v.dim, v.dtype, false);
+  return sg_add_val(g, v.rank, v.dim, v.dtype, false);
 }
 
 /* Split y on axis into values shaped like outs[0..n-1] (readers of outs move there); the
@@ -230,10 +231,10 @@ static bool split_into(sg_graph *g, int y, int axis, int n, const int *outs, int
   if (sz < 0) return false;
   sg_node proto = {.axis = axis};
   int in[2] = {y, sz};
-  int sp = add_node(g, &proto, ECG_OP_Split, 2, in, n, nv, pos, j);
+  int sp = sg_add_node(g, &proto, ECG_OP_Split, 2, in, n, nv, pos, j);
   if (sp < 0) return false;
   g->n[sp].plain = false;
-  for (int k = 0; k < n; k++) replace(g, outs[k], nv[k]);
+  for (int k = 0; k < n; k++) sg_replace(g, outs[k], nv[k]);
   return true;
 }
 
@@ -245,13 +246,13 @@ static bool merge_apply(sg_graph *g, const sg_sub *s, int pos) {
   int y = like(g, A.out[0], 1, g->v[A.out[0]].dim[1] + g->v[B.out[0]].dim[1]);
   if (w < 0 || y < 0 || (has_bias(&A) && bias < 0)) return false;
   int in[3] = {A.in[0], w, bias};
-  int c = add_node(g, &A, ECG_OP_Conv, has_bias(&A) ? 3 : 2, in, 1, &y, pos, 0);
+  int c = sg_add_node(g, &A, ECG_OP_Conv, has_bias(&A) ? 3 : 2, in, 1, &y, pos, 0);
   if (c < 0) return false;
   g->n[c].flops = A.flops + B.flops;
   int outs[2] = {A.out[0], B.out[0]};
   if (!split_into(g, y, 1, 2, outs, pos, 1)) return false;
-  kill(g, a);
-  kill(g, b);
+  sg_kill(g, a);
+  sg_kill(g, b);
   return true;
 }
 
@@ -283,7 +284,7 @@ static bool enlarge_apply(sg_graph *g, const sg_sub *s, int pos) {
   sg_val wv = g->v[A.in[1]];
   wv.dim[2] = B->k[0];
   wv.dim[3] = B->k[1];
-  int w = add_val(g, 4, wv.dim, wv.dtype, true);
+  int w = sg_add_val(g, 4, wv.dim, wv.dtype, true);
   int y = like(g, A.out[0], -1, 0);
   if (w < 0 || y < 0) return false;
   g->v[w].recipe = SG_R_PAD;
@@ -294,11 +295,11 @@ static bool enlarge_apply(sg_graph *g, const sg_sub *s, int pos) {
   memcpy(proto.k, g->n[s->node[1]].k, sizeof proto.k);
   memcpy(proto.pad, g->n[s->node[1]].pad, sizeof proto.pad);
   int in[3] = {A.in[0], w, has_bias(&A) ? A.in[2] : -1};
-  int c = add_node(g, &proto, ECG_OP_Conv, A.n_in, in, 1, &y, pos, 0);
+  int c = sg_add_node(g, &proto, ECG_OP_Conv, A.n_in, in, 1, &y, pos, 0);
   if (c < 0) return false;
   g->n[c].flops = A.flops * (proto.k[0] * proto.k[1]) / (A.k[0] * A.k[1]);
-  replace(g, A.out[0], y);
-  kill(g, s->node[0]);
+  sg_replace(g, A.out[0], y);
+  sg_kill(g, s->node[0]);
   return true;
 }
 
@@ -326,7 +327,7 @@ static bool mm_apply(sg_graph *g, const sg_sub *s, int pos) {
     sg_node proto = {.axis = 1};
     int in[2] = {A.in[1], B.in[1]};
     if (w < 0) return false;
-    int c = add_node(g, &proto, ECG_OP_Concat, 2, in, 1, &w, pos, 2);
+    int c = sg_add_node(g, &proto, ECG_OP_Concat, 2, in, 1, &w, pos, 2);
     if (c < 0) return false;
     g->n[c].plain = false;
   }
@@ -334,13 +335,13 @@ static bool mm_apply(sg_graph *g, const sg_sub *s, int pos) {
   int y = w < 0 ? -1 : like(g, A.out[0], r - 1, g->v[A.out[0]].dim[r - 1] + g->v[B.out[0]].dim[r - 1]);
   if (y < 0) return false;
   int in[2] = {A.in[0], w};
-  int m = add_node(g, NULL, ECG_OP_MatMul, 2, in, 1, &y, pos, 0);
+  int m = sg_add_node(g, NULL, ECG_OP_MatMul, 2, in, 1, &y, pos, 0);
   if (m < 0) return false;
   g->n[m].flops = A.flops + B.flops;
   int outs[2] = {A.out[0], B.out[0]};
   if (!split_into(g, y, r - 1, 2, outs, pos, 1)) return false;
-  kill(g, s->node[0]);
-  kill(g, s->node[1]);
+  sg_kill(g, s->node[0]);
+  sg_kill(g, s->node[1]);
   return true;
 }
 
@@ -354,7 +355,7 @@ static bool su_match(const sg_graph *g, int i, sg_sub *s) {
   s->n = 1 + S->n_out;
   s->node[0] = i;
   for (int k = 0; k < S->n_out; k++) {
-    int u = S->out[k] < 0 || is_gout(g, S->out[k]) ? -1 : sole_reader(g, S->out[k]);
+    int u = S->out[k] < 0 || sg_is_gout(g, S->out[k]) ? -1 : sole_reader(g, S->out[k]);
     if (u < 0 || !is_ew(g, u, 1)) return false;
     if (k > 0 && g->n[u].op != g->n[s->node[1]].op) return false;
     s->node[1 + k] = u;
@@ -390,11 +391,11 @@ static bool su_apply(sg_graph *g, const sg_sub *s, int pos) {
   }
   int z = like(g, S.in[0], -1, 0);
   if (z < 0) return false;
-  int u = add_node(g, NULL, g->n[s->node[1]].op, 1, &S.in[0], 1, &z, pos, 0);
+  int u = sg_add_node(g, NULL, g->n[s->node[1]].op, 1, &S.in[0], 1, &z, pos, 0);
   if (u < 0) return false;
   g->n[u].flops = flops;
   if (!split_into(g, z, S.axis, m, outs, pos, 1)) return false;
-  for (int k = 0; k < s->n; k++) kill(g, s->node[k]);
+  for (int k = 0; k < s->n; k++) sg_kill(g, s->node[k]);
   return true;
 }
 
@@ -437,8 +438,8 @@ static void dce(sg_graph *g) {
     for (int i = 0; i < g->nn; i++) {
       if (!g->n[i].alive) continue;
       bool used = false;
-      for (int k = 0; k < g->n[i].n_out && !used; k++) used = g->n[i].out[k] >= 0 && uses(g, g->n[i].out[k]) > 0;
-      if (!used) { kill(g, i); again = true; }
+      for (int k = 0; k < g->n[i].n_out && !used; k++) used = g->n[i].out[k] >= 0 && sg_uses(g, g->n[i].out[k]) > 0;
+      if (!used) { sg_kill(g, i); again = true; }
     }
   }
 }
@@ -451,14 +452,14 @@ static bool sc_apply(sg_graph *g, const sg_sub *s, int pos) {
     if (i == at) in[n++] = g->n[sp].in[0];
     if (i < at || i >= at + g->n[sp].n_out) in[n++] = C.in[i];
   }
-  if (n == 1 && !is_gout(g, C.out[0])) replace(g, C.out[0], in[0]);
+  if (n == 1 && !sg_is_gout(g, C.out[0])) sg_replace(g, C.out[0], in[0]);
   else {
     int y = like(g, C.out[0], -1, 0);
-    int c = y < 0 ? -1 : add_node(g, &C, ECG_OP_Concat, n, in, 1, &y, pos, 0);
+    int c = y < 0 ? -1 : sg_add_node(g, &C, ECG_OP_Concat, n, in, 1, &y, pos, 0);
     if (c < 0) return false;
-    replace(g, C.out[0], y);
+    sg_replace(g, C.out[0], y);
   }
-  kill(g, s->node[0]);
+  sg_kill(g, s->node[0]);
   dce(g);
   return true;
 }
@@ -478,8 +479,8 @@ static bool ce_check(const sg_graph *g, const sg_sub *s) {
   if (!is_op(g, c, ECG_OP_Concat) || g->n[c].n_in != 2) return false;
   int p = g->v[g->n[c].in[0]].producer, q = g->v[g->n[c].in[1]].producer;
   return p == s->node[1] && q == s->node[2] && p != q && p >= 0 && q >= 0 && ew_nobcast(g, p) && ew_nobcast(g, q) &&
-         g->n[p].op == g->n[q].op && uses(g, g->n[p].out[0]) == 1 && uses(g, g->n[q].out[0]) == 1 &&
-         !is_gout(g, g->n[p].out[0]) && !is_gout(g, g->n[q].out[0]);
+         g->n[p].op == g->n[q].op && sg_uses(g, g->n[p].out[0]) == 1 && sg_uses(g, g->n[q].out[0]) == 1 &&
+         !sg_is_gout(g, g->n[p].out[0]) && !sg_is_gout(g, g->n[q].out[0]);
 }
 
 static void ce_enum(const sg_graph *g, int from, void (*emit)(void *, const sg_sub *), void *ctx) {
@@ -495,7 +496,7 @@ static int concat2(sg_graph *g, int a, int b, int axis, int pos, int j) {
   int y = like(g, a, axis, g->v[a].dim[axis] + g->v[b].dim[axis]);
   sg_node proto = {.axis = axis};
   int in[2] = {a, b};
-  int c = y < 0 ? -1 : add_node(g, &proto, ECG_OP_Concat, 2, in, 1, &y, pos, j);
+  int c = y < 0 ? -1 : sg_add_node(g, &proto, ECG_OP_Concat, 2, in, 1, &y, pos, j);
   if (c < 0) return -1;
   g->n[c].plain = false;
   return y;
@@ -507,11 +508,11 @@ static bool ce_apply(sg_graph *g, const sg_sub *s, int pos) {
   int y = like(g, C.out[0], -1, 0);
   if (l < 0 || r < 0 || y < 0) return false;
   int in[2] = {l, r};
-  int o = add_node(g, NULL, P.op, 2, in, 1, &y, pos, 2);
+  int o = sg_add_node(g, NULL, P.op, 2, in, 1, &y, pos, 2);
   if (o < 0) return false;
   g->n[o].flops = P.flops + Q.flops;
-  replace(g, C.out[0], y);
-  for (int k = 0; k < 3; k++) kill(g, s->node[k]);
+  sg_replace(g, C.out[0], y);
+  for (int k = 0; k < 3; k++) sg_kill(g, s->node[k]);
   return true;
 }
 
@@ -525,8 +526,8 @@ static bool ec_check(const sg_graph *g, const sg_sub *s) {
     return false;
   const sg_node *L = &g->n[l], *R = &g->n[r];
   return L->n_in == 2 && R->n_in == 2 && L->axis == R->axis && same_dims(&g->v[L->in[0]], &g->v[R->in[0]]) &&
-         same_dims(&g->v[L->in[1]], &g->v[R->in[1]]) && uses(g, L->out[0]) == 1 && uses(g, R->out[0]) == 1 &&
-         !is_gout(g, L->out[0]) && !is_gout(g, R->out[0]);
+         same_dims(&g->v[L->in[1]], &g->v[R->in[1]]) && sg_uses(g, L->out[0]) == 1 && sg_uses(g, R->out[0]) == 1 &&
+         !sg_is_gout(g, L->out[0]) && !sg_is_gout(g, R->out[0]);
 }
 
 static void ec_enum(const sg_graph *g, int from, void (*emit)(void *, const sg_sub *), void *ctx) {
@@ -543,15 +544,15 @@ static bool ec_apply(sg_graph *g, const sg_sub *s, int pos) {
   for (int k = 0; k < 2; k++) {
     int in[2] = {L.in[k], R.in[k]};
     int y = like(g, L.in[k], -1, 0);
-    int n = y < 0 ? -1 : add_node(g, NULL, O.op, 2, in, 1, &y, pos, k);
+    int n = y < 0 ? -1 : sg_add_node(g, NULL, O.op, 2, in, 1, &y, pos, k);
     if (n < 0) return false;
     g->n[n].flops = O.flops / 2;
     outs[k] = y;
   }
   int y = concat2(g, outs[0], outs[1], L.axis, pos, 2);
   if (y < 0) return false;
-  replace(g, O.out[0], y);
-  for (int k = 0; k < 3; k++) kill(g, s->node[k]);
+  sg_replace(g, O.out[0], y);
+  for (int k = 0; k < 3; k++) sg_kill(g, s->node[k]);
   return true;
 }
 
@@ -592,6 +593,7 @@ int sg_from_ecg(const ecg_graph *g, sg_graph *s, const sg_cost_db *db, ecg_err *
     v->is_const = x->is_const;
     v->dtype = x->dtype;
     v->a = v->b = -1;
+    if (x->is_const) v->cprops = rw_const_props(x, &v->uniform, &v->num); /* what rule conditions read */
   }
   s->n_outs = (int)g->n_outputs;
   for (size_t k = 0; k < g->n_outputs; k++) s->outs[k] = g->outputs[k];
@@ -606,6 +608,7 @@ int sg_from_ecg(const ecg_graph *g, sg_graph *s, const sg_cost_db *db, ecg_err *
     n->pos = 0;
     n->j = (int)i;
     n->src = (int)i;
+    n->opset = (int)x->opset;
     const ecg_op_info *op = rw_info(x);
     n->opaque = !op || x->n_inputs > SG_MAX_IN || x->n_outputs > SG_MAX_OUT;
     /* opaque nodes keep their edges for the cycle check and readers (first SG_MAX_*) */
@@ -635,6 +638,12 @@ int sg_from_ecg(const ecg_graph *g, sg_graph *s, const sg_cost_db *db, ecg_err *
         }
         n->group = gm.group;
       }
+    }
+    rw_vnode vn;
+    if (!n->opaque && ecg_reduction_of((ecg_op_id)n->op) && rw_reduction_info(g, x, &vn)) {
+      n->red = true;
+      n->keep = vn.red_keep;
+      for (int d = 0; d < vn.red_rank; d++) n->red_bits |= vn.red_mask[d] ? 1 << d : 0;
     }
     if (!n->opaque && (n->op == ECG_OP_Split || n->op == ECG_OP_Concat)) {
       int r = n->op == ECG_OP_Split ? s->v[n->in[0]].rank : s->v[n->out[0]].rank;
@@ -684,33 +693,40 @@ void sg_free(sg_graph *s) {
 }
 
 bool sg_acyclic(const sg_graph *s) {
-  /* Kahn over live nodes: indegree = inputs written by live nodes */
-  int *deg = calloc((size_t)s->nn + 1, sizeof *deg), *stack = malloc(sizeof *stack * ((size_t)s->nn + 1));
-  if (!deg || !stack) { free(deg); free(stack); return false; }
+  /* Kahn over live nodes: indegree = inputs written by live nodes; successors in CSR */
+  int nn = s->nn, *deg = calloc((size_t)nn + 1, sizeof *deg), *stack = malloc(sizeof *stack * ((size_t)nn + 1)),
+      *first = calloc((size_t)nn + 2, sizeof *first), ne = 0;
+  for (int i = 0; first && i < nn; i++)
+    for (int k = 0; s->n[i].alive && k < s->n[i].n_in; k++) {
+      int v = s->n[i].in[k], p = v >= 0 ? s->v[v].producer : -1;
+      if (p >= 0 && s->n[p].alive) first[p + 1]++, ne++;
+    }
+  int *succ = malloc(sizeof *succ * ((size_t)ne + 1)), *fill = malloc(sizeof *fill * ((size_t)nn + 1));
+  bool ok = deg && stack && first && succ && fill;
+  for (int i = 0; ok && i < nn; i++) first[i + 1] += first[i];
+  for (int i = 0; ok && i < nn; i++) fill[i] = first[i];
   int top = 0, seen = 0;
-  for (int i = 0; i < s->nn; i++) {
+  for (int i = 0; ok && i < nn; i++) {
     if (!s->n[i].alive) continue;
     for (int k = 0; k < s->n[i].n_in; k++) {
-      int v = s->n[i].in[k];
-      int p = v >= 0 ? s->v[v].producer : -1;
-      deg[i] += p >= 0 && s->n[p].alive;
+      int v = s->n[i].in[k], p = v >= 0 ? s->v[v].producer : -1;
+      if (p >= 0 && s->n[p].alive) { deg[i]++; succ[fill[p]++] = i; }
     }
-    if (!deg[i]) stack[top++] = i;
   }
-  while (top) {
+  for (int i = 0; ok && i < nn; i++)
+    if (s->n[i].alive && !deg[i]) stack[top++] = i;
+  while (ok && top) {
     int i = stack[--top];
     seen++;
-    for (int j = 0; j < s->nn; j++) {
-      if (!s->n[j].alive) continue;
-      for (int k = 0; k < s->n[j].n_in; k++) {
-        int v = s->n[j].in[k];
-        if (v >= 0 && s->v[v].producer == i && --deg[j] == 0) stack[top++] = j;
-      }
-    }
+    for (int e = first[i]; e < first[i + 1]; e++)
+      if (--deg[succ[e]] == 0) stack[top++] = succ[e];
   }
   free(deg);
   free(stack);
-  return seen == s->n_alive;
+  free(first);
+  free(succ);
+  free(fill);
+  return ok && seen == s->n_alive;
 }
 
 static uint64_t mix(uint64_t h, uint64_t x) {
@@ -728,7 +744,7 @@ static uint64_t val_hash(const sg_graph *s, int v, uint64_t *memo, int depth) {
   else {
     const sg_node *n = &s->n[p];
     h = mix(11, (uint64_t)n->op);
-    h = mix(h, (uint64_t)(n->k[0] * 31 + n->k[1]) ^ (uint64_t)n->axis << 20);
+    h = mix(h, (uint64_t)(n->k[0] * 31 + n->k[1]) ^ (uint64_t)n->axis << 20 ^ (uint64_t)n->red_bits << 40 ^ (uint64_t)n->keep << 60);
     for (int k = 0; k < n->n_in; k++) h = mix(h, val_hash(s, n->in[k], memo, depth + 1));
     for (int k = 0; k < n->n_out; k++)
       if (n->out[k] == v) h = mix(h, (uint64_t)k);
@@ -739,6 +755,9 @@ static uint64_t val_hash(const sg_graph *s, int v, uint64_t *memo, int depth) {
     h = mix(h, val_hash(s, s->v[v].a, memo, depth + 1));
     h = mix(h, val_hash(s, s->v[v].b, memo, depth + 1));
     for (int k = 0; k < SG_MAX_OUT; k++) h = mix(h, (uint64_t)s->v[v].p[k]);
+    uint64_t num;
+    memcpy(&num, &s->v[v].num, sizeof num);
+    h = mix(h, num);
   }
   return memo[v] = h ? h : 1;
 }
@@ -763,13 +782,53 @@ void sg_sub_key(const sg_graph *s, sg_sub *sub) {
   }
 }
 
-int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const sg_cost_db *db) {
+int sg_n_rules(const sg_opts *o) {
+  int nr;
+  sg_rules(&nr);
+  return nr + (o && o->rules ? o->rules->n : 0);
+}
+
+const char *sg_rule_name(const rw_rules *rs, int rule) {
+  int nr;
+  const sg_rule *rules = sg_rules(&nr);
+  return rule < nr ? rules[rule].name : rs->v[rule - nr].name;
+}
+
+typedef struct {
+  void (*emit)(void *ctx, const sg_sub *s);
+  void *ctx;
+  int rule;
+} tag_ctx;
+
+static void tag(void *ctx, const sg_sub *s) {
+  tag_ctx *c = ctx;
+  sg_sub t = *s;
+  t.rule = c->rule;
+  c->emit(c->ctx, &t);
+}
+
+void sg_enumerate(const sg_graph *g, int from, const sg_opts *o, void (*emit)(void *ctx, const sg_sub *s), void *ctx) {
+  int nr;
+  const sg_rule *rules = sg_rules(&nr);
+  tag_ctx c = {emit, ctx, 0};
+  for (c.rule = 0; c.rule < nr; c.rule++) rules[c.rule].enumerate(g, from, tag, &c);
+  if (o && o->rules) sg_math_enumerate(g, o->rules, nr, from, emit, ctx);
+}
+
+bool sg_sub_check(const sg_graph *g, const sg_sub *sub, const sg_opts *o) {
+  int nr;
+  const sg_rule *rules = sg_rules(&nr);
+  return sub->rule < nr ? rules[sub->rule].check(g, sub) : sg_math_check(g, o->rules, nr, sub);
+}
+
+int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const sg_opts *o) {
   int n0 = s->nn;
   int nr;
   const sg_rule *rules = sg_rules(&nr);
-  if (!rules[sub->rule].apply(s, sub, pos)) return 0;
+  if (!(sub->rule < nr ? rules[sub->rule].apply(s, sub, pos) : sg_math_apply(s, o->rules, nr, sub, pos, o->fold_max)))
+    return 0;
   if (!sg_acyclic(s)) return -1;
-  for (int i = n0; i < s->nn; i++) s->n[i].cost = sg_cost_node(db, s, i);
+  for (int i = n0; i < s->nn; i++) s->n[i].cost = sg_cost_node(&o->db, s, i);
   s->cost = 0;
   for (int i = 0; i < s->nn; i++)
     if (s->n[i].alive) s->cost += s->n[i].cost;
@@ -787,6 +846,9 @@ static int make_const(ecg_graph *g, const sg_graph *s, int v, int *map) {
   int t = -1;
   if (x->recipe == SG_R_I64) {
     t = rw_add_const_i64(g, "subst_sizes", x->rank, x->dim, x->p);
+  } else if (x->recipe == SG_R_NUM) {
+    float f = (float)x->num;
+    t = rw_add_const_f32(g, "subst_num", 0, NULL, &f);
   } else {
     int a = make_const(g, s, x->a, map), b = x->recipe == SG_R_CONCAT ? make_const(g, s, x->b, map) : -1;
     if (a < 0 || (x->recipe == SG_R_CONCAT && b < 0)) return -1;
@@ -830,11 +892,17 @@ static int set_attrs(ecg_node *x, const sg_node *n) {
       return ECG_ERR_INTERNAL;
   } else if (n->op == ECG_OP_Split || n->op == ECG_OP_Concat) {
     if (ecg_attr_set_i(x, "axis", n->axis)) return ECG_ERR_INTERNAL;
+  } else if (n->red) {
+    int64_t axes[32];
+    int na = 0;
+    for (int d = 0; d < 31; d++)
+      if (n->red_bits >> d & 1) axes[na++] = d;
+    if (ecg_attr_set_ints(x, "axes", na, axes) || ecg_attr_set_i(x, "keepdims", n->keep)) return ECG_ERR_INTERNAL;
   }
   return ECG_OK;
 }
 
-int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e) {
+int sg_materialize(ecg_graph *g, const sg_graph *s, size_t fold_max, ecg_err *e) {
   int n0 = (int)g->n_nodes, v0 = (int)g->n_tensors;
   int *map = malloc(sizeof *map * ((size_t)s->nv + 1));
   if (!map) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -863,8 +931,8 @@ int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e) {
     for (int k = 0; k < n->n_out; k++) outs[k] = map[n->out[k]];
     if (rc != ECG_OK) break;
     const ecg_op_info *op = ecg_op_get((ecg_op_id)n->op);
-    int ni = ecg_add_node(g, g->tensors[outs[0]]->name, op->name, ecg_op_domain((ecg_op_id)n->op), 13, n->n_in, ins,
-                          n->n_out, outs);
+    int ni = ecg_add_node(g, g->tensors[outs[0]]->name, op->name, ecg_op_domain((ecg_op_id)n->op),
+                          n->opset > 0 ? n->opset : 13, n->n_in, ins, n->n_out, outs);
     if (ni < 0 || set_attrs(g->nodes[ni], n) != ECG_OK) rc = ECG_ERR_INTERNAL;
     else g->nodes[ni]->mapping_type = (Ecg__MappingType)op->mapping;
   }
@@ -894,7 +962,13 @@ int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e) {
   if (rc != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   ECG_TRY(rw_remove_dead(g, e));
   ECG_TRY(ecg_topo_sort(g, e));
-  return ecg_infer_shapes(g, e);
+  ECG_TRY(ecg_infer_shapes(g, e));
+  bool fold = false;
+  for (int i = n0; i < s->nn; i++) fold |= s->n[i].alive && s->n[i].folded;
+  if (!fold) return ECG_OK;
+  int folded;
+  ECG_TRY(ecg_fold_constants_limit(g, fold_max, &folded, e));
+  return rw_remove_dead(g, e);
 }
 
 /* ------------------------------------------------------------ cost-table keys */

@@ -9,9 +9,13 @@
  * replayed onto the ECG by materialising the appended nodes in order (sg_materialize):
  * new constants (concatenated or zero-padded weights) are computed from their recipe.
  *
- * Files: subst.c (the sg graph, the structural rules, materialisation), cost.c (the cost
- * model: measured table, roofline fallback), search.c (greedy, TASO, ENU, Pruning, DPP,
- * Sampling and the pass). */
+ * The substitutions are every match of the structural rules (subst.c) and every match of
+ * the rule set of the math pass (the rule files; substmath.c, through math.c's per-match
+ * API): sg_enumerate lists them, sg_sub_check re-checks one, sg_apply applies one.
+ *
+ * Files: subst.c (the sg graph, the structural rules, materialisation), substmath.c (the
+ * rule-file rules as substitutions), cost.c (the cost model: measured table, roofline
+ * fallback), search.c (greedy, TASO, ENU, Pruning, DPP, Sampling and the pass). */
 #ifndef RW_SUBST_H
 #define RW_SUBST_H
 
@@ -29,7 +33,8 @@
 enum { SG_R_ECG = 0,   /**< an ECG tensor (value id = tensor id) */
        SG_R_CONCAT,    /**< concatenation of constants a and b along axis p[0] */
        SG_R_PAD,       /**< weight a [M,C,kh,kw] zero-padded, centred, to [M,C,p[0],p[1]] */
-       SG_R_I64 };     /**< int64 vector p[0..n-1] (n = dims[0]): Split sizes */
+       SG_R_I64,       /**< int64 vector p[0..n-1] (n = dims[0]): Split sizes */
+       SG_R_NUM };     /**< float32 scalar num: a number of a rule's target */
 
 /** One value (tensor) of an sg graph: static shape (elements), producer node or -1. */
 typedef struct sg_val {
@@ -40,6 +45,9 @@ typedef struct sg_val {
   int dtype;          /**< ONNX dtype code */
   int recipe, a, b;   /**< SG_R_*: how a new constant is computed from values a, b */
   int64_t p[SG_MAX_OUT];
+  double num;         /**< SG_R_NUM's value; with uniform: the value of every element */
+  unsigned cprops;    /**< RW_COND_* a constant with known data meets (rw_const_props); 0 otherwise */
+  bool uniform;       /**< a constant with known data whose elements all equal num */
 } sg_val;
 
 /** One node.  Attributes are the few the structural rules read and write; every other
@@ -53,6 +61,11 @@ typedef struct sg_node {
   bool plain;         /**< no attributes (elementwise rules need it) */
   int64_t k[2], s[2], d[2], pad[4], group; /**< Conv (2-D): kernel, strides, dilations, pads b0,b1,e0,e1, group */
   int axis;           /**< Split/Concat axis (>= 0) */
+  bool red;           /**< a reduction the rule files may match (rw_reduction_info) */
+  int red_bits;       /**< its reduced dims, bit d for dim d of its input */
+  int64_t keep;       /**< its keepdims */
+  int opset;          /**< ONNX opset of the node (0: 13) */
+  bool folded;        /**< every input constant: folded when materialised, costs 0 */
   int pos, j;         /**< OCGGS label (Def. 6): pos = step that made it (0 for G0), j = index */
   double cost;        /**< ms under the cost model */
   int64_t flops;      /**< FLOPs (registry for ECG nodes, computed for new ones) */
@@ -70,11 +83,14 @@ typedef struct sg_graph {
   double cost;        /**< sum of live nodes' cost (ms) */
 } sg_graph;
 
-/** One graph substitution tau = (rule, match) (OCGGS Def. 2). */
+#define SG_SUB_MAX 8   /**< nodes one substitution matches (larger rule-file matches are not offered) */
+
+/** One graph substitution tau = (rule, match) (OCGGS Def. 2).  rule < the structural rule
+ *  count: a structural rule (sg_rules); above: rule-file rule rule - that count. */
 typedef struct sg_sub {
   int rule;            /**< index into sg_rules() */
   int n;               /**< matched nodes */
-  int node[6];         /**< matched sg node ids */
+  int node[SG_SUB_MAX]; /**< matched sg node ids (a rule-file match: its root first) */
   int kpos, kj;        /**< key(tau): lexicographic max of the matched nodes' labels (§2.2) */
 } sg_sub;
 
@@ -111,29 +127,74 @@ void sg_free(sg_graph *s);
 bool sg_acyclic(const sg_graph *s);
 /** Structural hash of the live graph (TASO's dedup of seen graphs). */
 uint64_t sg_hash(const sg_graph *s);
+struct sg_opts;
+/** The number of substitution rules of the search: the structural ones, then o's rule files. */
+int sg_n_rules(const struct sg_opts *o);
+/** The name of rule (an sg_sub's rule index; rs: the rule-file rules of the search's
+ *  options); a static string or rs's. */
+const char *sg_rule_name(const rw_rules *rs, int rule);
+/** Call emit(ctx, &sub) for every substitution of g, structural and rule-file, touching a
+ *  node id >= from (sub.rule set, key not). */
+void sg_enumerate(const sg_graph *g, int from, const struct sg_opts *o, void (*emit)(void *ctx, const sg_sub *s), void *ctx);
+/** True when sub still matches g (the DPP reuse check). */
+bool sg_sub_check(const sg_graph *g, const sg_sub *sub, const struct sg_opts *o);
 /** Apply sub at step pos (1-based) to s: the rule's apply, then the cycle check and cost
- *  update.  Returns 1 when applied, 0 when the rule refuses, -1 when the result has a
- *  cycle (rejected, OCGGS/TASO); on 0 and -1 s is garbage (apply to a copy). */
-int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const struct sg_cost_db *db);
+ *  update (o->db).  Returns 1 when applied, 0 when the rule refuses, -1 when the result
+ *  has a cycle (rejected, OCGGS/TASO); on 0 and -1 s is garbage (apply to a copy). */
+int sg_apply(sg_graph *s, const sg_sub *sub, int pos, const struct sg_opts *o);
+
+/* sg editing helpers (subst.c), shared with substmath.c. */
+/** A new value of the given shape (producer -1, recipe SG_R_ECG); its id, -1 on OOM. */
+int sg_add_val(sg_graph *g, int rank, const int64_t *dims, int dtype, bool is_const);
+/** A new live node labelled (pos, j), attributes copied from proto when given (else a
+ *  plain node); its id, -1 on OOM. */
+int sg_add_node(sg_graph *g, const sg_node *proto, int op, int n_in, const int *in, int n_out, const int *out, int pos, int j);
+/** Mark node i dead. */
+void sg_kill(sg_graph *g, int i);
+/** Every live reader of value from (and the graph outputs) reads to instead. */
+void sg_replace(sg_graph *g, int from, int to);
+/** Readers of value v: live node inputs plus graph outputs. */
+int sg_uses(const sg_graph *g, int v);
+/** True when v is a graph output. */
+bool sg_is_gout(const sg_graph *g, int v);
+
+/* substmath.c: the rule-file rules as substitutions (base: the structural rule count). */
+/** Emit every match of every rule of rs in g touching a node >= from, as rule base + k. */
+void sg_math_enumerate(const sg_graph *g, const rw_rules *rs, int base, int from, void (*emit)(void *ctx, const sg_sub *s), void *ctx);
+/** True when sub (a rule-file substitution) still matches g with the same nodes. */
+bool sg_math_check(const sg_graph *g, const rw_rules *rs, int base, const sg_sub *sub);
+/** Apply rule-file substitution sub to g at step pos: the target built by the registry in a
+ *  scratch ECG of the bound tensors' shapes (rw_build_target), copied into g as new nodes
+ *  (a node whose inputs are all constants is folded: constant output, cost 0, when the
+ *  registry can fold it and its output fits fold_max bytes); the root's readers read the
+ *  target, the matched nodes die.  False when it no longer matches, a shape does not
+ *  infer, the target's shape or dtype differs from the root's, a graph output would be
+ *  renamed onto a graph input or constant, or out of memory. */
+bool sg_math_apply(sg_graph *g, const rw_rules *rs, int base, const sg_sub *sub, int pos, size_t fold_max);
 /** Compute sub's key (kpos, kj) from the labels of its nodes in s. */
 void sg_sub_key(const sg_graph *s, sg_sub *sub);
 
 /** Write the nodes s appended (beyond g's nodes) into g, rewire g's nodes to s's values,
- *  disconnect s's dead nodes, infer shapes, remove dead nodes.  s must have been built
+ *  disconnect s's dead nodes, infer shapes, fold the appended nodes s marks folded
+ *  (ecg_fold_constants_limit, fold_max bytes), remove dead nodes.  s must have been built
  *  from g by sg_from_ecg and then only applied to.  Errors: ECG_ERR_INTERNAL. */
-int sg_materialize(ecg_graph *g, const sg_graph *s, ecg_err *e);
+int sg_materialize(ecg_graph *g, const sg_graph *s, size_t fold_max, ecg_err *e);
 
 /* ------------------------------------------------------------------ cost.c */
 
 /** The cost model (OCGGS §2.1: additive, node cost = its run time): a table of measured
  *  per-node times keyed by operator and shapes (--cost-db FILE), else a roofline
- *  estimate max(FLOPs / peak, bytes / bandwidth) + a per-node overhead. */
+ *  estimate max(FLOPs / peak, bytes / bandwidth) + a per-node overhead; a folded node
+ *  (every input constant) costs 0. */
 typedef struct sg_cost_db {
   int n, cap;
   char **key;
   double *ms;
   double peak_gflops, gbytes_s, node_ms; /**< roofline parameters */
   int hits, misses;
+  int foreign;         /**< samples of another CPU, ISA or thread count, ignored */
+  char foreign_key[400]; /**< the first of them: "cpu 'X', isa Y, N thread(s)" */
+  int other_kind;      /**< lines of another kind or device, skipped */
   FILE *keys_out;      /**< when set, every key missing from the table is logged (sg_cost_log_key) */
   const char *graphs_dir; /**< with keys_out: one single-node ECG per logged key is written here */
   const ecg_graph *src;   /**< the ECG the search started from (attributes of its nodes) */
@@ -143,23 +204,30 @@ typedef struct sg_cost_db {
 
 /** An empty table with the default roofline (peak 50 GFLOP/s, 10 GB/s, 0.002 ms). */
 void sg_cost_init(sg_cost_db *db);
-/** Parse cost-table text (lines "KEY = MS", '#' comments) named file into db.
- *  Errors: ECG_ERR_INPUT "FILE:LINE: what" (no '=', not a number, negative or non-finite
- *  time, key repeated, empty key), ECG_ERR_INTERNAL (out of memory). */
+/** Parse cost-table text named file into db: JSON lines (blank and '#' lines skipped)
+ *  {"cpu", "isa", "threads", "device", "kind": "node_time", "signature": KEY, "ms": time of
+ *  one run of the node in milliseconds, "runs"} (cost.c; DESIGN.md "Measured costs").
+ *  Samples of another CPU, ISA or thread count than this host's (ecg_host_key) are
+ *  ignored and counted in db->foreign (the first described in db->foreign_key); another
+ *  kind or device: skipped, counted in db->other_kind; a signature given twice: the later
+ *  sample wins.  Errors: ECG_ERR_INPUT "FILE:LINE: what" (not a record with cpu, isa,
+ *  threads, signature and a finite ms, empty signature, negative time, line over 4095
+ *  bytes, NUL byte), ECG_ERR_INTERNAL (out of memory). */
 int sg_cost_parse(sg_cost_db *db, const char *file, const char *text, size_t len, ecg_err *e);
 /** Read and parse a cost table from path; errors as sg_cost_parse, ECG_ERR_INPUT when it
- *  cannot be read. */
+ *  cannot be read.  Says on stderr how many samples of another machine it ignored. */
 int sg_cost_load(sg_cost_db *db, const char *path, ecg_err *e);
 /** Free db's table. */
 void sg_cost_free(sg_cost_db *db);
-/** The key of node i of s ("Conv 1x256x14x14 c256x256x3x3 k3x3 s1x1 p1,1,1,1 d1x1 g1"). */
+/** The key of node i of s ("Conv 1x256x14x14 c256x256x3x3 k3x3 s1x1 p1,1,1,1 d1x1 g1";
+ *  a reduction ends " r<reduced-dims bits, hex> k<keepdims>"). */
 void sg_cost_key(const sg_graph *s, int i, char *buf, size_t n);
 /** Log key (of node i of s) once: "N<TAB>KEY" on db->keys_out and, with db->graphs_dir,
  *  a single-node ECG DIR/N.ecg (seeded inputs and weights; attributes from db->src for
  *  the nodes of the input ECG) that `make cost-db` times with ecg-bench.  Write errors
  *  are reported on stderr once and logging stops. */
 void sg_cost_log_key(sg_cost_db *db, const sg_graph *s, int i, const char *key);
-/** Cost of node i of s in ms (table, else roofline). */
+/** Cost of node i of s in ms (table, else roofline; 0 for a folded node). */
 double sg_cost_node(const sg_cost_db *db, const sg_graph *s, int i);
 
 /* ------------------------------------------------------------------ search.c */
@@ -175,6 +243,8 @@ typedef struct sg_opts {
   double alpha;        /**< TASO's cost bound (1.05) */
   int q, eta;          /**< Sampling's sample size Q (20) and eta (1) */
   int verbose;         /**< progress on stderr */
+  const rw_rules *rules; /**< the rule files' rules, substitutions beside the structural ones (NULL: none) */
+  size_t fold_max;     /**< bytes a folded constant may have (--fold-max-bytes) */
   sg_cost_db db;
 } sg_opts;
 
