@@ -248,10 +248,13 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
       for (size_t k = 0; k < cnt; k++) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
         if (!t) continue;
+        const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
         if (!ecg_tensor_static(t))
-          return ecg_errf(e, ECG_ERR_INPUT,
-                          "node '%s' (%s): tensor '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
-                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh));
+          return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
+                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
+                          pass && op && (op->props & ECG_PROP_CONTROL)
+                              ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
+                              : "fix dims with onnx2ecg --input-shape");
         if (!storage_ctype(t->dtype))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));

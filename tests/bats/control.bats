@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# Control flow (issue 9 item 4, static shapes): If, Loop and Scan lowered as nested code,
+# on hand-made models (tests/bats/mkcontrol.mjs) checked against their data sets and
+# ONNX Runtime; the untaken branch never runs; what is dynamic is refused naming the node.
+
+load helpers
+
+setup_file() {
+  command -v node >/dev/null || return 0
+  node "$ROOT/tests/bats/mkcontrol.mjs" "$BATS_FILE_TMPDIR/m"
+}
+
+setup() {
+  require_tools
+  require_cmd node
+  M="$BATS_FILE_TMPDIR/m"
+  T="$BATS_TEST_TMPDIR"
+}
+
+@test "If: both branches right (data sets and ONNX Runtime), captures of the outer x" {
+  "$BIN/onnx2ecg" "$M/if_branches.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  [ "$("$BIN/ecg-dump" --json < <("$BIN/onnx2ecg" "$M/if_branches.onnx") | jq -c '.nodes[0].inputs')" = '["c","x"]' ]
+  for ds in data_true data_false; do
+    run "$BIN/ecg-bench" "$T/d" --data "$M/if_branches/$ds" --ort --runs 1 --warmup 0
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pass <<<"$output")" = true ]
+  done
+}
+
+@test "If: the untaken branch never runs (its Loop of 10^12 iterations would not finish)" {
+  "$BIN/onnx2ecg" "$M/if_guard.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/d"
+  run timeout 60 "$BIN/ecg-bench" "$T/d" --data "$M/if_guard/data_true" --runs 3 --warmup 1
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+  # the check can fail: taking the slow branch does not finish in 3 s
+  run timeout 3 "$BIN/ecg-bench" "$T/d" --data "$M/if_guard/data_false" --runs 1 --warmup 0
+  [ "$status" -eq 124 ]
+}
+
+@test "If whose branches give different static shapes is refused, naming the node" {
+  "$BIN/onnx2ecg" "$M/if_mismatch.onnx" -o "$T/g.ecg"
+  run "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"node 'If_y' (If)"*"then:3|else:2"*"dynamic shapes are not supported"* ]]
+  [ ! -e "$T/d" ]
+}
+
+@test "Scan-11: reverse scan along axis 1, state and scan outputs, matches ONNX Runtime" {
+  "$BIN/onnx2ecg" "$M/scan_rev.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/d"
+  run "$BIN/ecg-bench" "$T/d" --random 3 --ort --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+  [ "$(jq -r .reference <<<"$output")" = ort ]
+}
+
+@test "ecg-fuse never puts a control-flow node in a block; ecg-rewrite keeps it" {
+  "$BIN/onnx2ecg" "$M/scan_rev.onnx" | "$BIN/ecg-rewrite" | "$BIN/ecg-fuse" -o "$T/g.ecg"
+  [ "$("$BIN/ecg-dump" --json "$T/g.ecg" | jq '[.nodes[] | select(.op == "Scan") | .fusion_block] | .[0]')" = -1 ]
+  "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"
+}
+
+@test "a subgraph reading a name no scope defines: exit 1 naming it, no output" {
+  run "$BIN/onnx2ecg" "$M/if_undef.onnx" -o "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"'nowhere'"* ]]
+  [ ! -e "$T/g.ecg" ]
+}
