@@ -53,6 +53,23 @@ setup() {
   [ "$(jq -r .reference <<<"$output")" = ort ]
 }
 
+@test "Loop with a constant M, a nested If per iteration (captures at depth 2): matches ONNX Runtime" {
+  "$BIN/onnx2ecg" "$M/loop_nested.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/d"
+  run "$BIN/ecg-bench" "$T/d" --random 2 --ort --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+}
+
+@test "Loop with a run-time M: right at the declared 5 iterations, a run of 3 fails (P_run -2)" {
+  "$BIN/onnx2ecg" "$M/loop_dyn.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  run "$BIN/ecg-bench" "$T/d" --data "$M/loop_dyn/data_5" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+  run "$BIN/ecg-bench" "$T/d" --data "$M/loop_dyn/data_3" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"run failed (-2: a run-time check failed: a Loop ran other than the iterations"* ]]
+}
+
 @test "ecg-fuse never puts a control-flow node in a block; ecg-rewrite keeps it" {
   "$BIN/onnx2ecg" "$M/scan_rev.onnx" | "$BIN/ecg-rewrite" | "$BIN/ecg-fuse" -o "$T/g.ecg"
   [ "$("$BIN/ecg-dump" --json "$T/g.ecg" | jq '[.nodes[] | select(.op == "Scan") | .fusion_block] | .[0]')" = -1 ]

@@ -60,6 +60,27 @@ const undefG = graph('undef_g', [node('Add', ['nowhere', 'x'], ['u_out'])], [], 
 save('if_undef.onnx', 13, graph('if_undef', [node('If', ['c'], ['y'], {}, { then_branch: undefG, else_branch: elseG })],
   [vi('x', FLOAT, [2, 3]), vi('c', BOOL, [])], [vi('y', FLOAT, [2, 3])]));
 
+// Loop-13, M = 4 (an initializer), body: If(float(i) < 2, then s + 1, else s * 2) reading
+// the body's own input s (captures at depth 2), scan output the new s: [4, 3]
+const lthen = graph('l_then', [cst('one', FLOAT, [], [1]), node('Add', ['s_in', 'one'], ['lt'])], [], [vi('lt', FLOAT, [3])]);
+const lelse = graph('l_else', [cst('two', FLOAT, [], [2]), node('Mul', ['s_in', 'two'], ['le'])], [], [vi('le', FLOAT, [3])]);
+const lbody = graph('l_body', [node('Cast', ['i'], ['fi'], { to: FLOAT }), cst('lim', FLOAT, [], [2]), node('Less', ['fi', 'lim'], ['c']),
+  node('If', ['c'], ['s_out'], {}, { then_branch: lthen, else_branch: lelse }), node('Identity', ['cond_in'], ['cond_out']), node('Identity', ['s_out'], ['row'])],
+  [vi('i', INT64, []), vi('cond_in', BOOL, []), vi('s_in', FLOAT, [3])], [vi('cond_out', BOOL, []), vi('s_out', FLOAT, [3]), vi('row', FLOAT, [3])]);
+save('loop_nested.onnx', 13, { name: 'loop_nested', node: [node('Loop', ['m', '', 'x'], ['s_final', 'rows'], {}, { body: lbody })],
+  input: [vi('x', FLOAT, [3])], output: [vi('s_final', FLOAT, [3]), vi('rows', FLOAT, [4, 3])], initializer: [tensorProto('m', INT64, [], [4])] });
+
+// Loop-13 with a run-time M: the scan output is compiled for the 5 rows the model declares
+const dbody = graph('d_body', [cst('one', FLOAT, [], [1]), node('Add', ['s_in', 'one'], ['s_out']), node('Identity', ['cond_in'], ['cond_out']), node('Identity', ['s_out'], ['row'])],
+  [vi('i', INT64, []), vi('cond_in', BOOL, []), vi('s_in', FLOAT, [3])], [vi('cond_out', BOOL, []), vi('s_out', FLOAT, [3]), vi('row', FLOAT, [3])]);
+save('loop_dyn.onnx', 13, graph('loop_dyn', [node('Loop', ['M', '', 'x'], ['s_final', 'rows'], {}, { body: dbody })],
+  [vi('M', INT64, []), vi('x', FLOAT, [3])], [vi('s_final', FLOAT, [3]), vi('rows', FLOAT, [5, 3])]));
+const x3 = [1, -2, 0.5];
+data('loop_dyn/data_5', [['M', INT64, [], [5]], ['x', FLOAT, [3], x3]],
+  [['s_final', FLOAT, [3], x3.map((v) => v + 5)], ['rows', FLOAT, [5, 3], [1, 2, 3, 4, 5].flatMap((k) => x3.map((v) => v + k))]]);
+data('loop_dyn/data_3', [['M', INT64, [], [3]], ['x', FLOAT, [3], x3]],
+  [['s_final', FLOAT, [3], x3.map((v) => v + 3)], ['rows', FLOAT, [5, 3], new Array(15).fill(0)]]);
+
 // Scan-11: x [2,4,3], scan axis 1 reversed; state s [2,3]; body: s' = s + slice * w (w read
 // from the outer graph), scan output s' along output axis 1
 const sbody = graph('scan_body', [node('Mul', ['xs', 'w'], ['xw']), node('Add', ['s', 'xw'], ['s2']), node('Identity', ['s2'], ['row'])],
