@@ -756,6 +756,18 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
  *  ConstantOfShape, into the weights); SIZE_MAX folds everything. Same errors. */
 int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e);
 
+/** Replace the sequence operators of g (SequenceEmpty/Construct/Insert/Erase/At/Length,
+ *  ConcatFromSequence, SplitToSequence; format/ops/sequence.c) by tensor operators where
+ *  every sequence's length and every position and split are known statically: each
+ *  sequence becomes the list of tensors it holds, SequenceAt an Identity of one, SequenceLength
+ *  a constant, ConcatFromSequence a Concat (new_axis=1: of Reshapes adding the axis),
+ *  SplitToSequence Slices (keepdims=0: and Reshapes). Shapes of the tensor operators before
+ *  a sequence operator are inferred on the way. Operators that cannot be resolved stay
+ *  and their shape function refuses them ("sequence values are supported only ...").
+ *  *n_resolved (may be NULL) gets the count replaced. Errors: ECG_ERR_INPUT naming the node
+ *  for an invalid position, split or axis; ECG_ERR_INTERNAL. */
+int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
+
 /* ---------------------------------------------------------------- reductions */
 
 /* Each Reduce* operator is y = finish(combine over the reduced axes of map(x)): one row
