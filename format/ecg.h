@@ -762,10 +762,11 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
  *  sequence becomes the list of tensors it holds, SequenceAt an Identity of one, SequenceLength
  *  a constant, ConcatFromSequence a Concat (new_axis=1: of Reshapes adding the axis),
  *  SplitToSequence Slices (keepdims=0: and Reshapes). Shapes of the tensor operators before
- *  a sequence operator are inferred on the way. Operators that cannot be resolved stay
- *  and their shape function refuses them ("sequence values are supported only ...").
- *  *n_resolved (may be NULL) gets the count replaced. Errors: ECG_ERR_INPUT naming the node
- *  for an invalid position, split or axis; ECG_ERR_INTERNAL. */
+ *  a sequence operator are inferred on the way. *n_resolved (may be NULL) gets the count
+ *  replaced. Errors: ECG_ERR_INPUT naming the node for an invalid position, split or axis,
+ *  or a sequence operator that cannot be resolved ("sequence values are supported only
+ *  with lengths and positions known when the model is converted ..."; the shape function
+ *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
 int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
 
 /* ---------------------------------------------------------------- reductions */

@@ -9,8 +9,8 @@
  * ConcatFromSequence a Concat (new_axis: of Reshapes adding the axis), SplitToSequence one
  * Slice per piece (keepdims=0: and a Reshape dropping the axis). What cannot be resolved
  * (a position or split known only at run time, a sequence graph input or output, a
- * sequence crossing a subgraph boundary) stays, and its shape function refuses it naming
- * the node. */
+ * sequence crossing a subgraph boundary) is refused naming the node (the same message as
+ * its shape function, which a node left in a subgraph reaches). */
 #include <stdio.h>
 
 #include "ops_common.h"
@@ -280,6 +280,10 @@ int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e) {
     int r = resolve(g, n, op->id, &s, &k2, e);
     if (r < 0) rc = e->code ? e->code : ECG_ERR_INPUT;
     if (r == 1) { keep[i] = k2; done++; }
+  }
+  for (size_t i = 0; rc == ECG_OK && i < n0; i++) { /* one left: refused here, named */
+    const ecg_op_info *op = ecg_node_op(g->nodes[i]);
+    if (keep[i] && op && op->infer == ecg_infer_sequence) rc = ecg_infer_sequence(g, g->nodes[i], e);
   }
   if (rc == ECG_OK) {
     bool *all = realloc(keep, g->n_nodes + 1);

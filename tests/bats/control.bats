@@ -82,3 +82,18 @@ setup() {
   [[ "$output" == *"'nowhere'"* ]]
   [ ! -e "$T/g.ecg" ]
 }
+
+@test "sequences with static lengths: ONNX's simple/test_sequence_model1-7 pass" {
+  require_file "$NODE_DATA/../simple/test_sequence_model1/model.onnx"
+  json="$T/c.json"
+  run sh "$ROOT/tools/bench/conformance.sh" --suite simple --only '^test_sequence_model[1-7]$' --json "$json" -q
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.suites.simple.pass' "$json")" -eq 7 ]
+}
+
+@test "a sequence position known only at run time is refused, naming the node" {
+  run "$BIN/onnx2ecg" "$M/seq_runtime_pos.onnx" -o "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"(SequenceAt): sequence values are supported only"* ]]
+  [ ! -e "$T/g.ecg" ]
+}

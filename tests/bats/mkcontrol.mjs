@@ -9,6 +9,9 @@
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
 //                     written along output axis 1 ([2,4,3]), plus a value read from outside
+//   loop_nested.onnx  Loop (constant M) with an If per iteration; loop_dyn.onnx: run-time M
+//   if_undef.onnx     a branch reading a name no scope defines
+//   seq_runtime_pos.onnx  SequenceAt at a position known only at run time
 import path from 'node:path';
 import { onnxRoot, attr, tensorProto, irVersionFor, encodeTensor, writeAtomic, FLOAT, BOOL, INT64 } from '../../tools/bench/onnx_build.mjs';
 
@@ -80,6 +83,10 @@ data('loop_dyn/data_5', [['M', INT64, [], [5]], ['x', FLOAT, [3], x3]],
   [['s_final', FLOAT, [3], x3.map((v) => v + 5)], ['rows', FLOAT, [5, 3], [1, 2, 3, 4, 5].flatMap((k) => x3.map((v) => v + k))]]);
 data('loop_dyn/data_3', [['M', INT64, [], [3]], ['x', FLOAT, [3], x3]],
   [['s_final', FLOAT, [3], x3.map((v) => v + 3)], ['rows', FLOAT, [5, 3], new Array(15).fill(0)]]);
+
+// SequenceAt with a run-time position: not static, refused
+save('seq_runtime_pos.onnx', 13, graph('seq_runtime_pos', [node('SequenceConstruct', ['x', 'x'], ['sq']), node('SequenceAt', ['sq', 'pos'], ['y'])],
+  [vi('x', FLOAT, [2, 3]), vi('pos', INT64, [])], [vi('y', FLOAT, [2, 3])]));
 
 // Scan-11: x [2,4,3], scan axis 1 reversed; state s [2,3]; body: s' = s + slice * w (w read
 // from the outer graph), scan output s' along output axis 1
