@@ -53,6 +53,13 @@ setup() {
   [ "$(jq -r .reference <<<"$output")" = ort ]
 }
 
+@test "Scan-8 with batch 2 (per-row state, reverse direction): matches ONNX Runtime" {
+  "$BIN/onnx2ecg" "$M/scan8_batch.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  run "$BIN/ecg-bench" "$T/d" --random 5 --ort --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+}
+
 @test "Loop with a constant M, a nested If per iteration (captures at depth 2): matches ONNX Runtime" {
   "$BIN/onnx2ecg" "$M/loop_nested.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/d"
   run "$BIN/ecg-bench" "$T/d" --random 2 --ort --runs 1 --warmup 0

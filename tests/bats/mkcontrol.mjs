@@ -9,6 +9,7 @@
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
 //                     written along output axis 1 ([2,4,3]), plus a value read from outside
+//   scan8_batch.onnx  Scan-8, batch 2, reversed; both Scan models are checked against ORT
 //   loop_nested.onnx  Loop (constant M) with an If per iteration; loop_dyn.onnx: run-time M
 //   if_undef.onnx     a branch reading a name no scope defines
 //   seq_runtime_pos.onnx  SequenceAt at a position known only at run time
@@ -83,6 +84,12 @@ data('loop_dyn/data_5', [['M', INT64, [], [5]], ['x', FLOAT, [3], x3]],
   [['s_final', FLOAT, [3], x3.map((v) => v + 5)], ['rows', FLOAT, [5, 3], [1, 2, 3, 4, 5].flatMap((k) => x3.map((v) => v + k))]]);
 data('loop_dyn/data_3', [['M', INT64, [], [3]], ['x', FLOAT, [3], x3]],
   [['s_final', FLOAT, [3], x3.map((v) => v + 3)], ['rows', FLOAT, [5, 3], new Array(15).fill(0)]]);
+
+// Scan-8 with batch 2: state [2,3] per batch row, x [2,4,3] (batch, sequence, ...), reverse
+const s8body = graph('s8_body', [node('Add', ['s', 'xs'], ['s2']), node('Mul', ['s2', 's2'], ['sq'])],
+  [vi('s', FLOAT, [3]), vi('xs', FLOAT, [3])], [vi('s2', FLOAT, [3]), vi('sq', FLOAT, [3])]);
+save('scan8_batch.onnx', 8, graph('scan8_batch', [node('Scan', ['', 's0', 'xx'], ['s_final', 'rows'], { num_scan_inputs: 1, directions: [1] }, { body: s8body })],
+  [vi('s0', FLOAT, [2, 3]), vi('xx', FLOAT, [2, 4, 3])], [vi('s_final', FLOAT, [2, 3]), vi('rows', FLOAT, [2, 4, 3])]));
 
 // SequenceAt with a run-time position: not static, refused
 save('seq_runtime_pos.onnx', 13, graph('seq_runtime_pos', [node('SequenceConstruct', ['x', 'x'], ['sq']), node('SequenceAt', ['sq', 'pos'], ['y'])],
