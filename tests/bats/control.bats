@@ -80,7 +80,15 @@ setup() {
 @test "ecg-fuse never puts a control-flow node in a block; ecg-rewrite keeps it" {
   "$BIN/onnx2ecg" "$M/scan_rev.onnx" | "$BIN/ecg-rewrite" | "$BIN/ecg-fuse" -o "$T/g.ecg"
   [ "$("$BIN/ecg-dump" --json "$T/g.ecg" | jq '[.nodes[] | select(.op == "Scan") | .fusion_block] | .[0]')" = -1 ]
+  # the elementwise nodes after it did form a block, without it
+  [ "$("$BIN/ecg-dump" --json "$T/g.ecg" | jq '.blocks | length')" -ge 1 ]
+  for plan in fixed "dnnfusion --intensive"; do
+    "$BIN/onnx2ecg" "$M/scan_rev.onnx" | "$BIN/ecg-fuse" --plan $plan -o "$T/p.ecg"
+    [ "$("$BIN/ecg-dump" --json "$T/p.ecg" | jq '[.nodes[] | select(.op == "Scan") | .fusion_block] | .[0]')" = -1 ]
+  done
   "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"
+  run "$BIN/ecg-bench" "$T/d" --random 4 --ort --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
 }
 
 @test "a subgraph reading a name no scope defines: exit 1 naming it, no output" {

@@ -8,7 +8,8 @@
 //   if_mismatch.onnx  the branches give [3] and [2]: refused by the static lowering
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
-//                     written along output axis 1 ([2,4,3]), plus a value read from outside
+//                     written along output axis 1 ([2,4,3]), plus a value read from outside;
+//                     then Relu and Sigmoid on the scan output (a block for ecg-fuse)
 //   scan8_batch.onnx  Scan-8, batch 2, reversed; both Scan models are checked against ORT
 //   loop_nested.onnx  Loop (constant M) with an If per iteration; loop_dyn.onnx: run-time M
 //   if_undef.onnx     a branch reading a name no scope defines
@@ -99,5 +100,6 @@ save('seq_runtime_pos.onnx', 13, graph('seq_runtime_pos', [node('SequenceConstru
 // from the outer graph), scan output s' along output axis 1
 const sbody = graph('scan_body', [node('Mul', ['xs', 'w'], ['xw']), node('Add', ['s', 'xw'], ['s2']), node('Identity', ['s2'], ['row'])],
   [vi('s', FLOAT, [2, 3]), vi('xs', FLOAT, [2, 3])], [vi('s2', FLOAT, [2, 3]), vi('row', FLOAT, [2, 3])]);
-save('scan_rev.onnx', 11, graph('scan_rev', [node('Scan', ['s0', 'xx'], ['s_final', 'rows'], { num_scan_inputs: 1, scan_input_axes: [1], scan_input_directions: [1], scan_output_axes: [1] }, { body: sbody })],
-  [vi('s0', FLOAT, [2, 3]), vi('xx', FLOAT, [2, 4, 3]), vi('w', FLOAT, [3])], [vi('s_final', FLOAT, [2, 3]), vi('rows', FLOAT, [2, 4, 3])]));
+save('scan_rev.onnx', 11, graph('scan_rev', [node('Scan', ['s0', 'xx'], ['s_final', 'rows'], { num_scan_inputs: 1, scan_input_axes: [1], scan_input_directions: [1], scan_output_axes: [1] }, { body: sbody }),
+  node('Relu', ['rows'], ['rows_relu']), node('Sigmoid', ['rows_relu'], ['rows_sig'])],
+  [vi('s0', FLOAT, [2, 3]), vi('xx', FLOAT, [2, 4, 3]), vi('w', FLOAT, [3])], [vi('s_final', FLOAT, [2, 3]), vi('rows_sig', FLOAT, [2, 4, 3])]));
