@@ -61,7 +61,10 @@ setup() {
 }
 
 @test "Loop with a constant M, a nested If per iteration (captures at depth 2): matches ONNX Runtime" {
-  "$BIN/onnx2ecg" "$M/loop_nested.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/d"
+  "$BIN/onnx2ecg" "$M/loop_nested.onnx" -o "$T/g.ecg"
+  # ecg-dump shows the body nested, the inner If capturing the body's input s_in
+  [ "$("$BIN/ecg-dump" "$T/g.ecg" | jq -c '.nodes[0].attrs.body.nodes[] | select(.op == "If") | [.inputs, .attrs["ecg.captures"]]')" = '[["c","s_in"],["s_in"]]' ]
+  "$BIN/ecg-fuse" "$T/g.ecg" | "$BIN/ecg-lower" -o "$T/d"
   run "$BIN/ecg-bench" "$T/d" --random 2 --ort --runs 1 --warmup 0
   [ "$status" -eq 0 ]
   [ "$(jq -r .pass <<<"$output")" = true ]
