@@ -34,9 +34,9 @@ setup() {
   run "$BIN/onnx2ecg" --list-ops
   [ "$status" -eq 0 ]
   [[ "$output" == *"Relu 1,6,13,14"* ]]
-  run "$BIN/onnx2ecg" --model-ops "$NODE_DATA/test_sequence_insert_at_back/model.onnx"
+  run "$BIN/onnx2ecg" --model-ops "$NODE_DATA/test_bernoulli/model.onnx"
   [ "$status" -eq 0 ]
-  [[ "$output" == "SequenceInsert ai.onnx 11 unsupported"* ]]
+  [[ "$output" == "Bernoulli ai.onnx 15 unsupported"* ]]
   run "$BIN/onnx2ecg" --model-ops "$NODE_DATA/test_if/model.onnx"
   [ "$status" -eq 0 ]
   [[ "$output" == "If ai.onnx 11 supported"* ]]
