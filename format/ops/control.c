@@ -47,6 +47,7 @@ static int copy_type(ecg_tensor *t, int dtype, const ecg_tensor *src, int skip0,
   int64_t d[ECG_MAX_RANK];
   const char *sy[ECG_MAX_RANK];
   int r = 0;
+  if (src->n_dims > ECG_MAX_RANK) return ECG_ERR_INPUT; /* refused by the validator first */
   for (size_t i = 0; i < src->n_dims; i++) {
     if ((int)i == skip0 || (int)i == skip1) continue;
     d[r] = src->dims[i]->value;
@@ -145,9 +146,9 @@ int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e) {
   return ECG_OK;
 }
 
-/* Bind subgraph sg (body index which of n) to the node: captures and body inputs. */
+/* Bind subgraph sg of n (already checked by ecg_validate_scope) to the node: the captures'
+ * and the body inputs' dtypes and shapes. */
 static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_graph *sg, ecg_err *e) {
-  int nc = ecg_node_n_captures(n);
   bool *is_in = calloc(sg->n_tensors + 1, 1), *written = calloc(sg->n_tensors + 1, 1);
   if (!is_in || !written) { free(is_in); free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
   for (size_t k = 0; k < sg->n_inputs; k++) is_in[sg->inputs[k]] = true;
@@ -159,17 +160,14 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     ecg_tensor *x = sg->tensors[t];
     if (is_in[t] || written[t] || x->is_const) continue;
     int idx = ecg_node_capture_index(n, x->name, strlen(x->name));
-    if (idx < 0) { /* unreachable after ecg_validate_scope unless unused */
-      continue;
-    }
+    if (idx < 0) continue; /* read by nothing (ecg_validate_scope refused any other) */
     const ecg_tensor *o = ecg_node_input(g, n, idx);
     if (!o || !o->shape_known) { rc = ecg_node_errf(e, g, n, "captured value '%s' has unknown shape", x->name); break; }
-    rc = copy_type(x, o->dtype, o, -1, -1);
+    if ((rc = copy_type(x, o->dtype, o, -1, -1)) == ECG_ERR_INPUT) rc = ecg_node_errf(e, g, n, "captured value '%s' has rank above %d", x->name, ECG_MAX_RANK);
   }
   free(is_in);
   free(written);
   if (rc != ECG_OK) return rc == ECG_ERR_INTERNAL ? ecg_errf(e, rc, "out of memory") : rc;
-  (void)nc;
   /* body inputs */
   if (cf->kind == ECG_CF_LOOP) {
     const int64_t none[1] = {0};
@@ -180,7 +178,8 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     for (int j = 0; j < cf->n_state; j++) {
       const ecg_tensor *v = ecg_node_input(g, n, 2 + j);
       if (!v) return ecg_node_errf(e, g, n, "loop-carried value %d is missing", j);
-      if (copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      int rc2 = copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1);
+      if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
     }
   } else if (cf->kind == ECG_CF_SCAN) {
     for (int j = 0; j < cf->n_state + cf->n_scan_in; j++) {
@@ -188,7 +187,8 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
       if (!v || !v->shape_known) return ecg_node_errf(e, g, n, "input %d is missing or has unknown rank", cf->first_state + j);
       int skip0 = cf->batch ? 0 : -1, skip1 = j >= cf->n_state ? (int)cf->in_axis[j - cf->n_state] : -1;
       if (cf->batch && v->n_dims < 1) return ecg_node_errf(e, g, n, "state '%s' has no batch axis (Scan-8)", v->name);
-      if (copy_type(sg->tensors[sg->inputs[j]], v->dtype, v, skip0, skip1)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      int rc2 = copy_type(sg->tensors[sg->inputs[j]], v->dtype, v, skip0, skip1);
+      if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
     }
   }
   return ECG_OK;
@@ -239,6 +239,7 @@ int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
     const char *sy[ECG_MAX_RANK];
     char sb[ECG_MAX_RANK][96], va[40], vb[40];
     int r = (int)a->n_dims;
+    if (r > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output %zu has rank %d > %d", k, r, ECG_MAX_RANK);
     for (int i = 0; i < r; i++) {
       int64_t x = a->dims[i]->value, z = b->dims[i]->value;
       d[i] = x == z && x >= 0 ? x : -1;
