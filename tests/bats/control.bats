@@ -109,6 +109,16 @@ setup() {
   [ "$(jq -r '.suites.simple.pass' "$json")" -eq 7 ]
 }
 
+@test "sequences of static length (Construct, Insert, Erase, ConcatFromSequence new_axis, Length): matches ONNX Runtime" {
+  "$BIN/onnx2ecg" "$M/seq_static.onnx" -o "$T/g.ecg"
+  # no sequence operator is left in the ECG
+  [ "$("$BIN/ecg-dump" "$T/g.ecg" | jq '[.nodes[] | select(.op | test("Sequence"))] | length')" -eq 0 ]
+  "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"
+  run "$BIN/ecg-bench" "$T/d" --random 6 --ort --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+}
+
 @test "a sequence position known only at run time is refused, naming the node" {
   run "$BIN/onnx2ecg" "$M/seq_runtime_pos.onnx" -o "$T/g.ecg"
   [ "$status" -eq 1 ]

@@ -13,6 +13,7 @@
 //   scan8_batch.onnx  Scan-8, batch 2, reversed; both Scan models are checked against ORT
 //   loop_nested.onnx  Loop (constant M) with an If per iteration; loop_dyn.onnx: run-time M
 //   if_undef.onnx     a branch reading a name no scope defines
+//   seq_static.onnx   Construct/Insert/Erase/ConcatFromSequence(new_axis)/Length, static
 //   seq_runtime_pos.onnx  SequenceAt at a position known only at run time
 import path from 'node:path';
 import { onnxRoot, attr, tensorProto, irVersionFor, encodeTensor, writeAtomic, FLOAT, BOOL, INT64 } from '../../tools/bench/onnx_build.mjs';
@@ -91,6 +92,14 @@ const s8body = graph('s8_body', [node('Add', ['s', 'xs'], ['s2']), node('Mul', [
   [vi('s', FLOAT, [3]), vi('xs', FLOAT, [3])], [vi('s2', FLOAT, [3]), vi('sq', FLOAT, [3])]);
 save('scan8_batch.onnx', 8, graph('scan8_batch', [node('Scan', ['', 's0', 'xx'], ['s_final', 'rows'], { num_scan_inputs: 1, directions: [1] }, { body: s8body })],
   [vi('s0', FLOAT, [2, 3]), vi('xx', FLOAT, [2, 4, 3])], [vi('s_final', FLOAT, [2, 3]), vi('rows', FLOAT, [2, 4, 3])]));
+
+// sequences of static length: [x, x*2] (Construct), insert x+1 at 1 (constant position),
+// erase the last, stack along a new axis 1 (ConcatFromSequence new_axis), and the length
+save('seq_static.onnx', 13, { name: 'seq_static', node: [node('Mul', ['x', 'two'], ['x2']), node('Add', ['x', 'one'], ['x1']),
+  node('SequenceConstruct', ['x', 'x2'], ['s1']), node('SequenceInsert', ['s1', 'x1', 'p1'], ['s2']), node('SequenceErase', ['s2'], ['s3']),
+  node('ConcatFromSequence', ['s3'], ['y'], { axis: 1, new_axis: 1 }), node('SequenceLength', ['s3'], ['n'])],
+  input: [vi('x', FLOAT, [2, 3])], output: [vi('y', FLOAT, [2, 2, 3]), vi('n', INT64, [])],
+  initializer: [tensorProto('two', FLOAT, [], [2]), tensorProto('one', FLOAT, [], [1]), tensorProto('p1', INT64, [], [1])] });
 
 // SequenceAt with a run-time position: not static, refused
 save('seq_runtime_pos.onnx', 13, graph('seq_runtime_pos', [node('SequenceConstruct', ['x', 'x'], ['sq']), node('SequenceAt', ['sq', 'pos'], ['y'])],
