@@ -305,6 +305,8 @@ static void find_aliases(ecg_lower *L, const int *order) {
   }
 }
 
+static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e);
+
 static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nt = g->n_tensors;
@@ -339,19 +341,41 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   int nl = 0;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0 && !L->t[t].fixed) list[nl++] = (int)t;
-  lw_buf *bufs = malloc(sizeof *bufs * ((size_t)nl + 1));
-  if (!bufs) {
-    free(def); free(last); free(list);
+  /* a control-flow kernel's subgraphs need a region while it runs: one more buffer, live
+   * at that kernel only, placed like the others (lw_lower_subgraph plans inside it) */
+  free(L->region_off);
+  L->region_off = malloc(sizeof *L->region_off * ((size_t)L->nk + 1));
+  lw_buf *bufs = malloc(sizeof *bufs * ((size_t)nl + (size_t)L->nk + 1));
+  int *region_k = malloc(sizeof(int) * ((size_t)L->nk + 1));
+  if (!bufs || !L->region_off || !region_k) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (int i = 0; i < nl; i++) {
     int t = list[i];
     bufs[i] = (lw_buf){.bytes = align_up(L->t[t].bytes ? L->t[t].bytes : 1), .first = def[t], .last = last[t]};
   }
-  size_t total = lw_plan_place(bufs, nl, L->plan);
-  L->arena_lower_bound = lw_plan_lower_bound(bufs, nl);
+  int nr = 0, rc = ECG_OK;
+  for (int p = 0; p < L->nk && rc == ECG_OK; p++) {
+    const ecg_node *n = g->nodes[L->k[p].members[0]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    size_t need = 0;
+    L->region_off[p] = 0;
+    if (!op || !(op->props & ECG_PROP_CONTROL) || L->k[p].nm != 1) continue;
+    if ((rc = region_need(L, n, &need, e)) != ECG_OK || !need) continue;
+    region_k[nr] = p;
+    bufs[nl + nr++] = (lw_buf){.bytes = align_up(need), .first = p, .last = p};
+  }
+  if (rc != ECG_OK) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
+    return rc;
+  }
+  size_t total = lw_plan_place(bufs, nl + nr, L->plan);
+  L->arena_lower_bound = lw_plan_lower_bound(bufs, nl + nr);
   for (int i = 0; i < nl; i++) L->t[list[i]].offset = L->arena_base + bufs[i].offset;
+  for (int i = 0; i < nr; i++) L->region_off[region_k[i]] = L->arena_base + bufs[nl + i].offset;
   free(bufs);
+  free(region_k);
   if (total == (size_t)-1) {
     free(def); free(last); free(list);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -409,7 +433,7 @@ static int assign_storage(ecg_lower *L, ecg_err *e) {
 /* Storage of a subgraph's tensors (lw_lower_subgraph): captures where the outer tensors
  * live (fixed), constants appended to weights.bin, the rest in the arena, the subgraph's
  * inputs and outputs pinned live through every kernel. */
-static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, ecg_err *e) {
+static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int dry, ecg_err *e) {
   const ecg_graph *sg = V->g;
   V->t = calloc(sg->n_tensors + 1, sizeof *V->t);
   bool *written = calloc(sg->n_tensors + 1, 1);
@@ -422,9 +446,9 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, ecg_
     lw_tensor *t = &V->t[i];
     t->alias_of = -1;
     t->bytes = ecg_tensor_static(x) ? tensor_bytes(x) : 0;
-    if (x->is_const) {
+    if (x->is_const) { /* a dry run (region_need) only plans: nothing is appended */
       t->where = LW_CONST;
-      if ((t->offset = lw_blob(V, x->data.data, t->bytes)) == (size_t)-1) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      if (!dry && (t->offset = lw_blob(V, x->data.data, t->bytes)) == (size_t)-1) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
       continue;
     }
     int idx = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
@@ -445,7 +469,12 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, ecg_
   return ECG_OK;
 }
 
-int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, ecg_err *e) {
+/* Bind, infer and plan subgraph sg of n into out (lw_lower_subgraph's first half): out->sg
+ * a bound copy, out->view the lowering of it with its kernels formed and its tensors
+ * placed from arena byte base. dry (region_need): nothing is appended to weights.bin and
+ * the view must not be emitted. Errors are prefixed with the node and the subgraph. */
+static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, size_t base, int dry,
+                       ecg_err *e) {
   memset(out, 0, sizeof *out);
   char lb[256];
   ecg_err sub;
@@ -457,23 +486,54 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   free(buf);
   if (!out->sg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   ECG_TRY(ecg_subgraph_infer(L->g, n, out->sg, e));
-  snprintf(out->name, sizeof out->name, "sg%d", lw_uid(L));
   ecg_lower *V = &out->view;
   *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
   V->g = out->sg;
-  V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL;
+  V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
   V->code = (sbuf){0};
-  V->arena_base = L->arena_base + L->plan_bytes;
+  V->arena_base = base;
   V->plan_bytes = 0;
   int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
   int rc = order ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = check_static(out->sg, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
-  if (rc == ECG_OK) rc = sub_storage(V, L, n, &sub);
+  if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
   if (rc == ECG_OK) find_aliases(V, order);
   if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
   if (rc == ECG_OK) lw_kernel_storage(V);
   if (rc == ECG_OK) rc = plan_memory(V, order, &sub);
+  free(order);
+  if (rc != ECG_OK)
+    return ecg_errf(e, rc, "node '%s' (%s): subgraph '%s': %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, out->sg->name, sub.msg);
+  return ECG_OK;
+}
+
+/* Bytes the subgraphs of control-flow node n need while it runs (their plans, with their
+ * own nested regions): the largest over its bodies, which never run at the same time. */
+static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e) {
+  ecg_cf cf;
+  *need = 0;
+  ECG_TRY(ecg_cf_info(L->g, n, &cf, e));
+  for (int b = 0; b < 2 && cf.body[b]; b++) {
+    lw_sub s;
+    int rc = sub_prepare(L, n, cf.body[b], &s, 0, 1, e);
+    if (rc == ECG_OK && s.view.arena_bytes > *need) *need = s.view.arena_bytes;
+    lw_sub_free(&s);
+    if (rc != ECG_OK) return rc;
+  }
+  return ECG_OK;
+}
+
+int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, ecg_err *e) {
+  char lb[256];
+  ecg_err sub;
+  int ni = lw_node_index(L, n), kp = ni >= 0 && L->node_kernel ? L->node_kernel[ni] : -1;
+  size_t base = kp >= 0 && L->region_off ? L->region_off[kp] : L->arena_base + L->plan_bytes;
+  int rc = sub_prepare(L, n, sg, out, base, 0, e);
+  ecg_lower *V = &out->view;
+  if (!V->g) return rc; /* failed before sharing anything */
+  snprintf(out->name, sizeof out->name, "sg%d", V->n_tmp++);
+  int emitting = rc == ECG_OK;
   for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
     const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
     ecg_emit_fn fn = ecg_emitter(lw_op(m));
@@ -488,7 +548,6 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
     V->cur = NULL;
     sb_printf(&V->code, "  (void)ctx;\n}\n\n");
   }
-  free(order);
   out->nk = V->nk;
   /* merge the accumulators back: the subgraph's kernel functions go to file scope after
    * the declarations they use */
@@ -501,14 +560,15 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
   V->decls = V->init = V->scratch_expr = (sbuf){0};
   V->blob = NULL;
-  if (rc != ECG_OK)
+  if (rc != ECG_OK && emitting) /* sub_prepare's errors are in *e already, prefixed */
     return ecg_errf(e, rc, "node '%s' (%s): subgraph '%s': %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, out->sg->name, sub.msg);
-  return ECG_OK;
+  return rc;
 }
 
 void lw_sub_free(lw_sub *s) {
   ecg_lower *V = &s->view;
   free(V->t);
+  free(V->region_off);
   for (int i = 0; i < V->nk; i++) free(V->k[i].members);
   free(V->k);
   free(V->node_kernel);
@@ -1008,6 +1068,7 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
   free(L.k);
   free(L.node_kernel);
+  free(L.region_off);
   free(L.cl_work);
   sb_free(&L.code);
   sb_free(&L.decls);

@@ -127,6 +127,8 @@ typedef struct ecg_lower {
   size_t arena_base;     /**< where this graph's plan starts in the arena (0; a subgraph: above the
                               plan of the graph holding it, lw_lower_subgraph) */
   size_t plan_bytes;     /**< bytes of this graph's own plan, from arena_base */
+  size_t *region_off;    /**< per kernel: where a control-flow kernel's subgraphs are planned (an
+                              arena buffer of the plan, live at that kernel only; plan_memory) */
   size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
   lw_plan_algo plan;     /**< how intermediates are placed (ecg-lower --memory-plan) */
   int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
@@ -191,8 +193,10 @@ typedef struct lw_sub {
  *  as nested code): a copy bound to n and inferred (ecg_subgraph_infer), static shapes
  *  checked, kernels formed (one per node) and emitted as file-scope functions (L->decls),
  *  captures stored where the outer tensors live, constants appended to weights.bin (lw_blob),
- *  every other tensor planned (L->plan) in a region of the arena above L's own plan
- *  (inputs and outputs pinned live throughout), nested control flow recursively above that.
+ *  every other tensor planned (L->plan) inside the region L's own plan gave the node's
+ *  kernel (L->region_off: a buffer live at that kernel only, sized by a dry run of the same
+ *  planning; inputs and outputs pinned live throughout), nested control flow recursively
+ *  inside regions of that plan.
  *  The caller emits the calls and the copies in and out, then lw_sub_free. Errors: those
  *  of ecg_subgraph_infer, a non-static shape or a missing emitter in the subgraph
  *  (ECG_ERR_INPUT "node 'N' (Op): subgraph 'S': ..."), ECG_ERR_INTERNAL. */

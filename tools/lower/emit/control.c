@@ -1,7 +1,7 @@
 /* Control flow as nested code (issue 9 item 4, static shapes; format/ECG.md "Control
  * flow"): If, Loop and Scan. Each subgraph is lowered once (lw_lower_subgraph: its own
- * kernels as file-scope functions, its intermediates in an arena region above the
- * enclosing graph's plan); the node's kernel calls them:
+ * kernels as file-scope functions, its intermediates planned inside the arena region the
+ * enclosing graph's memory plan gives the node's kernel); the node's kernel calls them:
  *   If    reads cond at run time and runs only the taken branch's kernels, then copies
  *         that branch's outputs into the node's;
  *   Loop  runs the body while cond and i < M, carrying the loop values through the node's
