@@ -610,9 +610,77 @@ enum {
                                    index map its consumer can absorb (DNNFusion Fig. 3.5) */
   ECG_PROP_STRIDED_IO = 1u << 6, /**< its kernel reads operands and writes its output as
                                      strided batched matrices, so it absorbs index maps */
-  ECG_PROP_NONNEG = 1u << 7 /**< no output element is negative (NaN aside): Relu, Abs, Exp,
+  ECG_PROP_NONNEG = 1u << 7, /**< no output element is negative (NaN aside): Relu, Abs, Exp,
                                  Sqrt, ...; the math pass's nonneg(V) condition */
+  ECG_PROP_CONTROL = 1u << 8 /**< control flow (If, Loop, Scan): runs subgraphs held in its
+                                  GRAPH attributes as nested code; never fused with other
+                                  nodes, never folded or rewritten through (format/ECG.md
+                                  "Control flow") */
 };
+
+/* ---------------------------------------------------------------- control flow */
+
+/* A node with subgraphs (GRAPH/GRAPHS attributes: If's branches, Loop's and Scan's body)
+ * reads the outer scope's values by name (ONNX IR "Names Within a Graph"). In the ECG
+ * these outer references are explicit: the node's inputs are its ONNX inputs followed by
+ * one implicit input per outer value its subgraphs read (at any depth), and its STRINGS
+ * attribute ECG_ATTR_CAPTURES lists, in the same order, the names the subgraphs use for
+ * them. A subgraph tensor that no node of the subgraph writes, that is no subgraph input
+ * and no constant, is such a capture and must be named in the list. Every utility that
+ * renames, replaces or removes outer tensors thereby keeps the binding (it is positional),
+ * liveness and topological order see the reads, and the subgraph keeps its own names. */
+
+/** Name of the STRINGS attribute listing a control-flow node's captured names. */
+#define ECG_ATTR_CAPTURES "ecg.captures"
+/** How many trailing inputs of n are captures (the length of its ECG_ATTR_CAPTURES
+ *  attribute, at most n->n_inputs); 0 for a node without captures. */
+int ecg_node_n_captures(const ecg_node *n);
+/** Input index of the capture named name (len bytes, not NUL-terminated) of n, or -1. */
+int ecg_node_capture_index(const ecg_node *n, const char *name, size_t len);
+
+/** Kinds of control-flow node (ecg_cf.kind). */
+enum { ECG_CF_IF = 1, ECG_CF_LOOP, ECG_CF_SCAN };
+/** Most scan inputs and most scan outputs of one Scan. */
+#define ECG_CF_MAX_SCAN 64
+
+/** A control-flow node's structure, read from its inputs and attributes (format/ops/
+ *  control.c; ONNX If-1..23, Loop-1..23, Scan-8 and Scan-9..23). Input indices: If reads
+ *  cond (0); Loop reads M (0, may be omitted), cond (1, may be omitted), then n_state
+ *  initial values; Scan reads (Scan-8 only: sequence_lens, 0, must be omitted) n_state
+ *  initial states from first_state, then n_scan_in scan inputs. Outputs: n_state final
+ *  values, then n_scan_out scan outputs. Loop's body: inputs (iteration int64 scalar, cond
+ *  bool scalar, n_state values), outputs (cond, n_state values, n_scan_out slices); Scan's
+ *  body: inputs (n_state states, n_scan_in slices), outputs (n_state states, n_scan_out
+ *  slices). */
+typedef struct ecg_cf {
+  int kind;                        /**< ECG_CF_IF, ECG_CF_LOOP, ECG_CF_SCAN */
+  ecg_graph *body[2];              /**< If: then_branch, else_branch; Loop, Scan: body, NULL */
+  int n_explicit;                  /**< ONNX inputs (the node's inputs before its captures) */
+  int first_state;                 /**< input index of the first initial state value */
+  int n_state, n_scan_in, n_scan_out;
+  int batch;                       /**< Scan-8: every input and output has batch axis 0 and the
+                                        scan inputs and outputs the sequence axis 1 */
+  int64_t trip;                    /**< iterations: Scan's scan-axis extent, Loop's constant M;
+                                        -1 unknown (a symbolic extent, a run-time M) */
+  int64_t in_axis[ECG_CF_MAX_SCAN];  /**< Scan: each scan input's axis, normalised (Scan-8: 1) */
+  int64_t in_rev[ECG_CF_MAX_SCAN];   /**< Scan: 1 = that scan input is read last to first */
+  int64_t out_axis[ECG_CF_MAX_SCAN]; /**< Scan: each scan output's axis as given (normalised by
+                                          ecg_infer_scan's check; Scan-8: 1) */
+  int64_t out_rev[ECG_CF_MAX_SCAN];  /**< Scan: 1 = that scan output is written last to first */
+} ecg_cf;
+
+/** Fill *cf for control-flow node n of g (op with ECG_PROP_CONTROL). Errors
+ *  (ECG_ERR_INPUT naming the node): a missing subgraph attribute, input/output counts
+ *  that disagree with the body, bad Scan axes/directions, Scan-8 sequence_lens (not
+ *  supported), more than ECG_CF_MAX_SCAN scan inputs or outputs. */
+int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e);
+/** Bind subgraph sg (one of n's bodies, or a copy of one) to n and infer it: every
+ *  capture gets its outer tensor's dtype and shape, the body inputs their dtypes and
+ *  shapes as ecg_cf describes (Scan slices: the scan input without its scan axis), then
+ *  sg is checked (ecg_validate_scope: every outer reference captured) and inferred
+ *  (ecg_infer_shapes). Errors: ECG_ERR_INPUT "node 'N' (Op): subgraph 'S': <problem>",
+ *  including nesting deeper than ECG_MAX_SUBGRAPH_DEPTH; ECG_ERR_INTERNAL. */
+int ecg_subgraph_infer(const ecg_graph *g, const ecg_node *n, ecg_graph *sg, ecg_err *e);
 
 /** Operator ids, one per ops.def row. */
 typedef enum ecg_op_id {
@@ -687,6 +755,19 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e);
  *  max_bytes bytes (so folding never writes an unbounded constant, e.g. a large Expand or
  *  ConstantOfShape, into the weights); SIZE_MAX folds everything. Same errors. */
 int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e);
+
+/** Replace the sequence operators of g (SequenceEmpty/Construct/Insert/Erase/At/Length,
+ *  ConcatFromSequence, SplitToSequence; format/ops/sequence.c) by tensor operators where
+ *  every sequence's length and every position and split are known statically: each
+ *  sequence becomes the list of tensors it holds, SequenceAt an Identity of one, SequenceLength
+ *  a constant, ConcatFromSequence a Concat (new_axis=1: of Reshapes adding the axis),
+ *  SplitToSequence Slices (keepdims=0: and Reshapes). Shapes of the tensor operators before
+ *  a sequence operator are inferred on the way. *n_resolved (may be NULL) gets the count
+ *  replaced. Errors: ECG_ERR_INPUT naming the node for an invalid position, split or axis,
+ *  or a sequence operator that cannot be resolved ("sequence values are supported only
+ *  with lengths and positions known when the model is converted ..."; the shape function
+ *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
+int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
 
 /* ---------------------------------------------------------------- reductions */
 

@@ -30,4 +30,10 @@ void *ecg_alloc_output_data(ecg_graph *g, ecg_node *n, int i);
 int ecg_block_io_compute(const ecg_graph *g, int b, const int *producer, const int *inner,
                          int *stamp, int32_t **in, size_t *n_in, int32_t **out, size_t *n_out);
 
+/** Validate subgraph sg of control-flow node owner (ecg.h "control flow") like
+ *  ecg_validate, except that a tensor no node, subgraph input or constant provides is
+ *  allowed when owner captures its name (ECG_ATTR_CAPTURES), and shape functions are not
+ *  re-run (owner's shape function infers sg right after). Errors as ecg_validate. */
+int ecg_validate_scope(const ecg_graph *sg, const ecg_node *owner, ecg_err *e);
+
 #endif

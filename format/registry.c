@@ -275,12 +275,12 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
     const ecg_op_info *op = ecg_node_op(n);
     keep[i] = true;
     if (!op) { rc = ecg_node_errf(e, g, n, "unsupported operator"); break; }
-    bool known = true;
-    for (size_t k = 0; k < n->n_inputs; k++) {
+    const ecg_tensor *unknown = NULL;
+    for (size_t k = 0; k < n->n_inputs && !unknown; k++) {
       const ecg_tensor *t = ecg_node_input(g, n, (int)k);
-      if (t && !t->shape_known) known = false;
+      if (t && !t->shape_known) unknown = t;
     }
-    if (!known) { rc = ecg_node_errf(e, g, n, "an input has unknown rank"); break; }
+    if (unknown) { rc = ecg_node_errf(e, g, n, "input '%s' has unknown rank", unknown->name); break; }
     if ((rc = op->infer(g, n, e)) != ECG_OK) break;
     if ((rc = check_output_sizes(g, n, e)) != ECG_OK) break;
     n->mapping_type = (Ecg__MappingType)op->mapping;

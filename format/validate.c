@@ -267,7 +267,15 @@ out:
   return rc;
 }
 
-int ecg_validate(const ecg_graph *g, ecg_err *e) {
+/* A tensor no node, graph input or constant provides is allowed in a subgraph when the
+ * node owning the subgraph captures it by name (ecg.h "control flow"). */
+static bool captured(const ecg_node *owner, const ecg_tensor *t) {
+  return owner && ecg_node_capture_index(owner, t->name, strlen(t->name)) >= 0;
+}
+
+/* ecg_validate, and ecg_validate_scope for a subgraph of node owner (captures allowed,
+ * shape functions not re-run: the owner's shape function infers the subgraph). */
+static int validate_impl(const ecg_graph *g, const ecg_node *owner, ecg_err *e) {
   size_t nt = g->n_tensors;
   char lb[256];
   int *writer = malloc(sizeof(int) * (nt + 1));
@@ -326,7 +334,7 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
       int t = n->inputs[k];
       if (t < 0) continue;
       if ((size_t)t >= nt) { rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): input %zu refers to tensor id %d (of %zu): dangling tensor", ecg_node_label(g, n, lb, sizeof lb), n->op_type, k, t, nt); goto out; }
-      if (writer[t] < 0 && !is_input[t] && !g->tensors[t]->is_const) {
+      if (writer[t] < 0 && !is_input[t] && !g->tensors[t]->is_const && !captured(owner, g->tensors[t])) {
         rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): input '%s' is dangling: no node, graph input or initializer provides it", ecg_node_label(g, n, lb, sizeof lb), n->op_type, g->tensors[t]->name);
         goto out;
       }
@@ -339,15 +347,16 @@ int ecg_validate(const ecg_graph *g, ecg_err *e) {
   for (size_t k = 0; k < g->n_outputs; k++) {
     int t = g->outputs[k];
     if (t < 0 || (size_t)t >= nt) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph output %zu refers to tensor id %d (of %zu)", k, t, nt); goto out; }
-    if (writer[t] < 0 && !is_input[t] && !g->tensors[t]->is_const) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s' is produced by no node", g->tensors[t]->name); goto out; }
+    if (writer[t] < 0 && !is_input[t] && !g->tensors[t]->is_const && !captured(owner, g->tensors[t])) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s' is produced by no node", g->tensors[t]->name); goto out; }
   }
   if ((rc = ecg_topo_order(g, order, e)) != ECG_OK) goto out;
   if ((rc = validate_blocks(g, e)) != ECG_OK) goto out;
   if ((rc = validate_subgraphs(g, e)) != ECG_OK) goto out;
   if ((rc = ecg_sparse_validate(g, e)) != ECG_OK) goto out;
   if ((rc = ecg_placement_validate(g, e)) != ECG_OK) goto out;
-  /* Shapes and dtypes: re-run each shape function on a copy and compare. */
-  {
+  /* Shapes and dtypes: re-run each shape function on a copy and compare (a control-flow
+   * node's shape function infers and checks its subgraphs, ecg_validate_scope). */
+  if (!owner) {
     size_t len = ecg__graph__get_packed_size(g);
     unsigned char *buf = malloc(len ? len : 1);
     if (!buf) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
@@ -398,3 +407,7 @@ out:
   free(writer); free(is_input); free(order);
   return rc;
 }
+
+int ecg_validate(const ecg_graph *g, ecg_err *e) { return validate_impl(g, NULL, e); }
+
+int ecg_validate_scope(const ecg_graph *sg, const ecg_node *owner, ecg_err *e) { return validate_impl(sg, owner, e); }

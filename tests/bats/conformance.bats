@@ -21,10 +21,10 @@ setup() {
 
 @test "conformance: one line per test and totals per suite; --only selects" {
   json="$BATS_TEST_TMPDIR/c.json"
-  run sh "$ROOT/tools/bench/conformance.sh" --suite node --only '^test_(relu|if)$' --json "$json" -q
+  run sh "$ROOT/tools/bench/conformance.sh" --suite node --only '^test_(relu|if_seq)$' --json "$json" -q
   [ "$status" -eq 0 ]
   [[ "$output" == *"PASS        node/test_relu"* ]]
-  [[ "$output" == *"UNSUPPORTED node/test_if"*"If"* ]]
+  [[ "$output" == *"UNSUPPORTED node/test_if_seq"*"sequence"* ]]
   [[ "$output" == *"node: 1/2 pass, 0 fail, 1 unsupported, 0 crash, 0 timeout"* ]]
   [ "$(jq -r '.suites.node.total' "$json")" -eq 2 ]
   [ "$(jq -r '.tests[] | select(.test == "test_relu") | .status' "$json")" = PASS ]
@@ -34,7 +34,10 @@ setup() {
   run "$BIN/onnx2ecg" --list-ops
   [ "$status" -eq 0 ]
   [[ "$output" == *"Relu 1,6,13,14"* ]]
+  run "$BIN/onnx2ecg" --model-ops "$NODE_DATA/test_bernoulli/model.onnx"
+  [ "$status" -eq 0 ]
+  [[ "$output" == "Bernoulli ai.onnx 15 unsupported"* ]]
   run "$BIN/onnx2ecg" --model-ops "$NODE_DATA/test_if/model.onnx"
   [ "$status" -eq 0 ]
-  [[ "$output" == "If ai.onnx 11 unsupported"* ]]
+  [[ "$output" == "If ai.onnx 11 supported"* ]]
 }

@@ -10,7 +10,8 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: ecg-dump [--json|--dot|--summary] [-o FILE] [FILE.ecg|-]\n"
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
-             "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes),\n"
+             "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes;\n"
+             "              a subgraph attribute as the same JSON, nested),\n"
              "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
              "              partition subgraphs (id, strategy, weight, members), EOP placements\n"
              "  --dot       Graphviz DOT: nodes with operator, output shape and FLOPs, filled by mapping type (legend);\n"
@@ -47,6 +48,10 @@ static void jshape(FILE *f, const ecg_tensor *t) {
 
 static const char *tname(const ecg_graph *g, int id) { return id >= 0 && (size_t)id < g->n_tensors ? g->tensors[id]->name : ""; }
 
+static void dump_json(FILE *f, const ecg_graph *g);
+
+/* One attribute value as JSON; subgraphs recursively (their nesting is bounded by the
+ * validator, ECG_MAX_SUBGRAPH_DEPTH). */
 static void jattr(FILE *f, const ecg_attr *a) {
   switch (a->type) {
   case ECG_ATTR_FLOAT: fprintf(f, "%.9g", a->f); break;
@@ -67,7 +72,29 @@ static void jattr(FILE *f, const ecg_attr *a) {
     for (size_t i = 0; i < a->n_floats; i++) fprintf(f, "%s%.9g", i ? "," : "", a->floats[i]);
     fputc(']', f);
     break;
-  default: fprintf(f, "\"<%s>\"", a->type == ECG_ATTR_TENSOR ? "tensor" : a->type == ECG_ATTR_GRAPH ? "graph" : "list"); break;
+  case ECG_ATTR_STRINGS: /* e.g. a control-flow node's captured names (ecg.captures) */
+    fputc('[', f);
+    for (size_t i = 0; i < a->n_strings; i++) {
+      char *s = strndup((const char *)a->strings[i].data, a->strings[i].len);
+      if (i) fputc(',', f);
+      jstr(f, s);
+      free(s);
+    }
+    fputc(']', f);
+    break;
+  case ECG_ATTR_GRAPH: /* a subgraph (If's branches, Loop's and Scan's body): the same JSON, nested */
+    if (a->g) dump_json(f, a->g);
+    else fprintf(f, "null");
+    break;
+  case ECG_ATTR_GRAPHS:
+    fputc('[', f);
+    for (size_t i = 0; i < a->n_graphs; i++) {
+      if (i) fputc(',', f);
+      dump_json(f, a->graphs[i]);
+    }
+    fputc(']', f);
+    break;
+  default: fprintf(f, "\"<tensor>\""); break;
   }
 }
 

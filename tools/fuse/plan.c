@@ -64,10 +64,13 @@ static int member_ok(const fctx *c, int v, int64_t numel) {
   return n->n_outputs == 1 && out_numel(c, v) == numel && numel > 0 && ecg_is_scalar_node(c->g, n);
 }
 
-/* A Many-to-Many operator that can lead a block of `numel` elements. */
+/* A Many-to-Many operator that can lead a block of `numel` elements (never a control-flow
+ * node: its subgraphs run as nested code, ECG_PROP_CONTROL). */
 static int dominant_ok(const fctx *c, int v, int64_t numel) {
   const ecg_node *n = c->g->nodes[v];
   const ecg_tensor *y = ecg_node_output(c->g, n, 0);
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  if (!op || (op->props & ECG_PROP_CONTROL)) return 0;
   return fuse_node_mapping(c->g, n) == ECG_MAP_MANY_TO_MANY && n->n_outputs == 1 && y && y->dtype == ECG_FLOAT &&
          ecg_tensor_numel(y) == numel;
 }

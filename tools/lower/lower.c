@@ -248,10 +248,13 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
       for (size_t k = 0; k < cnt; k++) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
         if (!t) continue;
+        const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
         if (!ecg_tensor_static(t))
-          return ecg_errf(e, ECG_ERR_INPUT,
-                          "node '%s' (%s): tensor '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
-                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh));
+          return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
+                          ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
+                          pass && op && (op->props & ECG_PROP_CONTROL)
+                              ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
+                              : "fix dims with onnx2ecg --input-shape");
         if (!storage_ctype(t->dtype))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));
@@ -302,6 +305,8 @@ static void find_aliases(ecg_lower *L, const int *order) {
   }
 }
 
+static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e);
+
 static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nt = g->n_tensors;
@@ -327,27 +332,56 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
       }
       for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[root_of(L, n->inputs[k])] = p;
     }
+  for (size_t t = 0; t < nt; t++) /* a subgraph's inputs and outputs live throughout */
+    if (L->t[t].pinned) {
+      int r = root_of(L, (int)t);
+      def[r] = 0;
+      last[r] = L->nk > 0 ? L->nk - 1 : 0;
+    }
   int nl = 0;
   for (size_t t = 0; t < nt; t++)
-    if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0) list[nl++] = (int)t;
-  lw_buf *bufs = malloc(sizeof *bufs * ((size_t)nl + 1));
-  if (!bufs) {
-    free(def); free(last); free(list);
+    if (L->t[t].where == LW_ARENA && L->t[t].alias_of < 0 && !L->t[t].fixed) list[nl++] = (int)t;
+  /* a control-flow kernel's subgraphs need a region while it runs: one more buffer, live
+   * at that kernel only, placed like the others (lw_lower_subgraph plans inside it) */
+  free(L->region_off);
+  L->region_off = malloc(sizeof *L->region_off * ((size_t)L->nk + 1));
+  lw_buf *bufs = malloc(sizeof *bufs * ((size_t)nl + (size_t)L->nk + 1));
+  int *region_k = malloc(sizeof(int) * ((size_t)L->nk + 1));
+  if (!bufs || !L->region_off || !region_k) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   for (int i = 0; i < nl; i++) {
     int t = list[i];
     bufs[i] = (lw_buf){.bytes = align_up(L->t[t].bytes ? L->t[t].bytes : 1), .first = def[t], .last = last[t]};
   }
-  size_t total = lw_plan_place(bufs, nl, L->plan);
-  L->arena_lower_bound = lw_plan_lower_bound(bufs, nl);
-  for (int i = 0; i < nl; i++) L->t[list[i]].offset = bufs[i].offset;
+  int nr = 0, rc = ECG_OK;
+  for (int p = 0; p < L->nk && rc == ECG_OK; p++) {
+    const ecg_node *n = g->nodes[L->k[p].members[0]];
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    size_t need = 0;
+    L->region_off[p] = 0;
+    if (!op || !(op->props & ECG_PROP_CONTROL) || L->k[p].nm != 1) continue;
+    if ((rc = region_need(L, n, &need, e)) != ECG_OK || !need) continue;
+    region_k[nr] = p;
+    bufs[nl + nr++] = (lw_buf){.bytes = align_up(need), .first = p, .last = p};
+  }
+  if (rc != ECG_OK) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
+    return rc;
+  }
+  size_t total = lw_plan_place(bufs, nl + nr, L->plan);
+  L->arena_lower_bound = lw_plan_lower_bound(bufs, nl + nr);
+  for (int i = 0; i < nl; i++) L->t[list[i]].offset = L->arena_base + bufs[i].offset;
+  for (int i = 0; i < nr; i++) L->region_off[region_k[i]] = L->arena_base + bufs[nl + i].offset;
   free(bufs);
+  free(region_k);
   if (total == (size_t)-1) {
     free(def); free(last); free(list);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
-  L->arena_bytes = total;
+  L->plan_bytes = total;
+  L->arena_bytes = L->arena_base + total;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].alias_of >= 0) {
       const lw_tensor *r = &L->t[root_of(L, (int)t)];
@@ -392,6 +426,154 @@ static int assign_storage(ecg_lower *L, ecg_err *e) {
     }
   }
   return ECG_OK;
+}
+
+/* ---------------------------------------------------------------- subgraphs */
+
+/* Storage of a subgraph's tensors (lw_lower_subgraph): captures where the outer tensors
+ * live (fixed), constants appended to weights.bin, the rest in the arena, the subgraph's
+ * inputs and outputs pinned live through every kernel. */
+static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int dry, ecg_err *e) {
+  const ecg_graph *sg = V->g;
+  V->t = calloc(sg->n_tensors + 1, sizeof *V->t);
+  bool *written = calloc(sg->n_tensors + 1, 1);
+  if (!V->t || !written) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  for (size_t i = 0; i < sg->n_nodes; i++)
+    for (size_t k = 0; k < sg->nodes[i]->n_outputs; k++)
+      if (sg->nodes[i]->outputs[k] >= 0) written[sg->nodes[i]->outputs[k]] = true;
+  for (size_t i = 0; i < sg->n_tensors; i++) {
+    const ecg_tensor *x = sg->tensors[i];
+    lw_tensor *t = &V->t[i];
+    t->alias_of = -1;
+    t->bytes = ecg_tensor_static(x) ? tensor_bytes(x) : 0;
+    if (x->is_const) { /* a dry run (region_need) only plans: nothing is appended */
+      t->where = LW_CONST;
+      if (!dry && (t->offset = lw_blob(V, x->data.data, t->bytes)) == (size_t)-1) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      continue;
+    }
+    int idx = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
+    t->where = LW_ARENA;
+    if (idx >= 0 && n->inputs[idx] >= 0) {
+      const lw_tensor *o = &L->t[n->inputs[idx]];
+      t->where = o->where;
+      t->offset = o->offset;
+      t->io_index = o->io_index;
+      t->fixed = 1;
+    }
+  }
+  for (size_t k = 0; k < sg->n_inputs + sg->n_outputs; k++) {
+    int id = k < sg->n_inputs ? sg->inputs[k] : sg->outputs[k - sg->n_inputs];
+    if (V->t[id].where == LW_ARENA && !V->t[id].fixed) V->t[id].pinned = 1;
+  }
+  free(written);
+  return ECG_OK;
+}
+
+/* Bind, infer and plan subgraph sg of n into out (lw_lower_subgraph's first half): out->sg
+ * a bound copy, out->view the lowering of it with its kernels formed and its tensors
+ * placed from arena byte base. dry (region_need): nothing is appended to weights.bin and
+ * the view must not be emitted. Errors are prefixed with the node and the subgraph. */
+static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, size_t base, int dry,
+                       ecg_err *e) {
+  memset(out, 0, sizeof *out);
+  char lb[256];
+  ecg_err sub;
+  size_t len = ecg__graph__get_packed_size(sg);
+  unsigned char *buf = malloc(len ? len : 1);
+  if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  ecg__graph__pack(sg, buf);
+  out->sg = ecg__graph__unpack(NULL, len, buf);
+  free(buf);
+  if (!out->sg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  ECG_TRY(ecg_subgraph_infer(L->g, n, out->sg, e));
+  ecg_lower *V = &out->view;
+  *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
+  V->g = out->sg;
+  V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
+  V->code = (sbuf){0};
+  V->arena_base = base;
+  V->plan_bytes = 0;
+  int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
+  int rc = order ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) rc = check_static(out->sg, &sub);
+  if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
+  if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
+  if (rc == ECG_OK) find_aliases(V, order);
+  if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
+  if (rc == ECG_OK) lw_kernel_storage(V);
+  if (rc == ECG_OK) rc = plan_memory(V, order, &sub);
+  free(order);
+  if (rc != ECG_OK)
+    return ecg_errf(e, rc, "node '%s' (%s): subgraph '%s': %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, out->sg->name, sub.msg);
+  return ECG_OK;
+}
+
+/* Bytes the subgraphs of control-flow node n need while it runs (their plans, with their
+ * own nested regions): the largest over its bodies, which never run at the same time. */
+static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e) {
+  ecg_cf cf;
+  *need = 0;
+  ECG_TRY(ecg_cf_info(L->g, n, &cf, e));
+  for (int b = 0; b < 2 && cf.body[b]; b++) {
+    lw_sub s;
+    int rc = sub_prepare(L, n, cf.body[b], &s, 0, 1, e);
+    if (rc == ECG_OK && s.view.arena_bytes > *need) *need = s.view.arena_bytes;
+    lw_sub_free(&s);
+    if (rc != ECG_OK) return rc;
+  }
+  return ECG_OK;
+}
+
+int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, ecg_err *e) {
+  char lb[256];
+  ecg_err sub;
+  int ni = lw_node_index(L, n), kp = ni >= 0 && L->node_kernel ? L->node_kernel[ni] : -1;
+  size_t base = kp >= 0 && L->region_off ? L->region_off[kp] : L->arena_base + L->plan_bytes;
+  int rc = sub_prepare(L, n, sg, out, base, 0, e);
+  ecg_lower *V = &out->view;
+  if (!V->g) return rc; /* failed before sharing anything */
+  snprintf(out->name, sizeof out->name, "sg%d", V->n_tmp++);
+  int emitting = rc == ECG_OK;
+  for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
+    const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
+    ecg_emit_fn fn = ecg_emitter(lw_op(m));
+    if (!fn) { rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type); break; }
+    if (node_touches_half(V, m) && !half_capable(fn)) {
+      rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type);
+      break;
+    }
+    sb_printf(&V->code, "/* subgraph '%s' of '%s', kernel %d: '%s' (%s) */\nstatic void %s_k%d(struct %s_ctx *ctx) {\n", out->sg->name,
+              ecg_node_label(L->g, n, lb, sizeof lb), q, m->name, m->op_type, out->name, q, L->prefix);
+    rc = lw_emit_kernel(V, q, &sub);
+    V->cur = NULL;
+    sb_printf(&V->code, "  (void)ctx;\n}\n\n");
+  }
+  out->nk = V->nk;
+  /* merge the accumulators back: the subgraph's kernel functions go to file scope after
+   * the declarations they use */
+  if (V->code.s) sb_printf(&V->decls, "%s", V->code.s);
+  sb_free(&V->code);
+  L->decls = V->decls; L->init = V->init; L->scratch_expr = V->scratch_expr;
+  L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse;
+  L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
+  L->blob_start = V->blob_start;
+  if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
+  V->decls = V->init = V->scratch_expr = (sbuf){0};
+  V->blob = NULL;
+  if (rc != ECG_OK && emitting) /* sub_prepare's errors are in *e already, prefixed */
+    return ecg_errf(e, rc, "node '%s' (%s): subgraph '%s': %s", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, out->sg->name, sub.msg);
+  return rc;
+}
+
+void lw_sub_free(lw_sub *s) {
+  ecg_lower *V = &s->view;
+  free(V->t);
+  free(V->region_off);
+  for (int i = 0; i < V->nk; i++) free(V->k[i].members);
+  free(V->k);
+  free(V->node_kernel);
+  ecg_graph_free(s->sg);
+  memset(s, 0, sizeof *s);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -482,7 +664,7 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
   sb_printf(&b, "/** Free everything create allocated. NULL is allowed. */\nvoid %s_destroy(%s_ctx *ctx);\n", P, P);
   sb_printf(&b, "/** Bind the buffer of a graph input or output by name; 0, or -1 for an unknown name. */\n"
                 "int %s_bind(%s_ctx *ctx, const char *name, void *data);\n", P, P);
-  sb_printf(&b, "/** Run the model on the bound buffers; 0, or -1 when a buffer is unbound. */\nint %s_run(%s_ctx *ctx);\n", P, P);
+  sb_printf(&b, "/** Run the model on the bound buffers; 0, -1 when a buffer is unbound, -2 when a run-time check failed (a Loop ran a number of iterations other than the one its scan outputs were compiled for). */\nint %s_run(%s_ctx *ctx);\n", P, P);
   sb_printf(&b, "/** Per-kernel profiling: on != 0 starts accumulating milliseconds per kernel; 0 stops. 0 or -1 (OOM). */\n"
                 "int %s_profile(%s_ctx *ctx, int on);\n", P, P);
   sb_printf(&b, "/** Kernel i's \"OpType node-name\" and accumulated ms; 0, or -1 when i is out of range or profiling is off. */\n"
@@ -539,7 +721,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
               L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n};\n\n", P);
+                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n};\n\n", P);
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
   io_info_table(L, &b, "outputs", g->outputs, g->n_outputs);
@@ -579,10 +761,10 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (!L->nk) sb_printf(&b, "0");
     sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
     sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
-    sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n", P, P, L->n_io);
+    sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
     sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
-    sb_printf(&b, "  copy_outputs(ctx);\n  return 0;\n}\n\n");
+    sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
   }
   sb_printf(&b, "int %s_profile(%s_ctx *ctx, int on) {\n  if (!on) { free(ctx->prof_ms); ctx->prof_ms = NULL; return 0; }\n"
                 "  if (!ctx->prof_ms) ctx->prof_ms = calloc(NKERNELS + 1, sizeof(double));\n  return ctx->prof_ms ? 0 : -1;\n}\n\n", P, P);
@@ -886,6 +1068,7 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
   free(L.k);
   free(L.node_kernel);
+  free(L.region_off);
   free(L.cl_work);
   sb_free(&L.code);
   sb_free(&L.decls);

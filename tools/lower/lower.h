@@ -32,6 +32,10 @@ typedef struct lw_tensor {
   size_t offset;     /**< bytes into the weights blob (LW_CONST) or the arena (LW_ARENA) */
   size_t bytes;
   int alias_of;      /**< Reorganize output sharing its input's storage: that tensor id; -1 none */
+  int fixed;         /**< storage given from outside (a subgraph's capture of an outer tensor):
+                          the memory plan never places it */
+  int pinned;        /**< live through every kernel (a subgraph's inputs and outputs, which the
+                          control-flow code around the kernels reads and writes) */
 } lw_tensor;
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
@@ -118,7 +122,13 @@ typedef struct ecg_lower {
   sbuf code;             /**< kernel functions */
   sbuf init;             /**< statements run once in create (weight packing) */
   size_t weights_bytes;  /**< size of weights.bin */
-  size_t arena_bytes;
+  size_t arena_bytes;    /**< bytes of the arena the model needs (ARENA_BYTES): the plan's top, raised
+                              by nested subgraph regions */
+  size_t arena_base;     /**< where this graph's plan starts in the arena (0; a subgraph: above the
+                              plan of the graph holding it, lw_lower_subgraph) */
+  size_t plan_bytes;     /**< bytes of this graph's own plan, from arena_base */
+  size_t *region_off;    /**< per kernel: where a control-flow kernel's subgraphs are planned (an
+                              arena buffer of the plan, live at that kernel only; plan_memory) */
   size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
   lw_plan_algo plan;     /**< how intermediates are placed (ecg-lower --memory-plan) */
   int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
@@ -169,6 +179,29 @@ int lw_cl_host_body(ecg_lower *L, sbuf *b, const char *dir, ecg_err *e);
  *  64-byte aligned offset and return the offset (ctx->w + offset at run time); sets
  *  b.oom-style failure by returning (size_t)-1 on out of memory. */
 size_t lw_blob(ecg_lower *L, const void *data, size_t n);
+
+/** A subgraph lowered as nested code (lw_lower_subgraph): kernel functions
+ *  `<name>_k<q>(struct P_ctx *)`, q < nk, written at file scope, and the storage of the
+ *  subgraph's tensors (view: an ecg_lower whose g and t are the subgraph's, for lw_ptr). */
+typedef struct lw_sub {
+  char name[32];
+  int nk;
+  ecg_graph *sg;         /**< the bound, inferred copy of the subgraph (owned) */
+  ecg_lower view;        /**< L with g = sg, t = the subgraph's storage (owned) */
+} lw_sub;
+/** Lower subgraph sg of control-flow node n (Niu dissertation ch. 5 / issue 9: control flow
+ *  as nested code): a copy bound to n and inferred (ecg_subgraph_infer), static shapes
+ *  checked, kernels formed (one per node) and emitted as file-scope functions (L->decls),
+ *  captures stored where the outer tensors live, constants appended to weights.bin (lw_blob),
+ *  every other tensor planned (L->plan) inside the region L's own plan gave the node's
+ *  kernel (L->region_off: a buffer live at that kernel only, sized by a dry run of the same
+ *  planning; inputs and outputs pinned live throughout), nested control flow recursively
+ *  inside regions of that plan.
+ *  The caller emits the calls and the copies in and out, then lw_sub_free. Errors: those
+ *  of ecg_subgraph_infer, a non-static shape or a missing emitter in the subgraph
+ *  (ECG_ERR_INPUT "node 'N' (Op): subgraph 'S': ..."), ECG_ERR_INTERNAL. */
+int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_sub *out, ecg_err *e);
+void lw_sub_free(lw_sub *s);
 
 /** Form the kernels of L->g (kernels.c): the fusion blocks of the ECG (node->fusion_block
  *  with g->blocks) and one kernel per node outside any block, in a topological order of

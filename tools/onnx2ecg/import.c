@@ -585,6 +585,67 @@ static int copy_attr(conv *c, ecg_node *en, const Onnx__AttributeProto *a, const
   return ECG_OK;
 }
 
+/** Append to the list (names, *n) the names subgraph sg reads from outer scopes: tensors
+ *  no node of sg writes that are neither sg's inputs nor constants (its own nested
+ *  control-flow nodes already list what they capture as inputs), each once. Returns
+ *  ECG_OK or ECG_ERR_INTERNAL. */
+static int free_names(const ecg_graph *sg, const char ***names, size_t *n, ecg_err *e) {
+  bool *bound = calloc(sg->n_tensors + 1, 1);
+  if (!bound) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t k = 0; k < sg->n_inputs; k++)
+    if (sg->inputs[k] >= 0 && (size_t)sg->inputs[k] < sg->n_tensors) bound[sg->inputs[k]] = true;
+  for (size_t i = 0; i < sg->n_nodes; i++)
+    for (size_t k = 0; k < sg->nodes[i]->n_outputs; k++) {
+      int t = sg->nodes[i]->outputs[k];
+      if (t >= 0 && (size_t)t < sg->n_tensors) bound[t] = true;
+    }
+  int rc = ECG_OK;
+  for (size_t t = 0; t < sg->n_tensors && rc == ECG_OK; t++) {
+    if (bound[t] || sg->tensors[t]->is_const) continue;
+    bool dup = false;
+    for (size_t k = 0; k < *n && !dup; k++) dup = strcmp((*names)[k], sg->tensors[t]->name) == 0;
+    if (dup) continue;
+    const char **r = realloc(*names, sizeof *r * (*n + 1));
+    if (!r) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+    *names = r;
+    r[(*n)++] = sg->tensors[t]->name;
+  }
+  free(bound);
+  return rc;
+}
+
+/** Make the outer values the subgraphs of node ni read explicit (ecg.h "control flow"):
+ *  append one input per captured name, resolved in this graph (where it may itself be a
+ *  capture of an enclosing subgraph), and list the names in the attribute
+ *  ECG_ATTR_CAPTURES. Nothing changes for a node without subgraphs. Returns ECG_OK or
+ *  ECG_ERR_INTERNAL. */
+static int add_captures(conv *c, int ni, ecg_err *e) {
+  ecg_node *n = c->g->nodes[ni];
+  const char **names = NULL;
+  size_t nn = 0;
+  int rc = ECG_OK;
+  for (size_t k = 0; k < n->n_attrs && rc == ECG_OK; k++) {
+    const ecg_attr *a = n->attrs[k];
+    if (a->g) rc = free_names(a->g, &names, &nn, e);
+    for (size_t j = 0; j < a->n_graphs && rc == ECG_OK; j++) rc = free_names(a->graphs[j], &names, &nn, e);
+  }
+  if (rc != ECG_OK || nn == 0) { free(names); return rc; }
+  int32_t *in = realloc(n->inputs, sizeof *in * (n->n_inputs + nn));
+  ecg_attr *ca = in ? ecg_attr_add(n, ECG_ATTR_CAPTURES, ECG_ATTR_STRINGS) : NULL;
+  if (in) n->inputs = in;
+  if (!ca || !(ca->strings = calloc(nn, sizeof *ca->strings))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t k = 0; k < nn && rc == ECG_OK; k++) {
+    ProtobufCBinaryData src = {strlen(names[k]), (uint8_t *)names[k]};
+    if (!copy_bytes(&ca->strings[k], &src)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+    ca->n_strings = k + 1;
+    int tid;
+    if ((rc = tensor_by_name(c, names[k], &tid, e)) != ECG_OK) break;
+    n->inputs[n->n_inputs++] = tid;
+  }
+  free(names);
+  return rc;
+}
+
 /* ---------------------------------------------------------------- Constant nodes */
 
 /** Make tensor tid the value of Constant node np (label lb): attribute value (a
@@ -773,6 +834,7 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     if (ni < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
     for (size_t k = 0; k < np->n_attribute; k++)
       if ((rc = copy_attr(c, g->nodes[ni], np->attribute[k], lb, e)) != ECG_OK) goto out;
+    if ((rc = add_captures(c, ni, e)) != ECG_OK) goto out;
   }
 
   /* 5. graph outputs; value_info seeds intermediate dtypes and shapes */

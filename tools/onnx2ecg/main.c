@@ -218,10 +218,12 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   free(keep);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(ECG_ERR_INTERNAL, "out of memory"); }
 
-  /* fold / infer, validate */
-  int folded = 0;
-  if (fold) rc = ecg_fold_constants(g, &folded, &e);
-  else if (infer) rc = ecg_infer_shapes(g, &e);
+  /* sequences with static lengths become tensor operators; fold / infer, validate */
+  int folded = 0, n_seq = 0;
+  if (infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
+  if (rc == ECG_OK && verbose && n_seq) fprintf(stderr, PROG ": %d sequence operators replaced by tensor operators\n", n_seq);
+  if (rc == ECG_OK && fold) rc = ecg_fold_constants(g, &folded, &e);
+  else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
   if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
   if (verbose && infer)

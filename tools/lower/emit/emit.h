@@ -121,6 +121,10 @@ int emit_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_dynamic_quantize(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_matmul_integer(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/* control.c: If, Loop, Scan as nested code (lw_lower_subgraph) */
+int emit_if(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_scan(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* train.c: ai.onnx.preview.training optimizers (Adagrad, Momentum, Adam) */
 int emit_optimizer(ecg_lower *L, const ecg_node *n, ecg_err *e);
 #endif

@@ -157,7 +157,13 @@ int main(int argc, char **argv) {
   if (profile && ECG_MODEL(profile)(ctx, 1) != 0) return finish(3);
   for (int r = 0; r < runs; r++) {
     double t0 = now_ms();
-    if (ECG_MODEL(run)(ctx) != 0) { fprintf(stderr, "runner: run failed\n"); return finish(1); }
+    int rc = ECG_MODEL(run)(ctx);
+    if (rc != 0) {
+      fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
+              rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for"
+                       : "an input or output is unbound");
+      return finish(1);
+    }
     printf("time_ms %.6f\n", now_ms() - t0);
   }
   for (int k = 0; k < n_out; k++) {

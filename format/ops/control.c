@@ -1,0 +1,359 @@
+/* Control flow (ONNX If, Loop, Scan): operators whose GRAPH attributes hold subgraphs
+ * (format/ECG.md "Control flow"; issue 9 item 4, static shapes; SOD², Niu dissertation
+ * ch. 5, classes control flow among the operators whose outputs a static plan cannot
+ * know in general: here only the cases whose shapes are static are accepted).
+ *
+ * A subgraph reads outer values by name; the ECG makes these reads the node's trailing
+ * inputs (captures, ecg.h "control flow"). Shape inference binds each subgraph to the
+ * node (captures get the outer tensors' dtypes and shapes; body inputs get the iteration
+ * count, the condition, the loop-carried values and the scan slices), checks it
+ * (ecg_validate_scope: every outer reference is captured), infers it with
+ * ecg_infer_shapes, and derives the node's outputs from the subgraph's. Nesting is
+ * bounded by ECG_MAX_SUBGRAPH_DEPTH. None of them folds. */
+#include <stdio.h>
+
+#include "ops_common.h"
+
+/* Subgraph nesting of the shape inference running on this thread. */
+static _Thread_local int cf_depth;
+
+static const ecg_attr *captures_attr(const ecg_node *n) {
+  const ecg_attr *a = ecg_attr_find(n, ECG_ATTR_CAPTURES);
+  return a && a->type == ECG_ATTR_STRINGS ? a : NULL;
+}
+
+int ecg_node_n_captures(const ecg_node *n) {
+  const ecg_attr *a = captures_attr(n);
+  if (!a) return 0;
+  return a->n_strings <= n->n_inputs ? (int)a->n_strings : (int)n->n_inputs;
+}
+
+int ecg_node_capture_index(const ecg_node *n, const char *name, size_t len) {
+  const ecg_attr *a = captures_attr(n);
+  int nc = ecg_node_n_captures(n);
+  for (int k = 0; a && k < nc; k++)
+    if (a->strings[k].len == len && memcmp(a->strings[k].data, name, len) == 0) return (int)n->n_inputs - nc + k;
+  return -1;
+}
+
+/* The subgraph held by GRAPH attribute name of n, or NULL. */
+static ecg_graph *subgraph_of(const ecg_node *n, const char *name) {
+  const ecg_attr *a = ecg_attr_find(n, name);
+  return a && a->type == ECG_ATTR_GRAPH ? a->g : NULL;
+}
+
+/* Copy the dtype and shape of src into t (symbols kept). */
+static int copy_type(ecg_tensor *t, int dtype, const ecg_tensor *src, int skip0, int skip1) {
+  int64_t d[ECG_MAX_RANK];
+  const char *sy[ECG_MAX_RANK];
+  int r = 0;
+  if (src->n_dims > ECG_MAX_RANK) return ECG_ERR_INPUT; /* refused by the validator first */
+  for (size_t i = 0; i < src->n_dims; i++) {
+    if ((int)i == skip0 || (int)i == skip1) continue;
+    d[r] = src->dims[i]->value;
+    sy[r++] = src->dims[i]->value < 0 ? src->dims[i]->symbol : NULL;
+  }
+  t->dtype = dtype;
+  return ecg_tensor_set_shape(t, r, d, sy) == ECG_OK ? ECG_OK : ECG_ERR_INTERNAL;
+}
+
+int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e) {
+  memset(cf, 0, sizeof *cf);
+  const ecg_op_info *op = ecg_node_op(n);
+  if (!op || !(op->props & ECG_PROP_CONTROL)) return ecg_node_errf(e, g, n, "not a control-flow operator");
+  cf->n_explicit = (int)n->n_inputs - ecg_node_n_captures(n);
+  cf->trip = -1;
+  if (op->id == ECG_OP_If) {
+    cf->kind = ECG_CF_IF;
+    cf->body[0] = subgraph_of(n, "then_branch");
+    cf->body[1] = subgraph_of(n, "else_branch");
+    if (!cf->body[0] || !cf->body[1]) return ecg_node_errf(e, g, n, "missing then_branch or else_branch graph attribute");
+    if (cf->n_explicit != 1) return ecg_node_errf(e, g, n, "expected 1 input (cond), got %d", cf->n_explicit);
+    const ecg_tensor *c = ecg_node_input(g, n, 0);
+    if (!c) return ecg_node_errf(e, g, n, "missing input cond");
+    if (c->shape_known && ecg_tensor_numel(c) >= 0 && ecg_tensor_numel(c) != 1)
+      return ecg_node_errf(e, g, n, "cond '%s' must hold one element", c->name);
+    return ECG_OK;
+  }
+  cf->body[0] = subgraph_of(n, "body");
+  if (!cf->body[0]) return ecg_node_errf(e, g, n, "missing body graph attribute");
+  const ecg_graph *b = cf->body[0];
+  if (op->id == ECG_OP_Loop) {
+    cf->kind = ECG_CF_LOOP;
+    cf->first_state = 2;
+    cf->n_state = cf->n_explicit - 2;
+    if (cf->n_state < 0) return ecg_node_errf(e, g, n, "expected inputs M, cond and the loop-carried values, got %d inputs", cf->n_explicit);
+    if ((int)b->n_inputs != 2 + cf->n_state)
+      return ecg_node_errf(e, g, n, "body has %zu inputs, expected %d (iteration, condition, %d loop-carried)", b->n_inputs, 2 + cf->n_state, cf->n_state);
+    cf->n_scan_out = (int)b->n_outputs - 1 - cf->n_state;
+    if (cf->n_scan_out < 0) return ecg_node_errf(e, g, n, "body has %zu outputs, expected at least %d", b->n_outputs, 1 + cf->n_state);
+    if ((int)n->n_outputs != cf->n_state + cf->n_scan_out)
+      return ecg_node_errf(e, g, n, "has %zu outputs, its body gives %d", n->n_outputs, cf->n_state + cf->n_scan_out);
+    const ecg_tensor *m = ecg_node_input(g, n, 0);
+    if (m && m->is_const && ecg_tensor_numel(m) == 1) cf->trip = ecg_const_i64(m, 0);
+    if (m && m->is_const && cf->trip < 0) cf->trip = 0;
+    return ECG_OK;
+  }
+  cf->kind = ECG_CF_SCAN;
+  cf->batch = n->opset < 9; /* Scan-8: batch axis 0, optional sequence_lens first */
+  cf->first_state = cf->batch ? 1 : 0;
+  int64_t m = ecg_attr_i(n, "num_scan_inputs", -1);
+  if (m < 1 || m > cf->n_explicit - cf->first_state) return ecg_node_errf(e, g, n, "num_scan_inputs is %lld, expected 1..%d", (long long)m, cf->n_explicit - cf->first_state);
+  if (m > ECG_CF_MAX_SCAN) return ecg_node_errf(e, g, n, "more than %d scan inputs are not supported", ECG_CF_MAX_SCAN);
+  cf->n_scan_in = (int)m;
+  cf->n_state = cf->n_explicit - cf->first_state - cf->n_scan_in;
+  if ((int)b->n_inputs != cf->n_state + cf->n_scan_in)
+    return ecg_node_errf(e, g, n, "body has %zu inputs, expected %d", b->n_inputs, cf->n_state + cf->n_scan_in);
+  cf->n_scan_out = (int)b->n_outputs - cf->n_state;
+  if (cf->n_scan_out < 0 || cf->n_scan_out > ECG_CF_MAX_SCAN || (int)n->n_outputs != cf->n_state + cf->n_scan_out)
+    return ecg_node_errf(e, g, n, "has %zu outputs, its body %zu (state values: %d)", n->n_outputs, b->n_outputs, cf->n_state);
+  if (cf->batch && ecg_node_input(g, n, 0))
+    return ecg_node_errf(e, g, n, "sequence_lens is not supported (Scan-8 with per-batch lengths)");
+  const int64_t *v;
+  int cnt;
+  struct { const char *name; int64_t *dst; int len; } at[4] = {
+    {cf->batch ? "directions" : "scan_input_directions", cf->in_rev, cf->n_scan_in},
+    {"scan_output_directions", cf->out_rev, cf->n_scan_out},
+    {"scan_input_axes", cf->in_axis, cf->n_scan_in},
+    {"scan_output_axes", cf->out_axis, cf->n_scan_out}};
+  for (int a = 0; a < 4; a++) {
+    if ((cnt = ecg_attr_ints(n, at[a].name, &v)) <= 0) continue;
+    if (cnt != at[a].len) return ecg_node_errf(e, g, n, "attribute %s has %d values, expected %d", at[a].name, cnt, at[a].len);
+    if (cf->batch && a >= 1) return ecg_node_errf(e, g, n, "attribute %s is not part of Scan-8", at[a].name);
+    memcpy(at[a].dst, v, sizeof(int64_t) * (size_t)cnt);
+  }
+  for (int k = 0; k < cf->n_scan_in; k++) {
+    const ecg_tensor *x = ecg_node_input(g, n, cf->first_state + cf->n_state + k);
+    if (!x) return ecg_node_errf(e, g, n, "scan input %d is missing", k);
+    if (!x->shape_known) return ecg_node_errf(e, g, n, "scan input '%s' has unknown rank", x->name);
+    int r = (int)x->n_dims, ax;
+    if (cf->batch) { /* [batch, sequence, ...] */
+      if (r < 2) return ecg_node_errf(e, g, n, "scan input '%s' has rank %d; Scan-8 needs [batch, sequence, ...]", x->name, r);
+      ax = 1;
+    } else if (!ops_axis(cf->in_axis[k], r, &ax)) {
+      return ecg_node_errf(e, g, n, "scan_input_axes[%d] = %lld is out of range for '%s' of rank %d", k, (long long)cf->in_axis[k], x->name, r);
+    }
+    cf->in_axis[k] = ax;
+    if (cf->in_rev[k] != 0 && cf->in_rev[k] != 1) return ecg_node_errf(e, g, n, "scan input direction %d is %lld, expected 0 or 1", k, (long long)cf->in_rev[k]);
+    int64_t t = x->dims[ax]->value;
+    if (k == 0) cf->trip = t;
+    else if (t != cf->trip && t >= 0 && cf->trip >= 0)
+      return ecg_node_errf(e, g, n, "scan inputs have %lld and %lld iterations along their scan axes", (long long)cf->trip, (long long)t);
+    else if (t < 0) cf->trip = -1;
+  }
+  for (int k = 0; k < cf->n_scan_out; k++)
+    if (cf->out_rev[k] != 0 && cf->out_rev[k] != 1) return ecg_node_errf(e, g, n, "scan output direction %d is %lld, expected 0 or 1", k, (long long)cf->out_rev[k]);
+  return ECG_OK;
+}
+
+/* Bind subgraph sg of n (already checked by ecg_validate_scope) to the node: the captures'
+ * and the body inputs' dtypes and shapes. */
+static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_graph *sg, ecg_err *e) {
+  bool *is_in = calloc(sg->n_tensors + 1, 1), *written = calloc(sg->n_tensors + 1, 1);
+  if (!is_in || !written) { free(is_in); free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  for (size_t k = 0; k < sg->n_inputs; k++) is_in[sg->inputs[k]] = true;
+  for (size_t i = 0; i < sg->n_nodes; i++)
+    for (size_t k = 0; k < sg->nodes[i]->n_outputs; k++)
+      if (sg->nodes[i]->outputs[k] >= 0) written[sg->nodes[i]->outputs[k]] = true;
+  int rc = ECG_OK;
+  for (size_t t = 0; t < sg->n_tensors && rc == ECG_OK; t++) {
+    ecg_tensor *x = sg->tensors[t];
+    if (is_in[t] || written[t] || x->is_const) continue;
+    int idx = ecg_node_capture_index(n, x->name, strlen(x->name));
+    if (idx < 0) continue; /* read by nothing (ecg_validate_scope refused any other) */
+    const ecg_tensor *o = ecg_node_input(g, n, idx);
+    if (!o || !o->shape_known) { rc = ecg_node_errf(e, g, n, "captured value '%s' has unknown shape", x->name); break; }
+    if ((rc = copy_type(x, o->dtype, o, -1, -1)) == ECG_ERR_INPUT) rc = ecg_node_errf(e, g, n, "captured value '%s' has rank above %d", x->name, ECG_MAX_RANK);
+  }
+  free(is_in);
+  free(written);
+  if (rc != ECG_OK) return rc == ECG_ERR_INTERNAL ? ecg_errf(e, rc, "out of memory") : rc;
+  /* body inputs */
+  if (cf->kind == ECG_CF_LOOP) {
+    const int64_t none[1] = {0};
+    ecg_tensor *it = sg->tensors[sg->inputs[0]], *c = sg->tensors[sg->inputs[1]];
+    it->dtype = ECG_INT64;
+    c->dtype = ECG_BOOL;
+    if (ecg_tensor_set_shape(it, 0, none, NULL) || ecg_tensor_set_shape(c, 0, none, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (int j = 0; j < cf->n_state; j++) {
+      const ecg_tensor *v = ecg_node_input(g, n, 2 + j);
+      if (!v) return ecg_node_errf(e, g, n, "loop-carried value %d is missing", j);
+      int rc2 = copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1);
+      if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+    }
+  } else if (cf->kind == ECG_CF_SCAN) {
+    for (int j = 0; j < cf->n_state + cf->n_scan_in; j++) {
+      const ecg_tensor *v = ecg_node_input(g, n, cf->first_state + j);
+      if (!v || !v->shape_known) return ecg_node_errf(e, g, n, "input %d is missing or has unknown rank", cf->first_state + j);
+      int skip0 = cf->batch ? 0 : -1, skip1 = j >= cf->n_state ? (int)cf->in_axis[j - cf->n_state] : -1;
+      if (cf->batch && v->n_dims < 1) return ecg_node_errf(e, g, n, "state '%s' has no batch axis (Scan-8)", v->name);
+      int rc2 = copy_type(sg->tensors[sg->inputs[j]], v->dtype, v, skip0, skip1);
+      if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+    }
+  }
+  return ECG_OK;
+}
+
+int ecg_subgraph_infer(const ecg_graph *g, const ecg_node *n, ecg_graph *sg, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  if (cf_depth >= ECG_MAX_SUBGRAPH_DEPTH)
+    return ecg_node_errf(e, g, n, "subgraph '%s' is nested more than %d levels deep", sg->name, ECG_MAX_SUBGRAPH_DEPTH);
+  cf_depth++;
+  ecg_err sub;
+  int rc = ecg_validate_scope(sg, n, &sub);
+  if (rc == ECG_OK) rc = bind(g, n, &cf, sg, &sub);
+  if (rc == ECG_OK) rc = ecg_infer_shapes(sg, &sub);
+  cf_depth--;
+  if (rc != ECG_OK) {
+    char lb[256];
+    return ecg_errf(e, rc, "node '%s' (%s): subgraph '%s': %s", ecg_node_label(g, n, lb, sizeof lb), n->op_type, sg->name, sub.msg);
+  }
+  return ECG_OK;
+}
+
+/* Outputs of If: both branches' outputs, dims merged (a dim the branches disagree on is
+ * symbolic, "then:A|else:B": the static lowering refuses it unless the model declares it,
+ * and then checks each branch against the declared shape). */
+int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  for (int b = 0; b < 2; b++) {
+    ECG_TRY(ecg_subgraph_infer(g, n, cf.body[b], e));
+    if (cf.body[b]->n_outputs != n->n_outputs)
+      return ecg_node_errf(e, g, n, "%s has %zu outputs, the node %zu", b ? "else_branch" : "then_branch", cf.body[b]->n_outputs, n->n_outputs);
+  }
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    const ecg_tensor *a = cf.body[0]->tensors[cf.body[0]->outputs[k]], *b = cf.body[1]->tensors[cf.body[1]->outputs[k]];
+    if (a->dtype != b->dtype)
+      return ecg_node_errf(e, g, n, "output %zu is %s in then_branch but %s in else_branch", k, ecg_dtype_name(a->dtype), ecg_dtype_name(b->dtype));
+    ecg_tensor *y = ecg_node_output(g, n, (int)k);
+    if (!y) continue;
+    if (!a->shape_known || !b->shape_known || a->n_dims != b->n_dims) {
+      y->dtype = a->dtype;
+      if (!y->shape_known && ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      if (!y->shape_known) return ecg_node_errf(e, g, n, "the branches give output %zu different ranks (dynamic shapes are not supported)", k);
+      continue; /* the rank the model declares stands */
+    }
+    int64_t d[ECG_MAX_RANK];
+    const char *sy[ECG_MAX_RANK];
+    char sb[ECG_MAX_RANK][96], va[40], vb[40];
+    int r = (int)a->n_dims;
+    if (r > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output %zu has rank %d > %d", k, r, ECG_MAX_RANK);
+    for (int i = 0; i < r; i++) {
+      int64_t x = a->dims[i]->value, z = b->dims[i]->value;
+      d[i] = x == z && x >= 0 ? x : -1;
+      sy[i] = NULL;
+      if (d[i] < 0) {
+        if (x < 0 && z < 0 && !strcmp(a->dims[i]->symbol, b->dims[i]->symbol)) sy[i] = a->dims[i]->symbol;
+        else {
+          snprintf(va, sizeof va, "%lld", (long long)x);
+          snprintf(vb, sizeof vb, "%lld", (long long)z);
+          snprintf(sb[i], sizeof sb[i], "then:%.40s|else:%.40s", x < 0 ? a->dims[i]->symbol : va, z < 0 ? b->dims[i]->symbol : vb);
+          sy[i] = sb[i];
+        }
+      }
+    }
+    ECG_TRY(ops_set_out_syms(g, n, (int)k, a->dtype, r, d, sy, e));
+  }
+  return ECG_OK;
+}
+
+/* Outputs of Loop: final loop-carried values (the body's, which must keep their shapes
+ * for a static plan) and scan outputs [T, ...] with T the constant trip count M, or the
+ * dim the model declares (checked at run time by the lowered code), else symbolic. */
+int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  ecg_graph *b = cf.body[0];
+  ECG_TRY(ecg_subgraph_infer(g, n, b, e));
+  const ecg_tensor *c = b->tensors[b->outputs[0]];
+  if (c->dtype != ECG_BOOL || ecg_tensor_numel(c) != 1) return ecg_node_errf(e, g, n, "the body's first output '%s' (the condition) must be one bool", c->name);
+  for (int k = 0; k < cf.n_state + cf.n_scan_out; k++) {
+    const ecg_tensor *o = b->tensors[b->outputs[1 + k]];
+    ecg_tensor *y = ecg_node_output(g, n, k);
+    if (!y) continue;
+    if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
+    int64_t d[ECG_MAX_RANK + 1];
+    const char *sy[ECG_MAX_RANK + 1] = {0};
+    int r = 0;
+    if (k >= cf.n_state) {
+      if (o->n_dims + 1 > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
+      d[r] = cf.trip;
+      sy[r++] = "loop_iterations";
+    }
+    for (size_t i = 0; i < o->n_dims; i++, r++) {
+      d[r] = o->dims[i]->value;
+      sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL;
+    }
+    ECG_TRY(ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e));
+  }
+  return ECG_OK;
+}
+
+/* Outputs of Scan: final state values, scan outputs with the iteration axis inserted at
+ * scan_output_axes (Scan-8: [batch, sequence, ...]). */
+int ecg_infer_scan(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  ecg_graph *b = cf.body[0];
+  ECG_TRY(ecg_subgraph_infer(g, n, b, e));
+  int64_t batch = -1;
+  if (cf.batch) {
+    const ecg_tensor *x = ecg_node_input(g, n, cf.first_state + cf.n_state);
+    batch = x->dims[0]->value;
+  }
+  for (int k = 0; k < cf.n_state + cf.n_scan_out; k++) {
+    const ecg_tensor *o = b->tensors[b->outputs[k]];
+    ecg_tensor *y = ecg_node_output(g, n, k);
+    if (!y) continue;
+    if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
+    int ro = (int)o->n_dims, extra = (cf.batch ? 1 : 0) + (k >= cf.n_state ? 1 : 0);
+    if (ro + extra > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output '%s' would have rank %d > %d", y->name, ro + extra, ECG_MAX_RANK);
+    int at = -1;
+    if (k >= cf.n_state) {
+      if (cf.batch) at = 0;
+      else if (!ops_axis(cf.out_axis[k - cf.n_state], ro + 1, &at))
+        return ecg_node_errf(e, g, n, "scan_output_axes[%d] = %lld is out of range for rank %d", k - cf.n_state, (long long)cf.out_axis[k - cf.n_state], ro + 1);
+      else cf.out_axis[k - cf.n_state] = at;
+    }
+    if (cf.batch && k >= cf.n_state) at = 0; /* [batch, sequence, body dims...] */
+    int64_t d[ECG_MAX_RANK];
+    const char *sy[ECG_MAX_RANK] = {0};
+    int r = 0;
+    if (cf.batch) { d[r] = batch; sy[r++] = "batch"; }
+    for (int i = 0; i <= ro; i++) {
+      if (k >= cf.n_state && i == at) { d[r] = cf.trip; sy[r++] = "scan_iterations"; }
+      if (i < ro) { d[r] = o->dims[i]->value; sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL; r++; }
+    }
+    ECG_TRY(ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e));
+  }
+  return ECG_OK;
+}
+
+/* FLOPs of the subgraphs' nodes, times the iterations when static (If: the costlier
+ * branch); -1 when a body node's count is unknown. */
+int64_t ecg_flops_control(const ecg_graph *g, const ecg_node *n) {
+  ecg_cf cf;
+  if (ecg_cf_info(g, n, &cf, NULL) != ECG_OK) return -1;
+  int64_t best = 0;
+  for (int b = 0; b < 2 && cf.body[b]; b++) {
+    int64_t s = 0;
+    for (size_t i = 0; i < cf.body[b]->n_nodes; i++) {
+      const ecg_op_info *op = ecg_node_op(cf.body[b]->nodes[i]);
+      int64_t f = op ? op->flops(cf.body[b], cf.body[b]->nodes[i]) : -1;
+      if (f < 0) return -1;
+      s += f;
+    }
+    if (s > best) best = s;
+  }
+  if (cf.kind == ECG_CF_IF) return best;
+  if (cf.trip < 0) return -1;
+  int64_t reps = cf.trip;
+  if (cf.batch) {
+    const ecg_tensor *x = ecg_node_input(g, n, cf.first_state + cf.n_state);
+    if (!x || x->dims[0]->value < 0) return -1;
+    reps *= x->dims[0]->value;
+  }
+  return __builtin_mul_overflow(best, reps, &best) ? INT64_MAX : best;
+}
