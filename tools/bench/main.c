@@ -516,8 +516,8 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   ECG_TRY(bt_target_resolve(arch, o->cc, &r->target, e));
   snprintf(r->target.backend, sizeof r->target.backend, "%s", backend);
   r->target.device = o->device;
-  if (o->device >= 0 && strcmp(backend, "opencl"))
-    return ecg_errf(e, ECG_ERR_USAGE, "--device: %s was lowered for target '%s'; only --target opencl runs on OpenCL devices", o->dir, backend);
+  if (o->device >= 0 && strcmp(backend, "opencl") && strcmp(backend, "c+opencl"))
+    return ecg_errf(e, ECG_ERR_USAGE, "--device: %s was lowered for target '%s'; only --target opencl or c+opencl runs on OpenCL devices", o->dir, backend);
   if (r->target.emulated) {
     if (!o->runs_set) oo.runs = 1;
     if (!o->warmup_set) oo.warmup = 0;
@@ -675,7 +675,7 @@ static void print_json(const opts *o, const result *r) {
   bt_json_print_string(f, r->target.arch);
   fputs(",\"target\":", f);
   bt_json_print_string(f, r->target.backend[0] ? r->target.backend : "c");
-  if (!strcmp(r->target.backend, "opencl")) {
+  if (!strcmp(r->target.backend, "opencl") || !strcmp(r->target.backend, "c+opencl")) {
     fputs(",\"device\":", f);
     bt_json_print_string(f, r->target.device_name);
   }

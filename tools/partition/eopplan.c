@@ -198,3 +198,25 @@ int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
   profile_free(&pr[1]);
   return rc;
 }
+
+int pt_eop_force(ecg_graph *g, double share, FILE *f, ecg_err *e) {
+  int placed = 0;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_node *n = g->nodes[i];
+    if (n->n_outputs < 1 || n->outputs[0] < 0) continue;
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    if (!op || !op->flops || op->flops(g, n) <= 0) continue; /* data movement: not a key operator (as the sweeps) */
+    int64_t od[ECG_MAX_RANK];
+    int r = ecg_tensor_dims(g->tensors[n->outputs[0]], od), dim = -1;
+    for (int d = PT_N_DIMS - 1; d >= 0 && dim < 0; d--) { /* rows first, then batch */
+      int axis = pt_dim_axis(r, d);
+      if (axis >= 0 && od[axis] >= 2) dim = d;
+    }
+    if (dim < 0) continue;
+    ECG_TRY(ecg_placement_set(g, (int)i, pt_dim_axis(r, dim), share, pt_dim_name(dim), e));
+    placed++;
+  }
+  fprintf(f, "{\"stage\": \"ecg-partition\", \"eop\": {\"forced_share\": %g, \"placed\": %d}}\n", share, placed);
+  if (ferror(f)) return ecg_errf(e, ECG_ERR_INPUT, "report: %s", strerror(errno));
+  return ECG_OK;
+}

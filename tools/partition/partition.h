@@ -143,6 +143,12 @@ typedef struct pt_eop_opts {
  *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
  *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
 int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
+/** Forced ratios (ecg-partition --eop --share S; DESIGN.md: EOP in CI runs with forced
+ *  ratios so the split path runs without a GPU): every operator with FLOPs (as the sweeps
+ *  choose them) whose rows dimension (else batch) has an extent >= 2 gets a placement with
+ *  CPU share S along it; one JSON line {"stage", "eop": {"forced_share", "placed"}} to f.
+ *  Errors: ECG_ERR_INPUT (a write error on f), ECG_ERR_INTERNAL. */
+int pt_eop_force(ecg_graph *g, double share, FILE *f, ecg_err *e);
 /** Read the device profile at path as pt_eop_report does and fit every (signature,
  *  dimension) group in it: *n_samples lines, *n_fits groups fitted. Errors as
  *  pt_eop_report's profile errors. (The libFuzzer harness tests/fuzz/fuzz_eopprof.c.) */
