@@ -111,7 +111,7 @@ static int cl_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "    __global const float *xb = x + ((int64_t)nb * %lld + (int64_t)(m / %lld) * %lld) * %lld;\n", (long long)C,
             (long long)MG, (long long)CG, (long long)(H * W));
   sb_printf(c, "    __global const float *wm = w + (int64_t)m * %lld;\n", (long long)(CG * k[0] * k[1]));
-  sb_printf(c, "    float acc = %s;\n", bias ? "bias[m]" : "0.0f");
+  sb_printf(c, "    float acc = 0.0f;\n"); /* the bias after the sum, as the C kernels add it (mlsd_320x320_tiny is sensitive to the order) */
   if (k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && !p[0] && !p[1] && !p[2] && !p[3]) /* pointwise: no window */
     sb_printf(c, "    const int pix = oh * %lld + ow;\n    for (int ci = 0; ci < %lld; ci++) acc += xb[ci * %lld + pix] * wm[ci];\n",
               (long long)W, (long long)CG, (long long)(H * W));
@@ -124,7 +124,7 @@ static int cl_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "          if (iw >= 0 && iw < %lld) acc += xb[(ci * %lld + ih) * %lld + iw] * wm[(ci * %lld + kh) * %lld + kw];\n        }\n      }\n",
               (long long)W, (long long)H, (long long)W, (long long)k[0], (long long)k[1]);
   }
-  sb_printf(c, "    y[g%d] = acc;\n", u);
+  sb_printf(c, "    y[g%d] = acc%s;\n", u, bias ? " + bias[m]" : "");
   return cl_loop_close(L, "y + g%d", u);
 }
 
