@@ -58,3 +58,108 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"missing: No such file or directory"* ]]
 }
+
+# ---- ecg-lower --target c+opencl: the placements run (issue 14 item 3). On a machine without
+# a GPU the device is PoCL on the same CPU (make setup installs it): a missing OpenCL device
+# is a failure, never a skip.
+
+require_opencl() {
+  require_cmd clinfo
+  require_file /usr/include/CL/cl.h
+  clinfo -l 2>/dev/null | grep -q Device || { echo "no OpenCL device (clinfo -l lists none): install pocl-opencl-icd (make setup)" >&2; return 1; }
+}
+
+# hetero_check DIR DATA [ecg-bench options]: the c+opencl directory DIR passes on DATA, its
+# report names the target and the device.
+hetero_check() {
+  local dir=$1 data=$2
+  shift 2
+  run --separate-stderr "$BIN/ecg-bench" "$dir" --data "$data" --runs 1 --warmup 0 "$@"
+  echo "exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
+  [ "$status" -eq 0 ]
+  jq -e '.pass == true and .mismatches == 0 and .target == "c+opencl" and (.device | type == "string" and length > 0)' <<<"${lines[-1]}"
+}
+
+@test "eop: c+opencl runs forced splits (0.5, 0.37) of MatMul, Gemm, Conv (rows of H: halo, pads), pooling, and device-only (0), CPU-only (1)" {
+  require_opencl
+  local T="$BATS_TEST_TMPDIR" t s
+  for t in test_matmul_4d test_gemm_all_attributes test_conv_with_strides_padding test_conv_with_autopad_same \
+           test_averagepool_2d_pads_count_include_pad test_maxpool_2d_ceil; do
+    require_file "$NODE_DATA/$t/model.onnx"
+    "$BIN/onnx2ecg" "$NODE_DATA/$t/model.onnx" -o "$T/$t.ecg"
+    local shares="0.5 0.37"
+    case $t in test_matmul_4d|test_conv_with_strides_padding) shares="0.5 0.37 0 1" ;; esac
+    for s in $shares; do
+      echo "== $t --share $s"
+      "$BIN/ecg-partition" --eop --share "$s" -o "$T/p.ecg" "$T/$t.ecg"
+      rm -rf "$T/d"
+      "$BIN/ecg-lower" --target c+opencl -o "$T/d" "$T/p.ecg"
+      jq -c '.placements' "$T/d/model.json"
+      case $s in
+        0) jq -e '.placements | length == 1 and .[0].ran == "device" and .[0].cpu_rows == 0' "$T/d/model.json" ;;
+        1) jq -e '.placements | length == 1 and .[0].ran == "cpu"' "$T/d/model.json"
+           ! grep -q '__kernel' "$T/d/model.cl" ;;
+        *) jq -e --argjson s "$s" '.placements | length == 1 and .[0].ran == "split" and .[0].cpu_rows > 0 and .[0].cpu_rows < .[0].extent
+              and .[0].cpu_rows == ((.[0].extent * $s) | round)' "$T/d/model.json"
+           grep -q 'clEnqueueWriteBufferRect' "$T/d/model.c"
+           grep -q 'clEnqueueReadBufferRect' "$T/d/model.c" ;;
+      esac
+      hetero_check "$T/d" "$NODE_DATA/$t/test_data_set_0" --atol 1e-5
+    done
+  done
+}
+
+@test "eop: a placed kernel that cannot be cut runs whole on the CPU, the note naming the node and why" {
+  require_opencl
+  local T="$BATS_TEST_TMPDIR" dir="$NODE_DATA/test_softmax_axis_1"
+  require_file "$dir/model.onnx"
+  "$BIN/onnx2ecg" "$dir/model.onnx" | "$BIN/ecg-partition" --eop --share 0.5 -o "$T/p.ecg"
+  run --separate-stderr "$BIN/ecg-lower" --target c+opencl -o "$T/d" "$T/p.ecg"
+  echo "exit $status; stderr: $stderr"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"(Softmax): placed with cpu_share 0.50, but it runs whole on the CPU: this operator (no cut rule)"* ]]
+  jq -e '.placements == [.placements[0]] and .placements[0].ran == "cpu" and (.placements[0].why | test("no cut rule"))' "$T/d/model.json"
+  hetero_check "$T/d" "$dir/test_data_set_0" --atol 1e-5
+  # usage: --share without --eop, with --profiles, or outside [0, 1]
+  run --separate-stderr "$BIN/ecg-partition" --share 0.5 "$T/p.ecg"
+  [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-partition" --eop --share 1.5 "$T/p.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--share expects a CPU share in [0, 1]"* ]]
+}
+
+# eop_model NAME MODE: model NAME fused, placed (MODE: a forced share, or "eop": planned from
+# the profiles in tests/eop/, measured with scripts/eop_profile.sh on PoCL), lowered --target
+# c+opencl, checked on its data set; at least one kernel ran split or on the device.
+eop_model() {
+  local name=$1 mode=$2 T="$BATS_TEST_TMPDIR" data ma
+  export ECG_OUT="$ROOT/build/bats-out"
+  data=$(model_data "$name") || return 1
+  ma=$(model_args "$name")
+  # shellcheck disable=SC2046
+  "$BIN/onnx2ecg" "$ROOT/$(tail -1 <<<"$ma")" $(head -1 <<<"$ma") | "$BIN/ecg-fuse" -o "$T/$name.ecg"
+  if [ "$mode" = eop ]; then
+    require_file "$ROOT/tests/eop/$name.cpu.jsonl" "$ROOT/tests/eop/$name.pocl.jsonl"
+    "$BIN/ecg-partition" --eop --profiles "$ROOT/tests/eop/$name.cpu.jsonl" --profiles "$ROOT/tests/eop/$name.pocl.jsonl" \
+      --report "$T/$name.eop.json" -o "$T/$name.p.ecg" "$T/$name.ecg"
+  else
+    "$BIN/ecg-partition" --eop --share "$mode" -o "$T/$name.p.ecg" "$T/$name.ecg"
+  fi
+  rm -rf "$T/$name-d"
+  "$BIN/ecg-lower" --target c+opencl -o "$T/$name-d" "$T/$name.p.ecg"
+  jq -c '[.placements[].ran] | group_by(.) | map({(.[0]): length}) | add' "$T/$name-d/model.json"
+  jq -e '[.placements[] | select(.ran != "cpu")] | length >= 1' "$T/$name-d/model.json"
+  hetero_check "$T/$name-d" "$data"
+}
+
+@test "eop: bert_tiny and squeezenet1_1 with EOP placements from measured profiles (CPU + PoCL) pass" {
+  require_opencl
+  eop_model bert_tiny eop
+  eop_model squeezenet1_1 eop
+}
+
+@test "eop: bert_tiny (0.5) and squeezenet1_1 (0.37) with every splittable kernel split pass" {
+  require_opencl
+  eop_model bert_tiny 0.5
+  eop_model squeezenet1_1 0.37
+}

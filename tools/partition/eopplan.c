@@ -1,7 +1,7 @@
 /* eopplan.c: ecg-partition --eop: EOP (VEE '22) on an ECG from two measured device
  * profiles (scripts/eop_profile.sh): the plan goes into the ECG as placements (schema 4)
- * and, with every strategy's estimate, into a JSON report. Nothing runs it yet: the
- * c+opencl lowering does not exist. */
+ * and, with every strategy's estimate, into a JSON report. ecg-lower --target
+ * c+opencl runs it (tools/lower/hetero.c). --share S forces one share instead (pt_eop_force). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  *   cluster.c: CLUSTER (Algorithm 1) over an abstract DAG of units, and its use on an ECG
  *              (units = fusion blocks and nodes in no block) for both strategies.
  *   eop.c:     EOP (VEE '22): performance patterns, partition ratios, joint tuning (eop.h);
- *              not yet reachable from the command line (the c+opencl lowering comes first).
+ *              driven by ecg-partition --eop (eopplan.c); ecg-lower --target c+opencl runs the plan.
  * The SPLIT/JOIN tuner of AGO §V is not implemented here. */
 #ifndef ECG_PARTITION_H
 #define ECG_PARTITION_H
