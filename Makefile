@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -219,6 +219,11 @@ bench-contention: all
 # ASan/UBSan (long; make test does one model, tests/bats/lowered_san.bats).
 test-lowered: all
 	sh scripts/lowered_checks.sh
+
+# every model with every splittable kernel split between the CPU and OpenCL device 0 (forced
+# EOP shares 0.5 and 0.37; ecg-lower --target c+opencl), checked against ONNX Runtime (long)
+test-eop: all
+	sh scripts/eop_models.sh
 
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all

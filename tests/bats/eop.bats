@@ -57,6 +57,16 @@ setup() {
   run --separate-stderr "$BIN/ecg-partition" --eop --profiles "$T/missing" --profiles "$T/missing" "$T/g.ecg"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"missing: No such file or directory"* ]]
+  # a sample measured on another CPU model is refused, unless --foreign-profiles
+  printf '{"cpu": "Some Other CPU 9000", "device": "x", "signature": "s", "dim": "rows", "x": 4, "ms": 1}\n' > "$T/far.jsonl"
+  run --separate-stderr "$BIN/ecg-partition" --eop --profiles "$T/far.jsonl" --profiles "$T/far.jsonl" -o "$T/out.ecg" "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"far.jsonl:1: measured on CPU 'Some Other CPU 9000', not this machine's"* ]]
+  [ ! -e "$T/out.ecg" ]
+  run --separate-stderr "$BIN/ecg-partition" --eop --foreign-profiles --profiles "$T/far.jsonl" --profiles "$T/far.jsonl" -o "$T/out.ecg" "$T/g.ecg"
+  [[ "$stderr" != *"measured on CPU"* ]]    # past the check (no operator of g has a sample in it)
+  run --separate-stderr "$BIN/ecg-partition" --foreign-profiles "$T/g.ecg"
+  [ "$status" -eq 2 ]
 }
 
 # ---- ecg-lower --target c+opencl: the placements run (issue 14 item 3). On a machine without
@@ -140,7 +150,8 @@ eop_model() {
   "$BIN/onnx2ecg" "$ROOT/$(tail -1 <<<"$ma")" $(head -1 <<<"$ma") | "$BIN/ecg-fuse" -o "$T/$name.ecg"
   if [ "$mode" = eop ]; then
     require_file "$ROOT/tests/eop/$name.cpu.jsonl" "$ROOT/tests/eop/$name.pocl.jsonl"
-    "$BIN/ecg-partition" --eop --profiles "$ROOT/tests/eop/$name.cpu.jsonl" --profiles "$ROOT/tests/eop/$name.pocl.jsonl" \
+    # measured on the machine that made them (another CPU model than CI's): --foreign-profiles
+    "$BIN/ecg-partition" --eop --foreign-profiles --profiles "$ROOT/tests/eop/$name.cpu.jsonl" --profiles "$ROOT/tests/eop/$name.pocl.jsonl" \
       --report "$T/$name.eop.json" -o "$T/$name.p.ecg" "$T/$name.ecg"
   else
     "$BIN/ecg-partition" --eop --share "$mode" -o "$T/$name.p.ecg" "$T/$name.ecg"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ecg_arch.h"
 #include "jsonl.h"
 #include "partition.h"
 
@@ -30,12 +31,14 @@ static void profile_free(profile *p) {
   free(p->s);
 }
 
-/** Read a profile file. Errors: ECG_ERR_INPUT "PATH: strerror" or "PATH:LINE: ...". */
-static int profile_load(const char *path, profile *p, ecg_err *e) {
+/** Read a profile file; with `here` (this machine's CPU model), a sample whose "cpu" key names
+ *  another CPU is refused (times measured elsewhere do not plan this machine; DESIGN.md
+ *  "Measured costs"). Errors: ECG_ERR_INPUT "PATH: strerror" or "PATH:LINE: ...". */
+static int profile_load(const char *path, profile *p, const char *here, ecg_err *e) {
   memset(p, 0, sizeof *p);
   FILE *f = fopen(path, "r");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  char line[4096], sig[1024], dim[32], dev[128];
+  char line[4096], sig[1024], dim[32], dev[128], cpu[256];
   int ln = 0, rc = ECG_OK;
   while (!rc && fgets(line, sizeof line, f)) {
     ln++;
@@ -48,6 +51,9 @@ static int profile_load(const char *path, profile *p, ecg_err *e) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: dim '%s' (expected batch or rows)", path, ln, dim);
     else if (!(x >= 1) || !(ms >= 0))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: x must be >= 1 and ms >= 0", path, ln);
+    else if (here && jsonl_str(line, "cpu", cpu, sizeof cpu) && strcmp(cpu, here))
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: measured on CPU '%s', not this machine's '%s' (--foreign-profiles plans with it anyway)",
+                    path, ln, cpu, here);
     else if (p->device[0] && strcmp(p->device, dev))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: device '%s' in a profile of '%s' (one device per file)", path, ln, dev, p->device);
     else {
@@ -87,7 +93,7 @@ static bool fit_of(const profile *p, const char *sig, int dim, eop_fit all[3], e
 
 int pt_eop_profile_check(const char *path, int *n_samples, int *n_fits, ecg_err *e) {
   profile p;
-  ECG_TRY(profile_load(path, &p, e));
+  ECG_TRY(profile_load(path, &p, NULL, e));
   *n_samples = p.n;
   *n_fits = 0;
   for (int i = 0; i < p.n; i++) {
@@ -108,8 +114,10 @@ typedef struct opinfo {
 
 int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
   profile pr[2] = {{{0}}};
-  ECG_TRY(profile_load(o->profiles[0], &pr[0], e));
-  int rc = profile_load(o->profiles[1], &pr[1], e);
+  char here[256];
+  ecg_cpu_name(here, sizeof here);
+  ECG_TRY(profile_load(o->profiles[0], &pr[0], o->foreign ? NULL : here, e));
+  int rc = profile_load(o->profiles[1], &pr[1], o->foreign ? NULL : here, e);
   if (rc) { profile_free(&pr[0]); return rc; }
   int nn = (int)g->n_nodes, *order = malloc(sizeof(int) * (size_t)(nn + 1)), *pos = malloc(sizeof(int) * (size_t)(nn + 1));
   int *producer = malloc(sizeof(int) * (g->n_tensors + 1)), *preds = malloc(sizeof(int) * (size_t)(nn * 8 + 1));

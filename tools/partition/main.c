@@ -51,6 +51,8 @@ static void usage(FILE *f) {
           "  --profiles FILE    a device profile (JSON lines), twice: the CPU's, then the device's\n"
           "  --cm MS            Split + copies + Concatenate of a split operator (default 0.05)\n"
           "  --objective O      makespan (default: two in-order device queues) or sum (Eq. 4)\n"
+          "  --foreign-profiles plan with samples measured on another CPU model (their \"cpu\"\n"
+          "                     key; refused by default: times from elsewhere plan nothing here)\n"
           "  --share S          with --eop instead of --profiles: every operator with FLOPs gets\n"
           "                     CPU share S (0..1) along its rows dimension (else batch): forced\n"
           "                     ratios, so the split path of ecg-lower --target c+opencl runs\n"
@@ -155,7 +157,7 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 }
 
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
-       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE };
+       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN };
 
 /* --emit-sweeps DIR: the one-node ECGs and DIR/index.tsv (written under a temporary
  * name and renamed, so an index never lists files that were not written). */
@@ -181,7 +183,7 @@ int main(int argc, char **argv) {
       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},           {"version", 0, 0, OPT_VERSION},
       {"quiet", 'q', 0, OPT_QUIET},     {"emit-sweeps", 0, 1, OPT_SWEEPS},    {"points", 0, 1, OPT_POINTS},
       {"eop", 0, 0, OPT_EOP},           {"profiles", 0, 1, OPT_PROFILES},     {"cm", 0, 1, OPT_CM},
-      {"objective", 0, 1, OPT_OBJECTIVE}, {"share", 0, 1, OPT_SHARE},
+      {"objective", 0, 1, OPT_OBJECTIVE}, {"share", 0, 1, OPT_SHARE}, {"foreign-profiles", 0, 0, OPT_FOREIGN},
       {0, 0, 0, 0}};
   double share = -1;
   const char *sweeps = NULL;
@@ -242,6 +244,7 @@ int main(int argc, char **argv) {
       else if (!strcmp(val, "makespan")) eo.objective = EOP_MAKESPAN;
       else return cli_fail(PROG, ECG_ERR_USAGE, "--objective expects makespan or sum (try --help)");
       break;
+    case OPT_FOREIGN: eo.foreign = true; break;
     case OPT_SHARE: {
       char *end;
       share = strtod(val, &end);
@@ -265,6 +268,7 @@ int main(int argc, char **argv) {
   if (share >= 0 && (!eop || n_prof)) return cli_fail(PROG, ECG_ERR_USAGE, "--share goes with --eop, instead of --profiles (try --help)");
   if (eop && n_prof != 2 && share < 0) return cli_fail(PROG, ECG_ERR_USAGE, "--eop needs --profiles CPU.jsonl --profiles DEVICE.jsonl (try --help)");
   if (eop && sweeps) return cli_fail(PROG, ECG_ERR_USAGE, "--eop and --emit-sweeps exclude each other");
+  if (eo.foreign && !n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--foreign-profiles goes with --eop --profiles (try --help)");
   if (!eop && n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--profiles is for --eop (try --help)");
   if (eop || sweeps) { /* the EOP modes: --emit-sweeps writes no ECG; --eop writes it with placements */
     ecg_graph *g = NULL;

@@ -131,6 +131,7 @@ typedef struct pt_eop_opts {
   double cm;               /**< Split + copies + Concatenate of a split operator, ms (the
                                 paper's constant pattern; [IMPL] one constant per graph) */
   eop_objective objective;
+  bool foreign;            /**< accept samples whose "cpu" is not this machine's CPU model */
 } pt_eop_opts;
 /** EOP over g's operators (topological order) from two device profiles (lines
  *  {"device": NAME, "signature": S, "dim": "batch"|"rows", "x": EXTENT, "ms": T}, as
@@ -140,8 +141,10 @@ typedef struct pt_eop_opts {
  *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f,
  *  and each planned operator's placement (axis, CPU share) into g (ecg_placement_set).
  *  Operators without samples on a device cannot run there in the plan; operators without
- *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
- *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
+ *  any (data movement) are left out and counted. A sample whose "cpu" key is not this
+ *  machine's CPU model (ecg_cpu_name) is refused unless o->foreign. Errors: ECG_ERR_INPUT
+ *  (unreadable or malformed profile, another machine's: FILE:LINE; symbolic shapes),
+ *  ECG_ERR_INTERNAL. */
 int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
 /** Forced ratios (ecg-partition --eop --share S; DESIGN.md: EOP in CI runs with forced
  *  ratios so the split path runs without a GPU): every operator with FLOPs (as the sweeps
