@@ -159,7 +159,10 @@ eop_model() {
   rm -rf "$T/$name-d"
   "$BIN/ecg-lower" --target c+opencl -o "$T/$name-d" "$T/$name.p.ecg"
   jq -c '[.placements[].ran] | group_by(.) | map({(.[0]): length}) | add' "$T/$name-d/model.json"
-  jq -e '[.placements[] | select(.ran != "cpu")] | length >= 1' "$T/$name-d/model.json"
+  # forced shares: kernels ran split; a plan may keep everything on the CPU (PoCL's plain loop
+  # nests are far slower than the C kernels on the same cores), so only its placements are checked
+  if [ "$mode" = eop ]; then jq -e '.placements | length >= 1' "$T/$name-d/model.json"
+  else jq -e '[.placements[] | select(.ran == "split")] | length >= 1' "$T/$name-d/model.json"; fi
   hetero_check "$T/$name-d" "$data"
 }
 

@@ -136,11 +136,12 @@ static int input_cut(const ecg_lower *L, const ecg_node *n, int i, int axis, int
   return 1;
 }
 
-/* The part of kernel K computing output rows [lo, hi) of `axis`: its sub-graph (members
+/* The part of kernel K computing output rows [lo, hi) of `axis` (E rows in all; [0, E): the
+ * whole kernel, every input whole, for any kernel the device can run): its sub-graph (members
  * copied with their attributes, cut inputs, shapes inferred and checked) into P. ECG_OK,
  * ECG_ERR_INPUT with *why (not cuttable), ECG_ERR_INTERNAL. */
-static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t lo, int64_t hi, het_part *P, const char **why,
-                      ecg_err *e) {
+static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t E, int64_t lo, int64_t hi, het_part *P,
+                      const char **why, ecg_err *e) {
   const ecg_graph *g = L->g;
   memset(P, 0, sizeof *P);
   int *map = malloc(sizeof(int) * (g->n_tensors + 1));
@@ -152,9 +153,6 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
   s->opset = g->opset;
   int rc = ECG_OK, *members = malloc(sizeof(int) * (size_t)(K->nm + 1));
   if (!members) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  int64_t od0[ECG_MAX_RANK];
-  int r0 = ecg_tensor_dims(g->tensors[g->nodes[K->members[0]]->outputs[0]], od0);
-  (void)r0;
   for (int m = 0; m < K->nm && !rc; m++) {
     const ecg_node *n = g->nodes[K->members[m]];
     int in[64], outs[16], nin = (int)n->n_inputs, nout = (int)n->n_outputs, npads = 0;
@@ -168,7 +166,8 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
       const ecg_tensor *x = g->tensors[t];
       int cax = -1;
       int64_t a = 0, b = 0, d[ECG_MAX_RANK];
-      int c = input_cut(L, n, i, axis, lo, hi, &cax, &a, &b, pads, &npads, why);
+      /* the whole output (the device alone): every input whole, whatever the operator */
+      int c = lo == 0 && hi == E ? 0 : input_cut(L, n, i, axis, lo, hi, &cax, &a, &b, pads, &npads, why);
       if (c < 0) { rc = ECG_ERR_INPUT; break; }
       int r = ecg_tensor_dims(x, d);
       if (c) d[cax] = b - a;
@@ -227,7 +226,7 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
   for (int o = 0; !rc && o < P->n_out; o++) {
     int64_t want[ECG_MAX_RANK], got[ECG_MAX_RANK];
     int rw = ecg_tensor_dims(g->tensors[P->out_orig[o]], want), rg = ecg_tensor_dims(s->tensors[P->out_sub[o]], got);
-    if (rw <= axis || want[axis] != od0[axis]) { *why = "a kernel output of another shape than the placed node's"; rc = ECG_ERR_INPUT; break; }
+    if (rw <= axis || want[axis] != E) { *why = "a kernel output of another shape than the placed node's"; rc = ECG_ERR_INPUT; break; }
     want[axis] = hi - lo;
     if (rg != rw || memcmp(want, got, sizeof(int64_t) * (size_t)rw)) { *why = "a cut whose inferred shape differs"; rc = ECG_ERR_INPUT; }
   }
@@ -377,7 +376,7 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
   if (rows > E) rows = E;
   if (rows < 0) rows = 0;
   if (rows == E) { json_note(L, n, axis, E, rows, pl->cpu_share, "cpu", NULL); return ECG_OK; }
-  const char *why = K->kind == LW_K_ROW ? "a row-reduction block (its kernel has no cut form)"
+  const char *why = K->kind == LW_K_ROW && rows > 0 ? "a row-reduction block split (its kernel has no cut form)"
                     : K->kind == LW_K_IBR ? "an intensive-fusion block (C only)"
                     : K->nm != K->nm_core ? "absorbed Transposes (index maps) in its kernel"
                     : NULL;
@@ -398,13 +397,13 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
   snprintf(dsym, sizeof dsym, "p%dd_", p);
   snprintf(csym, sizeof csym, "p%dc_", p);
   int rc = ECG_OK;
-  if (!why) rc = build_part(L, K, axis, rows, E, &dev, &why, &pe);
+  if (!why) rc = build_part(L, K, axis, E, rows, E, &dev, &why, &pe);
   if (!rc && !why) {
     rc = lower_part(L, &dev, LW_TARGET_OPENCL, dsym, 0, &dbytes, &work, &dcode, &ddecl, &pe);
     if (rc == ECG_ERR_INPUT) why = "the OpenCL printer refused it";
   }
   if (!rc && !why && rows > 0) {
-    rc = build_part(L, K, axis, 0, rows, &cpu, &why, &pe);
+    rc = build_part(L, K, axis, E, 0, rows, &cpu, &why, &pe);
     if (!rc && !why) {
       rc = lower_part(L, &cpu, LW_TARGET_C, csym, L->het_base, &cbytes, &cwork, &ccode, &cdecl, &pe);
       if (rc == ECG_ERR_INPUT) why = "the C emitters refused the CPU part";
