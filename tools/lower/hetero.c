@@ -136,6 +136,16 @@ static int input_cut(const ecg_lower *L, const ecg_node *n, int i, int axis, int
   return 1;
 }
 
+/* True when a member of K produces tensor t. */
+static int producer_in(const ecg_lower *L, const lw_kernel *K, int t) {
+  for (int m = 0; m < K->nm; m++) {
+    const ecg_node *n = L->g->nodes[K->members[m]];
+    for (size_t o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] == t) return 1;
+  }
+  return 0;
+}
+
 /* The part of kernel K computing output rows [lo, hi) of `axis` (E rows in all; [0, E): the
  * whole kernel, every input whole, for any kernel the device can run): its sub-graph (members
  * copied with their attributes, cut inputs, shapes inferred and checked) into P. ECG_OK,
@@ -162,16 +172,25 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
       int t = n->inputs[i];
       in[i] = -1;
       if (t < 0) continue;
-      if (map[t] >= 0) { in[i] = map[t]; continue; } /* made by a member, or read twice */
+      if (map[t] >= 0 && (g->tensors[t]->is_const || producer_in(L, K, t))) { in[i] = map[t]; continue; }
       const ecg_tensor *x = g->tensors[t];
       int cax = -1;
       int64_t a = 0, b = 0, d[ECG_MAX_RANK];
       /* the whole output (the device alone): every input whole, whatever the operator */
       int c = lo == 0 && hi == E ? 0 : input_cut(L, n, i, axis, lo, hi, &cax, &a, &b, pads, &npads, why);
       if (c < 0) { rc = ECG_ERR_INPUT; break; }
+      /* read before by another member: the same rows share its tensor, other rows (a Conv's
+       * halo and a residual Add of the same input) get their own */
+      int same = -1;
+      for (int k = 0; k < P->n_in && same < 0; k++)
+        if (P->in[k].orig == t && P->in[k].cut == c && (!c || (P->in[k].axis == cax && P->in[k].a == a && P->in[k].b == b))) same = P->in[k].sub;
+      if (same >= 0) { in[i] = same; continue; }
+      char nm[300];
+      if (map[t] < 0) snprintf(nm, sizeof nm, "%s", x->name);
+      else snprintf(nm, sizeof nm, "%s@%d", x->name, P->n_in); /* a second cut of the same tensor */
       int r = ecg_tensor_dims(x, d);
       if (c) d[cax] = b - a;
-      int id = ecg_add_tensor(s, x->name, x->dtype, r, d);
+      int id = ecg_add_tensor(s, nm, x->dtype, r, d);
       if (id < 0) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
       P->orig[id] = t;
       map[t] = in[i] = id;
@@ -384,7 +403,7 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
     const ecg_node *x = g->nodes[K->members[m]];
     for (size_t k = 0; k < x->n_inputs + x->n_outputs && !why; k++) {
       int t = k < x->n_inputs ? x->inputs[k] : x->outputs[k - x->n_inputs];
-      if (t >= 0 && g->tensors[t]->dtype != ECG_FLOAT) why = "a tensor that is not float32";
+      if (t >= 0 && !g->tensors[t]->is_const && g->tensors[t]->dtype != ECG_FLOAT) why = "a tensor that is not float32";
     }
   }
   /* the device part, then the CPU part; each lowered before anything is printed */
