@@ -135,5 +135,5 @@ cl_model() {
   run --separate-stderr "$BIN/ecg-bench" "$T/c" --data "$dir/test_data_set_0" --runs 1 --device 0
   echo "exit $status; stderr: $stderr"
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"only --target opencl runs on OpenCL devices"* ]]
+  [[ "$stderr" == *"only --target opencl or c+opencl runs on OpenCL devices"* ]]
 }
