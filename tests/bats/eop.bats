@@ -177,3 +177,27 @@ eop_model() {
   eop_model bert_tiny 0.5
   eop_model squeezenet1_1 0.37
 }
+
+@test "eop: ecg-bench --profile-device times the sweeps on the CPU and on the OpenCL device and fits the three patterns" {
+  require_opencl
+  local T="$BATS_TEST_TMPDIR"
+  "$BIN/ecg-partition" --emit-sweeps "$T/sw" --points 3 "$T/g.ecg"
+  run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" --runs 2
+  echo "exit $status; stderr: $stderr"
+  [ "$status" -eq 0 ]
+  jq -e '.target == "c" and .groups == 1 and .samples_timed == 3 and (.operators[0].samples | length == 3)
+         and (.operators[0].pattern | test("^(constant|linear|staircase)$")) and (.operators[0].fits | keys == ["constant", "linear", "staircase"])
+         and ([.mape[].chosen_by] | add == 1)' <<<"$output"
+  run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" --runs 2 --target opencl --device 0
+  [ "$status" -eq 0 ]
+  jq -e '.target == "opencl" and (.device | length > 0) and .groups == 1 and (.operators[0].fits.linear.mape >= 0)' <<<"$output"
+  # errors: no sweeps (exit 1, nothing on stdout), --device without --target opencl, a DIR too (usage)
+  run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/nowhere"
+  [ "$status" -eq 1 ]
+  [ -z "$output" ]
+  [[ "$stderr" == *"nowhere/index.tsv: No such file or directory"* ]]
+  run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" --device 0
+  [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" "$T"
+  [ "$status" -eq 2 ]
+}
