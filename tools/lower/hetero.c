@@ -360,13 +360,20 @@ static void view3(const ecg_graph *g, int id, int axis, int64_t *outer, int64_t 
   *E = d[axis];
 }
 
-/* The placement of kernel K: its dominant node's, else its first placed member's. */
+/* The placement of kernel K: its dominant node's; in a block without a placed dominant
+ * (One-to-One and row-reduction blocks), the member's with the largest CPU share. EOP plans
+ * nodes one by one but a fusion block runs as one kernel: the device gets the block only
+ * when every placed member gives it rows (bert_tiny's LayerNorm blocks, whose first
+ * ReduceMean alone was planned on the device, ran 30x slower there). */
 static const Ecg__Placement *kernel_placement(const ecg_lower *L, const lw_kernel *K) {
   const Ecg__Placement *best = NULL;
   for (size_t i = 0; i < L->g->n_placements; i++) {
     const Ecg__Placement *pl = L->g->placements[i];
-    for (int m = 0; m < K->nm; m++)
-      if (pl->node == K->members[m] && (!best || pl->node == K->dominant)) best = pl;
+    for (int m = 0; m < K->nm; m++) {
+      if (pl->node != K->members[m]) continue;
+      if (pl->node == K->dominant) return pl;
+      if (!best || pl->cpu_share > best->cpu_share) best = pl;
+    }
   }
   return best;
 }
