@@ -381,8 +381,12 @@ static const Ecg__Placement *kernel_placement(const ecg_lower *L, const lw_kerne
 static void json_note(ecg_lower *L, const ecg_node *n, int axis, int64_t E, int64_t cpu_rows, double share, const char *side,
                       const char *why) {
   char lb[256];
-  sb_printf(&L->het_json, "%s{\"node\": \"%s\", \"op\": \"%s\", \"axis\": %d, \"extent\": %lld, \"cpu_share\": %.4g, \"cpu_rows\": %lld, \"ran\": \"%s\"",
-            L->het_json.len ? ", " : "", ecg_node_label(L->g, n, lb, sizeof lb), n->op_type, axis, (long long)E, share, (long long)cpu_rows, side);
+  sb_printf(&L->het_json, "%s{\"node\": ", L->het_json.len ? ", " : "");
+  lw_json_str(&L->het_json, ecg_node_label(L->g, n, lb, sizeof lb));
+  sb_printf(&L->het_json, ", \"op\": ");
+  lw_json_str(&L->het_json, n->op_type);
+  sb_printf(&L->het_json, ", \"axis\": %d, \"extent\": %lld, \"cpu_share\": %.4g, \"cpu_rows\": %lld, \"ran\": \"%s\"", axis,
+            (long long)E, share, (long long)cpu_rows, side);
   if (why) sb_printf(&L->het_json, ", \"why\": \"%s\"", why);
   sb_printf(&L->het_json, "}");
 }

@@ -413,7 +413,7 @@ int lw_write_file(const char *dir, const char *name, const void *data, size_t n,
   return rc;
 }
 
-static void json_str(sbuf *b, const char *s) {
+void lw_json_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
@@ -659,7 +659,7 @@ static void json_io(sbuf *b, const ecg_graph *g, const int32_t *ids, size_t n) {
   for (size_t k = 0; k < n; k++) {
     const ecg_tensor *t = g->tensors[ids[k]];
     sb_printf(b, "%s{\"name\": ", k ? ", " : "");
-    json_str(b, t->name);
+    lw_json_str(b, t->name);
     sb_printf(b, ", \"dtype\": %d, \"shape\": [", t->dtype);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
     sb_printf(b, "]}");
@@ -727,15 +727,15 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     snprintf(model, sizeof model, "%s", L->g->name);
   }
   sb_printf(&b, "{\"model\": ");
-  json_str(&b, model);
+  lw_json_str(&b, model);
   sb_printf(&b, ", \"graph\": ");
-  json_str(&b, L->g->name);
+  lw_json_str(&b, L->g->name);
   sb_printf(&b, ", \"source\": ");
-  json_str(&b, L->g->source ? L->g->source : "");
+  lw_json_str(&b, L->g->source ? L->g->source : "");
   sb_printf(&b, ", \"prefix\": ");
-  json_str(&b, L->prefix);
+  lw_json_str(&b, L->prefix);
   sb_printf(&b, ", \"arch\": ");
-  json_str(&b, L->arch);
+  lw_json_str(&b, L->arch);
   int passes = count_passes(L);
   sb_printf(&b, ", \"target\": \"%s\"", L->hetero ? "c+opencl" : L->target == LW_TARGET_OPENCL ? "opencl" : "c");
   if (L->hetero) sb_printf(&b, ", \"placements\": [%s]", L->het_json.s ? L->het_json.s : "");
@@ -750,7 +750,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
      * tile by tile while in cache) has no place of its own */
     if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0) continue;
     sb_printf(&b, "%s{\"tensor\": ", first ? "" : ", ");
-    json_str(&b, L->g->tensors[t]->name);
+    lw_json_str(&b, L->g->tensors[t]->name);
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
     first = 0;
   }

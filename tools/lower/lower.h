@@ -161,6 +161,8 @@ void lw_cl_work(ecg_lower *L, int64_t n);
  *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
  *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
 const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Append s to b as a JSON string literal (quotes, backslashes and control characters escaped). */
+void lw_json_str(sbuf *b, const char *s);
 /** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
  *  reason (ENOSPC, EACCES, ...), ECG_ERR_INTERNAL (out of memory). */
 int lw_write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e);
