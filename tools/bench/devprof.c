@@ -11,7 +11,9 @@
  * and the device's profile printed as one JSON object on stdout (one file per device:
  * redirect it). The sweeps cut batch and rows (MatMul's M); MatMul's K and N (the issue's
  * HW1W2) are not swept. */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +69,14 @@ static int one_sample(const char *bin, const char *self, const char *ecg, const 
   return rc;
 }
 
-/* Remove dir/NNNN's files and the directory (an ecg-lower output: flat). */
-static void rm_flat(const char *dir) {
-  char cmd[4400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (!strchr(dir, '\'')) (void)!system(cmd);
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st; (void)flag; (void)ftw;
+  remove(path);
+  return 0;
 }
+
+/* Remove dir and everything under it (a sample's lowered directory, the work directory). */
+static void rm_flat(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 static void json_fit(FILE *f, const eop_fit *t) {
   fprintf(f, "{\"a\": %.6g, \"b\": %.6g, \"w\": %.6g, \"mape\": %.4g}", t->a, t->b, t->w, t->mape);
