@@ -23,8 +23,8 @@
  *   - then the CPU part: the cut inputs gathered into scratch (uncut ones read in place),
  *     the C kernel, its output rows copied into the output;
  *   - then clFinish. cpu_share 0 (device only) is the device part alone.
- * Kernels that cannot be cut (row-reduction and intensive-fusion blocks, absorbed
- * Transposes, other operators, a constant operand varying along the axis, non-float32,
+ * Kernels that cannot be cut (row-reduction blocks split, intensive-fusion blocks, a MatMul
+ * stored through an absorbed Transpose, other operators, a constant operand varying along the axis, non-float32,
  * an operator the OpenCL printer cannot express) run whole on the CPU, with a note on
  * stderr naming the node and the reason; model.json "placements" lists what ran where.
  */
@@ -136,6 +136,29 @@ static int input_cut(const ecg_lower *L, const ecg_node *n, int i, int axis, int
   return 1;
 }
 
+/* The cut of index map p's input (p: a permutation member of K that a core member reads
+ * through): the cut that reader's rule asks of p's output, through p's permutation; 0 whole,
+ * 1 cut along *cax, -1 (*why). */
+static int map_input_cut(const ecg_lower *L, const lw_kernel *K, const ecg_node *p, int axis, int64_t lo, int64_t hi, int *cax,
+                         int64_t *a, int64_t *b, const char **why) {
+  const ecg_graph *g = L->g;
+  for (int m = 0; m < K->nm_core; m++) {
+    const ecg_node *n = g->nodes[K->members[m]];
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      if (n->inputs[k] != p->outputs[0]) continue;
+      int64_t pads[2 * ECG_MAX_RANK];
+      int npads = 0, perm[ECG_MAX_RANK], j = -1;
+      int c = input_cut(L, n, (int)k, axis, lo, hi, &j, a, b, pads, &npads, why);
+      if (c <= 0) return c;
+      if (npads || ecg_perm_attr(p, ecg_tensor_rank(g->tensors[p->inputs[0]]), perm)) { *why = "a cut through an index map"; return -1; }
+      *cax = perm[j];
+      return 1;
+    }
+  }
+  *why = "an index map writing the kernel's output (a MatMul stored through a Transpose)";
+  return -1;
+}
+
 /* True when a member of K produces tensor t. */
 static int producer_in(const ecg_lower *L, const lw_kernel *K, int t) {
   for (int m = 0; m < K->nm; m++) {
@@ -163,7 +186,9 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
   s->opset = g->opset;
   int rc = ECG_OK, *members = malloc(sizeof(int) * (size_t)(K->nm + 1));
   if (!members) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  for (int m = 0; m < K->nm && !rc; m++) {
+  /* the index maps first (a Transpose a MatMul reads through: its producer), then the core */
+  for (int q = 0; q < K->nm && !rc; q++) {
+    int m = q < K->nm - K->nm_core ? K->nm_core + q : q - (K->nm - K->nm_core);
     const ecg_node *n = g->nodes[K->members[m]];
     int in[64], outs[16], nin = (int)n->n_inputs, nout = (int)n->n_outputs, npads = 0;
     int64_t pads[2 * ECG_MAX_RANK];
@@ -176,8 +201,13 @@ static int build_part(const ecg_lower *L, const lw_kernel *K, int axis, int64_t 
       const ecg_tensor *x = g->tensors[t];
       int cax = -1;
       int64_t a = 0, b = 0, d[ECG_MAX_RANK];
-      /* the whole output (the device alone): every input whole, whatever the operator */
-      int c = lo == 0 && hi == E ? 0 : input_cut(L, n, i, axis, lo, hi, &cax, &a, &b, pads, &npads, why);
+      /* the whole output (the device alone): every input whole, whatever the operator; an
+       * index map's input: the cut its reader asks of the map's output, through the map's
+       * permutation (output dim j is input dim perm[j]) */
+      int c = 0;
+      if (lo == 0 && hi == E) c = 0;
+      else if (m >= K->nm_core) c = map_input_cut(L, K, n, axis, lo, hi, &cax, &a, &b, why);
+      else c = input_cut(L, n, i, axis, lo, hi, &cax, &a, &b, pads, &npads, why);
       if (c < 0) { rc = ECG_ERR_INPUT; break; }
       /* read before by another member: the same rows share its tensor, other rows (a Conv's
        * halo and a residual Add of the same input) get their own */
@@ -408,7 +438,6 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
   if (rows == E) { json_note(L, n, axis, E, rows, pl->cpu_share, "cpu", NULL); return ECG_OK; }
   const char *why = K->kind == LW_K_ROW && rows > 0 ? "a row-reduction block split (its kernel has no cut form)"
                     : K->kind == LW_K_IBR ? "an intensive-fusion block (C only)"
-                    : K->nm != K->nm_core ? "absorbed Transposes (index maps) in its kernel"
                     : NULL;
   for (int m = 0; m < K->nm && !why; m++) {
     const ecg_node *x = g->nodes[K->members[m]];
