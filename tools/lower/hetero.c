@@ -25,8 +25,8 @@
  *   - then clFinish. cpu_share 0 (device only) is the device part alone.
  * Kernels that cannot be cut (row-reduction blocks split, intensive-fusion blocks, a MatMul
  * stored through an absorbed Transpose, other operators, a constant operand varying along the axis, non-float32,
- * an operator the OpenCL printer cannot express) run whole on the CPU, with a note on
- * stderr naming the node and the reason; model.json "placements" lists what ran where.
+ * an operator the OpenCL printer cannot express) run whole on the CPU, with a note (on
+ * stderr, from ecg-lower unless -q) naming the node and the reason; model.json "placements" lists what ran where.
  */
 #include <math.h>
 #include <stdio.h>
@@ -474,8 +474,8 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
   } else if (rc) ecg_errf(e, rc, "%s", pe.msg);
   if (rc || why) {
     if (!rc) {
-      fprintf(stderr, "ecg-lower: note: node '%s' (%s): placed with cpu_share %.2f, but it runs whole on the CPU: %s%s%s\n", lb,
-              n->op_type, pl->cpu_share, why, pe.msg[0] ? ": " : "", pe.msg);
+      sb_printf(&L->het_notes, "node '%s' (%s): placed with cpu_share %.2f, but it runs whole on the CPU: %s%s%s\n", lb,
+                n->op_type, pl->cpu_share, why, pe.msg[0] ? ": " : "", pe.msg);
       json_note(L, n, axis, E, E, pl->cpu_share, "cpu", why);
     }
     part_free(&dev); part_free(&cpu);

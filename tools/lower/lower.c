@@ -911,7 +911,10 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   if (rc == ECG_OK) rc = write_model_c(&L, dir, order, e);
   if (rc == ECG_OK) rc = write_weights(&L, dir, e);
   if (rc == ECG_OK) rc = write_meta(&L, dir, e);
-  if (rc == ECG_OK && st) *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes, L.arena_lower_bound};
+  if (rc == ECG_OK && st) {
+    *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes, L.arena_lower_bound, NULL};
+    if (L.het_notes.len && !(st->notes = strdup(L.het_notes.s))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
   free(order);
   free(L.t);
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
@@ -926,6 +929,7 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   sb_free(&L.cl_decls);
   sb_free(&L.cl_names);
   sb_free(&L.het_json);
+  sb_free(&L.het_notes);
   free(L.blob);
   return rc;
 }

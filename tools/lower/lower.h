@@ -149,6 +149,7 @@ typedef struct ecg_lower {
   size_t het_base;       /**< host scratch of the CPU parts: ctx->arena + het_base (after the plan) */
   size_t het_host, het_dev; /**< bytes of host scratch (CPU parts) and device buffer (device parts) */
   sbuf het_json;         /**< model.json "placements": what ran where, and why */
+  sbuf het_notes;        /**< one line per placed kernel run on the CPU instead (ecg_lower_stats.notes) */
 } ecg_lower;
 
 /** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
@@ -193,8 +194,8 @@ void lw_cl_print_open(sbuf *b);
  *  inputs written to the device, its OpenCL kernel enqueued, its slice of each output read
  *  back, all non-blocking; then the CPU part: the same kernel lowered by the C emitters on
  *  the CPU's cut, its slices copied in place; then one clFinish) and set *done; else (no
- *  placement, a CPU share of all rows, or a kernel that cannot be cut: a note on stderr
- *  naming the node and why) leave *done 0: the kernel is the plain C one. Errors:
+ *  placement, a CPU share of all rows, or a kernel that cannot be cut: a line in
+ *  L->het_notes naming the node and why) leave *done 0: the kernel is the plain C one. Errors:
  *  ECG_ERR_INTERNAL (out of memory). */
 int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e);
 /** c+opencl model.c pieces: the context fields, the statements of create (after the weights

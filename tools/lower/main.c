@@ -316,6 +316,13 @@ int main(int argc, char **argv) {
     }
   }
   if (!rc) rc = ecg_lower_dir_target(g, tmp, prefix, arch, sparse, memplan, backend, &ls, &e);
+  for (char *line = ls.notes, *nl; !rc && line && *line; line = nl + 1) { /* c+opencl: placed nodes run on the CPU */
+    if (!(nl = strchr(line, '\n'))) break;
+    *nl = 0;
+    cli_note(PROG, quiet, "%s", line);
+  }
+  free(ls.notes);
+  ls.notes = NULL;
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {
