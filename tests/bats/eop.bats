@@ -35,6 +35,13 @@ setup() {
   local share
   share=$(jq '.eop.plan[0].cpu_share' "$T/r.json")
   "$BIN/ecg-dump" --json "$T/placed.ecg" | jq -e --argjson s "$share" '.placements == [{"node": 0, "dim": "batch", "axis": 0, "cpu_share": $s}]'
+  # the paper's baselines as placements: --baseline equal places 0.5
+  "$BIN/ecg-partition" --eop --baseline equal --profiles "$T/a.jsonl" --profiles "$T/b.jsonl" --report "$T/r2.json" -o "$T/eq.ecg" "$T/g.ecg"
+  jq -e '.eop.placed == "equal" and .eop.plan[0].cpu_share == 0.5' "$T/r2.json"
+  "$BIN/ecg-dump" --json "$T/eq.ecg" | jq -e '.placements[0].cpu_share == 0.5'
+  jq -e '.eop.placed == "eop"' "$T/r.json"
+  run --separate-stderr "$BIN/ecg-partition" --eop --baseline half --profiles "$T/a.jsonl" --profiles "$T/b.jsonl" "$T/g.ecg"
+  [ "$status" -eq 2 ]
   # and it survives the stages after it (ecg-fuse renumbers nodes through ecg_remap_nodes)
   "$BIN/ecg-fuse" "$T/placed.ecg" | "$BIN/ecg-dump" --json | jq -e '.placements | length == 1'
   "$BIN/ecg-lower" -o "$T/low" "$T/placed.ecg"    # the C lowering ignores placements

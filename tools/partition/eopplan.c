@@ -170,12 +170,13 @@ int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
                "\"operators\": %d, \"without_samples\": %d, \"strategies\": {",
             pr[0].device, pr[1].device, o->objective == EOP_SUM ? "sum" : "makespan", o->cm, m, skipped);
     for (int s = 0; s < EOP_N_STRATEGIES; s++) {
-      double t = eop_plan(ops, m, o->cm, o->objective, (eop_strategy)s, s == EOP_EOP ? eop_alpha : alpha);
+      /* the placed strategy's shares are kept (EOP, or the baseline --baseline names) */
+      double t = eop_plan(ops, m, o->cm, o->objective, (eop_strategy)s, s == (int)o->placed ? eop_alpha : alpha);
       fprintf(f, "%s\"%s\": %.6g", s ? ", " : "", eop_strategy_name((eop_strategy)s), t);
     }
     bool *key = calloc((size_t)m + 1, sizeof *key);
     if (key) eop_key_ops(ops, m, 0.95, key);
-    fprintf(f, "}, \"plan\": [");
+    fprintf(f, "}, \"placed\": \"%s\", \"plan\": [", eop_strategy_name(o->placed));
     for (int i = 0; i < m; i++) {
       const ecg_node *n = g->nodes[info[i].node];
       fprintf(f, "%s\n  {\"node\": \"%s\", \"op\": \"%s\", \"dim\": \"%s\", \"extent\": %g, \"key\": %s, \"cpu_share\": %.2f",

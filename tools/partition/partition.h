@@ -132,6 +132,8 @@ typedef struct pt_eop_opts {
                                 paper's constant pattern; [IMPL] one constant per graph) */
   eop_objective objective;
   bool foreign;            /**< accept samples whose "cpu" is not this machine's CPU model */
+  eop_strategy placed;     /**< whose shares become the placements: EOP_EOP (default) or a
+                                baseline (ecg-partition --baseline), so each runs with c+opencl */
 } pt_eop_opts;
 /** EOP over g's operators (topological order) from two device profiles (lines
  *  {"device": NAME, "signature": S, "dim": "batch"|"rows", "x": EXTENT, "ms": T}, as
@@ -139,7 +141,8 @@ typedef struct pt_eop_opts {
  *  (eop_fit_samples), its dimension (the one whose best Eq. 2 time is least,
  *  PatternMatch), then every strategy (eop_plan); the JSON report (per strategy: the
  *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f,
- *  and each planned operator's placement (axis, CPU share) into g (ecg_placement_set).
+ *  and each planned operator's placement (axis, CPU share of the strategy o->placed) into g
+ *  (ecg_placement_set).
  *  Operators without samples on a device cannot run there in the plan; operators without
  *  any (data movement) are left out and counted. A sample whose "cpu" key is not this
  *  machine's CPU model (ecg_cpu_name) is refused unless o->foreign. Errors: ECG_ERR_INPUT
