@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-search cost-db eop-eval check-rewrite-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -118,7 +118,7 @@ $(BUILD)/libecg.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 define TOOL_RULE
-$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(if $(filter partition,$(1)),$(BUILD)/gen/pt_weights_blob.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(if $(filter partition,$(1)),$(BUILD)/gen/pt_weights_blob.o) $(if $(filter bench,$(1)),$(BUILD)/tools/partition/eop.o) $(COMMON_OBJS) $(BUILD)/libecg.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -140,7 +140,7 @@ FUZZ_NAMES := onnx ecg tensorpb lower rules profiledb eopprof costdb
 tool_objs = $(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))))
 fuzz_deps_onnx     := $(call tool_objs,onnx2ecg)
 fuzz_deps_ecg      :=
-fuzz_deps_tensorpb := $(call tool_objs,bench)
+fuzz_deps_tensorpb := $(call tool_objs,bench) $(BUILD)/tools/partition/eop.o
 fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o
 fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_deps_profiledb := $(call tool_objs,fuse)
@@ -219,6 +219,11 @@ bench-contention: all
 # ASan/UBSan (long; make test does one model, tests/bats/lowered_san.bats).
 test-lowered: all
 	sh scripts/lowered_checks.sh
+
+# every model with every splittable kernel split between the CPU and OpenCL device 0 (forced
+# EOP shares 0.5 and 0.37; ecg-lower --target c+opencl), checked against ONNX Runtime (long)
+test-eop: all
+	sh scripts/eop_models.sh
 
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all

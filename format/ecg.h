@@ -489,6 +489,10 @@ int ecg_attr_set_ints(ecg_node *n, const char *name, int count, const int64_t *v
 int ecg_attr_set_floats(ecg_node *n, const char *name, int count, const float *v);
 /** Remove an attribute if present. */
 void ecg_attr_remove(ecg_node *n, const char *name);
+/** Deep-copy every attribute of src onto dst, which has none (a node rebuilt in another
+ *  graph: ecg-partition's sweeps, ecg-lower's split parts). ECG_OK, or ECG_ERR_INTERNAL on
+ *  out of memory or when dst already has attributes (what was copied stays on dst). */
+int ecg_node_copy_attrs(ecg_node *dst, const ecg_node *src);
 
 /** ONNX AttributeProto.AttributeType codes. */
 enum { ECG_ATTR_FLOAT = 1, ECG_ATTR_INT = 2, ECG_ATTR_STRING = 3, ECG_ATTR_TENSOR = 4,

@@ -328,6 +328,23 @@ int ecg_attr_floats(const ecg_node *n, const char *name, const float **vals) {
   return (int)a->n_floats;
 }
 
+int ecg_node_copy_attrs(ecg_node *dst, const ecg_node *src) {
+  if (dst->n_attrs || !src->n_attrs) return dst->n_attrs ? ECG_ERR_INTERNAL : ECG_OK;
+  dst->attrs = calloc(src->n_attrs + 1, sizeof *dst->attrs);
+  if (!dst->attrs) return ECG_ERR_INTERNAL;
+  for (size_t a = 0; a < src->n_attrs; a++) { /* through the wire form: a deep copy */
+    size_t sz = protobuf_c_message_get_packed_size(&src->attrs[a]->base);
+    uint8_t *p = malloc(sz ? sz : 1);
+    if (!p) return ECG_ERR_INTERNAL;
+    protobuf_c_message_pack(&src->attrs[a]->base, p);
+    dst->attrs[a] = (Ecg__Attribute *)protobuf_c_message_unpack(src->attrs[a]->base.descriptor, NULL, sz, p);
+    free(p);
+    if (!dst->attrs[a]) return ECG_ERR_INTERNAL;
+    dst->n_attrs = a + 1;
+  }
+  return ECG_OK;
+}
+
 void ecg_attr_remove(ecg_node *n, const char *name) {
   for (size_t i = 0; i < n->n_attrs; i++) {
     if (strcmp(n->attrs[i]->name, name) != 0) continue;

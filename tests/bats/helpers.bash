@@ -63,3 +63,31 @@ build_gen() {
   cc -std=gnu11 -O1 -g -I"$ROOT/format" -I"$ROOT/build/gen" -I"$ROOT/tools/common" "$BATS_TEST_DIRNAME/$name.c" \
     "${extra[@]}" -lprotobuf-c -lzstd -lm -o "$out"
 }
+
+# model_args NAME: for model NAME of scripts/models.tsv, onnx2ecg's --input-shape arguments
+# on the first line (empty when none), its path (relative to the repository root) on the second.
+model_args() {
+  local line path shapes args=""
+  line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$1" '$1 == n')
+  [ -n "$line" ] || { echo "model_args: no model '$1' in scripts/models.tsv" >&2; return 1; }
+  path=$(cut -f2 <<<"$line"); shapes=$(cut -f3 <<<"$line")
+  if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args="$args --input-shape $s"; done; fi
+  printf '%s\n%s\n' "$args" "$path"
+}
+
+# model_data NAME (with ECG_OUT set): the ONNX Runtime reference outputs on seeded inputs for
+# model NAME of scripts/models.tsv (the data set e2e.sh makes, shared with models.bats), made
+# when missing; prints the data set's directory.
+model_data() {
+  local name=$1 ma path args data="$ECG_OUT/$1.data/test_data_set_0"
+  ma=$(model_args "$name") || return 1
+  args=$(head -1 <<<"$ma"); path=$(tail -1 <<<"$ma")
+  require_file "$ROOT/$path"
+  if [ ! -f "$data/output_0.pb" ]; then
+    require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
+    mkdir -p "$ECG_OUT"
+    # shellcheck disable=SC2086
+    node "$ROOT/tools/bench/make_data.mjs" --model "$ROOT/$path" --out "$data" --seed 1 $args >&2 || return 1
+  fi
+  require_file "$data/output_0.pb" && echo "$data"
+}

@@ -72,31 +72,12 @@ cl_node_test() {
   [ -e "$T/c/ecg_gemm.c" ]
 }
 
-# model_data NAME: the ONNX Runtime reference outputs on seeded inputs for model NAME of
-# scripts/models.tsv (the data set e2e.sh makes, shared with models.bats), made when missing.
-model_data() {
-  local name=$1 line path shapes args="" data="$ECG_OUT/$1.data/test_data_set_0"
-  line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$name" '$1 == n')
-  path=$(cut -f2 <<<"$line"); shapes=$(cut -f3 <<<"$line")
-  require_file "$ROOT/$path"
-  if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args="$args --input-shape $s"; done; fi
-  if [ ! -f "$data/output_0.pb" ]; then
-    require_file "$ROOT/tools/bench/node_modules/onnxruntime-node"
-    mkdir -p "$ECG_OUT"
-    # shellcheck disable=SC2086
-    node "$ROOT/tools/bench/make_data.mjs" --model "$ROOT/$path" --out "$data" --seed 1 $args >&2 || return 1
-  fi
-  require_file "$data/output_0.pb" && echo "$data"
-}
-
 # cl_model NAME FUSE...: model NAME converted, optionally through ecg-fuse (FUSE = "fuse"),
 # lowered --target opencl into $BATS_TEST_TMPDIR/NAME-FUSE and checked on device 0.
 cl_model() {
-  local name=$1 fuse=$2 T="$BATS_TEST_TMPDIR" data line path shapes args=""
+  local name=$1 fuse=$2 T="$BATS_TEST_TMPDIR" data ma path args
   data=$(model_data "$name") || return 1
-  line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' -v n="$name" '$1 == n')
-  path=$(cut -f2 <<<"$line"); shapes=$(cut -f3 <<<"$line")
-  if [ "$shapes" != "-" ]; then for s in ${shapes//,/ }; do args="$args --input-shape $s"; done; fi
+  ma=$(model_args "$name"); args=$(head -1 <<<"$ma"); path=$(tail -1 <<<"$ma")
   # shellcheck disable=SC2086
   "$BIN/onnx2ecg" "$ROOT/$path" $args -o "$T/$name.ecg"
   if [ "$fuse" = fuse ]; then "$BIN/ecg-fuse" "$T/$name.ecg" -o "$T/$name.f.ecg"; mv "$T/$name.f.ecg" "$T/$name.ecg"; fi
@@ -154,5 +135,5 @@ cl_model() {
   run --separate-stderr "$BIN/ecg-bench" "$T/c" --data "$dir/test_data_set_0" --runs 1 --device 0
   echo "exit $status; stderr: $stderr"
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"only --target opencl runs on OpenCL devices"* ]]
+  [[ "$stderr" == *"only --target opencl or c+opencl runs on OpenCL devices"* ]]
 }

@@ -595,7 +595,28 @@ static void test_placements(void) {
   ecg_graph_free(g);
 }
 
+/* ecg_node_copy_attrs: a deep copy (the copy outlives a change to the original), refused
+ * onto a node that has attributes. */
+static void test_copy_attrs(void) {
+  ecg_graph *a = build(), *b = build();
+  ecg_node *src = a->nodes[0], *dst = b->nodes[0], *other = b->nodes[1];
+  ecg_attr_set_ints(src, "pads", 4, (int64_t[]){1, 2, 3, 4});
+  ecg_attr_set_s(src, "auto_pad", "NOTSET");
+  for (size_t i = dst->n_attrs; i > 0; i--) ecg_attr_remove(dst, dst->attrs[i - 1]->name);
+  CHECK(ecg_node_copy_attrs(dst, src) == ECG_OK && dst->n_attrs == src->n_attrs, "copied %zu of %zu", dst->n_attrs, src->n_attrs);
+  ecg_attr_set_ints(src, "pads", 4, (int64_t[]){9, 9, 9, 9});
+  const int64_t *v = NULL;
+  char buf[32];
+  CHECK(ecg_attr_ints(dst, "pads", &v) == 4 && v[0] == 1 && v[3] == 4, "the copy keeps its own pads");
+  CHECK(!strcmp(ecg_attr_s(dst, "auto_pad", "", buf, sizeof buf), "NOTSET"), "strings copied");
+  ecg_attr_set_i(other, "axis", 1);
+  CHECK(ecg_node_copy_attrs(other, src) == ECG_ERR_INTERNAL, "refused onto a node with attributes");
+  ecg_graph_free(a);
+  ecg_graph_free(b);
+}
+
 int main(void) {
+  test_copy_attrs();
   test_placements();
   test_block_add();
   test_dominant();

@@ -226,4 +226,26 @@ void bt_json_print_string(FILE *f, const char *s);
 /** Print v as a JSON number (%.6g), or null when not finite. */
 void bt_json_print_number(FILE *f, double v);
 
+/* ---------------------------------------------------------------- devprof.c */
+
+/** ecg-bench --profile-device options. */
+typedef struct dp_opts {
+  const char *sweeps;  /**< ecg-partition --emit-sweeps DIR (index.tsv: signature, dim, extent, file) */
+  const char *target;  /**< ecg-lower --target for every sweep: "c" (the CPU) or "opencl" */
+  int device;          /**< OpenCL device (opencl; -1: 0) */
+  int runs, threads;   /**< timed runs per sample (median), --threads of the C target */
+  bool verbose;        /**< one line per sample on stderr */
+} dp_opts;
+/** EOP's device profile (VEE '22 §3.2): every sweep of o->sweeps lowered (ecg-lower beside
+ *  this program) and timed by this program (median of o->runs ms, seeded inputs), each
+ *  (signature, dimension) group fitted with eop_fit_samples (constant, linear, staircase;
+ *  held-out MAPE in percent); one JSON object on stdout: device (CL_DEVICE_NAME, or this
+ *  CPU's model for c), cpu, target, threads, runs, operators [{signature, dim, samples
+ *  [[extent, ms]...], pattern (the one chosen), fits {constant|linear|staircase: {a, b, w,
+ *  mape}}}], mape {pattern: {all (mean over every group), chosen (mean where chosen),
+ *  chosen_by}}, groups, samples_timed. Printed only when every sample was timed. Errors:
+ *  ECG_ERR_INPUT (no index.tsv, a malformed line: FILE:LINE, a sweep that does not lower
+ *  or run: its file and the tool's stderr), ECG_ERR_INTERNAL. */
+int bt_profile_device(const dp_opts *o, ecg_err *e);
+
 #endif

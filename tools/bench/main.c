@@ -25,6 +25,7 @@ static const char usage_text[] =
     "                 [--cc CC] [--save DIR] [--device N] [--profile FILE [--trace FILE]] [-q|-v]\n"
     "                 [--help] [--version]\n"
     "       ecg-bench --peak\n"
+    "       ecg-bench --profile-device SWEEPDIR [--target c|opencl] [--device N] [--runs R] [--threads T] > PROFILE.json\n"
     "\n"
     "Builds the lowered model directory DIR (an `ecg-lower -o DIR` output: it must hold\n"
     "ecg-lower.manifest; make -C DIR), runs DIR/runner on the inputs of an ONNX test data\n"
@@ -44,7 +45,9 @@ static const char usage_text[] =
     "host code against the OpenCL ICD loader and runs on OpenCL device N (--device N: an\n"
     "index into every platform's devices in order, as `clinfo -l` lists them; default 0);\n"
     "the report names it (\"device\": CL_DEVICE_NAME). On a machine without a GPU, PoCL\n"
-    "(Debian pocl-opencl-icd) is the device.\n"
+    "(Debian pocl-opencl-icd) is the device. A --target c+opencl directory (EOP placements:\n"
+    "kernels split between the CPU and the device) is built as a C one, also linking the\n"
+    "ICD loader, and takes --device and reports the device alike.\n"
     "\n"
     "The reference is --data's output_K.pb, else (with --ort) ONNX Runtime's outputs on\n"
     "the same inputs. Without either nothing is checked: \"pass\": null, and stderr says\n"
@@ -75,7 +78,15 @@ static const char usage_text[] =
     "  --trace FILE   with --profile: a Chrome-trace timeline (chrome://tracing, Perfetto)\n"
     "  --peak         measure this core's FP32 FMA peak and streaming bandwidth now, print\n"
     "                 them as JSON and refresh the cache (no DIR)\n"
-    "  --device N     OpenCL device of an opencl directory (usage error for a C one)\n"
+    "  --device N     OpenCL device of an opencl or c+opencl directory (usage error for a C one)\n"
+    "  --profile-device SWEEPDIR\n"
+    "                 EOP's device profile (VEE '22 §3.2): every one-node ECG that\n"
+    "                 `ecg-partition --emit-sweeps SWEEPDIR` wrote (operators cut along batch\n"
+    "                 and rows) lowered with --target (c, default, or opencl on --device) and\n"
+    "                 timed (median of --runs, default 5), each operator's samples fitted to\n"
+    "                 the three patterns (constant, linear, staircase; held-out MAPE); one\n"
+    "                 JSON object on stdout (no DIR), one file per device\n"
+    "  --target T     with --profile-device: c or opencl\n"
     "  -q, --quiet    errors only on stderr (no \"not verified\" note)\n"
     "  -v, --verbose  per-tensor details on stderr\n"
     "Exit: 0 pass (or nothing to check, without --check), 1 mismatch/not verified with\n"
@@ -90,6 +101,7 @@ typedef struct opts {
   int device;                /**< --device N; -1 when not given */
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
   bool ort, ort_noise, verbose, check, quiet, peak;
+  const char *profile_device, *target; /**< --profile-device SWEEPDIR, --target */
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -249,7 +261,7 @@ static bool parse_int(const char *s, int min, int *out) {
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1, .device = -1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE, O_PROFDEV, O_TARGET };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
@@ -257,7 +269,8 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       {"model", 0, 1, O_MODEL},     {"cc", 0, 1, O_CC},           {"save", 0, 1, O_SAVE},
       {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {"profile", 0, 1, O_PROFILE}, {"trace", 0, 1, O_TRACE},
-      {"peak", 0, 0, O_PEAK},       {"device", 0, 1, O_DEVICE}, {0, 0, 0, 0}};
+      {"peak", 0, 0, O_PEAK},       {"device", 0, 1, O_DEVICE}, {"profile-device", 0, 1, O_PROFDEV},
+      {"target", 0, 1, O_TARGET},   {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
   cli_init(&cl, argc, argv, lo);
@@ -297,6 +310,11 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_PROFILE: o->profile = val; break;
     case O_TRACE: o->trace = val; break;
     case O_PEAK: o->peak = true; break;
+    case O_PROFDEV: o->profile_device = val; break;
+    case O_TARGET:
+      if (strcmp(val, "c") && strcmp(val, "opencl")) return ecg_errf(e, ECG_ERR_USAGE, "--target expects c or opencl");
+      o->target = val;
+      break;
     case O_CHECK: o->check = true; break;
     case O_VERBOSE: o->verbose = true; o->quiet = false; break;
     case O_QUIET: o->quiet = true; o->verbose = false; break;
@@ -306,6 +324,13 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   }
   if (o->peak) {
     if (o->dir) return ecg_errf(e, ECG_ERR_USAGE, "--peak takes no DIR");
+    return 0;
+  }
+  if (o->target && !o->profile_device) return ecg_errf(e, ECG_ERR_USAGE, "--target goes with --profile-device (a lowered DIR has its own)");
+  if (o->profile_device) {
+    if (o->dir) return ecg_errf(e, ECG_ERR_USAGE, "--profile-device takes no DIR");
+    if (o->device >= 0 && (!o->target || strcmp(o->target, "opencl")))
+      return ecg_errf(e, ECG_ERR_USAGE, "--profile-device --device needs --target opencl");
     return 0;
   }
   if (!o->dir) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
@@ -516,8 +541,8 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   ECG_TRY(bt_target_resolve(arch, o->cc, &r->target, e));
   snprintf(r->target.backend, sizeof r->target.backend, "%s", backend);
   r->target.device = o->device;
-  if (o->device >= 0 && strcmp(backend, "opencl"))
-    return ecg_errf(e, ECG_ERR_USAGE, "--device: %s was lowered for target '%s'; only --target opencl runs on OpenCL devices", o->dir, backend);
+  if (o->device >= 0 && strcmp(backend, "opencl") && strcmp(backend, "c+opencl"))
+    return ecg_errf(e, ECG_ERR_USAGE, "--device: %s was lowered for target '%s'; only --target opencl or c+opencl runs on OpenCL devices", o->dir, backend);
   if (r->target.emulated) {
     if (!o->runs_set) oo.runs = 1;
     if (!o->warmup_set) oo.warmup = 0;
@@ -675,7 +700,7 @@ static void print_json(const opts *o, const result *r) {
   bt_json_print_string(f, r->target.arch);
   fputs(",\"target\":", f);
   bt_json_print_string(f, r->target.backend[0] ? r->target.backend : "c");
-  if (!strcmp(r->target.backend, "opencl")) {
+  if (!strcmp(r->target.backend, "opencl") || !strcmp(r->target.backend, "c+opencl")) {
     fputs(",\"device\":", f);
     bt_json_print_string(f, r->target.device_name);
   }
@@ -692,6 +717,12 @@ int main(int argc, char **argv) {
   if (rc) {
     fprintf(stderr, "ecg-bench: %s\n%s", e.msg, "usage: ecg-bench DIR [--data DIR] [--random SEED] ... (--help)\n");
     return ECG_ERR_USAGE;
+  }
+  if (o.profile_device) { /* ecg-bench --profile-device SWEEPDIR: time, fit, print */
+    dp_opts d = {.sweeps = o.profile_device, .target = o.target ? o.target : "c", .device = o.device,
+                 .runs = o.runs_set ? o.runs : 5, .threads = o.threads, .verbose = o.verbose};
+    if ((rc = bt_profile_device(&d, &e))) fprintf(stderr, "ecg-bench: %s\n", e.msg);
+    return rc;
   }
   if (o.peak) { /* ecg-bench --peak: measure, cache, print */
     bt_peak pk;

@@ -211,8 +211,8 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
-  char fname[32], act[160];
-  snprintf(fname, sizeof fname, "epi%d", p);
+  char fname[64], act[160];
+  snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
   ECG_TRY(lw_emit_epilogue(L, p, fname, e));
   if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
     L->epi_act = fname;
@@ -595,7 +595,7 @@ int lw_write_file(const char *dir, const char *name, const void *data, size_t n,
   return rc;
 }
 
-static void json_str(sbuf *b, const char *s) {
+void lw_json_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
@@ -655,6 +655,12 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
                 " *  Threads: call omp_set_num_threads first. */\n",
             L->weights_bytes, L->arena_bytes);
   sb_printf(&b, "%s_ctx *%s_create(const char *weights_path);\n", P, P);
+  if (L->hetero)
+    sb_printf(&b, "/* --target c+opencl: the kernels with an EOP placement run split between the CPU and OpenCL\n"
+                  " * device ECG_CL_DEVICE (model.cl, embedded in model.c); create fails with errno = ENODEV when\n"
+                  " * there is no such device, EINVAL when the program does not build. Link with -lOpenCL too. */\n"
+                  "#define ECG_MODEL_OPENCL 1\n#define ECG_MODEL_HETERO 1\n"
+                  "/** The CL_DEVICE_NAME of the device ctx runs on. */\nconst char *%s_device_name(const %s_ctx *ctx);\n", P, P);
   if (L->target == LW_TARGET_OPENCL)
     sb_printf(&b, "/* --target opencl: kernels in model.cl (embedded in model.c), host code linking -lOpenCL only.\n"
                   " * create picks OpenCL device ECG_CL_DEVICE (environment; an index into every platform's\n"
@@ -687,6 +693,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
               ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
     sb_printf(&b, "#include <errno.h>\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n\n");
+    if (L->hetero) sb_printf(&b, "#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\n#define NCLK %d\n#define DEV_BYTES ((size_t)%zu)\n\n", L->n_clk, L->het_dev);
     sb_printf(&b, "/* Scalar helpers of the elementwise expressions (format/ops/scalar.def): shared with\n"
                   " * constant folding, so folded and computed values agree. */\n#include \"ecg_scalar.h\"\n"
                   "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
@@ -721,7 +728,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
               L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n};\n\n", P);
+                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n", P);
+    if (L->hetero) lw_het_ctx_fields(L, &b);
+    sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
   io_info_table(L, &b, "outputs", g->outputs, g->n_outputs);
@@ -744,6 +753,15 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   int rc_cl = ECG_OK;
   if (L->target == LW_TARGET_OPENCL) rc_cl = lw_cl_host_body(L, &b, dir, e);
   else {
+    if (L->hetero) { /* the device program, its opening, the names of its kernels, the row copies */
+      rc_cl = lw_cl_print_program(&b, dir, 0, &L->cl_decls, &L->cl_code, e);
+      lw_cl_print_open(&b);
+      sb_printf(&b, "static const char *const cl_kernel_names_[NCLK + 1] = {\n%s  \"\"\n};\n\n", L->cl_names.s ? L->cl_names.s : "");
+      sb_printf(&b, "/* rows row_bytes-long from src (every spitch bytes) to dst (every dpitch bytes) */\n"
+                    "static void het_copy_(void *dst, size_t dpitch, const void *src, size_t spitch, size_t row_bytes, long long rows) {\n"
+                    "  for (long long r = 0; r < rows; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, row_bytes);\n}\n\n");
+      sb_printf(&b, "const char *%s_device_name(const %s_ctx *ctx) { return ctx->dev_name; }\n\n", P, P);
+    }
     /* kernels */
     sb_printf(&b, "%s\n%s\n", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
     /* graph outputs that are constants, graph inputs or repeated need copies */
@@ -764,7 +782,8 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
     sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
-    sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
+    if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
+    else sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
   }
   sb_printf(&b, "int %s_profile(%s_ctx *ctx, int on) {\n  if (!on) { free(ctx->prof_ms); ctx->prof_ms = NULL; return 0; }\n"
                 "  if (!ctx->prof_ms) ctx->prof_ms = calloc(NKERNELS + 1, sizeof(double));\n  return ctx->prof_ms ? 0 : -1;\n}\n\n", P, P);
@@ -779,7 +798,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   }
   sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");
   if (L->target == LW_TARGET_C) {
-    sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n", P, P);
+    sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n", P, P);
+    if (L->hetero) lw_het_destroy(L, &b);
+    sb_printf(&b, "  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n");
     sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
     sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
     /* the runtime linked in must be the one this file was compiled against: same sources,
@@ -795,6 +816,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                   "  size_t got = WEIGHTS_BYTES ? fread(ctx->w, 1, WEIGHTS_BYTES, f) : 0;\n  int extra = fgetc(f);\n  fclose(f);\n"
                   "  if (got != WEIGHTS_BYTES || extra != EOF) { %s_destroy(ctx); errno = EINVAL; return NULL; }\n", P, P);
     sb_printf(&b, "%s", L->init.s ? L->init.s : "");
+    if (L->hetero) lw_het_create(L, &b);
     sb_printf(&b, "  return ctx;\n}\n");
   }
   int rc = rc_cl ? rc_cl : b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "model.c", b.s, b.len, e);
@@ -819,7 +841,7 @@ static void json_io(sbuf *b, const ecg_graph *g, const int32_t *ids, size_t n) {
   for (size_t k = 0; k < n; k++) {
     const ecg_tensor *t = g->tensors[ids[k]];
     sb_printf(b, "%s{\"name\": ", k ? ", " : "");
-    json_str(b, t->name);
+    lw_json_str(b, t->name);
     sb_printf(b, ", \"dtype\": %d, \"shape\": [", t->dtype);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
     sb_printf(b, "]}");
@@ -887,17 +909,18 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     snprintf(model, sizeof model, "%s", L->g->name);
   }
   sb_printf(&b, "{\"model\": ");
-  json_str(&b, model);
+  lw_json_str(&b, model);
   sb_printf(&b, ", \"graph\": ");
-  json_str(&b, L->g->name);
+  lw_json_str(&b, L->g->name);
   sb_printf(&b, ", \"source\": ");
-  json_str(&b, L->g->source ? L->g->source : "");
+  lw_json_str(&b, L->g->source ? L->g->source : "");
   sb_printf(&b, ", \"prefix\": ");
-  json_str(&b, L->prefix);
+  lw_json_str(&b, L->prefix);
   sb_printf(&b, ", \"arch\": ");
-  json_str(&b, L->arch);
+  lw_json_str(&b, L->arch);
   int passes = count_passes(L);
-  sb_printf(&b, ", \"target\": \"%s\"", L->target == LW_TARGET_OPENCL ? "opencl" : "c");
+  sb_printf(&b, ", \"target\": \"%s\"", L->hetero ? "c+opencl" : L->target == LW_TARGET_OPENCL ? "opencl" : "c");
+  if (L->hetero) sb_printf(&b, ", \"placements\": [%s]", L->het_json.s ? L->het_json.s : "");
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
             "\"arena_lower_bound\": %zu, \"memory_plan_algo\": \"%s\", \"memory_plan\": [",
@@ -909,7 +932,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
      * tile by tile while in cache) has no place of its own */
     if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0) continue;
     sb_printf(&b, "%s{\"tensor\": ", first ? "" : ", ");
-    json_str(&b, L->g->tensors[t]->name);
+    lw_json_str(&b, L->g->tensors[t]->name);
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
     first = 0;
   }
@@ -966,7 +989,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "# that identical-code folding made of a repeated kernel (wrong outputs for bert_tiny); without these\n"
             "# two analyses the call stays (LOWERED.md). The kernels are called through a table: they gain nothing.\n"
             "MODEL_SAFE_CFLAGS := $(shell $(CC) -Werror -fno-ipa-pure-const -fno-ipa-modref -E -x c /dev/null >/dev/null 2>&1 && echo -fno-ipa-pure-const -fno-ipa-modref)\n"
-            "LDLIBS ?= -lm\nPREFIX = %s\n"
+            "LDLIBS ?= -lm%s\nPREFIX = %s\n"
             "all: lib$(PREFIX).a lib$(PREFIX).so runner\n"
             "include ecg_rt.mk\n"
             "model.o: model.c model.h $(RT_HDRS)\n\t$(CC) $(MODEL_CFLAGS) $(ECG_CFLAGS) $(MODEL_SAFE_CFLAGS) -fPIC -fno-semantic-interposition -c model.c -o $@\n"
@@ -976,7 +999,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "lib$(PREFIX).so: model.o $(RT_LIB)\n\t$(CC) $(CFLAGS) -shared -o $@ model.o $(RT_LIB) -Wl,--exclude-libs,ALL $(LDLIBS)\n"
             "runner: runner_main.c lib$(PREFIX).a model.h $(RT_HDRS)\n\t$(CC) $(CFLAGS) -o $@ runner_main.c lib$(PREFIX).a $(LDLIBS)\n"
             "clean:\n\trm -f *.o libecg_rt.a lib$(PREFIX).a lib$(PREFIX).so runner\n.PHONY: all clean\n",
-            L->prefix);
+            L->hetero ? " -lOpenCL" : "", L->prefix);
   rc = b.oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : lw_write_file(dir, "Makefile", b.s, b.len, e);
   sb_free(&b);
   for (int i = 0; rc == ECG_OK && ecg_runtime_files[i].name; i++)
@@ -996,7 +1019,8 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
     return ecg_errf(e, ECG_ERR_USAGE, "unknown --memory-plan '%s' (expected peak, bestfit or size)", memory_plan);
   if (!target || !strcmp(target, "c")) L.target = LW_TARGET_C;
   else if (!strcmp(target, "opencl")) L.target = LW_TARGET_OPENCL;
-  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --target '%s' (expected c or opencl)", target);
+  else if (!strcmp(target, "c+opencl")) L.hetero = 1; /* C, with the placed kernels split onto the device (hetero.c) */
+  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --target '%s' (expected c, opencl or c+opencl)", target);
   if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
   else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
   else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
@@ -1017,6 +1041,7 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   if (rc == ECG_OK) rc = plan_memory(&L, order, e);
   if (rc == ECG_OK && L.target == LW_TARGET_OPENCL && !(L.cl_work = calloc((size_t)L.nk + 1, sizeof *L.cl_work)))
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  L.het_base = align_up(L.arena_bytes); /* c+opencl: the CPU parts' scratch follows the plan */
   /* Every kernel gets its function; collect all missing emitters at once. */
   int missing = 0;
   char lb[256];
@@ -1047,6 +1072,11 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
                     ecg_node_label(g, n, lb, sizeof lb), n->op_type);
       break;
     }
+    if (L.hetero) { /* a placed kernel: the device part and the CPU part (hetero.c) */
+      int done = 0;
+      rc = lw_het_kernel(&L, p, &done, e);
+      if (rc || done) continue;
+    }
     sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\n", p, K->nm, K->nm > 1 ? "s" : "",
               ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
               K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_ROW ? ", row reductions" : "");
@@ -1057,12 +1087,16 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
     sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
+  if (L.hetero && L.het_host) L.arena_bytes = L.het_base + align_up(L.het_host);
   if (rc == ECG_OK && (L.code.oom || L.decls.oom || L.init.oom || L.scratch_expr.oom)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = write_header(&L, dir, e);
   if (rc == ECG_OK) rc = write_model_c(&L, dir, order, e);
   if (rc == ECG_OK) rc = write_weights(&L, dir, e);
   if (rc == ECG_OK) rc = write_meta(&L, dir, e);
-  if (rc == ECG_OK && st) *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes, L.arena_lower_bound};
+  if (rc == ECG_OK && st) {
+    *st = (ecg_lower_stats){count_passes(&L), L.nk, L.n_sparse, L.weights_bytes, L.arena_bytes, L.arena_lower_bound, NULL};
+    if (L.het_notes.len && !(st->notes = strdup(L.het_notes.s))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
   free(order);
   free(L.t);
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
@@ -1074,6 +1108,11 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   sb_free(&L.decls);
   sb_free(&L.init);
   sb_free(&L.scratch_expr);
+  sb_free(&L.cl_code);
+  sb_free(&L.cl_decls);
+  sb_free(&L.cl_names);
+  sb_free(&L.het_json);
+  sb_free(&L.het_notes);
   free(L.blob);
   return rc;
 }

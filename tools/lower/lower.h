@@ -149,6 +149,17 @@ typedef struct ecg_lower {
   lw_target target;      /**< LW_TARGET_OPENCL: kernels are OpenCL C (opencl.c) */
   int64_t *cl_work;      /**< OpenCL: per kernel, the largest index space its loops cover (work-items
                               worth launching; 0: the kernel moves nothing and is not enqueued) */
+  const char *sym;       /**< prefix of the kernel-local symbols (epilogue functions) of a split
+                              part's lowering (hetero.c); NULL: none */
+  /* ---- --target c+opencl (hetero.c): C lowering, placed kernels on an OpenCL device */
+  int hetero;            /**< 1: c+opencl (target is LW_TARGET_C for the main lowering) */
+  sbuf cl_decls, cl_code; /**< model.cl: the device parts' epilogues and __kernels */
+  sbuf cl_names;         /**< the device kernels' names, one C string literal a line, comma-ended */
+  int n_clk;             /**< device kernels in model.cl */
+  size_t het_base;       /**< host scratch of the CPU parts: ctx->arena + het_base (after the plan) */
+  size_t het_host, het_dev; /**< bytes of host scratch (CPU parts) and device buffer (device parts) */
+  sbuf het_json;         /**< model.json "placements": what ran where, and why */
+  sbuf het_notes;        /**< one line per placed kernel run on the CPU instead (ecg_lower_stats.notes) */
 } ecg_lower;
 
 /** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
@@ -161,6 +172,8 @@ void lw_cl_work(ecg_lower *L, int64_t n);
  *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
  *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
 const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Append s to b as a JSON string literal (quotes, backslashes and control characters escaped). */
+void lw_json_str(sbuf *b, const char *s);
 /** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
  *  reason (ENOSPC, EACCES, ...), ECG_ERR_INTERNAL (out of memory). */
 int lw_write_file(const char *dir, const char *name, const void *data, size_t n, ecg_err *e);
@@ -174,6 +187,32 @@ void lw_cl_host_head(ecg_lower *L, sbuf *b);
  *  create (program built once, weights uploaded once); also writes the program as dir/model.cl.
  *  ECG_OK or the write error. */
 int lw_cl_host_body(ecg_lower *L, sbuf *b, const char *dir, ecg_err *e);
+
+/** The OpenCL program as the C string cl_source_ (the prelude, kernel arguments A, W and n_io
+ *  io buffers, decls, code) into b, and the same text as dir/model.cl. ECG_OK or the write
+ *  error (ECG_ERR_INPUT naming the path), ECG_ERR_INTERNAL (out of memory). */
+int lw_cl_print_program(sbuf *b, const char *dir, int n_io, const sbuf *decls, const sbuf *code, ecg_err *e);
+/** Print the host functions pick_device_ (ECG_CL_DEVICE: an index into every platform's
+ *  devices in order) and cl_open_ (context, in-order queue, cl_source_ built; 0, ENODEV or
+ *  EINVAL with the build log on stderr), shared by --target opencl and c+opencl. */
+void lw_cl_print_open(sbuf *b);
+
+/* ---- --target c+opencl (hetero.c; EOP, Xu et al. VEE '22 §3: a key operator split along one
+ * dimension, the CPU and the device each computing a part, concurrently) */
+/** Kernel p of a c+opencl lowering: when its node carries a placement (Graph.placements)
+ *  that gives the device a part, print the whole C function k<p> (the device part: its cut
+ *  inputs written to the device, its OpenCL kernel enqueued, its slice of each output read
+ *  back, all non-blocking; then the CPU part: the same kernel lowered by the C emitters on
+ *  the CPU's cut, its slices copied in place; then one clFinish) and set *done; else (no
+ *  placement, a CPU share of all rows, or a kernel that cannot be cut: a line in
+ *  L->het_notes naming the node and why) leave *done 0: the kernel is the plain C one. Errors:
+ *  ECG_ERR_INTERNAL (out of memory). */
+int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e);
+/** c+opencl model.c pieces: the context fields, the statements of create (after the weights
+ *  are read into ctx->w: the device opened, its buffers and kernels made) and of destroy. */
+void lw_het_ctx_fields(const ecg_lower *L, sbuf *b);
+void lw_het_create(const ecg_lower *L, sbuf *b);
+void lw_het_destroy(const ecg_lower *L, sbuf *b);
 
 /** Append n bytes made by the lowering (FKW index arrays, CSR arrays) to weights.bin at a
  *  64-byte aligned offset and return the offset (ctx->w + offset at run time); sets

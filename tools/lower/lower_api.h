@@ -24,13 +24,18 @@ typedef struct ecg_lower_stats {
   int kernels, blocks, sparse_convs;
   size_t weights_bytes, arena_bytes;
   size_t arena_lower_bound; /**< bytes live at the peak position: no plan needs less */
+  char *notes;              /**< c+opencl: one line per placed node that runs whole on the CPU
+                                 though placed on the device, naming it and why (malloc'd, the
+                                 caller frees it; NULL when none): the notes -q silences */
 } ecg_lower_stats;
 /** As above; st (may be NULL) receives the lowering's numbers on success. */
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                   const char *memory_plan, ecg_lower_stats *st, ecg_err *e);
-/** As above for back end target: "c" (ecg_lower_dir) or "opencl" (OpenCL C kernels in model.cl,
+/** As above for back end target: "c" (ecg_lower_dir), "opencl" (OpenCL C kernels in model.cl,
  *  a host model.c linking -lOpenCL; an operator the OpenCL printer cannot express is refused
- *  with ECG_ERR_INPUT naming the node and op). An unknown target is ECG_ERR_USAGE. */
+ *  with ECG_ERR_INPUT naming the node and op) or "c+opencl" (C, the kernels with an EOP
+ *  placement split between the CPU and OpenCL device ECG_CL_DEVICE; hetero.c). An unknown
+ *  target is ECG_ERR_USAGE. */
 int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                          const char *memory_plan, const char *target, ecg_lower_stats *st, ecg_err *e);
 #endif

@@ -45,9 +45,12 @@ static void usage(FILE *f) {
           "  --arch ISA         target ISA: native (default: this machine), aarch64 (NEON), riscv64;\n"
           "                     recorded in model.json; a foreign ISA's Makefile cross-builds\n"
           "                     (CROSS_COMPILE=aarch64-linux-gnu- style, STATIC=1; see LOWERED.md)\n"
-          "  --target T         back end: c (default: C with OpenMP and the runtime library) or\n"
+          "  --target T         back end: c (default: C with OpenMP and the runtime library),\n"
           "                     opencl (OpenCL C kernels and a host file linking -lOpenCL; an\n"
-          "                     operator it cannot express yet is refused, naming the node)\n"
+          "                     operator it cannot express yet is refused, naming the node) or\n"
+          "                     c+opencl (C, and each node an EOP placement gives the device a\n"
+          "                     share of (ecg-partition --eop) split between the CPU and the\n"
+          "                     OpenCL device, both parts running at once; LOWERED.md)\n"
           "  -q, --quiet        errors only on stderr (no warnings)\n"
           "  --memory-plan A    how intermediates share the arena: peak (default; SOD² §5.4.2:\n"
           "                     the buffers live at the peak-memory position first, then outwards,\n"
@@ -257,7 +260,7 @@ int main(int argc, char **argv) {
     case OPT_PREFIX: prefix = val; break;
     case OPT_ARCH: arch = val; break;
     case OPT_TARGET:
-      if (strcmp(val, "c") && strcmp(val, "opencl")) { fprintf(stderr, PROG ": unknown --target '%s' (expected c or opencl)\n", val); return 2; }
+      if (strcmp(val, "c") && strcmp(val, "opencl") && strcmp(val, "c+opencl")) { fprintf(stderr, PROG ": unknown --target '%s' (expected c, opencl or c+opencl)\n", val); return 2; }
       backend = val;
       break;
     case OPT_SPARSE:
@@ -313,6 +316,13 @@ int main(int argc, char **argv) {
     }
   }
   if (!rc) rc = ecg_lower_dir_target(g, tmp, prefix, arch, sparse, memplan, backend, &ls, &e);
+  for (char *line = ls.notes, *nl; !rc && line && *line; line = nl + 1) { /* c+opencl: placed nodes run on the CPU */
+    if (!(nl = strchr(line, '\n'))) break;
+    *nl = 0;
+    cli_note(PROG, quiet, "%s", line);
+  }
+  free(ls.notes);
+  ls.notes = NULL;
   if (!rc) rc = write_manifest(tmp, prefix, &files, &e);
   if (!rc) rc = install(tmp, dir, &t, &files, verbose, quiet, &e);
   if (tmp[0]) {

@@ -1,13 +1,14 @@
 /* eopplan.c: ecg-partition --eop: EOP (VEE '22) on an ECG from two measured device
  * profiles (scripts/eop_profile.sh): the plan goes into the ECG as placements (schema 4)
- * and, with every strategy's estimate, into a JSON report. Nothing runs it yet: the
- * c+opencl lowering does not exist. */
+ * and, with every strategy's estimate, into a JSON report. ecg-lower --target
+ * c+opencl runs it (tools/lower/hetero.c). --share S forces one share instead (pt_eop_force). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ecg_arch.h"
 #include "jsonl.h"
 #include "partition.h"
 
@@ -30,12 +31,14 @@ static void profile_free(profile *p) {
   free(p->s);
 }
 
-/** Read a profile file. Errors: ECG_ERR_INPUT "PATH: strerror" or "PATH:LINE: ...". */
-static int profile_load(const char *path, profile *p, ecg_err *e) {
+/** Read a profile file; with `here` (this machine's CPU model), a sample whose "cpu" key names
+ *  another CPU is refused (times measured elsewhere do not plan this machine; DESIGN.md
+ *  "Measured costs"). Errors: ECG_ERR_INPUT "PATH: strerror" or "PATH:LINE: ...". */
+static int profile_load(const char *path, profile *p, const char *here, ecg_err *e) {
   memset(p, 0, sizeof *p);
   FILE *f = fopen(path, "r");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
-  char line[4096], sig[1024], dim[32], dev[128];
+  char line[4096], sig[1024], dim[32], dev[128], cpu[256];
   int ln = 0, rc = ECG_OK;
   while (!rc && fgets(line, sizeof line, f)) {
     ln++;
@@ -48,6 +51,9 @@ static int profile_load(const char *path, profile *p, ecg_err *e) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: dim '%s' (expected batch or rows)", path, ln, dim);
     else if (!(x >= 1) || !(ms >= 0))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: x must be >= 1 and ms >= 0", path, ln);
+    else if (here && jsonl_str(line, "cpu", cpu, sizeof cpu) && strcmp(cpu, here))
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: measured on CPU '%s', not this machine's '%s' (--foreign-profiles plans with it anyway)",
+                    path, ln, cpu, here);
     else if (p->device[0] && strcmp(p->device, dev))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: device '%s' in a profile of '%s' (one device per file)", path, ln, dev, p->device);
     else {
@@ -87,7 +93,7 @@ static bool fit_of(const profile *p, const char *sig, int dim, eop_fit all[3], e
 
 int pt_eop_profile_check(const char *path, int *n_samples, int *n_fits, ecg_err *e) {
   profile p;
-  ECG_TRY(profile_load(path, &p, e));
+  ECG_TRY(profile_load(path, &p, NULL, e));
   *n_samples = p.n;
   *n_fits = 0;
   for (int i = 0; i < p.n; i++) {
@@ -108,8 +114,10 @@ typedef struct opinfo {
 
 int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
   profile pr[2] = {{{0}}};
-  ECG_TRY(profile_load(o->profiles[0], &pr[0], e));
-  int rc = profile_load(o->profiles[1], &pr[1], e);
+  char here[256];
+  ecg_cpu_name(here, sizeof here);
+  ECG_TRY(profile_load(o->profiles[0], &pr[0], o->foreign ? NULL : here, e));
+  int rc = profile_load(o->profiles[1], &pr[1], o->foreign ? NULL : here, e);
   if (rc) { profile_free(&pr[0]); return rc; }
   int nn = (int)g->n_nodes, *order = malloc(sizeof(int) * (size_t)(nn + 1)), *pos = malloc(sizeof(int) * (size_t)(nn + 1));
   int *producer = malloc(sizeof(int) * (g->n_tensors + 1)), *preds = malloc(sizeof(int) * (size_t)(nn * 8 + 1));
@@ -162,12 +170,13 @@ int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
                "\"operators\": %d, \"without_samples\": %d, \"strategies\": {",
             pr[0].device, pr[1].device, o->objective == EOP_SUM ? "sum" : "makespan", o->cm, m, skipped);
     for (int s = 0; s < EOP_N_STRATEGIES; s++) {
-      double t = eop_plan(ops, m, o->cm, o->objective, (eop_strategy)s, s == EOP_EOP ? eop_alpha : alpha);
+      /* the placed strategy's shares are kept (EOP, or the baseline --baseline names) */
+      double t = eop_plan(ops, m, o->cm, o->objective, (eop_strategy)s, s == (int)o->placed ? eop_alpha : alpha);
       fprintf(f, "%s\"%s\": %.6g", s ? ", " : "", eop_strategy_name((eop_strategy)s), t);
     }
     bool *key = calloc((size_t)m + 1, sizeof *key);
     if (key) eop_key_ops(ops, m, 0.95, key);
-    fprintf(f, "}, \"plan\": [");
+    fprintf(f, "}, \"placed\": \"%s\", \"plan\": [", eop_strategy_name(o->placed));
     for (int i = 0; i < m; i++) {
       const ecg_node *n = g->nodes[info[i].node];
       fprintf(f, "%s\n  {\"node\": \"%s\", \"op\": \"%s\", \"dim\": \"%s\", \"extent\": %g, \"key\": %s, \"cpu_share\": %.2f",
@@ -197,4 +206,26 @@ int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
   profile_free(&pr[0]);
   profile_free(&pr[1]);
   return rc;
+}
+
+int pt_eop_force(ecg_graph *g, double share, FILE *f, ecg_err *e) {
+  int placed = 0;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_node *n = g->nodes[i];
+    if (n->n_outputs < 1 || n->outputs[0] < 0) continue;
+    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+    if (!op || !op->flops || op->flops(g, n) <= 0) continue; /* data movement: not a key operator (as the sweeps) */
+    int64_t od[ECG_MAX_RANK];
+    int r = ecg_tensor_dims(g->tensors[n->outputs[0]], od), dim = -1;
+    for (int d = PT_N_DIMS - 1; d >= 0 && dim < 0; d--) { /* rows first, then batch */
+      int axis = pt_dim_axis(r, d);
+      if (axis >= 0 && od[axis] >= 2) dim = d;
+    }
+    if (dim < 0) continue;
+    ECG_TRY(ecg_placement_set(g, (int)i, pt_dim_axis(r, dim), share, pt_dim_name(dim), e));
+    placed++;
+  }
+  fprintf(f, "{\"stage\": \"ecg-partition\", \"eop\": {\"forced_share\": %g, \"placed\": %d}}\n", share, placed);
+  if (ferror(f)) return ecg_errf(e, ECG_ERR_INPUT, "report: %s", strerror(errno));
+  return ECG_OK;
 }

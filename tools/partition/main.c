@@ -46,11 +46,20 @@ static void usage(FILE *f) {
           "                     performance patterns, partition ratios, joint tuning; each planned\n"
           "                     operator's placement (axis, CPU share) goes into the output ECG,\n"
           "                     and the plan with every strategy's estimate (cpu-only, device-only,\n"
-          "                     equal, fixed, eop) into --report FILE as JSON (nothing runs the\n"
-          "                     plan yet: the c+opencl lowering does not exist)\n"
+          "                     equal, fixed, eop) into --report FILE as JSON; ecg-lower --target\n"
+          "                     c+opencl runs the placements\n"
           "  --profiles FILE    a device profile (JSON lines), twice: the CPU's, then the device's\n"
           "  --cm MS            Split + copies + Concatenate of a split operator (default 0.05)\n"
           "  --objective O      makespan (default: two in-order device queues) or sum (Eq. 4)\n"
+          "  --baseline S       place by strategy S instead of EOP: cpu-only, device-only, equal\n"
+          "                     (0.5), fixed (the graph's speedup ratio) or eop (default); the\n"
+          "                     paper's baselines, run by ecg-lower --target c+opencl\n"
+          "  --foreign-profiles plan with samples measured on another CPU model (their \"cpu\"\n"
+          "                     key; refused by default: times from elsewhere plan nothing here)\n"
+          "  --share S          with --eop instead of --profiles: every operator with FLOPs gets\n"
+          "                     CPU share S (0..1) along its rows dimension (else batch): forced\n"
+          "                     ratios, so the split path of ecg-lower --target c+opencl runs\n"
+          "                     whatever a plan would decide (0.5 = the paper's Equal baseline)\n"
           "The SPLIT/JOIN schedule tuner of AGO §V is not implemented.\n");
 }
 
@@ -151,7 +160,7 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 }
 
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
-       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE };
+       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE };
 
 /* --emit-sweeps DIR: the one-node ECGs and DIR/index.tsv (written under a temporary
  * name and renamed, so an index never lists files that were not written). */
@@ -177,11 +186,13 @@ int main(int argc, char **argv) {
       {"verbose", 'v', 0, OPT_VERBOSE}, {"help", 'h', 0, OPT_HELP},           {"version", 0, 0, OPT_VERSION},
       {"quiet", 'q', 0, OPT_QUIET},     {"emit-sweeps", 0, 1, OPT_SWEEPS},    {"points", 0, 1, OPT_POINTS},
       {"eop", 0, 0, OPT_EOP},           {"profiles", 0, 1, OPT_PROFILES},     {"cm", 0, 1, OPT_CM},
-      {"objective", 0, 1, OPT_OBJECTIVE},
+      {"objective", 0, 1, OPT_OBJECTIVE}, {"share", 0, 1, OPT_SHARE}, {"foreign-profiles", 0, 0, OPT_FOREIGN},
+      {"baseline", 0, 1, OPT_BASELINE},
       {0, 0, 0, 0}};
+  double share = -1;
   const char *sweeps = NULL;
   int points = 6, eop = 0, n_prof = 0;
-  pt_eop_opts eo = {.cm = 0.05, .objective = EOP_MAKESPAN};
+  pt_eop_opts eo = {.cm = 0.05, .objective = EOP_MAKESPAN, .placed = EOP_EOP};
   const char *out = "-", *in = "-", *report = NULL, *weights_path = NULL, *strategy = "ago", *val;
   pt_strategy strat = PT_AGO;
   double td = -1;
@@ -237,6 +248,21 @@ int main(int argc, char **argv) {
       else if (!strcmp(val, "makespan")) eo.objective = EOP_MAKESPAN;
       else return cli_fail(PROG, ECG_ERR_USAGE, "--objective expects makespan or sum (try --help)");
       break;
+    case OPT_FOREIGN: eo.foreign = true; break;
+    case OPT_BASELINE: {
+      int k = -1;
+      for (int st = 0; st < EOP_N_STRATEGIES; st++)
+        if (!strcmp(val, eop_strategy_name((eop_strategy)st))) k = st;
+      if (k < 0) return cli_fail(PROG, ECG_ERR_USAGE, "--baseline expects cpu-only, device-only, equal, fixed or eop (try --help)");
+      eo.placed = (eop_strategy)k;
+      break;
+    }
+    case OPT_SHARE: {
+      char *end;
+      share = strtod(val, &end);
+      if (*end || end == val || !(share >= 0 && share <= 1)) return cli_fail(PROG, ECG_ERR_USAGE, "--share expects a CPU share in [0, 1] (try --help)");
+      break;
+    }
     case OPT_OUTPUT: out = val; break;
     case OPT_REPORT: report = val; break;
     case OPT_ZSTD: zstd = 1; break;
@@ -251,8 +277,11 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  if (eop && n_prof != 2) return cli_fail(PROG, ECG_ERR_USAGE, "--eop needs --profiles CPU.jsonl --profiles DEVICE.jsonl (try --help)");
+  if (share >= 0 && (!eop || n_prof)) return cli_fail(PROG, ECG_ERR_USAGE, "--share goes with --eop, instead of --profiles (try --help)");
+  if (eop && n_prof != 2 && share < 0) return cli_fail(PROG, ECG_ERR_USAGE, "--eop needs --profiles CPU.jsonl --profiles DEVICE.jsonl (try --help)");
   if (eop && sweeps) return cli_fail(PROG, ECG_ERR_USAGE, "--eop and --emit-sweeps exclude each other");
+  if (eo.placed != EOP_EOP && !n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--baseline goes with --eop --profiles (try --help)");
+  if (eo.foreign && !n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--foreign-profiles goes with --eop --profiles (try --help)");
   if (!eop && n_prof) return cli_fail(PROG, ECG_ERR_USAGE, "--profiles is for --eop (try --help)");
   if (eop || sweeps) { /* the EOP modes: --emit-sweeps writes no ECG; --eop writes it with placements */
     ecg_graph *g = NULL;
@@ -267,7 +296,7 @@ int main(int argc, char **argv) {
       if (report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
       else if (report) rep.f = stderr;
       else rc = (sink = fopen("/dev/null", "w")) ? ECG_OK : ecg_errf(&e, ECG_ERR_INTERNAL, "/dev/null: %s", strerror(errno));
-      if (!rc) rc = pt_eop_report(g, &eo, rep.f ? rep.f : sink, &e);
+      if (!rc) rc = share >= 0 ? pt_eop_force(g, share, rep.f ? rep.f : sink, &e) : pt_eop_report(g, &eo, rep.f ? rep.f : sink, &e);
       if (!rc) rc = ecg_validate(g, &e);
       if (!rc) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
       if (rep.f && rep.f != stderr) {

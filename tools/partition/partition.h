@@ -5,7 +5,7 @@
  *   cluster.c: CLUSTER (Algorithm 1) over an abstract DAG of units, and its use on an ECG
  *              (units = fusion blocks and nodes in no block) for both strategies.
  *   eop.c:     EOP (VEE '22): performance patterns, partition ratios, joint tuning (eop.h);
- *              not yet reachable from the command line (the c+opencl lowering comes first).
+ *              driven by ecg-partition --eop (eopplan.c); ecg-lower --target c+opencl runs the plan.
  * The SPLIT/JOIN tuner of AGO §V is not implemented here. */
 #ifndef ECG_PARTITION_H
 #define ECG_PARTITION_H
@@ -131,6 +131,9 @@ typedef struct pt_eop_opts {
   double cm;               /**< Split + copies + Concatenate of a split operator, ms (the
                                 paper's constant pattern; [IMPL] one constant per graph) */
   eop_objective objective;
+  bool foreign;            /**< accept samples whose "cpu" is not this machine's CPU model */
+  eop_strategy placed;     /**< whose shares become the placements: EOP_EOP (default) or a
+                                baseline (ecg-partition --baseline), so each runs with c+opencl */
 } pt_eop_opts;
 /** EOP over g's operators (topological order) from two device profiles (lines
  *  {"device": NAME, "signature": S, "dim": "batch"|"rows", "x": EXTENT, "ms": T}, as
@@ -138,11 +141,20 @@ typedef struct pt_eop_opts {
  *  (eop_fit_samples), its dimension (the one whose best Eq. 2 time is least,
  *  PatternMatch), then every strategy (eop_plan); the JSON report (per strategy: the
  *  score; per operator: dimension, extent, patterns with their MAPE, the EOP share) to f,
- *  and each planned operator's placement (axis, CPU share) into g (ecg_placement_set).
+ *  and each planned operator's placement (axis, CPU share of the strategy o->placed) into g
+ *  (ecg_placement_set).
  *  Operators without samples on a device cannot run there in the plan; operators without
- *  any (data movement) are left out and counted. Errors: ECG_ERR_INPUT (unreadable or
- *  malformed profile: FILE:LINE; symbolic shapes), ECG_ERR_INTERNAL. */
+ *  any (data movement) are left out and counted. A sample whose "cpu" key is not this
+ *  machine's CPU model (ecg_cpu_name) is refused unless o->foreign. Errors: ECG_ERR_INPUT
+ *  (unreadable or malformed profile, another machine's: FILE:LINE; symbolic shapes),
+ *  ECG_ERR_INTERNAL. */
 int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e);
+/** Forced ratios (ecg-partition --eop --share S; DESIGN.md: EOP in CI runs with forced
+ *  ratios so the split path runs without a GPU): every operator with FLOPs (as the sweeps
+ *  choose them) whose rows dimension (else batch) has an extent >= 2 gets a placement with
+ *  CPU share S along it; one JSON line {"stage", "eop": {"forced_share", "placed"}} to f.
+ *  Errors: ECG_ERR_INPUT (a write error on f), ECG_ERR_INTERNAL. */
+int pt_eop_force(ecg_graph *g, double share, FILE *f, ecg_err *e);
 /** Read the device profile at path as pt_eop_report does and fit every (signature,
  *  dimension) group in it: *n_samples lines, *n_fits groups fitted. Errors as
  *  pt_eop_report's profile errors. (The libFuzzer harness tests/fuzz/fuzz_eopprof.c.) */

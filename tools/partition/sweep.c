@@ -91,21 +91,7 @@ static int one_node(const ecg_graph *g, const ecg_node *n, int axis, int64_t num
   }
   int k = rc ? -1 : ecg_add_node(s, n->name, n->op_type, n->domain, n->opset, nin, in, nout, outs);
   if (!rc && k < 0) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  if (!rc) { /* the attributes, copied through their wire form */
-    ecg_node *c = s->nodes[k];
-    c->attrs = calloc(n->n_attrs + 1, sizeof *c->attrs);
-    if (!c->attrs) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-    for (size_t a = 0; !rc && a < n->n_attrs; a++) {
-      size_t sz = protobuf_c_message_get_packed_size(&n->attrs[a]->base);
-      uint8_t *p = malloc(sz ? sz : 1);
-      if (!p) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      protobuf_c_message_pack(&n->attrs[a]->base, p);
-      c->attrs[a] = (Ecg__Attribute *)protobuf_c_message_unpack(n->attrs[a]->base.descriptor, NULL, sz, p);
-      free(p);
-      if (!c->attrs[a]) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      c->n_attrs = a + 1;
-    }
-  }
+  if (!rc && ecg_node_copy_attrs(s->nodes[k], n)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (!rc) {
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     if (!op || !op->infer) rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no shape inference to sweep it", n->name, n->op_type);
