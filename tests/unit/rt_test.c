@@ -183,6 +183,33 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
   return p;
 }
 
+/* A generated epilogue (ECG_ACT_FN) that must see every output element exactly once:
+ * x -> 2x + 1 (twice would give 4x + 3, never would leave x). */
+static void fn_2x1(float *x, size_t n, const void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < n; i++) x[i] = 2.f * x[i] + 1.f;
+}
+
+static void test_conv_fn(ecg_conv_params p, int threads) {
+  fill_conv(&p);
+  p.act = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL};
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
+  size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
+  float *x = rbuf(xs), *w = rbuf(ws), *bias = rbuf(p.m), *y = nanbuf(ys);
+  float *pw = nanbuf(ecg_rt1_conv2d_packed_floats(&p)), *scr = nanbuf(ecg_rt1_conv2d_scratch_floats(&p, threads));
+  double *want = malloc(ys * sizeof(double)), *mag = malloc(ys * sizeof(double));
+  ecg_rt1_conv2d_pack(&p, w, pw);
+  ecg_rt1_conv2d(&p, x, pw, bias, y, scr);
+  ecg_conv_params q = p;
+  q.act = (ecg_act){ECG_ACT_NONE, 0, 0, NULL, NULL};
+  ref_conv(&q, x, w, bias, want, mag);
+  for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
+  char what[128];
+  snprintf(what, sizeof what, "conv epilogue once n%d c%d %dx%d m%d k%dx%d", p.n, p.c, p.h, p.w, p.m, p.kh, p.kw);
+  check(what, y, want, mag, ys);
+  free(x); free(w); free(bias); free(y); free(pw); free(scr); free(want); free(mag);
+}
+
 /* ------------------------------------------------------------------ Intensive fusion */
 
 /* ecg_rt1_ibr against the three convolutions computed one after another in double (ref_conv),
@@ -524,6 +551,23 @@ int main(int argc, char **argv) {
       dir[i].act = rand_act();
       test_conv(dir[i], threads);
     }
+  }
+  /* 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (conv_wg in ecg_gemm.c): planes not a
+   * multiple of 4, unpadded and asymmetric pads, channel counts past a GEMM block (72 > 64)
+   * and past KC (300 > 256), several bands of tile rows, batches; the generated epilogue
+   * once per element */
+  {
+    ecg_conv_params wg[] = {conv_p(1, 16, 17, 23, 24, 3, 3, 1, 1, 1, 1), conv_p(2, 8, 9, 10, 8, 3, 3, 1, 1, 0, 1),
+                            conv_p(1, 40, 56, 56, 72, 3, 3, 1, 1, 1, 1), conv_p(1, 300, 12, 12, 20, 3, 3, 1, 1, 1, 1),
+                            conv_p(1, 24, 30, 41, 13, 3, 3, 1, 1, 2, 1), conv_p(2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1)};
+    wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
+    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
+      wg[i].act = rand_act();
+      test_conv(wg[i], threads);
+    }
+    test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);
   }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
