@@ -68,6 +68,8 @@ static void cmp_tol(const char *what, const float *got, const float *ref, size_t
     n_pass++;
   }
 }
+static void cmp(const char *what, const float *got, const float *ref, size_t n) { cmp_tol(what, got, ref, n, 1e-5); }
+
 
 static void test_gemm(int packed, int M, int N, int K) {
   int tA = ri(0, 1), tB = ri(0, 1), lda = (tA ? M : K) + ri(0, 2), ldb = (tB ? K : N) + ri(0, 2), ldc = N + ri(0, 2);
@@ -96,8 +98,6 @@ static void test_gemm(int packed, int M, int N, int K) {
   cmp(what, C1, C2, (size_t)M * ldc);
   free(A); free(B); free(C1); free(C2); free(bias);
 }
-
-static void cmp(const char *what, const float *got, const float *ref, size_t n) { cmp_tol(what, got, ref, n, 1e-5); }
 
 static int out_dim(int in, int k, int s, int d, int pa, int pb) { return (in + pa + pb - ((k - 1) * d + 1)) / s + 1; }
 

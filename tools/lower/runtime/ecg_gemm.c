@@ -1591,6 +1591,11 @@ static size_t wg_per_thread(const ecg_conv_params *p) {
   return 36 * (size_t)g.ldv * (p->c + g.mb) + wg_buf(&g) + 3 * 32;
 }
 
+double ecg_rt1_conv2d_macs(const ecg_conv_params *p) {
+  if (conv_wg(p)) return 36.0 * p->n * cdiv(p->oh, 4) * cdiv(p->ow, 4) * p->c * p->m;
+  return (double)p->n * p->m * p->oh * p->ow * (p->c / (p->group > 0 ? p->group : 1)) * p->kh * p->kw;
+}
+
 static size_t wg_packed_floats(const ecg_conv_params *p) { return 36 * (size_t)cdiv(p->m, MR) * MR * p->c; }
 
 /* U_xi = (G g G^T)[xi] for every (m, c), packed per xi as A panels of an m x c matrix. */

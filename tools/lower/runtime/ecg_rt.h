@@ -162,8 +162,18 @@ typedef struct {
   ecg_act act; /* applied after bias */
 } ecg_conv_params;
 
+/* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
+ * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride and
+ * dilation 1, group 1, at least 8 channels in and out, when it needs fewer multiply-adds:
+ * Lavin & Gray, CVPR 2016; ecg_gemm.c "Winograd"): 36 * c * m per 4x4 output tile, tiles
+ * n * ceil(oh/4) * ceil(ow/4) (the transforms' additions not counted). Profiles report a
+ * Winograd layer's nominal and executed FLOPs apart (2 FLOPs per multiply-add). */
+double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
+
 /* Size in floats of the prepacked weights.
  * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
+ * Winograd convs (ecg_rt1_conv2d_macs): U = G w G^T (6x6 per filter and channel), per
+ * point xi = 0..35 the m x c matrix U_xi as A panels: 36 * ceil(m/MR) * MR * c floats.
  * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/MR) panels of
  * Kg x MR floats (element (k, i) of panel q = w[g*mg + MR*q + i][k], zero past mg);
  * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F or NEON, else 6 (see NR above).
