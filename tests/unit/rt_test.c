@@ -445,6 +445,14 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
       {"resnet18 3x3s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1)},
       {"resnet18 3x3s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 3, 3, 2, 1, 1, 1)},
+      {"squeezenet 1x1 512x13x13->1000", conv_p(1, 512, 13, 13, 1000, 1, 1, 1, 1, 0, 1)},
+      {"squeezenet first 3x3s2 3x224x224->64", conv_p(1, 3, 224, 224, 64, 3, 3, 2, 1, 0, 1)},
+      {"squeezenet 3x3 64x13x13->256", conv_p(1, 64, 13, 13, 256, 3, 3, 1, 1, 1, 1)},
+      {"squeezenet 3x3 32x27x27->128", conv_p(1, 32, 27, 27, 128, 3, 3, 1, 1, 1, 1)},
+      {"squeezenet 1x1 64x55x55->16", conv_p(1, 64, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
+      {"mlsd 3x3 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 1, 1, 1)},
+      {"mlsd 3x3 d5 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 5, 5, 1)},
+      {"mlsd 3x3 128x40x40->64", conv_p(1, 128, 40, 40, 64, 3, 3, 1, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;

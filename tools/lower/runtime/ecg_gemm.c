@@ -1554,7 +1554,10 @@ static wg_geom wg_shape(const ecg_conv_params *p) {
   wg_geom g;
   g.tx = cdiv(p->ow, 4);
   g.ty = cdiv(p->oh, 4);
-  g.rows = imin(g.ty, imax(1, WG_TILES / g.tx));
+  /* bands of about WG_TILES tiles, as even as whole tile rows allow (7 rows of 7 tiles:
+   * 4 + 3, not 6 + 1, whose last band would fill a third of its column vector) */
+  const int rmax = imin(g.ty, imax(1, WG_TILES / g.tx));
+  g.rows = cdiv(g.ty, cdiv(g.ty, rmax));
   g.tch = g.rows * g.tx;
   g.ldv = cdiv(g.tch, WG_VW) * WG_VW;
   if (g.ldv % 64 == 0) g.ldv += WG_VW; /* rows 256 bytes apart would share L1 sets */
@@ -1574,9 +1577,10 @@ static int conv_wg(const ecg_conv_params *p) {
   if (getenv("ECG_WG")) return atoi(getenv("ECG_WG"));
 #endif
   const wg_geom g = wg_shape(p);
-  const double bands = cdiv(g.ty, g.rows);
+  const int full = g.ty / g.rows, rest = g.ty % g.rows; /* bands of g.rows tile rows, and a shorter one */
+  const double cols = (double)full * cdiv(g.tch, WG_VW) * WG_VW + (rest ? cdiv(rest * g.tx, WG_VW) * WG_VW : 0);
   const double direct = 9.0 * p->oh * p->ow * p->c * p->m;
-  const double wino = 36.0 * bands * g.ldv * p->c * p->m + 200.0 * bands * g.tch * (p->c + p->m);
+  const double wino = 36.0 * cols * p->c * p->m + 200.0 * g.ty * g.tx * (p->c + p->m);
   return wino < 0.6 * direct;
 }
 
