@@ -572,7 +572,11 @@ int main(int argc, char **argv) {
   {
     ecg_conv_params wg[] = {conv_p(1, 16, 17, 23, 24, 3, 3, 1, 1, 1, 1), conv_p(2, 8, 9, 10, 8, 3, 3, 1, 1, 0, 1),
                             conv_p(1, 40, 56, 56, 72, 3, 3, 1, 1, 1, 1), conv_p(1, 300, 12, 12, 20, 3, 3, 1, 1, 1, 1),
-                            conv_p(1, 24, 30, 41, 13, 3, 3, 1, 1, 2, 1), conv_p(2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1)};
+                            conv_p(1, 24, 30, 41, 13, 3, 3, 1, 1, 2, 1), conv_p(2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1),
+                            /* dilated: dh*dw phases of undilated Winograd convs */
+                            conv_p(1, 16, 62, 60, 24, 3, 3, 1, 2, 2, 1), conv_p(1, 16, 80, 77, 16, 3, 3, 1, 5, 5, 1),
+                            conv_p(2, 20, 39, 56, 9, 3, 3, 1, 3, 1, 1)};
+    wg[8].pb = 2; wg[8].pr = 4; wg[8].dw = 2;
     wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
     for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
       wg[i].act = rand_act();
@@ -581,6 +585,14 @@ int main(int argc, char **argv) {
     test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 16, 83, 80, 24, 3, 3, 1, 5, 5, 1), threads);
+    for (int i = 6; i < 8; i++) { /* the dilated cases run as Winograd too */
+      ecg_conv_params d = wg[i];
+      fill_conv(&d);
+      const double nominal = (double)d.n * d.m * d.oh * d.ow * d.c * 9;
+      if (ecg_rt1_conv2d_macs(&d) < 0.6 * nominal) n_pass++;
+      else { n_fail++; printf("FAIL dilated conv %d not run as Winograd (%g of %g multiply-adds)\n", i, ecg_rt1_conv2d_macs(&d), nominal); }
+    }
     /* the cases above do run as Winograd: resnet18's 64x56x56 layer executes 36 multiply-adds
      * per tile and channel pair (16 outputs), a 1x1 conv its nominal count */
     ecg_conv_params a = conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), b = conv_p(1, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1);

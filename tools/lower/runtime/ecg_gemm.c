@@ -1540,7 +1540,11 @@ static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
  * transforms its outputs with bias, activation or the generated epilogue applied to each
  * channel's finished run of output rows. Rounding differs from the direct sum (the
  * transforms' coefficients reach 8 and 5): relative errors of about 1e-6 of the sum of
- * |products| on random data, inside the 1e-4 the runtime's tests allow. */
+ * |products| on random data, inside the 1e-4 the runtime's tests allow.
+ * Dilated convs (dh, dw > 1, stride 1) split into dh*dw phases: the outputs (oy, ox) with
+ * oy % dh == pa and ox % dw == pb are an undilated 3x3 conv of the input rows
+ * dh*u + pa - pt and columns dw*v + pb - pl, each phase a Winograd conv of its own
+ * (mlsd's 64x80x80 dilation-5 layer: 25 phases of 16x16). */
 #define WG_TILES 48
 #define WG_VW (NR > 16 ? 16 : NR) /* B column granularity the micro-kernels read */
 #define WG_MB (((64 + MR - 1) / MR) * MR)
@@ -1552,8 +1556,8 @@ typedef struct {
 
 static wg_geom wg_shape(const ecg_conv_params *p) {
   wg_geom g;
-  g.tx = cdiv(p->ow, 4);
-  g.ty = cdiv(p->oh, 4);
+  g.tx = cdiv(cdiv(p->ow, p->dw), 4); /* tiles of the largest phase (dilation: see conv_wg_run) */
+  g.ty = cdiv(cdiv(p->oh, p->dh), 4);
   /* bands of about WG_TILES tiles, as even as whole tile rows allow (7 rows of 7 tiles:
    * 4 + 3, not 6 + 1, whose last band would fill a third of its column vector) */
   const int rmax = imin(g.ty, imax(1, WG_TILES / g.tx));
@@ -1565,12 +1569,12 @@ static wg_geom wg_shape(const ecg_conv_params *p) {
   return g;
 }
 
-/* Whether conv p runs as Winograd F(4x4, 3x3): group 1, 3x3, strides and dilations 1, at
+/* Whether conv p runs as Winograd F(4x4, 3x3): group 1, 3x3, strides 1 (any dilation), at
  * least 8 input and output channels, and fewer multiply-adds by a margin once the tiles
  * are rounded to the micro-kernel's column vectors (a 7x7 plane gives 4 tiles, padded to
  * 16 columns: more work than the direct conv, so it stays direct). */
 static int conv_wg(const ecg_conv_params *p) {
-  if (p->group != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh != 1 || p->dw != 1 ||
+  if (p->group != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh < 1 || p->dw < 1 ||
       p->c < 8 || p->m < 8 || conv_direct(p))
     return 0;
 #ifdef ECG_WG_OVERRIDE /* measuring and testing both paths: ECG_WG=0|1 */
@@ -1580,7 +1584,8 @@ static int conv_wg(const ecg_conv_params *p) {
   const int full = g.ty / g.rows, rest = g.ty % g.rows; /* bands of g.rows tile rows, and a shorter one */
   const double cols = (double)full * cdiv(g.tch, WG_VW) * WG_VW + (rest ? cdiv(rest * g.tx, WG_VW) * WG_VW : 0);
   const double direct = 9.0 * p->oh * p->ow * p->c * p->m;
-  const double wino = 36.0 * cols * p->c * p->m + 200.0 * g.ty * g.tx * (p->c + p->m);
+  const double phases = (double)p->dh * p->dw;
+  const double wino = phases * (36.0 * cols * p->c * p->m + 200.0 * g.ty * g.tx * (p->c + p->m));
   return wino < 0.6 * direct;
 }
 
@@ -1596,7 +1601,10 @@ static size_t wg_per_thread(const ecg_conv_params *p) {
 }
 
 double ecg_rt1_conv2d_macs(const ecg_conv_params *p) {
-  if (conv_wg(p)) return 36.0 * p->n * cdiv(p->oh, 4) * cdiv(p->ow, 4) * p->c * p->m;
+  if (conv_wg(p)) {
+    const wg_geom g = wg_shape(p);
+    return 36.0 * p->n * p->dh * p->dw * g.ty * g.tx * p->c * p->m;
+  }
   return (double)p->n * p->m * p->oh * p->ow * (p->c / (p->group > 0 ? p->group : 1)) * p->kh * p->kw;
 }
 
@@ -1670,13 +1678,14 @@ static void wg_split4(int n, const float *restrict q, float *restrict p0, float 
   }
 }
 
-/* V [36][c][ldv] = B^T d B for the tiles of tile rows [ty0, ty1) of one image x [c, h, w]
+/* V [36][c][ldv] = B^T d B for the tiles of tile rows [ty0, ty1) of phase (pa, pb) (dilation:
+ * input rows dh*u + pa - pt, columns dw*v + pb - pl) of one image x [c, h, w]
  * (tile t = (ty - ty0)*tx + tx at column t; columns tch..ldv zero): per tile row and
  * channel, the 6 input rows of its patches (zero-padded) combined vertically along the
  * whole row, then each result split into its 4 phases and combined horizontally along the
  * tiles. buf: WG_BUF floats. */
-static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x, int ty0, int ty1, float *V,
-                     float *buf) {
+static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x, int ty0, int ty1, int pa, int pb,
+                     float *V, float *buf) {
   const int TX = g->tx, C = p->c, h = p->h, w = p->w, txp = cdiv(TX, 16) * 16;
   const int L = 4 * txp + 16, len = 4 * TX + 4;
   const size_t vxi = (size_t)C * g->ldv;
@@ -1688,9 +1697,15 @@ static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x,
     for (int ty = ty0; ty < ty1; ty++) {
       for (int k = 0; k < 6; k++) {
         float *r = rp + (size_t)k * L;
-        const int iy = 4 * ty - p->pt + k;
+        const int iy = p->dh * (4 * ty + k) + pa - p->pt;
         if (iy < 0 || iy >= h) {
           memset(r, 0, (size_t)len * sizeof(float));
+        } else if (p->dw > 1) { /* r[i] = row[dw*i + pb - pl] inside the row, else 0 */
+          const float *row = plane + (size_t)iy * w;
+          for (int i = 0; i < len; i++) {
+            const int ix = p->dw * i + pb - p->pl;
+            r[i] = ix >= 0 && ix < w ? row[ix] : 0.f;
+          }
         } else { /* r[i] = row[i - pl] inside the row, else 0 */
           const float *row = plane + (size_t)iy * w;
           const int a = imin(len, p->pl), bnd = imin(len, p->pl + w), lo = imax(a, bnd);
@@ -1739,13 +1754,13 @@ static void wg_join4(int n, const float *restrict o0, const float *restrict o1, 
   }
 }
 
-/* Output channels [m0, m0+mb) of tile rows [ty0, ty1): y = act(A^T Y A + bias) from
- * Y [36][mb][ldv], written into one image y [m, oh, ow]: per channel, the 6 rows of Y
- * combined along the whole band (the vertical A^T), each of the 4 results combined again
- * (the horizontal A) and interleaved into output rows; then act (or the generated
- * epilogue) on the channel's run of output rows 4*ty0 .. min(4*ty1, oh). buf: WG_BUF floats. */
+/* Output channels [m0, m0+mb) of tile rows [ty0, ty1) of phase (pa, pb): y = A^T Y A + bias
+ * from Y [36][mb][ldv], written into one image y [m, oh, ow] (rows dh*r + pa, columns
+ * dw*c + pb): per channel, the 6 rows of Y combined along the whole band (the vertical
+ * A^T), each of the 4 results combined again (the horizontal A) and interleaved into
+ * output rows. The activation is wg_job's. buf: wg_buf floats. */
 static void wg_output(const ecg_conv_params *p, const wg_geom *g, const float *Y, int m0, int mb, int ty0, int ty1,
-                      const float *bias, float *y, float *buf) {
+                       int pa, int pb, const float *bias, float *y, float *buf) {
   const int TX = g->tx, oh = p->oh, ow = p->ow, ldv = g->ldv, n = (ty1 - ty0) * TX;
   const size_t yxi = (size_t)mb * ldv, plane = (size_t)oh * ow;
   float *gb = buf, *ob = buf + 24 * (size_t)ldv, *orow = buf + 28 * (size_t)ldv; /* g[4][6][ldv], o[4][ldv], a row */
@@ -1762,10 +1777,14 @@ static void wg_output(const ecg_conv_params *p, const wg_geom *g, const float *Y
       wg_at6(n, gi, gi + ldv, gi + 2 * ldv, gi + 3 * ldv, gi + 4 * ldv, gi + 5 * ldv, ob, ob + ldv, ob + 2 * ldv,
              ob + 3 * ldv);
       for (int ty = ty0; ty < ty1; ty++) {
-        const int oy = 4 * ty + i;
+        const int oy = p->dh * (4 * ty + i) + pa;
         if (oy >= oh) break;
         const size_t o = (size_t)(ty - ty0) * TX;
-        if (4 * TX == ow) {
+        if (p->dw > 1) { /* this phase's columns pb, pb + dw, ... of the row */
+          wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, orow);
+          float *yr = yc + (size_t)oy * ow;
+          for (int u = 0, ox = pb; ox < ow; u++, ox += p->dw) yr[ox] = orow[u];
+        } else if (4 * TX == ow) {
           wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, yc + (size_t)oy * ow);
         } else {
           wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, orow);
@@ -1773,14 +1792,12 @@ static void wg_output(const ecg_conv_params *p, const wg_geom *g, const float *Y
         }
       }
     }
-    if (p->act.kind != ECG_ACT_NONE) {
-      const int r0 = 4 * ty0, r1 = imin(4 * ty1, oh);
-      ecg_rt1_act_apply(p->act, yc + (size_t)r0 * ow, (size_t)(r1 - r0) * ow);
-    }
   }
 }
 
-/* One job: image img, tile rows [ty0, ty1), output channels [m0, m1). */
+/* One job: image img, tile rows [ty0, ty1) of every phase, output channels [m0, m1); then
+ * act (or the generated epilogue) once on each channel's run of output rows
+ * dh*4*ty0 .. min(dh*4*ty1, oh), which the job's phases have all written. */
 static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, const float *U, const float *bias,
                    float *y, int img, int ty0, int ty1, int m0, int m1, float *scratch) {
   const int C = p->c;
@@ -1791,20 +1808,28 @@ static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, c
   float *yi = y + (size_t)img * p->m * p->oh * p->ow;
   const int tch = (ty1 - ty0) * g->tx;
   const size_t ua = (size_t)cdiv(p->m, MR) * MR * C;
-  wg_input(p, g, xi, ty0, ty1, V, buf);
-  for (int ms = m0; ms < m1; ms += g->mb) {
-    const int mb = imin(g->mb, m1 - ms);
-    for (int xq = 0; xq < 36; xq++) {
-      job_t J;
-      memset(&J, 0, sizeof J);
-      J.M = mb; J.N = tch; J.K = C;
-      J.A = U + xq * ua + (size_t)(ms / MR) * C * MR; J.a_packed = 1;
-      J.B = V + (size_t)xq * C * g->ldv; J.ldb = g->ldv; J.b_mode = B_DIRECT; J.b_full = 1;
-      J.alpha = 1.f; J.beta = 0.f;
-      J.C = Y + (size_t)xq * mb * g->ldv; J.ldc = g->ldv;
-      run_tile(&J, 0, mb, 0, tch, NULL, NULL);
+  for (int pa = 0; pa < p->dh && pa < p->oh; pa++)
+    for (int pb = 0; pb < p->dw && pb < p->ow; pb++) {
+      wg_input(p, g, xi, ty0, ty1, pa, pb, V, buf);
+      for (int ms = m0; ms < m1; ms += g->mb) {
+        const int mb = imin(g->mb, m1 - ms);
+        for (int xq = 0; xq < 36; xq++) {
+          job_t J;
+          memset(&J, 0, sizeof J);
+          J.M = mb; J.N = tch; J.K = C;
+          J.A = U + xq * ua + (size_t)(ms / MR) * C * MR; J.a_packed = 1;
+          J.B = V + (size_t)xq * C * g->ldv; J.ldb = g->ldv; J.b_mode = B_DIRECT; J.b_full = 1;
+          J.alpha = 1.f; J.beta = 0.f;
+          J.C = Y + (size_t)xq * mb * g->ldv; J.ldc = g->ldv;
+          run_tile(&J, 0, mb, 0, tch, NULL, NULL);
+        }
+        wg_output(p, g, Y, ms, mb, ty0, ty1, pa, pb, bias, yi, buf);
+      }
     }
-    wg_output(p, g, Y, ms, mb, ty0, ty1, bias, yi, buf);
+  if (p->act.kind != ECG_ACT_NONE) {
+    const int r0 = imin(p->oh, 4 * p->dh * ty0), r1 = imin(p->oh, 4 * p->dh * ty1);
+    for (int mm = m0; mm < m1; mm++)
+      ecg_rt1_act_apply(p->act, yi + ((size_t)mm * p->oh + r0) * p->ow, (size_t)(r1 - r0) * p->ow);
   }
 }
 

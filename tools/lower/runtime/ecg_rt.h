@@ -163,10 +163,11 @@ typedef struct {
 } ecg_conv_params;
 
 /* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
- * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride and
- * dilation 1, group 1, at least 8 channels in and out, when it needs fewer multiply-adds:
- * Lavin & Gray, CVPR 2016; ecg_gemm.c "Winograd"): 36 * c * m per 4x4 output tile, tiles
- * n * ceil(oh/4) * ceil(ow/4) (the transforms' additions not counted). Profiles report a
+ * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride 1,
+ * group 1, at least 8 channels in and out, when it needs fewer multiply-adds: Lavin & Gray,
+ * CVPR 2016; ecg_gemm.c "Winograd"): 36 * c * m per 4x4 output tile, tiles
+ * n * dh * dw * ceil(ceil(oh/dh)/4) * ceil(ceil(ow/dw)/4) (a dilated conv is dh * dw
+ * undilated phases; the transforms' additions not counted). Profiles report a
  * Winograd layer's nominal and executed FLOPs apart (2 FLOPs per multiply-add). */
 double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
 
