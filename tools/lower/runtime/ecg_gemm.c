@@ -1838,9 +1838,18 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
   const wg_geom g = wg_shape(p);
   const int bands = cdiv(g.ty, g.rows);
   int T = ecg_threads();
-  /* channel blocks (multiples of MR) only to give every thread a job */
+  /* channel blocks (multiples of MR) to balance the jobs over the threads: nmb from 1 to
+   * 4 minimising rounds of jobs x job size, each block repeating the input transform (about
+   * 3% of a job's work); one thread: 1 */
   int nmb = 1;
-  if ((long)p->n * bands < T) nmb = imin(cdiv(T, p->n * bands), cdiv(p->m, MR));
+  if (T > 1) {
+    const long nb = (long)p->n * bands;
+    double best = -1;
+    for (int k = 1; k <= imin(4, cdiv(p->m, MR)); k++) {
+      const double cost = (double)((nb * k + T - 1) / T) / k * (1.0 + 0.03 * k);
+      if (best < 0 || cost < best) { best = cost; nmb = k; }
+    }
+  }
   const int mstep = cdiv(cdiv(p->m, nmb), MR) * MR;
   nmb = cdiv(p->m, mstep);
   const long total = (long)p->n * bands * nmb;
