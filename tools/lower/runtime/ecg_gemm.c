@@ -20,6 +20,9 @@
  *                 columns (no mostly empty column panel for 49 = 48 + 1 positions), the
  *                 X_col^T block packed once per tile of all 512 channels, the C^T tile
  *                 stored back transposed.
+ *   Winograd      3x3 stride-1 convs (dilated ones as dh*dw phases) as F(4x4, 3x3): 36
+ *                 GEMMs [m, c] x [c, tiles] per band of output tiles on the same
+ *                 micro-kernels (section "Winograd" below).
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"

@@ -197,12 +197,18 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * depthwise convs one zero-padded, stride-split input plane of Hp * sw * Lp floats,
  * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8)
  * (AVX-512 builds read depthwise inputs in place when sw <= 2 and kw <= 8: then only one
- * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for).
+ * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for); for a
+ * Winograd conv (ecg_rt1_conv2d_macs) one band's transformed input and a block's
+ * transformed output, 36 * ldv * (c + min(64, m)) floats (ldv: the band's tiles, at most
+ * about 64, rounded to the micro-kernel's column vectors) plus row buffers.
  * The call uses omp_get_max_threads() threads, so `threads` must be at least that. */
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
  * packed_w from ecg_rt1_conv2d_pack, scratch of ecg_rt1_conv2d_scratch_floats(p, threads) floats.
  * x and y never alias. Strategy: 1x1/stride-1/unpadded = GEMM straight on the NCHW input;
+ * 3x3 stride 1 group 1 (dilated too) where it saves multiply-adds = Winograd F(4x4, 3x3)
+ * (36 GEMMs per band of 4x4 output tiles; rounding differs from the direct sum by about
+ * 1e-6 of the sum of |products|; see ecg_rt1_conv2d_macs);
  * depthwise = direct kernel vectorised along the output width; otherwise implicit im2col
  * (packed straight into GEMM panels, in bounded blocks) + packed GEMM per group. Bias and
  * activation are applied in the GEMM epilogue while the tile is in L1. Small planes with
