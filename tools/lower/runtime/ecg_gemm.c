@@ -1613,43 +1613,29 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p) {
 
 static size_t wg_packed_floats(const ecg_conv_params *p) { return 36 * (size_t)cdiv(p->m, MR) * MR * p->c; }
 
-/* U_xi = (G g G^T)[xi] for every (m, c), packed per xi as A panels of an m x c matrix. */
+/* U_xi = (G g G^T)[xi] for every (m, c), written straight into the A panels of the m x c
+ * matrix of each point xi (the layout pack_a gives: panel q = m / MR, element (c, m % MR);
+ * rows past m zero), G g first, then (G g) G^T, in double. */
 static void wg_pack(const ecg_conv_params *p, const float *w, float *packed) {
   static const double G[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
-  const int M = p->m, C = p->c;
-  float *u = (float *)malloc((size_t)36 * M * C * sizeof(float));
-  if (!u) { /* pack in place one xi at a time through a slower path: a row at a time */
-    for (int xi = 0; xi < 36; xi++) {
-      const int a = xi / 6, b = xi % 6;
-      float *dst = packed + (size_t)xi * cdiv(M, MR) * MR * C;
-      for (int q = 0; q < cdiv(M, MR); q++)
-        for (int k = 0; k < C; k++)
-          for (int i = 0; i < MR; i++) {
-            const int mm = q * MR + i;
-            double s = 0;
-            if (mm < M)
-              for (int r = 0; r < 3; r++)
-                for (int cc = 0; cc < 3; cc++) s += G[a][r] * w[((size_t)mm * C + k) * 9 + r * 3 + cc] * G[b][cc];
-            dst[((size_t)q * C + k) * MR + i] = (float)s;
-          }
-    }
-    return;
-  }
-  for (int mm = 0; mm < M; mm++)
+  const int M = p->m, C = p->c, Mp = cdiv(M, MR) * MR;
+  const size_t ua = (size_t)Mp * C;
+  for (int mm = 0; mm < Mp; mm++)
     for (int k = 0; k < C; k++) {
+      float *dst = packed + ((size_t)(mm / MR) * C + k) * MR + mm % MR;
+      if (mm >= M) {
+        for (int xi = 0; xi < 36; xi++) dst[xi * ua] = 0.f;
+        continue;
+      }
       const float *g = w + ((size_t)mm * C + k) * 9;
+      double gt[6][3];
       for (int a = 0; a < 6; a++)
-        for (int b = 0; b < 6; b++) {
-          double s = 0;
-          for (int r = 0; r < 3; r++)
-            for (int cc = 0; cc < 3; cc++) s += G[a][r] * g[r * 3 + cc] * G[b][cc];
-          u[((size_t)(a * 6 + b) * M + mm) * C + k] = (float)s;
-        }
+        for (int cc = 0; cc < 3; cc++) gt[a][cc] = G[a][0] * g[cc] + G[a][1] * g[3 + cc] + G[a][2] * g[6 + cc];
+      for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++)
+          dst[(a * 6 + b) * ua] = (float)(gt[a][0] * G[b][0] + gt[a][1] * G[b][1] + gt[a][2] * G[b][2]);
     }
-  for (int xi = 0; xi < 36; xi++)
-    pack_a(0, u + (size_t)xi * M * C, C, 0, M, 0, C, packed + (size_t)xi * cdiv(M, MR) * MR * C);
-  free(u);
 }
 
 /* Columns [0, n) of the 6-row combination B^T . rows (rows k = 0..5 of d, each n floats):
