@@ -6,6 +6,9 @@
  *   CC PORTFLAGS -include tests/unit/rt_port.h -c ecg_gemm.c ...  (port_* symbols, no SIMD)
  *   CC VECFLAGS -DECG_EXPECT_KERNEL=... rt_port_test.c both sets -lm
  * Pass: every element within 1e-5 relative error, |vec - port| <= 1e-5 * max(|port|, rms),
+ * (1e-4 for 3x3 stride-1 group-1 convs with 8 or more channels in and out: both builds
+ * may run them as Winograd F(4x4, 3x3), whose transforms, with FMA contraction in one
+ * build and not the other, round differently by a few 1e-5 of the rms),
  * rms the root mean square of the whole output (for elements that cancel to near 0).
  * Also checks ecg_rt1_gemm_kernel_name(): the vector build runs the kernel it should
  * (ECG_EXPECT_KERNEL, e.g. "neon-8x12" for aarch64) and the reference is "c-6x16".
@@ -44,8 +47,8 @@ static float *rbuf(size_t n, float scale) {
   return p;
 }
 
-/* got (vector path) vs ref (portable path), n floats: the 1e-5 relative rule above. */
-static void cmp(const char *what, const float *got, const float *ref, size_t n) {
+/* got (vector path) vs ref (portable path), n floats: the relative rule above, tol 1e-5 or 1e-4. */
+static void cmp_tol(const char *what, const float *got, const float *ref, size_t n, double tol) {
   double ss = 0;
   for (size_t i = 0; i < n; i++) ss += (double)ref[i] * ref[i];
   const double rms = n ? sqrt(ss / (double)n) : 0;
@@ -55,7 +58,7 @@ static void cmp(const char *what, const float *got, const float *ref, size_t n) 
     double d = fabs((double)got[i] - ref[i]), den = fmax(fabs(ref[i]), rms);
     double rel = den > 0 ? d / den : d;
     if (rel > worst) worst = rel;
-    if (!(rel <= 1e-5) && !(got[i] == ref[i]) && !(isnan(got[i]) && isnan(ref[i])) && bad == n) bad = i;
+    if (!(rel <= tol) && !(got[i] == ref[i]) && !(isnan(got[i]) && isnan(ref[i])) && bad == n) bad = i;
   }
   if (worst > worst_rel && worst <= 1e-5) worst_rel = worst;
   if (bad < n) {
@@ -65,6 +68,8 @@ static void cmp(const char *what, const float *got, const float *ref, size_t n) 
     n_pass++;
   }
 }
+static void cmp(const char *what, const float *got, const float *ref, size_t n) { cmp_tol(what, got, ref, n, 1e-5); }
+
 
 static void test_gemm(int packed, int M, int N, int K) {
   int tA = ri(0, 1), tB = ri(0, 1), lda = (tA ? M : K) + ri(0, 2), ldb = (tB ? K : N) + ri(0, 2), ldc = N + ri(0, 2);
@@ -120,7 +125,8 @@ static void test_conv(int n, int c, int h, int w, int m, int k, int s, int pad, 
   port_ecg_rt1_conv2d(&p, x, pw2, bias, y2, s2);
   char what[200];
   snprintf(what, sizeof what, "conv n%d c%d %dx%d m%d k%d s%d pad%d g%d act%d", n, c, h, w, m, k, s, pad, g, p.act.kind);
-  cmp(what, y1, y2, ys);
+  const int wino = k == 3 && s == 1 && g == 1 && c >= 8 && m >= 8;
+  cmp_tol(what, y1, y2, ys, wino ? 1e-4 : 1e-5);
   free(x); free(wt); free(bias); free(y1); free(y2); free(pw1); free(pw2); free(s1); free(s2);
 }
 

@@ -183,6 +183,33 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
   return p;
 }
 
+/* A generated epilogue (ECG_ACT_FN) that must see every output element exactly once:
+ * x -> 2x + 1 (twice would give 4x + 3, never would leave x). */
+static void fn_2x1(float *x, size_t n, const void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < n; i++) x[i] = 2.f * x[i] + 1.f;
+}
+
+static void test_conv_fn(ecg_conv_params p, int threads) {
+  fill_conv(&p);
+  p.act = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL};
+  size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
+  size_t ys = (size_t)p.n * p.m * p.oh * p.ow;
+  float *x = rbuf(xs), *w = rbuf(ws), *bias = rbuf(p.m), *y = nanbuf(ys);
+  float *pw = nanbuf(ecg_rt1_conv2d_packed_floats(&p)), *scr = nanbuf(ecg_rt1_conv2d_scratch_floats(&p, threads));
+  double *want = malloc(ys * sizeof(double)), *mag = malloc(ys * sizeof(double));
+  ecg_rt1_conv2d_pack(&p, w, pw);
+  ecg_rt1_conv2d(&p, x, pw, bias, y, scr);
+  ecg_conv_params q = p;
+  q.act = (ecg_act){ECG_ACT_NONE, 0, 0, NULL, NULL};
+  ref_conv(&q, x, w, bias, want, mag);
+  for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
+  char what[128];
+  snprintf(what, sizeof what, "conv epilogue once n%d c%d %dx%d m%d k%dx%d", p.n, p.c, p.h, p.w, p.m, p.kh, p.kw);
+  check(what, y, want, mag, ys);
+  free(x); free(w); free(bias); free(y); free(pw); free(scr); free(want); free(mag);
+}
+
 /* ------------------------------------------------------------------ Intensive fusion */
 
 /* ecg_rt1_ibr against the three convolutions computed one after another in double (ref_conv),
@@ -344,7 +371,9 @@ static void set_threads(int t) {
 #endif
 }
 
-static double bench_conv(ecg_conv_params p, int threads) {
+/* GFLOP/s of conv p at `threads` threads: nominal (2 * the direct conv's multiply-adds per
+ * second); *exec gets the executed rate (ecg_rt1_conv2d_macs: lower for Winograd). */
+static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   fill_conv(&p);
   set_threads(threads);
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
@@ -363,6 +392,7 @@ static double bench_conv(ecg_conv_params p, int threads) {
     it++;
   }
   free(x); free(w); free(b); free(y); free(pw); free(scr);
+  *exec = 2.0 * ecg_rt1_conv2d_macs(&p) / best * 1e-9;
   return flops / best * 1e-9;
 }
 
@@ -415,11 +445,21 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
       {"resnet18 3x3s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1)},
       {"resnet18 3x3s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 3, 3, 2, 1, 1, 1)},
+      {"squeezenet 1x1 512x13x13->1000", conv_p(1, 512, 13, 13, 1000, 1, 1, 1, 1, 0, 1)},
+      {"squeezenet first 3x3s2 3x224x224->64", conv_p(1, 3, 224, 224, 64, 3, 3, 2, 1, 0, 1)},
+      {"squeezenet 3x3 64x13x13->256", conv_p(1, 64, 13, 13, 256, 3, 3, 1, 1, 1, 1)},
+      {"squeezenet 3x3 32x27x27->128", conv_p(1, 32, 27, 27, 128, 3, 3, 1, 1, 1, 1)},
+      {"squeezenet 1x1 64x55x55->16", conv_p(1, 64, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
+      {"mlsd 3x3 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 1, 1, 1)},
+      {"mlsd 3x3 d5 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 5, 5, 1)},
+      {"mlsd 3x3 128x40x40->64", conv_p(1, 128, 40, 40, 64, 3, 3, 1, 1, 1, 1)},
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;
-    double g1 = bench_conv(convs[i].p, 1), g2 = bench_conv(convs[i].p, 2);
-    printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", convs[i].name, g1, g2);
+    double e1, e2, g1 = bench_conv(convs[i].p, 1, &e1), g2 = bench_conv(convs[i].p, 2, &e2);
+    printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)", convs[i].name, g1, g2);
+    if (e1 < 0.99 * g1) printf("  executed %.1f, %.1f (Winograd)", e1, e2);
+    printf("\n");
   }
   if (filter && !strstr("gemm", filter)) return;
   double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
@@ -524,6 +564,41 @@ int main(int argc, char **argv) {
       dir[i].act = rand_act();
       test_conv(dir[i], threads);
     }
+  }
+  /* 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (conv_wg in ecg_gemm.c): planes not a
+   * multiple of 4, unpadded and asymmetric pads, channel counts past a GEMM block (72 > 64)
+   * and past KC (300 > 256), several bands of tile rows, batches; the generated epilogue
+   * once per element */
+  {
+    ecg_conv_params wg[] = {conv_p(1, 16, 17, 23, 24, 3, 3, 1, 1, 1, 1), conv_p(2, 8, 9, 10, 8, 3, 3, 1, 1, 0, 1),
+                            conv_p(1, 40, 56, 56, 72, 3, 3, 1, 1, 1, 1), conv_p(1, 300, 12, 12, 20, 3, 3, 1, 1, 1, 1),
+                            conv_p(1, 24, 30, 41, 13, 3, 3, 1, 1, 2, 1), conv_p(2, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1),
+                            /* dilated: dh*dw phases of undilated Winograd convs */
+                            conv_p(1, 16, 62, 60, 24, 3, 3, 1, 2, 2, 1), conv_p(1, 16, 80, 77, 16, 3, 3, 1, 5, 5, 1),
+                            conv_p(2, 20, 39, 56, 9, 3, 3, 1, 3, 1, 1)};
+    wg[8].pb = 2; wg[8].pr = 4; wg[8].dw = 2;
+    wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
+    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
+      wg[i].act = rand_act();
+      test_conv(wg[i], threads);
+    }
+    test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);
+    test_conv_fn(conv_p(1, 16, 83, 80, 24, 3, 3, 1, 5, 5, 1), threads);
+    for (int i = 6; i < 8; i++) { /* the dilated cases run as Winograd too */
+      ecg_conv_params d = wg[i];
+      fill_conv(&d);
+      const double nominal = (double)d.n * d.m * d.oh * d.ow * d.c * 9;
+      if (ecg_rt1_conv2d_macs(&d) < 0.6 * nominal) n_pass++;
+      else { n_fail++; printf("FAIL dilated conv %d not run as Winograd (%g of %g multiply-adds)\n", i, ecg_rt1_conv2d_macs(&d), nominal); }
+    }
+    /* the cases above do run as Winograd: resnet18's 64x56x56 layer executes 36 multiply-adds
+     * per tile and channel pair (16 outputs), a 1x1 conv its nominal count */
+    ecg_conv_params a = conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), b = conv_p(1, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1);
+    fill_conv(&a); fill_conv(&b);
+    if (ecg_rt1_conv2d_macs(&a) == 36.0 * 14 * 14 * 64 * 64 && ecg_rt1_conv2d_macs(&b) == 56.0 * 56 * 64 * 64) n_pass++;
+    else { n_fail++; printf("FAIL conv2d_macs: %g %g\n", ecg_rt1_conv2d_macs(&a), ecg_rt1_conv2d_macs(&b)); }
   }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);

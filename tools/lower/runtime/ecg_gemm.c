@@ -20,6 +20,9 @@
  *                 columns (no mostly empty column panel for 49 = 48 + 1 positions), the
  *                 X_col^T block packed once per tile of all 512 channels, the C^T tile
  *                 stored back transposed.
+ *   Winograd      3x3 stride-1 convs (dilated ones as dh*dw phases) as F(4x4, 3x3): 36
+ *                 GEMMs [m, c] x [c, tiles] per band of output tiles on the same
+ *                 micro-kernels (section "Winograd" below).
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"
@@ -543,6 +546,7 @@ typedef struct {
   const float *bias_m, *bias_n; /* per row of C / per column of C, or NULL */
   ecg_act act;
   float *C; int ldc;
+  int b_full; /* B_DIRECT rows readable for whole NR panels (no packing of a last narrow panel) */
   int swap; /* conv computed transposed (conv_swap): A = weights packed as B panels
              * [ceil(M/NR)][K][NR], the X_col^T A panels packed per tile from cs, C^T
              * accumulated in a tile buffer and stored transposed (run_tile_swap) */
@@ -629,7 +633,7 @@ static void run_tile(const job_t *J, int i0, int mc, int j0, int nc, float *bufA
       const int nr = imin(NR, nc - jp);
       const float *b = bp + (jp / NR) * bpanel;
       ptrdiff_t s = bs;
-      if (J->b_mode == B_DIRECT && nr < NR) {
+      if (J->b_mode == B_DIRECT && nr < NR && !J->b_full) {
         pack_b(0, J->B, J->ldb, pc, kc, j0 + jp, nr, bufB);
         b = bufB;
         s = NR;
@@ -920,6 +924,12 @@ static int dw_row_len(const ecg_conv_params *p) {
 }
 
 static int conv_direct(const ecg_conv_params *p);
+static int conv_wg(const ecg_conv_params *p);
+static size_t wg_packed_floats(const ecg_conv_params *p);
+static void wg_pack(const ecg_conv_params *p, const float *w, float *packed);
+static size_t wg_per_thread(const ecg_conv_params *p);
+static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U, const float *bias, float *y,
+                        float *scratch);
 
 /* Compute the (non-depthwise) conv transposed, Y_g^T [oh*ow, mg] = X_col^T * W_g^T, when
  * a cost in multiply-adds says so: the micro-kernel tiles its rows (MR; on AVX-512 edge
@@ -934,7 +944,7 @@ static int conv_direct(const ecg_conv_params *p);
  * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
  * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
 static int conv_swap(const ecg_conv_params *p) {
-  if (conv_is_dw(p) || conv_direct(p) || (long)p->oh * p->ow < 32) return 0;
+  if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 32) return 0;
   const int mg = p->m / p->group, n = p->oh * p->ow;
   const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
 #ifdef ECG_AVX512
@@ -953,6 +963,7 @@ static int conv_swap(const ecg_conv_params *p) {
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p) {
   if (conv_is_dw(p)) return (size_t)p->m * p->kh * p->kw;
   if (conv_direct(p)) return (size_t)cdiv(p->m, 16) * 16 * p->c * p->kh * p->kw;
+  if (conv_wg(p)) return wg_packed_floats(p);
   int G = p->group, mg = p->m / G;
   size_t Kg = (size_t)(p->c / G) * p->kh * p->kw;
   if (conv_swap(p)) return (size_t)G * cdiv(mg, NR) * NR * Kg;
@@ -966,6 +977,10 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
   }
   int G = p->group, mg = p->m / G, Kg = (p->c / G) * p->kh * p->kw;
   if (Kg <= 0 || mg <= 0) return;
+  if (conv_wg(p)) {
+    wg_pack(p, w, packed);
+    return;
+  }
   if (conv_direct(p)) { /* [ceil(m/16)][Kg][16]: the 16 output channels of a block per tap */
     for (int q = 0; q < cdiv(p->m, 16); q++)
       for (int k = 0; k < Kg; k++)
@@ -994,6 +1009,7 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
 #endif
   if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
   if (conv_direct(p)) return 32; /* none */
+  if (conv_wg(p)) return wg_per_thread(p);
   if (conv_swap(p)) return ECG_SWAP_BUF_FLOATS;
   return ECG_CONV_BUF_FLOATS;
 }
@@ -1509,6 +1525,335 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
 #endif
 
+/* ------------------------------------------------------------------ Winograd F(4x4, 3x3) */
+
+/* 3x3 stride-1 convolutions as Winograd's minimal filtering F(4x4, 3x3) (Lavin & Gray,
+ * "Fast Algorithms for Convolutional Neural Networks", CVPR 2016, §4-5: interpolation
+ * points 0, +-1, +-2, +-1/2 and infinity): each 4x4 output tile is A^T [(G g G^T) . (B^T d B)] A
+ * for its 6x6 input patch d, so the multiply-adds become 36 independent GEMMs
+ *   Y_xi [m, tiles] = U_xi [m, c] * V_xi [c, tiles],  xi = 0..35 (one per 6x6 point),
+ * U = G g G^T transformed and packed at model creation (as the A panels of a 1x1 conv),
+ * V = B^T d B per tile and channel, Y transformed back by A^T . A. 36 multiply-adds per
+ * tile and channel pair instead of 144: 4x fewer nominally (planes not a multiple of 4
+ * compute the clipped tiles' dead outputs). Work is cut into jobs of a band of tile rows
+ * (about WG_TILES tiles, so one band's V and a block of its Y stay in L2) times a block of
+ * output channels; each job transforms its band's input (all channels: repeated per
+ * channel block, a cost of 1/m of the GEMMs), runs the 36 GEMMs per block of WG_MB
+ * channels with the packed micro-kernels (B read in place, rows of ldv floats), and
+ * transforms its outputs with bias, activation or the generated epilogue applied to each
+ * channel's finished run of output rows. Rounding differs from the direct sum (the
+ * transforms' coefficients reach 8 and 5): relative errors of about 1e-6 of the sum of
+ * |products| on random data, inside the 1e-4 the runtime's tests allow.
+ * Dilated convs (dh, dw > 1, stride 1) split into dh*dw phases: the outputs (oy, ox) with
+ * oy % dh == pa and ox % dw == pb are an undilated 3x3 conv of the input rows
+ * dh*u + pa - pt and columns dw*v + pb - pl, each phase a Winograd conv of its own
+ * (mlsd's 64x80x80 dilation-5 layer: 25 phases of 16x16). */
+#define WG_TILES 48
+#define WG_VW (NR > 16 ? 16 : NR) /* B column granularity the micro-kernels read */
+#define WG_MB (((64 + MR - 1) / MR) * MR)
+
+typedef struct {
+  int tx, ty, rows, tch, ldv, mb; /* tiles per row/column, tile rows per band, tiles and
+                                   * V/Y row length per band, channels per GEMM block */
+} wg_geom;
+
+static wg_geom wg_shape(const ecg_conv_params *p) {
+  wg_geom g;
+  g.tx = cdiv(cdiv(p->ow, p->dw), 4); /* tiles of the largest phase (dilation: see conv_wg_run) */
+  g.ty = cdiv(cdiv(p->oh, p->dh), 4);
+  /* bands of about WG_TILES tiles, as even as whole tile rows allow (7 rows of 7 tiles:
+   * 4 + 3, not 6 + 1, whose last band would fill a third of its column vector) */
+  const int rmax = imin(g.ty, imax(1, WG_TILES / g.tx));
+  g.rows = cdiv(g.ty, cdiv(g.ty, rmax));
+  g.tch = g.rows * g.tx;
+  g.ldv = cdiv(g.tch, WG_VW) * WG_VW;
+  if (g.ldv % 64 == 0) g.ldv += WG_VW; /* rows 256 bytes apart would share L1 sets */
+  g.mb = imin(WG_MB, cdiv(p->m, MR) * MR);
+  return g;
+}
+
+/* Whether conv p runs as Winograd F(4x4, 3x3): group 1, 3x3, strides 1 (any dilation), at
+ * least 8 input and output channels, and fewer multiply-adds by a margin once the tiles
+ * are rounded to the micro-kernel's column vectors (a 7x7 plane gives 4 tiles, padded to
+ * 16 columns: more work than the direct conv, so it stays direct). */
+static int conv_wg(const ecg_conv_params *p) {
+  if (p->group != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh < 1 || p->dw < 1 ||
+      p->c < 8 || p->m < 8 || conv_direct(p))
+    return 0;
+#ifdef ECG_WG_OVERRIDE /* measuring and testing both paths: ECG_WG=0|1 */
+  if (getenv("ECG_WG")) return atoi(getenv("ECG_WG"));
+#endif
+  const wg_geom g = wg_shape(p);
+  const int full = g.ty / g.rows, rest = g.ty % g.rows; /* bands of g.rows tile rows, and a shorter one */
+  const double cols = (double)full * cdiv(g.tch, WG_VW) * WG_VW + (rest ? cdiv(rest * g.tx, WG_VW) * WG_VW : 0);
+  const double direct = 9.0 * p->oh * p->ow * p->c * p->m;
+  const double phases = (double)p->dh * p->dw;
+  const double wino = phases * (36.0 * cols * p->c * p->m + 200.0 * g.ty * g.tx * (p->c + p->m));
+  return wino < 0.6 * direct;
+}
+
+/* Floats of the transforms' row buffers (wg_input, wg_output). */
+static size_t wg_buf(const wg_geom *g) {
+  const size_t txp = (size_t)cdiv(g->tx, 16) * 16;
+  return 12 * (4 * txp + 16) + 4 * (txp + 16) + 30 * (size_t)g->ldv + 4 * txp + 64;
+}
+
+static size_t wg_per_thread(const ecg_conv_params *p) {
+  const wg_geom g = wg_shape(p);
+  return 36 * (size_t)g.ldv * (p->c + g.mb) + wg_buf(&g) + 3 * 32;
+}
+
+double ecg_rt1_conv2d_macs(const ecg_conv_params *p) {
+  if (conv_wg(p)) {
+    const wg_geom g = wg_shape(p);
+    return 36.0 * p->n * p->dh * p->dw * g.ty * g.tx * p->c * p->m;
+  }
+  return (double)p->n * p->m * p->oh * p->ow * (p->c / (p->group > 0 ? p->group : 1)) * p->kh * p->kw;
+}
+
+static size_t wg_packed_floats(const ecg_conv_params *p) { return 36 * (size_t)cdiv(p->m, MR) * MR * p->c; }
+
+/* U_xi = (G g G^T)[xi] for every (m, c), written straight into the A panels of the m x c
+ * matrix of each point xi (the layout pack_a gives: panel q = m / MR, element (c, m % MR);
+ * rows past m zero), G g first, then (G g) G^T, in double. */
+static void wg_pack(const ecg_conv_params *p, const float *w, float *packed) {
+  static const double G[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  const int M = p->m, C = p->c, Mp = cdiv(M, MR) * MR;
+  const size_t ua = (size_t)Mp * C;
+  for (int mm = 0; mm < Mp; mm++)
+    for (int k = 0; k < C; k++) {
+      float *dst = packed + ((size_t)(mm / MR) * C + k) * MR + mm % MR;
+      if (mm >= M) {
+        for (int xi = 0; xi < 36; xi++) dst[xi * ua] = 0.f;
+        continue;
+      }
+      const float *g = w + ((size_t)mm * C + k) * 9;
+      double gt[6][3];
+      for (int a = 0; a < 6; a++)
+        for (int cc = 0; cc < 3; cc++) gt[a][cc] = G[a][0] * g[cc] + G[a][1] * g[3 + cc] + G[a][2] * g[6 + cc];
+      for (int a = 0; a < 6; a++)
+        for (int b = 0; b < 6; b++)
+          dst[(a * 6 + b) * ua] = (float)(gt[a][0] * G[b][0] + gt[a][1] * G[b][1] + gt[a][2] * G[b][2]);
+    }
+}
+
+/* Columns [0, n) of the 6-row combination B^T . rows (rows k = 0..5 of d, each n floats):
+ * o_i[x] = sum_k BT[i][k] d_k[x]. Used along rows (vertical step) and, on deinterleaved
+ * columns, along tiles (horizontal step). */
+static void wg_bt6(int n, const float *restrict d0, const float *restrict d1, const float *restrict d2,
+                   const float *restrict d3, const float *restrict d4, const float *restrict d5, float *restrict o0,
+                   float *restrict o1, float *restrict o2, float *restrict o3, float *restrict o4, float *restrict o5) {
+  for (int x = 0; x < n; x++) {
+    const float a0 = d0[x], a1 = d1[x], a2 = d2[x], a3 = d3[x], a4 = d4[x], a5 = d5[x];
+    o0[x] = 4.f * a0 - 5.f * a2 + a4;
+    o1[x] = -4.f * (a1 + a2) + a3 + a4;
+    o2[x] = 4.f * (a1 - a2) - a3 + a4;
+    o3[x] = 2.f * (a3 - a1) - a2 + a4;
+    o4[x] = 2.f * (a1 - a3) - a2 + a4;
+    o5[x] = 4.f * a1 - 5.f * a3 + a5;
+  }
+}
+
+/* p0..p3[t] = q[4t + k], t in [0, n]: a row split into its 4 phases (one more than n tiles,
+ * so that the 5th and 6th points of tile t are p0[t+1], p1[t+1]). q readable to 4n + 4. */
+static void wg_split4(int n, const float *restrict q, float *restrict p0, float *restrict p1, float *restrict p2,
+                      float *restrict p3) {
+  for (int t = 0; t <= n; t++) {
+    p0[t] = q[4 * t];
+    p1[t] = q[4 * t + 1];
+    p2[t] = q[4 * t + 2];
+    p3[t] = q[4 * t + 3];
+  }
+}
+
+/* V [36][c][ldv] = B^T d B for the tiles of tile rows [ty0, ty1) of phase (pa, pb) (dilation:
+ * input rows dh*u + pa - pt, columns dw*v + pb - pl) of one image x [c, h, w]
+ * (tile t = (ty - ty0)*tx + tx at column t; columns tch..ldv zero): per tile row and
+ * channel, the 6 input rows of its patches (zero-padded) combined vertically along the
+ * whole row, then each result split into its 4 phases and combined horizontally along the
+ * tiles. buf: WG_BUF floats. */
+static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x, int ty0, int ty1, int pa, int pb,
+                     float *V, float *buf) {
+  const int TX = g->tx, C = p->c, h = p->h, w = p->w, txp = cdiv(TX, 16) * 16;
+  const int L = 4 * txp + 16, len = 4 * TX + 4;
+  const size_t vxi = (size_t)C * g->ldv;
+  float *rp = buf, *q = buf + 6 * (size_t)L, *ph = buf + 12 * (size_t)L; /* rows, combined rows, 4 phases */
+  const int P = txp + 16;
+  const int ntail = g->ldv - (ty1 - ty0) * TX;
+  for (int c = 0; c < C; c++) {
+    const float *plane = x + (size_t)c * h * w;
+    for (int ty = ty0; ty < ty1; ty++) {
+      for (int k = 0; k < 6; k++) {
+        float *r = rp + (size_t)k * L;
+        const int iy = p->dh * (4 * ty + k) + pa - p->pt;
+        if (iy < 0 || iy >= h) {
+          memset(r, 0, (size_t)len * sizeof(float));
+        } else if (p->dw > 1) { /* r[i] = row[dw*i + pb - pl] inside the row, else 0 */
+          const float *row = plane + (size_t)iy * w;
+          for (int i = 0; i < len; i++) {
+            const int ix = p->dw * i + pb - p->pl;
+            r[i] = ix >= 0 && ix < w ? row[ix] : 0.f;
+          }
+        } else { /* r[i] = row[i - pl] inside the row, else 0 */
+          const float *row = plane + (size_t)iy * w;
+          const int a = imin(len, p->pl), bnd = imin(len, p->pl + w), lo = imax(a, bnd);
+          if (a > 0) memset(r, 0, (size_t)a * sizeof(float));
+          if (bnd > a) memcpy(r + a, row + (a - p->pl), (size_t)(bnd - a) * sizeof(float));
+          if (len > lo) memset(r + lo, 0, (size_t)(len - lo) * sizeof(float));
+        }
+      }
+      wg_bt6(len, rp, rp + L, rp + 2 * L, rp + 3 * L, rp + 4 * L, rp + 5 * L, q, q + L, q + 2 * L, q + 3 * L,
+             q + 4 * L, q + 5 * L);
+      const size_t off = (size_t)c * g->ldv + (size_t)(ty - ty0) * TX;
+      for (int i = 0; i < 6; i++) {
+        wg_split4(TX, q + (size_t)i * L, ph, ph + P, ph + 2 * P, ph + 3 * P);
+        float *v = V + (size_t)(i * 6) * vxi + off;
+        wg_bt6(TX, ph, ph + P, ph + 2 * P, ph + 3 * P, ph + 1, ph + P + 1, v, v + vxi, v + 2 * vxi, v + 3 * vxi,
+               v + 4 * vxi, v + 5 * vxi);
+      }
+    }
+    if (ntail > 0)
+      for (int xi = 0; xi < 36; xi++) memset(V + xi * vxi + (size_t)c * g->ldv + (g->ldv - ntail), 0, (size_t)ntail * sizeof(float));
+  }
+}
+
+/* o_i[t] = sum_r AT[i][r] s_r[t], i = 0..3, t in [0, n): the 6-to-4 output combination. */
+static void wg_at6(int n, const float *restrict s0, const float *restrict s1, const float *restrict s2,
+                   const float *restrict s3, const float *restrict s4, const float *restrict s5, float *restrict o0,
+                   float *restrict o1, float *restrict o2, float *restrict o3) {
+  for (int t = 0; t < n; t++) {
+    const float a0 = s0[t], a1 = s1[t], a2 = s2[t], a3 = s3[t], a4 = s4[t], a5 = s5[t];
+    const float p12 = a1 + a2, m12 = a1 - a2, p34 = a3 + a4, m34 = a3 - a4;
+    o0[t] = a0 + p12 + p34;
+    o1[t] = m12 + 2.f * m34;
+    o2[t] = p12 + 4.f * p34;
+    o3[t] = m12 + 8.f * m34 + a5;
+  }
+}
+
+/* out[4t + j] = o_j[t] + b, t in [0, n): four phases interleaved back into a row. */
+static void wg_join4(int n, const float *restrict o0, const float *restrict o1, const float *restrict o2,
+                     const float *restrict o3, float b, float *restrict out) {
+  for (int t = 0; t < n; t++) {
+    out[4 * t] = o0[t] + b;
+    out[4 * t + 1] = o1[t] + b;
+    out[4 * t + 2] = o2[t] + b;
+    out[4 * t + 3] = o3[t] + b;
+  }
+}
+
+/* Output channels [m0, m0+mb) of tile rows [ty0, ty1) of phase (pa, pb): y = A^T Y A + bias
+ * from Y [36][mb][ldv], written into one image y [m, oh, ow] (rows dh*r + pa, columns
+ * dw*c + pb): per channel, the 6 rows of Y combined along the whole band (the vertical
+ * A^T), each of the 4 results combined again (the horizontal A) and interleaved into
+ * output rows. The activation is wg_job's. buf: wg_buf floats. */
+static void wg_output(const ecg_conv_params *p, const wg_geom *g, const float *Y, int m0, int mb, int ty0, int ty1,
+                       int pa, int pb, const float *bias, float *y, float *buf) {
+  const int TX = g->tx, oh = p->oh, ow = p->ow, ldv = g->ldv, n = (ty1 - ty0) * TX;
+  const size_t yxi = (size_t)mb * ldv, plane = (size_t)oh * ow;
+  float *gb = buf, *ob = buf + 24 * (size_t)ldv, *orow = buf + 28 * (size_t)ldv; /* g[4][6][ldv], o[4][ldv], a row */
+  for (int mi = 0; mi < mb; mi++) {
+    const float b = bias ? bias[m0 + mi] : 0.f;
+    float *yc = y + (size_t)(m0 + mi) * plane;
+    const float *s = Y + (size_t)mi * ldv;
+    for (int j = 0; j < 6; j++) /* g_i[j] = sum_r AT[i][r] Y[r*6 + j] */
+      wg_at6(n, s + (size_t)j * yxi, s + (size_t)(6 + j) * yxi, s + (size_t)(12 + j) * yxi, s + (size_t)(18 + j) * yxi,
+             s + (size_t)(24 + j) * yxi, s + (size_t)(30 + j) * yxi, gb + (size_t)j * ldv, gb + (size_t)(6 + j) * ldv,
+             gb + (size_t)(12 + j) * ldv, gb + (size_t)(18 + j) * ldv);
+    for (int i = 0; i < 4; i++) {
+      const float *gi = gb + (size_t)(6 * i) * ldv;
+      wg_at6(n, gi, gi + ldv, gi + 2 * ldv, gi + 3 * ldv, gi + 4 * ldv, gi + 5 * ldv, ob, ob + ldv, ob + 2 * ldv,
+             ob + 3 * ldv);
+      for (int ty = ty0; ty < ty1; ty++) {
+        const int oy = p->dh * (4 * ty + i) + pa;
+        if (oy >= oh) break;
+        const size_t o = (size_t)(ty - ty0) * TX;
+        if (p->dw > 1) { /* this phase's columns pb, pb + dw, ... of the row */
+          wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, orow);
+          float *yr = yc + (size_t)oy * ow;
+          for (int u = 0, ox = pb; ox < ow; u++, ox += p->dw) yr[ox] = orow[u];
+        } else if (4 * TX == ow) {
+          wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, yc + (size_t)oy * ow);
+        } else {
+          wg_join4(TX, ob + o, ob + ldv + o, ob + 2 * ldv + o, ob + 3 * ldv + o, b, orow);
+          memcpy(yc + (size_t)oy * ow, orow, (size_t)ow * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+/* One job: image img, tile rows [ty0, ty1) of every phase, output channels [m0, m1); then
+ * act (or the generated epilogue) once on each channel's run of output rows
+ * dh*4*ty0 .. min(dh*4*ty1, oh), which the job's phases have all written. */
+static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, const float *U, const float *bias,
+                   float *y, int img, int ty0, int ty1, int m0, int m1, float *scratch) {
+  const int C = p->c;
+  float *V = align64(scratch);
+  float *Y = align64(V + 36 * (size_t)g->ldv * C);
+  float *buf = align64(Y + 36 * (size_t)g->ldv * g->mb);
+  const float *xi = x + (size_t)img * C * p->h * p->w;
+  float *yi = y + (size_t)img * p->m * p->oh * p->ow;
+  const int tch = (ty1 - ty0) * g->tx;
+  const size_t ua = (size_t)cdiv(p->m, MR) * MR * C;
+  for (int pa = 0; pa < p->dh && pa < p->oh; pa++)
+    for (int pb = 0; pb < p->dw && pb < p->ow; pb++) {
+      wg_input(p, g, xi, ty0, ty1, pa, pb, V, buf);
+      for (int ms = m0; ms < m1; ms += g->mb) {
+        const int mb = imin(g->mb, m1 - ms);
+        for (int xq = 0; xq < 36; xq++) {
+          job_t J;
+          memset(&J, 0, sizeof J);
+          J.M = mb; J.N = tch; J.K = C;
+          J.A = U + xq * ua + (size_t)(ms / MR) * C * MR; J.a_packed = 1;
+          J.B = V + (size_t)xq * C * g->ldv; J.ldb = g->ldv; J.b_mode = B_DIRECT; J.b_full = 1;
+          J.alpha = 1.f; J.beta = 0.f;
+          J.C = Y + (size_t)xq * mb * g->ldv; J.ldc = g->ldv;
+          run_tile(&J, 0, mb, 0, tch, NULL, NULL);
+        }
+        wg_output(p, g, Y, ms, mb, ty0, ty1, pa, pb, bias, yi, buf);
+      }
+    }
+  if (p->act.kind != ECG_ACT_NONE) {
+    const int r0 = imin(p->oh, 4 * p->dh * ty0), r1 = imin(p->oh, 4 * p->dh * ty1);
+    for (int mm = m0; mm < m1; mm++)
+      ecg_rt1_act_apply(p->act, yi + ((size_t)mm * p->oh + r0) * p->ow, (size_t)(r1 - r0) * p->ow);
+  }
+}
+
+static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U, const float *bias, float *y,
+                        float *scratch) {
+  const wg_geom g = wg_shape(p);
+  const int bands = cdiv(g.ty, g.rows);
+  int T = ecg_threads();
+  /* channel blocks (multiples of MR) to balance the jobs over the threads: nmb from 1 to
+   * 4 minimising rounds of jobs x job size, each block repeating the input transform (about
+   * 3% of a job's work); one thread: 1 */
+  int nmb = 1;
+  if (T > 1) {
+    const long nb = (long)p->n * bands;
+    double best = -1;
+    for (int k = 1; k <= imin(4, cdiv(p->m, MR)); k++) {
+      const double cost = (double)((nb * k + T - 1) / T) / k * (1.0 + 0.03 * k);
+      if (best < 0 || cost < best) { best = cost; nmb = k; }
+    }
+  }
+  const int mstep = cdiv(cdiv(p->m, nmb), MR) * MR;
+  nmb = cdiv(p->m, mstep);
+  const long total = (long)p->n * bands * nmb;
+  if (T > total) T = (int)total;
+  const size_t per = wg_per_thread(p);
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  for (long t = 0; t < total; t++) {
+    const int mq = (int)(t % nmb), band = (int)(t / nmb % bands), img = (int)(t / nmb / bands);
+    const int ty0 = band * g.rows, ty1 = imin(g.ty, ty0 + g.rows);
+    wg_job(p, &g, x, U, bias, y, img, ty0, ty1, mq * mstep, imin(p->m, (mq + 1) * mstep),
+           scratch + (size_t)ecg_tid() * per);
+  }
+}
+
 void ecg_rt1_sgemm_packed_a(int M, int N, int K, const float *packed_a, const float *B, int ldb, const float *bias_m,
                         ecg_act act, float *C, int ldc, float *scratch) {
   batch_t bt;
@@ -1540,6 +1885,10 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
     return;
   }
 #endif
+  if (conv_wg(p)) {
+    conv_wg_run(p, x, packed_w, bias, y, scratch);
+    return;
+  }
   const int G = p->group, mg = p->m / G, cg = p->c / G, ohw = p->oh * p->ow;
   const int Kg = cg * p->kh * p->kw;
   batch_t bt;

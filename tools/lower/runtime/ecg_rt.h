@@ -162,8 +162,19 @@ typedef struct {
   ecg_act act; /* applied after bias */
 } ecg_conv_params;
 
+/* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
+ * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride 1,
+ * group 1, at least 8 channels in and out, when it needs fewer multiply-adds: Lavin & Gray,
+ * CVPR 2016; ecg_gemm.c "Winograd"): 36 * c * m per 4x4 output tile, tiles
+ * n * dh * dw * ceil(ceil(oh/dh)/4) * ceil(ceil(ow/dw)/4) (a dilated conv is dh * dw
+ * undilated phases; the transforms' additions not counted). Profiles report a
+ * Winograd layer's nominal and executed FLOPs apart (2 FLOPs per multiply-add). */
+double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
+
 /* Size in floats of the prepacked weights.
  * Depthwise (group == c > 1, m a multiple of c): the weights as they are, [m, kh*kw].
+ * Winograd convs (ecg_rt1_conv2d_macs): U = G w G^T (6x6 per filter and channel), per
+ * point xi = 0..35 the m x c matrix U_xi as A panels: 36 * ceil(m/MR) * MR * c floats.
  * Otherwise, per group g (G = group, mg = m/G, Kg = (c/G)*kh*kw): ceil(mg/MR) panels of
  * Kg x MR floats (element (k, i) of panel q = w[g*mg + MR*q + i][k], zero past mg);
  * total G * ceil(mg/MR) * MR * Kg; MR is 8 with AVX-512F or NEON, else 6 (see NR above).
@@ -186,12 +197,18 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * depthwise convs one zero-padded, stride-split input plane of Hp * sw * Lp floats,
  * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8)
  * (AVX-512 builds read depthwise inputs in place when sw <= 2 and kw <= 8: then only one
- * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for).
+ * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for); for a
+ * Winograd conv (ecg_rt1_conv2d_macs) one band's transformed input and a block's
+ * transformed output, 36 * ldv * (c + min(64, m)) floats (ldv: the band's tiles, at most
+ * about 64, rounded to the micro-kernel's column vectors) plus row buffers.
  * The call uses omp_get_max_threads() threads, so `threads` must be at least that. */
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
  * packed_w from ecg_rt1_conv2d_pack, scratch of ecg_rt1_conv2d_scratch_floats(p, threads) floats.
  * x and y never alias. Strategy: 1x1/stride-1/unpadded = GEMM straight on the NCHW input;
+ * 3x3 stride 1 group 1 (dilated too) where it saves multiply-adds = Winograd F(4x4, 3x3)
+ * (36 GEMMs per band of 4x4 output tiles; rounding differs from the direct sum by about
+ * 1e-6 of the sum of |products|; see ecg_rt1_conv2d_macs);
  * depthwise = direct kernel vectorised along the output width; otherwise implicit im2col
  * (packed straight into GEMM panels, in bounded blocks) + packed GEMM per group. Bias and
  * activation are applied in the GEMM epilogue while the tile is in L1. Small planes with
