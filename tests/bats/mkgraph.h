@@ -1,6 +1,6 @@
-/* mkgraph.h: the graph builders the test generators share (mkrnn.c; one place for the
+/* mkgraph.h: the graph builders the test generators share (mkrnn.c, mksearch.c, mkrewrite.c: one place for the
  * seeded weights, the one-output node, graph inputs and outputs), on the ECG API of
- * format/ecg.h.  Static functions: each generator is one translation unit.
+ * format/ecg.h.  Static inline functions: each generator is one translation unit.
  *
  * Weights are seeded by a fixed LCG (mkg_seed), uniform in [-1, 1) times a scale, so a
  * generator writes the same bytes on every run and machine. */
@@ -16,13 +16,13 @@
 static uint32_t mkg_seed = 2020;
 
 /** Next seeded value in [-1, 1). */
-static float mkg_rnd(void) {
+static inline float mkg_rnd(void) {
   mkg_seed = mkg_seed * 1664525u + 1013904223u;
   return (float)(mkg_seed >> 8) / 16777216.0f * 2 - 1;
 }
 
 /** A float32 constant of rank r and dims, seeded values times scale.  Returns its tensor id. */
-static int mkg_weight(ecg_graph *g, const char *name, int r, const int64_t *dims, float scale) {
+static inline int mkg_weight(ecg_graph *g, const char *name, int r, const int64_t *dims, float scale) {
   int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
   int64_t n = ecg_tensor_numel(g->tensors[t]);
   float *d = malloc(sizeof *d * (size_t)(n ? n : 1));
@@ -34,7 +34,7 @@ static int mkg_weight(ecg_graph *g, const char *name, int r, const int64_t *dims
 }
 
 /** A float32 constant filled with one value v (shape r, dims). */
-static int mkg_fill(ecg_graph *g, const char *name, int r, const int64_t *dims, float v) {
+static inline int mkg_fill(ecg_graph *g, const char *name, int r, const int64_t *dims, float v) {
   int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
   int64_t n = ecg_tensor_numel(g->tensors[t]);
   float *d = malloc(sizeof *d * (size_t)(n ? n : 1));
@@ -47,7 +47,7 @@ static int mkg_fill(ecg_graph *g, const char *name, int r, const int64_t *dims, 
 
 /** A node of op_type (ai.onnx, opset 13) with one float output named out (shape left to
  *  ecg_infer_shapes).  Returns the output's tensor id. */
-static int mkg_op(ecg_graph *g, const char *op_type, const char *out, int n_in, const int *in) {
+static inline int mkg_op(ecg_graph *g, const char *op_type, const char *out, int n_in, const int *in) {
   int t = ecg_add_tensor(g, out, ECG_FLOAT, -1, NULL);
   ecg_add_node(g, out, op_type, "", 13, n_in, in, 1, &t);
   return t;
@@ -55,10 +55,10 @@ static int mkg_op(ecg_graph *g, const char *op_type, const char *out, int n_in, 
 #define MKG_OP(g, type, out, ...) mkg_op(g, type, out, sizeof((int[]){__VA_ARGS__}) / sizeof(int), (int[]){__VA_ARGS__})
 
 /** The node added last. */
-static ecg_node *mkg_last(ecg_graph *g) { return g->nodes[g->n_nodes - 1]; }
+static inline ecg_node *mkg_last(ecg_graph *g) { return g->nodes[g->n_nodes - 1]; }
 
 /** A float32 graph input of rank r and dims.  Returns its tensor id. */
-static int mkg_input(ecg_graph *g, const char *name, int r, const int64_t *dims) {
+static inline int mkg_input(ecg_graph *g, const char *name, int r, const int64_t *dims) {
   int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
   g->inputs = realloc(g->inputs, sizeof *g->inputs * (g->n_inputs + 1));
   g->inputs[g->n_inputs++] = t;
@@ -66,14 +66,14 @@ static int mkg_input(ecg_graph *g, const char *name, int r, const int64_t *dims)
 }
 
 /** Mark tensor t a graph output. */
-static void mkg_output(ecg_graph *g, int t) {
+static inline void mkg_output(ecg_graph *g, int t) {
   g->outputs = realloc(g->outputs, sizeof *g->outputs * (g->n_outputs + 1));
   g->outputs[g->n_outputs++] = t;
 }
 
 /** Infer shapes, validate and write g to path (plain ECG); prints "PROG: message" on
  *  failure.  Frees g.  Returns 0, or 1 (invalid graph or write error). */
-static int mkg_finish(const char *prog, ecg_graph *g, const char *path) {
+static inline int mkg_finish(const char *prog, ecg_graph *g, const char *path) {
   ecg_err e = {0};
   int rc = ecg_infer_shapes(g, &e);
   if (rc == ECG_OK) rc = ecg_validate(g, &e);

@@ -28,45 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ecg.h"
+#include "mkgraph.h"
 
-static uint32_t seed = 2020;
-static float rnd(void) {
-  seed = seed * 1664525u + 1013904223u;
-  return (float)(seed >> 8) / 16777216.0f * 2 - 1;
-}
-
-static int weight(ecg_graph *g, const char *name, int r, const int64_t *dims, float scale) {
-  int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
-  int64_t n = ecg_tensor_numel(g->tensors[t]);
-  float *d = malloc(sizeof *d * (size_t)n);
-  for (int64_t i = 0; i < n; i++) d[i] = rnd() * scale;
-  ecg_tensor_set_data(g->tensors[t], d, sizeof *d * (size_t)n);
-  g->tensors[t]->is_const = true;
-  free(d);
-  return t;
-}
-
-static int op(ecg_graph *g, const char *op_type, const char *out, int n_in, const int *in) {
-  int t = ecg_add_tensor(g, out, ECG_FLOAT, -1, NULL);
-  ecg_add_node(g, out, op_type, "", 13, n_in, in, 1, &t);
-  return t;
-}
-#define OP(g, type, out, ...) op(g, type, out, sizeof((int[]){__VA_ARGS__}) / sizeof(int), (int[]){__VA_ARGS__})
-
-static ecg_node *last(ecg_graph *g) { return g->nodes[g->n_nodes - 1]; }
-
-static int input(ecg_graph *g, const char *name, int r, const int64_t *dims) {
-  int t = ecg_add_tensor(g, name, ECG_FLOAT, r, dims);
-  g->inputs = realloc(g->inputs, sizeof *g->inputs * (g->n_inputs + 1));
-  g->inputs[g->n_inputs++] = t;
-  return t;
-}
-
-static void output(ecg_graph *g, int t) {
-  g->outputs = realloc(g->outputs, sizeof *g->outputs * (g->n_outputs + 1));
-  g->outputs[g->n_outputs++] = t;
-}
 
 /* Relu(Conv(x)) (relu = 0: no Relu) with M output channels, kernel kh x kw, "same"
  * padding, stride 1, seeded weights and bias. */
@@ -74,15 +37,15 @@ static int conv(ecg_graph *g, const char *name, int x, int64_t c, int64_t m, int
   char b[96];
   int64_t wd[4] = {m, c, kh, kw};
   snprintf(b, sizeof b, "%s_w", name);
-  int w = weight(g, b, 4, wd, 1.0f / sqrtf((float)(c * kh * kw)));
+  int w = mkg_weight(g, b, 4, wd, 1.0f / sqrtf((float)(c * kh * kw)));
   snprintf(b, sizeof b, "%s_b", name);
-  int bias = weight(g, b, 1, &m, 0.1f);
+  int bias = mkg_weight(g, b, 1, &m, 0.1f);
   snprintf(b, sizeof b, "%s%s", name, relu ? "_conv" : "");
-  int y = OP(g, "Conv", b, x, w, bias);
+  int y = MKG_OP(g, "Conv", b, x, w, bias);
   int64_t k[2] = {kh, kw}, pads[4] = {(kh - 1) / 2, (kw - 1) / 2, (kh - 1) / 2, (kw - 1) / 2};
-  ecg_attr_set_ints(last(g), "kernel_shape", 2, k);
-  ecg_attr_set_ints(last(g), "pads", 4, pads);
-  return relu ? OP(g, "Relu", name, y) : y;
+  ecg_attr_set_ints(mkg_last(g), "kernel_shape", 2, k);
+  ecg_attr_set_ints(mkg_last(g), "pads", 4, pads);
+  return relu ? MKG_OP(g, "Relu", name, y) : y;
 }
 
 static int resnet(ecg_graph *g, int x, int n, int64_t c) {
@@ -95,16 +58,16 @@ static int resnet(ecg_graph *g, int x, int n, int64_t c) {
     snprintf(b, sizeof b, "r%d_s", i);
     int s = conv(g, b, x, c, c, 1, 1, 1);
     snprintf(b, sizeof b, "r%d_add", i);
-    int y = OP(g, "Add", b, bb, s);
+    int y = MKG_OP(g, "Add", b, bb, s);
     snprintf(b, sizeof b, "r%d_out", i);
-    x = OP(g, "Relu", b, y);
+    x = MKG_OP(g, "Relu", b, y);
   }
   return x;
 }
 
 static int concat(ecg_graph *g, const char *name, int n, const int *in) {
-  int y = op(g, "Concat", name, n, in);
-  ecg_attr_set_i(last(g), "axis", 1);
+  int y = mkg_op(g, "Concat", name, n, in);
+  ecg_attr_set_i(mkg_last(g), "axis", 1);
   return y;
 }
 
@@ -122,11 +85,11 @@ static int inception(ecg_graph *g, int x, int n, int64_t c) {
     int bda = conv(g, NM("d_1x3"), bd3, 384, 384, 1, 3, 1);
     int bdb = conv(g, NM("d_3x1"), bd3, 384, 384, 3, 1, 1);
     int bdc = concat(g, NM("d_cat"), 2, (int[]){bda, bdb});
-    int p = OP(g, "AveragePool", NM("pool"), x);
+    int p = MKG_OP(g, "AveragePool", NM("pool"), x);
     int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1}, st[2] = {1, 1};
-    ecg_attr_set_ints(last(g), "kernel_shape", 2, k);
-    ecg_attr_set_ints(last(g), "pads", 4, pads);
-    ecg_attr_set_ints(last(g), "strides", 2, st);
+    ecg_attr_set_ints(mkg_last(g), "kernel_shape", 2, k);
+    ecg_attr_set_ints(mkg_last(g), "pads", 4, pads);
+    ecg_attr_set_ints(mkg_last(g), "strides", 2, st);
     int bp = conv(g, NM("p_1x1"), p, c, 192, 1, 1, 1);
     x = concat(g, NM("out"), 4, (int[]){b1, b3c, bdc, bp});
     c = 2048;
@@ -150,47 +113,47 @@ int main(int argc, char **argv) {
   g->opset = 13;
   if (res || inc) {
     int64_t d[4] = {1, c, hw, hw};
-    int x = input(g, "x", 4, d);
-    output(g, res ? resnet(g, x, n, c) : inception(g, x, n, c));
+    int x = mkg_input(g, "x", 4, d);
+    mkg_output(g, res ? resnet(g, x, n, c) : inception(g, x, n, c));
   } else if (!strcmp(kind, "cycle")) {
     int64_t d[2] = {8, 8};
-    int x = input(g, "x", 2, d);
-    int y1 = OP(g, "MatMul", "y1", x, weight(g, "w1", 2, d, 0.3f));
-    int z = OP(g, "Relu", "z", y1);
-    output(g, OP(g, "MatMul", "y2", x, z));
-    output(g, OP(g, "MatMul", "y3", x, weight(g, "w3", 2, d, 0.3f)));
+    int x = mkg_input(g, "x", 2, d);
+    int y1 = MKG_OP(g, "MatMul", "y1", x, mkg_weight(g, "w1", 2, d, 0.3f));
+    int z = MKG_OP(g, "Relu", "z", y1);
+    mkg_output(g, MKG_OP(g, "MatMul", "y2", x, z));
+    mkg_output(g, MKG_OP(g, "MatMul", "y3", x, mkg_weight(g, "w3", 2, d, 0.3f)));
   } else if (!strcmp(kind, "concat")) {
     int64_t d[2] = {4, 6};
-    int a = input(g, "a", 2, d), b = input(g, "b", 2, d), cc = input(g, "c", 2, d), dd = input(g, "d", 2, d);
-    int s = OP(g, "Add", "ab", a, b), t = OP(g, "Add", "cd", cc, dd);
-    int y = op(g, "Concat", "cat", 2, (int[]){s, t});
-    ecg_attr_set_i(last(g), "axis", 0);
-    output(g, y);
+    int a = mkg_input(g, "a", 2, d), b = mkg_input(g, "b", 2, d), cc = mkg_input(g, "c", 2, d), dd = mkg_input(g, "d", 2, d);
+    int s = MKG_OP(g, "Add", "ab", a, b), t = MKG_OP(g, "Add", "cd", cc, dd);
+    int y = mkg_op(g, "Concat", "cat", 2, (int[]){s, t});
+    ecg_attr_set_i(mkg_last(g), "axis", 0);
+    mkg_output(g, y);
     int64_t two = 2, sz[2] = {2, 4};
     int st = ecg_add_tensor(g, "sizes", ECG_INT64, 1, &two);
     ecg_tensor_set_data(g->tensors[st], sz, sizeof sz);
     g->tensors[st]->is_const = true;
     int outs[2] = {ecg_add_tensor(g, "sp0", ECG_FLOAT, -1, NULL), ecg_add_tensor(g, "sp1", ECG_FLOAT, -1, NULL)};
     ecg_add_node(g, "split", "Split", "", 13, 2, (int[]){y, st}, 2, outs);
-    ecg_attr_set_i(last(g), "axis", 1);
-    output(g, OP(g, "Relu", "r0", outs[0]));
-    output(g, OP(g, "Relu", "r1", outs[1]));
-    int l = op(g, "Concat", "cat_ab", 2, (int[]){a, b});
-    ecg_attr_set_i(last(g), "axis", 0);
-    int r = op(g, "Concat", "cat_cd", 2, (int[]){cc, dd});
-    ecg_attr_set_i(last(g), "axis", 0);
-    output(g, OP(g, "Mul", "m", l, r));
+    ecg_attr_set_i(mkg_last(g), "axis", 1);
+    mkg_output(g, MKG_OP(g, "Relu", "r0", outs[0]));
+    mkg_output(g, MKG_OP(g, "Relu", "r1", outs[1]));
+    int l = mkg_op(g, "Concat", "cat_ab", 2, (int[]){a, b});
+    ecg_attr_set_i(mkg_last(g), "axis", 0);
+    int r = mkg_op(g, "Concat", "cat_cd", 2, (int[]){cc, dd});
+    ecg_attr_set_i(mkg_last(g), "axis", 0);
+    mkg_output(g, MKG_OP(g, "Mul", "m", l, r));
   } else if (!strcmp(kind, "convcat")) {
     int64_t cc = argc == 6 ? c : 8, h = argc == 6 ? hw : 6, d[4] = {1, cc, h, h};
-    int x = input(g, "x", 4, d);
+    int x = mkg_input(g, "x", 4, d);
     int p = conv(g, "p", x, cc, cc, 3, 3, 0), q = conv(g, "q", x, cc, cc, 3, 3, 0);
-    output(g, OP(g, "Relu", "y", concat(g, "pq", 2, (int[]){p, q})));
+    mkg_output(g, MKG_OP(g, "Relu", "y", concat(g, "pq", 2, (int[]){p, q})));
   } else if (!strcmp(kind, "mathconv")) {
     int64_t cc = argc == 6 ? c : 8, h = argc == 6 ? hw : 6, d[4] = {1, cc, h, h}, cd[3] = {cc, 1, 1};
-    int x = input(g, "x", 4, d);
+    int x = mkg_input(g, "x", 4, d);
     int p = conv(g, "p", x, cc, cc, 3, 3, 0), q = conv(g, "q", x, cc, cc, 3, 3, 0);
-    output(g, OP(g, "Mul", "yp", OP(g, "Neg", "np", p), weight(g, "c1", 3, cd, 1.0f)));
-    output(g, OP(g, "Mul", "yq", OP(g, "Neg", "nq", q), weight(g, "c2", 3, cd, 1.0f)));
+    mkg_output(g, MKG_OP(g, "Mul", "yp", MKG_OP(g, "Neg", "np", p), mkg_weight(g, "c1", 3, cd, 1.0f)));
+    mkg_output(g, MKG_OP(g, "Mul", "yq", MKG_OP(g, "Neg", "nq", q), mkg_weight(g, "c2", 3, cd, 1.0f)));
   } else {
     fprintf(stderr, "mksearch: unknown kind '%s'\n", kind);
     return 2;
