@@ -616,10 +616,13 @@ enum {
                                      strided batched matrices, so it absorbs index maps */
   ECG_PROP_NONNEG = 1u << 7, /**< no output element is negative (NaN aside): Relu, Abs, Exp,
                                  Sqrt, ...; the math pass's nonneg(V) condition */
-  ECG_PROP_CONTROL = 1u << 8 /**< control flow (If, Loop, Scan): runs subgraphs held in its
+  ECG_PROP_CONTROL = 1u << 8, /**< control flow (If, Loop, Scan): runs subgraphs held in its
                                   GRAPH attributes as nested code; never fused with other
                                   nodes, never folded or rewritten through (format/ECG.md
                                   "Control flow") */
+  ECG_PROP_CONTRACT = 1u << 9 /**< a matrix product Y[.., M, N] = sum_K A[.., M, K] B[.., K, N]
+                                   of inputs 0 and 1, both of rank >= 2 where it is used: its
+                                   M, K and N can be cut (EOP's HW1W2 sweeps, VEE '22 §3.2) */
 };
 
 /* ---------------------------------------------------------------- control flow */

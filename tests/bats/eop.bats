@@ -19,12 +19,15 @@ setup() {
   run --separate-stderr "$BIN/ecg-partition" -v --emit-sweeps "$T/sw" --points 3 "$T/g.ecg"
   [ "$status" -eq 0 ]
   [ -z "$output" ]                       # no ECG on stdout in this mode
-  # MatMul [3x4]x[4x3]: batch (rows of A) cut to 1, 2, 3
-  [ "$(cut -f2,3 "$T/sw/index.tsv" | tr '\t\n' ' ')" = "batch 1 batch 2 batch 3 " ]
+  # MatMul [3x4]x[4x3]: batch (rows of A) cut to 1, 2, 3; HW1W2: N (cols of B) to 1, 2, 3 and
+  # K (cols of A, rows of B) to 2, 3, 4
+  [ "$(cut -f2,3 "$T/sw/index.tsv" | tr '\t\n' ' ')" = "batch 1 batch 2 batch 3 cols 1 cols 2 cols 3 k 2 k 3 k 4 " ]
+  "$BIN/ecg-dump" --json "$(sed -n 4p "$T/sw/index.tsv" | cut -f4)" | jq -e '[.tensors[].shape] == [[3, 4], [4, 1], [3, 1]]'
+  "$BIN/ecg-dump" --json "$(sed -n 7p "$T/sw/index.tsv" | cut -f4)" | jq -e '[.tensors[].shape] == [[3, 2], [2, 3], [3, 3]]'
   for f in $(cut -f4 "$T/sw/index.tsv"); do "$BIN/ecg-dump" "$f" > /dev/null; done
   sh "$ROOT/scripts/eop_profile.sh" --runs 3 --device "cpu a" "$T/sw" "$T/a.jsonl"
   sed 's/"cpu a"/"cpu b"/' "$T/a.jsonl" > "$T/b.jsonl"
-  [ "$(wc -l < "$T/a.jsonl")" -eq 3 ]
+  [ "$(wc -l < "$T/a.jsonl")" -eq 9 ]
   run --separate-stderr "$BIN/ecg-partition" --eop --profiles "$T/a.jsonl" --profiles "$T/b.jsonl" --objective sum \
     --report "$T/r.json" -o "$T/placed.ecg" "$T/g.ecg"
   [ "$status" -eq 0 ]
@@ -48,11 +51,11 @@ setup() {
 }
 
 @test "eop: a malformed profile names FILE:LINE; usage errors exit 2" {
-  printf '{"device": "x", "signature": "s", "dim": "cols", "x": 4, "ms": 1}\n' > "$T/bad.jsonl"
+  printf '{"device": "x", "signature": "s", "dim": "width", "x": 4, "ms": 1}\n' > "$T/bad.jsonl"
   run --separate-stderr "$BIN/ecg-partition" --eop --profiles "$T/bad.jsonl" --profiles "$T/bad.jsonl" -o "$T/out.ecg" "$T/g.ecg"
   [ "$status" -eq 1 ]
   [ ! -e "$T/out.ecg" ]
-  [[ "$stderr" == *"bad.jsonl:1: dim 'cols' (expected batch or rows)"* ]]
+  [[ "$stderr" == *"bad.jsonl:1: dim 'width' (expected batch, rows, cols or k)"* ]]
   [ -z "$output" ]
   run --separate-stderr "$BIN/ecg-partition" --eop --profiles "$T/bad.jsonl" "$T/g.ecg"
   [ "$status" -eq 2 ]
@@ -196,12 +199,14 @@ eop_model() {
   run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" --runs 2
   echo "exit $status; stderr: $stderr"
   [ "$status" -eq 0 ]
-  jq -e '.target == "c" and .groups == 1 and .samples_timed == 3 and (.operators[0].samples | length == 3)
+  # one MatMul: batch (M), cols (N) and k (K) groups of 3 samples each
+  jq -e '.target == "c" and .groups == 3 and .samples_timed == 9 and ([.operators[].dim] == ["batch", "cols", "k"])
+         and ([.operators[].samples | length] == [3, 3, 3])
          and (.operators[0].pattern | test("^(constant|linear|staircase)$")) and (.operators[0].fits | keys == ["constant", "linear", "staircase"])
-         and ([.mape[].chosen_by] | add == 1)' <<<"$output"
+         and ([.mape[].chosen_by] | add == 3)' <<<"$output"
   run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" --runs 2 --target opencl --device 0
   [ "$status" -eq 0 ]
-  jq -e '.target == "opencl" and (.device | length > 0) and .groups == 1 and (.operators[0].fits.linear.mape >= 0)' <<<"$output"
+  jq -e '.target == "opencl" and (.device | length > 0) and .groups == 3 and (.operators[0].fits.linear.mape >= 0)' <<<"$output"
   # errors: no sweeps (exit 1, nothing on stdout), --device without --target opencl, a DIR too (usage)
   run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/nowhere"
   [ "$status" -eq 1 ]
@@ -211,4 +216,34 @@ eop_model() {
   [ "$status" -eq 2 ]
   run --separate-stderr "$BIN/ecg-bench" --profile-device "$T/sw" "$T"
   [ "$status" -eq 2 ]
+}
+
+@test "eop: HW1W2 sweeps of a MatMul with constant weights slice the weights (N: the first columns of the full product)" {
+  build_gen mkrnn build/libecg.a
+  "$BATS_FILE_TMPDIR/mkrnn" lstm "$T/lstm.ecg"
+  "$BIN/ecg-partition" --emit-sweeps "$T/sw" --points 4 "$T/lstm.ecg"
+  # the first MatMul, x [16, 80] times W [80, 256] (a weight): batch, cols (N) and k (K) sweeps
+  [ "$(grep -c '^MatMul\[16x80\]\[80x256\]' "$T/sw/index.tsv")" -eq 12 ]
+  local full cols k
+  full=$(awk -F'\t' '$1 ~ /^MatMul\[16x80\]/ && $2 == "batch" && $3 == 16 {print $4}' "$T/sw/index.tsv")
+  cols=$(awk -F'\t' '$1 ~ /^MatMul\[16x80\]/ && $2 == "cols" && $3 == 64 {print $4}' "$T/sw/index.tsv")
+  k=$(awk -F'\t' '$1 ~ /^MatMul\[16x80\]/ && $2 == "k" && $3 == 40 {print $4}' "$T/sw/index.tsv")
+  "$BIN/ecg-dump" --json "$cols" | jq -e '[.tensors[] | {shape, const}] == [{"shape": [16, 80], "const": false}, {"shape": [80, 64], "const": true}, {"shape": [16, 64], "const": false}]'
+  "$BIN/ecg-dump" --json "$k" | jq -e '[.tensors[].shape] == [[16, 40], [40, 256], [16, 256]]'
+  for f in full cols; do
+    "$BIN/ecg-lower" -q -o "$T/$f" "${!f}"
+    "$BIN/ecg-bench" "$T/$f" --random 1 --runs 1 --warmup 0 -q --save "$T/$f.out" > /dev/null
+  done
+  # same seeded x; the cut product is the full one's first 64 columns, bit for bit
+  python3 "$BATS_TEST_DIRNAME/pbfloat.py" "$T/full.out/output_0.pb" > "$T/full.json"
+  python3 "$BATS_TEST_DIRNAME/pbfloat.py" "$T/cols.out/output_0.pb" > "$T/cols.json"
+  jq -e -n --slurpfile f "$T/full.json" --slurpfile c "$T/cols.json" \
+    '$f[0].dims == [16, 256] and $c[0].dims == [16, 64] and
+     ([range(16) as $r | range(64) as $j | ($f[0].values[$r * 256 + $j] == $c[0].values[$r * 64 + $j])] | all)'
+  # profiles and plans carry cols/k samples; the plan places along batch/rows only
+  sh "$ROOT/scripts/eop_profile.sh" --runs 1 "$T/sw" "$T/cpu.jsonl"
+  grep -q '"dim": "cols"' "$T/cpu.jsonl"
+  grep -q '"dim": "k"' "$T/cpu.jsonl"
+  "$BIN/ecg-partition" --eop --profiles "$T/cpu.jsonl" --profiles "$T/cpu.jsonl" --report "$T/r.json" -o "$T/p.ecg" "$T/lstm.ecg"
+  jq -e '[.eop.plan[].dim] | all(. == "batch" or . == "rows")' "$T/r.json"
 }

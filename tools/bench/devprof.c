@@ -9,8 +9,8 @@
  * --runs, on OpenCL device --device for opencl), then every (signature, dimension) group is
  * fitted by EOP's fitter (tools/partition/eop.c: constant, linear, staircase, held-out MAPE)
  * and the device's profile printed as one JSON object on stdout (one file per device:
- * redirect it). The sweeps cut batch and rows (MatMul's M); MatMul's K and N (the issue's
- * HW1W2) are not swept. */
+ * redirect it). The sweeps cut batch and rows (MatMul's M), and a matrix product's N (cols)
+ * and K (k) too: with M, the paper's HW1W2. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>

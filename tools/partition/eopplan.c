@@ -47,8 +47,8 @@ static int profile_load(const char *path, profile *p, const char *here, ecg_err 
     if (!jsonl_str(line, "signature", sig, sizeof sig) || !jsonl_str(line, "dim", dim, sizeof dim) ||
         !jsonl_str(line, "device", dev, sizeof dev) || !jsonl_num(line, "x", &x) || !jsonl_num(line, "ms", &ms))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: expected {\"device\", \"signature\", \"dim\", \"x\", \"ms\"}", path, ln);
-    else if (strcmp(dim, "batch") && strcmp(dim, "rows"))
-      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: dim '%s' (expected batch or rows)", path, ln, dim);
+    else if (pt_dim_of_name(dim) < 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: dim '%s' (expected batch, rows, cols or k)", path, ln, dim);
     else if (!(x >= 1) || !(ms >= 0))
       rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: x must be >= 1 and ms >= 0", path, ln);
     else if (here && jsonl_str(line, "cpu", cpu, sizeof cpu) && strcmp(cpu, here))
@@ -65,7 +65,7 @@ static int profile_load(const char *path, profile *p, const char *here, ecg_err 
         p->s = ns;
         p->cap = nc;
       }
-      p->s[p->n] = (sample){.sig = strdup(sig), .dim = strcmp(dim, "batch") ? PT_DIM_ROWS : PT_DIM_BATCH, .x = x, .ms = ms};
+      p->s[p->n] = (sample){.sig = strdup(sig), .dim = pt_dim_of_name(dim), .x = x, .ms = ms};
       if (!p->s[p->n].sig) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       else p->n++;
     }
@@ -140,7 +140,7 @@ int pt_eop_report(ecg_graph *g, const pt_eop_opts *o, FILE *f, ecg_err *e) {
       double best_t = INFINITY;
       eop_op best_op = {0};
       opinfo bi = {.node = order[k], .dim = -1};
-      for (int d = 0; d < PT_N_DIMS; d++) {
+      for (int d = 0; d < PT_N_PLACE_DIMS; d++) { /* cols, k: profiled, never placed */
         int axis = pt_dim_axis(r, d);
         if (axis < 0 || od[axis] < 1) continue;
         eop_op cand = {.name = n->name, .extent = (double)od[axis]};
@@ -217,7 +217,7 @@ int pt_eop_force(ecg_graph *g, double share, FILE *f, ecg_err *e) {
     if (!op || !op->flops || op->flops(g, n) <= 0) continue; /* data movement: not a key operator (as the sweeps) */
     int64_t od[ECG_MAX_RANK];
     int r = ecg_tensor_dims(g->tensors[n->outputs[0]], od), dim = -1;
-    for (int d = PT_N_DIMS - 1; d >= 0 && dim < 0; d--) { /* rows first, then batch */
+    for (int d = PT_N_PLACE_DIMS - 1; d >= 0 && dim < 0; d--) { /* rows first, then batch */
       int axis = pt_dim_axis(r, d);
       if (axis >= 0 && od[axis] >= 2) dim = d;
     }

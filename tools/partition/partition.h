@@ -106,10 +106,16 @@ int pt_partition(ecg_graph *g, pt_strategy s, const pt_weights *w, double max_we
 /* ---------------------------------------------------------------- EOP (sweep.c, eopplan.c) */
 
 /** EOP's partition dimensions (VEE '22 Table 2), read on an operator's output 0:
- *  batch = axis 0; rows = axis rank-2 (H of NCHW, M of a [.., M, N] MatMul output). */
-enum { PT_DIM_BATCH = 0, PT_DIM_ROWS, PT_N_DIMS };
-/** "batch" or "rows". */
+ *  batch = axis 0; rows = axis rank-2 (H of NCHW, M of a [.., M, N] MatMul output). The
+ *  placements use these two (PT_N_PLACE_DIMS). A matrix product (ECG_PROP_CONTRACT) is also
+ *  swept along the rest of HW1W2: cols = N (B's and the output's last axis) and k = K (A's
+ *  last and B's second-to-last axis), for the device profiles only: a K split needs a sum
+ *  of partial products, not a Concat, and the lowering cuts no N. */
+enum { PT_DIM_BATCH = 0, PT_DIM_ROWS, PT_N_PLACE_DIMS, PT_DIM_COLS = PT_N_PLACE_DIMS, PT_DIM_K, PT_N_DIMS };
+/** "batch", "rows", "cols" or "k". */
 const char *pt_dim_name(int d);
+/** The dimension named s (pt_dim_name's inverse), or -1. */
+int pt_dim_of_name(const char *s);
 /** The output axis of dimension d for an output of rank r, or -1 when it has none. */
 int pt_dim_axis(int rank, int d);
 /** The profile key of node n: op type, input shapes, a hash of its attributes
