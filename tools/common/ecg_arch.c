@@ -2,6 +2,7 @@
 #include "ecg_arch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
@@ -47,4 +48,17 @@ void ecg_cpu_name(char *buf, size_t cap) {
     break;
   }
   fclose(f);
+}
+
+void ecg_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) {
+  ecg_cpu_name(cpu, ncpu);
+#if defined(__x86_64__) || defined(__i386__)
+  *isa = __builtin_cpu_supports("avx512f") ? "avx512" : __builtin_cpu_supports("avx2") ? "avx2" : "generic";
+#elif defined(__aarch64__)
+  *isa = "neon";
+#else
+  *isa = "generic";
+#endif
+  const char *t = getenv("OMP_NUM_THREADS");
+  *threads = t && atoi(t) > 0 ? atoi(t) : 1;
 }

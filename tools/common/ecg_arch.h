@@ -26,6 +26,11 @@ const char *ecg_arch_host(void);
  *  into buf (cap bytes); "unknown" when there is none. The key of measured costs
  *  (DESIGN.md "Measured costs") and of the peak cache. */
 void ecg_cpu_name(char *buf, size_t cap);
+/** The key of this machine's measured costs (DESIGN.md "Measured costs"): its CPU model
+ *  (ecg_cpu_name) into cpu, the ISA lowered models built with -march=native use here
+ *  ("avx512", "avx2", "neon" or "generic") into *isa, and the thread count
+ *  (OMP_NUM_THREADS, else 1) into *threads. */
+void ecg_host_key(char *cpu, size_t ncpu, const char **isa, int *threads);
 /** True when code built for a runs on this host without emulation (native, or the host's own ISA). */
 int ecg_arch_is_host(const ecg_arch_info *a);
 

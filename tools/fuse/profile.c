@@ -25,19 +25,7 @@ struct fuse_db {
   int n, cap;
 };
 
-void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) {
-  ecg_cpu_name(cpu, ncpu);
-  /* the ISA lowered models built with -march=native use on this machine */
-#if defined(__x86_64__) || defined(__i386__)
-  *isa = __builtin_cpu_supports("avx512f") ? "avx512" : __builtin_cpu_supports("avx2") ? "avx2" : "generic";
-#elif defined(__aarch64__)
-  *isa = "neon";
-#else
-  *isa = "generic";
-#endif
-  const char *t = getenv("OMP_NUM_THREADS");
-  *threads = t && atoi(t) > 0 ? atoi(t) : 1;
-}
+void fuse_host_key(char *cpu, size_t ncpu, const char **isa, int *threads) { ecg_host_key(cpu, ncpu, isa, threads); }
 
 int fuse_db_load(const char *path, fuse_db **out, ecg_err *e) {
   FILE *f = fopen(path, "r");
