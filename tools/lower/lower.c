@@ -719,6 +719,15 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   static const char *const sparse_names[] = {"fkw", "csr", "dense", "fkr", "lre"};
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d, \"sparse_layers\": [%s]", sparse_names[L->sparse], L->n_sparse,
             L->sparse_json.len ? L->sparse_json.s : "");
+  if (L->n_sparse) { /* the key a --sparse-tune record of this machine carries (scripts/prune_layers.sh) */
+    char cpu[256];
+    const char *isa;
+    int th;
+    ecg_host_key(cpu, sizeof cpu, &isa, &th);
+    sb_printf(&b, ", \"sparse_host\": {\"cpu\": ");
+    lw_json_str(&b, cpu);
+    sb_printf(&b, ", \"isa\": \"%s\"}", isa);
+  }
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
             "\"arena_lower_bound\": %zu, \"memory_plan_algo\": \"%s\", \"memory_plan\": [",
             L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes, L->arena_lower_bound, lw_plan_name(L->plan));
