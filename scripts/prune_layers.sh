@@ -12,11 +12,11 @@
 #      TILES (the tuner's candidate tiles LANESxROWSxVECS), TUNE (the tuning file the
 #      measurements are appended to, default $OUT/sparse_tune.jsonl; `ecg-lower --sparse-tune`).
 # Times are each kernel's mean over RUNS runs of the runner's per-kernel profile (the
-# sparse kernels include their input padding). Tuning (§2.5.5, exhaustive over TILES,
-# measured here): the layer is lowered with each candidate tile (--sparse lre
-# --sparse-tile), each conv's kernel time recorded as one JSON line keyed by cpu, isa,
-# threads and the layer's signature (DESIGN.md "Measured costs"); the fkw variant then
-# takes each layer's fastest tile from that file.
+# sparse kernels include their input padding). Tuning (§2.5.5, exhaustive over TILES and
+# the fkr loop order, measured here): the layer is lowered with each candidate tile
+# (--sparse lre --sparse-tile) and with --sparse fkr, each conv's kernel time recorded as
+# one JSON line keyed by cpu, isa, threads and the layer's signature (DESIGN.md "Measured
+# costs"); the fkw variant then takes each layer's fastest candidate from that file.
 # Prints one JSON line per layer: times in ms, speedups of each level over dense, over
 # CSR and over the previous level (fkr_vs_dense, lre_vs_fkr, fkw_vs_lre, ...).
 set -eu
@@ -66,6 +66,15 @@ kt() { awk -F'\t' -v n="$3" '!/^#/ { k = split($NF, a, " "); for (i = 1; i <= k;
 measure() {
   d=$1; ecg=$2; data=$3
   inputs "$d" "$data"
+  # the fkr loop order (accumulators in an L1 tile) is a candidate too
+  variant "$d" fkr "$ecg" "$data" --sparse fkr
+  jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
+      kind: "sparse_conv", signature, loop: "l1", node}' "$d/fkr/model.json" |
+  while read -r rec; do
+    nd=$(printf '%s' "$rec" | jq -r .node)
+    ms=$(kt "$d" fkr "$nd")
+    [ -n "$ms" ] && printf '%s' "$rec" | jq -c --argjson ms "$ms" --argjson runs "$RUNS" 'del(.node) + {ms: $ms, runs: $runs}' >> "$TUNE"
+  done
   for tile in $TILES; do
     variant "$d" "tile_$tile" "$ecg" "$data" --sparse lre --sparse-tile "$tile"
     jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
@@ -78,7 +87,6 @@ measure() {
   done
   variant "$d" dense "$ecg" "$data" --sparse dense
   variant "$d" csr "$ecg" "$data" --sparse csr
-  variant "$d" fkr "$ecg" "$data" --sparse fkr
   variant "$d" lre "$ecg" "$data" --sparse lre
   variant "$d" fkw "$ecg" "$data" --sparse fkw --sparse-tune "$TUNE"
   jq -c '.sparse_layers[]' "$d/fkw/model.json" | while read -r L; do

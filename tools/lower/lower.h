@@ -47,7 +47,7 @@ typedef enum {
  *  "Measured costs": JSON lines keyed by cpu, isa, threads, device and signature). */
 typedef struct lw_sparse_tune {
   char *sig;             /**< emit/sparse.c's layer signature */
-  int lanes, rows, vecs; /**< the tile: rows x vecs vectors of lanes floats */
+  int lanes, rows, vecs; /**< the tile: rows x vecs vectors of lanes floats; lanes 0: the fkr loop ("loop": "l1") */
   double ms;             /**< measured kernel time */
 } lw_sparse_tune;
 

@@ -87,9 +87,16 @@ int lw_sparse_tune_load(ecg_lower *L, const char *path, ecg_err *e) {
       break;
     }
     if (strcmp(kind, "sparse_conv")) continue;
-    if (!jsonl_num(line, "lanes", &la) || !jsonl_num(line, "rows", &ro) || !jsonl_num(line, "vecs", &ve) || !jsonl_num(line, "ms", &ms) ||
-        (la != 8 && la != 16) || ro < 1 || ro > 8 || ve < 1 || ve > 8 || !(ms >= 0)) {
-      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: a sparse_conv record needs lanes (8 or 16), rows (1-8), vecs (1-8) and ms >= 0", path, lineno);
+    char loop[8] = "reg";
+    if (jsonl_str(line, "loop", loop, sizeof loop) && strcmp(loop, "reg") && strcmp(loop, "l1")) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: loop '%s' (expected reg or l1)", path, lineno, loop);
+      break;
+    }
+    if (!strcmp(loop, "l1")) la = 0, ro = ve = 1; /* the fkr loop order: accumulators in an L1 tile */
+    if ((strcmp(loop, "l1") && (!jsonl_num(line, "lanes", &la) || !jsonl_num(line, "rows", &ro) || !jsonl_num(line, "vecs", &ve) ||
+                                (la != 8 && la != 16) || ro < 1 || ro > 8 || ve < 1 || ve > 8)) || !jsonl_num(line, "ms", &ms) || !(ms >= 0)) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: a sparse_conv record needs ms >= 0 and, unless its loop is l1, lanes (8 or 16), rows (1-8) and vecs (1-8)",
+                    path, lineno);
       break;
     }
     if (jsonl_str(line, "device", dev, sizeof dev) && strcmp(dev, "cpu")) continue;
@@ -138,7 +145,9 @@ static sp_tile pick_tile(const ecg_lower *L, const char *sig, int64_t oh, int64_
     for (int i = 0; i < L->n_tune; i++)
       if (!strcmp(L->tune[i].sig, sig) && (best < 0 || L->tune[i].ms < best)) {
         best = L->tune[i].ms;
-        t.lanes = L->tune[i].lanes; t.rows = L->tune[i].rows; t.vecs = L->tune[i].vecs; t.tuned = 1;
+        t.tuned = 1;
+        if (L->tune[i].lanes == 0) t.level = LW_SPARSE_FKR; /* the l1 loop order measured fastest */
+        else { t.level = LW_SPARSE_LRE; t.lanes = L->tune[i].lanes; t.rows = L->tune[i].rows; t.vecs = L->tune[i].vecs; }
       }
   }
   if (t.rows > oh) t.rows = (int)oh;
@@ -176,7 +185,7 @@ static void gen_lre_pattern(sbuf *b, const sp_tile *t, const int *kr, const int 
     if (kr[i] * (int)dl[0] + (R - 1) * (int)st[0] > maxrow) maxrow = kr[i] * (int)dl[0] + (R - 1) * (int)st[0];
     if (kc[i] * (int)dl[1] > maxcol) maxcol = kc[i] * (int)dl[1];
   }
-  for (int i = 0; i < nt; i++) sb_printf(b, "        const ecg_spv%d w%d = (ecg_spv%d){0} + w[%d];\n", LN, i, LN, i);
+  for (int i = 0; i < nt; i++) sb_printf(b, "        const float w%d = w[%d];\n", i, i);
   for (int row = 0; row <= maxrow; row++)
     for (int col = 0; col <= maxcol; col++) {
       int users = 0;
@@ -187,6 +196,7 @@ static void gen_lre_pattern(sbuf *b, const sp_tile *t, const int *kr, const int 
         long long off = (long long)row * wp + col + (long long)v * LN * st[1];
         if (st[1] == 1) sb_printf(b, "        { ecg_spv%d x; memcpy(&x, xc + %lld, sizeof x);", LN, off);
         else sb_printf(b, "        { ecg_spv%d x; for (int l = 0; l < %d; l++) x[l] = xc[%lld + l * %lld];", LN, LN, off, (long long)st[1]);
+        if (users > 1) sb_printf(b, " ECG_SP_KEEP%d(x);", LN);
         for (int i = 0; i < nt; i++)
           for (int u = 0; u < R; u++)
             if (u * (int)st[0] + kr[i] * (int)dl[0] == row && kc[i] * (int)dl[1] == col) sb_printf(b, " a%d_%d += w%d * x;", u, v, i);
@@ -208,11 +218,16 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
   if (t->level == LW_SPARSE_LRE && !L->sparse_types) {
     sb_printf(b, "/* vectors of the pattern-sparse LRE kernels (GCC/Clang vector extensions: one AVX-512 register,\n"
                  " * two AVX2 or four NEON registers for 16 lanes) */\n"
-                 "typedef float ecg_spv8 __attribute__((vector_size(32)));\ntypedef float ecg_spv16 __attribute__((vector_size(64)));\n\n");
+                 "typedef float ecg_spv8 __attribute__((vector_size(32)));\ntypedef float ecg_spv16 __attribute__((vector_size(64)));\n"
+                 "/* ECG_SP_KEEPn(x): x (a loaded input vector) stays in its register for every tap and output row that\n"
+                 " * reads it (LRE); without it GCC folds each use into an FMA's memory operand and reloads it (x86: one\n"
+                 " * register holds the vector only with AVX-512 for 16 lanes, AVX for 8; elsewhere a no-op) */\n"
+                 "#if defined(__GNUC__) && defined(__AVX512F__)\n#define ECG_SP_KEEP16(x) __asm__(\"\" : \"+v\"(x))\n#else\n#define ECG_SP_KEEP16(x) ((void)0)\n#endif\n"
+                 "#if defined(__GNUC__) && defined(__AVX__)\n#define ECG_SP_KEEP8(x) __asm__(\"\" : \"+x\"(x))\n#else\n#define ECG_SP_KEEP8(x) ((void)0)\n#endif\n\n");
     L->sparse_types = 1;
   }
   sb_printf(b, "/* FKW pattern-sparse conv (PatDNN): %lld filters, %zu kernels, %zu patterns; ", (long long)m, s->n_index, np);
-  if (t->level == LW_SPARSE_FKR) sb_printf(b, "fkr: tiles of <= %d outputs in an L1 array */\n", TILE_FLOATS);
+  if (t->level == LW_SPARSE_FKR) sb_printf(b, "fkr: tiles of <= %d outputs in an L1 array%s */\n", TILE_FLOATS, t->tuned ? " (tuned)" : "");
   else sb_printf(b, "lre: register tiles of %d rows x %d vectors of %d floats%s */\n", t->rows, t->vecs, t->lanes, t->tuned ? " (tuned)" : "");
   sb_printf(b, "static void fkw%d(const ecg_conv_params *p, const float *xp, const float *wt, const %s *off, const %s *reo,\n"
                "                  const %s *idx, const %s *str, const %s *wof, const float *bias, float *y) {\n",
@@ -384,7 +399,7 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
   sb_printf(&L->sparse_json, ", \"signature\": ");
   lw_json_str(&L->sparse_json, sig);
   if (L->sparse == LW_SPARSE_CSR) sb_printf(&L->sparse_json, ", \"level\": \"csr\"");
-  else if (t.level == LW_SPARSE_FKR) sb_printf(&L->sparse_json, ", \"level\": \"fkr\"");
+  else if (t.level == LW_SPARSE_FKR) sb_printf(&L->sparse_json, ", \"level\": \"fkr\", \"tuned\": %s", t.tuned ? "true" : "false");
   else sb_printf(&L->sparse_json, ", \"level\": \"lre\", \"lanes\": %d, \"rows\": %d, \"vecs\": %d, \"tuned\": %s", t.lanes, t.rows, t.vecs,
                  t.tuned ? "true" : "false");
   sb_printf(&L->sparse_json, ", \"index_bytes\": %lld, \"shared_kernels\": %lld, \"kernels\": %zu}", (long long)idx_bytes,
