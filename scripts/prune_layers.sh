@@ -8,11 +8,12 @@
 #   sh scripts/prune_layers.sh vgg [SCALE]    the VGG-16 layers L1-L9 of Table 2.6 (tools/prune/gen_layers.mjs),
 #                                            spatial size divided by SCALE (default 1)
 #   sh scripts/prune_layers.sh model NAME     every pattern-pruned conv of models.tsv's NAME
-# Env: THREADS (default 1), RUNS (default 10), OUT (default out/prune_layers),
-#      TILES (the tuner's candidate tiles LANESxROWSxVECS), TUNE (the tuning file the
+# Env: THREADS (default 1), RUNS (default 10), ROUNDS (default 3), OUT (default out/prune_layers),
+#      LAYERS (vgg: which of 1-9, default all), TILES (the tuner's candidate tiles LANESxROWSxVECS), TUNE (the tuning file the
 #      measurements are appended to, default $OUT/sparse_tune.jsonl; `ecg-lower --sparse-tune`).
-# Times are each kernel's mean over RUNS runs of the runner's per-kernel profile (the
-# sparse kernels include their input padding). Tuning (§2.5.5, exhaustive over TILES and
+# Times: each kernel's mean over RUNS runs of the runner's per-kernel profile (the sparse
+# kernels include their input padding), the least of ROUNDS rounds in which the variants
+# run in turn (interleaved: on a loaded machine the least is the stable figure). Tuning (§2.5.5, exhaustive over TILES and
 # the fkr loop order, measured here): the layer is lowered with each candidate tile
 # (--sparse lre --sparse-tile) and with --sparse fkr, each conv's kernel time recorded as
 # one JSON line keyed by cpu, isa, threads and the layer's signature (DESIGN.md "Measured
@@ -23,7 +24,7 @@ set -eu
 cd "$(dirname "$0")/.."
 TOP=$PWD
 PATH="$TOP/bin:$PATH"
-THREADS=${THREADS:-1}; RUNS=${RUNS:-10}; OUT=${OUT:-out/prune_layers}
+THREADS=${THREADS:-1}; RUNS=${RUNS:-10}; ROUNDS=${ROUNDS:-3}; OUT=${OUT:-out/prune_layers}
 TILES=${TILES:-"16x4x2 16x4x1 16x2x2 16x6x1 16x2x3 16x1x4 8x4x2 8x6x1 8x4x1"}
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
 TUNE=${TUNE:-$OUT/sparse_tune.jsonl}
@@ -49,54 +50,73 @@ inputs() {
     }" > "$1/in_args"
 }
 
-# variant D NAME ECG DATA ecg-lower-args...: lower, check, profile into D/prof_NAME.txt
-variant() {
+# build D NAME ECG DATA ecg-lower-args...: lower into D/NAME and check it
+build() {
   d=$1; name=$2; ecg=$3; data=$4; shift 4
   rm -rf "${d:?}/$name"
   ecg-fuse "$ecg" | ecg-lower "$@" -o "$d/$name"
   check "$d/$name" "$data"
-  # shellcheck disable=SC2046
-  (cd "$d/$name" && ./runner --threads "$THREADS" --warmup 2 --runs "$RUNS" --profile "$d/prof_$name.txt" $(cat "$d/in_args") >/dev/null)
+  VARIANTS="$VARIANTS $name"
 }
 
-# kt D NAME CONV: CONV's kernel time (ms) in variant NAME's profile
-kt() { awk -F'\t' -v n="$3" '!/^#/ { k = split($NF, a, " "); for (i = 1; i <= k; i++) if (a[i] == n) { print $1 + 0; exit } }' "$1/prof_$2.txt"; }
+# profile D: ROUNDS rounds, each running every built variant once in turn (interleaved, so
+# a load change on this machine hits all variants alike), RUNS timed runs per profile
+profile() {
+  r=1
+  while [ "$r" -le "$ROUNDS" ]; do
+    for name in $VARIANTS; do
+      # shellcheck disable=SC2046
+      (cd "$1/$name" && ./runner --threads "$THREADS" --warmup 2 --runs "$RUNS" --profile "$1/prof_${name}_$r.txt" $(cat "$1/in_args") >/dev/null)
+    done
+    r=$((r + 1))
+  done
+}
 
-# measure D ECG DATA: every variant and the tuning run of one pruned ECG; one JSON line per conv
+# kt D NAME CONV: CONV's kernel time (ms) in variant NAME: the least of the rounds' means
+kt() {
+  cat "$1"/prof_"$2"_*.txt | awk -F'\t' -v n="$3" '!/^#/ { k = split($NF, a, " "); for (i = 1; i <= k; i++) if (a[i] == n) print $1 + 0 }' |
+    sort -g | head -1
+}
+
+# records D NAME: NAME's measured kernel time of every sparse conv as tuning records
+records() {
+  jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
+      kind: "sparse_conv", signature} + (if .level == "fkr" then {loop: "l1"} else {loop: "reg", lanes, rows, vecs} end) + {node}' "$1/$2/model.json" |
+  while read -r rec; do
+    nd=$(printf '%s' "$rec" | jq -r .node)
+    ms=$(kt "$1" "$2" "$nd")
+    [ -n "$ms" ] && printf '%s' "$rec" | jq -c --argjson ms "$ms" --argjson runs "$RUNS" --argjson rounds "$ROUNDS" \
+      'del(.node) + {ms: $ms, runs: $runs, rounds: $rounds}' >> "$TUNE"
+  done
+}
+
+# measure D ECG DATA: the tuning candidates (every tile of TILES and the fkr loop order),
+# then the levels with fkw taking the fastest candidate; one JSON line per conv
 measure() {
   d=$1; ecg=$2; data=$3
   inputs "$d" "$data"
-  # the fkr loop order (accumulators in an L1 tile) is a candidate too
-  variant "$d" fkr "$ecg" "$data" --sparse fkr
-  jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
-      kind: "sparse_conv", signature, loop: "l1", node}' "$d/fkr/model.json" |
-  while read -r rec; do
-    nd=$(printf '%s' "$rec" | jq -r .node)
-    ms=$(kt "$d" fkr "$nd")
-    [ -n "$ms" ] && printf '%s' "$rec" | jq -c --argjson ms "$ms" --argjson runs "$RUNS" 'del(.node) + {ms: $ms, runs: $runs}' >> "$TUNE"
-  done
-  for tile in $TILES; do
-    variant "$d" "tile_$tile" "$ecg" "$data" --sparse lre --sparse-tile "$tile"
-    jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
-        kind: "sparse_conv", signature, lanes, rows, vecs, node}' "$d/tile_$tile/model.json" |
-    while read -r rec; do
-      nd=$(printf '%s' "$rec" | jq -r .node)
-      ms=$(kt "$d" "tile_$tile" "$nd")
-      [ -n "$ms" ] && printf '%s' "$rec" | jq -c --argjson ms "$ms" --argjson runs "$RUNS" 'del(.node) + {ms: $ms, runs: $runs}' >> "$TUNE"
-    done
-  done
-  variant "$d" dense "$ecg" "$data" --sparse dense
-  variant "$d" csr "$ecg" "$data" --sparse csr
-  variant "$d" lre "$ecg" "$data" --sparse lre
-  variant "$d" fkw "$ecg" "$data" --sparse fkw --sparse-tune "$TUNE"
+  rm -f "$d"/prof_*.txt
+  VARIANTS=""
+  build "$d" fkr "$ecg" "$data" --sparse fkr
+  for tile in $TILES; do build "$d" "tile_$tile" "$ecg" "$data" --sparse lre --sparse-tile "$tile"; done
+  profile "$d"
+  for name in $VARIANTS; do records "$d" "$name"; done
+  VARIANTS=""
+  build "$d" dense "$ecg" "$data" --sparse dense
+  build "$d" csr "$ecg" "$data" --sparse csr
+  build "$d" lre "$ecg" "$data" --sparse lre
+  build "$d" fkw "$ecg" "$data" --sparse fkw --sparse-tune "$TUNE"
+  VARIANTS="$VARIANTS fkr"
+  rm -f "$d"/prof_fkr_*.txt
+  profile "$d"
   jq -c '.sparse_layers[]' "$d/fkw/model.json" | while read -r L; do
     nd=$(printf '%s' "$L" | jq -r .node)
     jq -nc --argjson L "$L" --arg th "$THREADS" --argjson dn "$(kt "$d" dense "$nd")" --argjson cs "$(kt "$d" csr "$nd")" \
        --argjson fr "$(kt "$d" fkr "$nd")" --argjson lr "$(kt "$d" lre "$nd")" --argjson fk "$(kt "$d" fkw "$nd")" \
-       --slurpfile lre "$d/lre/model.json" '
+       --argjson rounds "$ROUNDS" --argjson runs "$RUNS" --slurpfile lre "$d/lre/model.json" '
       def r(a; b): (a / b * 100 | round / 100);
-      {node: $L.node, signature: $L.signature, threads: ($th | tonumber),
-       tile: {lanes: $L.lanes, rows: $L.rows, vecs: $L.vecs, tuned: $L.tuned},
+      {node: $L.node, signature: $L.signature, threads: ($th | tonumber), rounds: $rounds, runs: $runs,
+       tile: (if $L.level == "fkr" then {loop: "l1", tuned: $L.tuned} else {lanes: $L.lanes, rows: $L.rows, vecs: $L.vecs, tuned: $L.tuned} end),
        static_tile: ($lre[0].sparse_layers[] | select(.node == $L.node) | {lanes, rows, vecs}),
        dense_ms: $dn, csr_ms: $cs, fkr_ms: $fr, lre_ms: $lr, fkw_ms: $fk,
        fkr_vs_dense: r($dn; $fr), lre_vs_dense: r($dn; $lr), fkw_vs_dense: r($dn; $fk), csr_vs_dense: r($dn; $cs),
@@ -109,7 +129,7 @@ case $mode in
 vgg)
   scale=${2:-1}
   node tools/prune/gen_layers.mjs --which vgg --out "$OUT/vgg" --scale "$scale"
-  for i in 1 2 3 4 5 6 7 8 9; do
+  for i in ${LAYERS:-1 2 3 4 5 6 7 8 9}; do
     d="$OUT/vgg/L$i"; mkdir -p "$d"
     onnx2ecg "$OUT/vgg/L$i.onnx" -o "$d/g.ecg"
     # L1 is VGG-16's first layer (exempt from connectivity pruning); L2-L9 are inner layers
