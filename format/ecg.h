@@ -352,12 +352,16 @@ int ecg_sparse_set(ecg_graph *g, int node, const uint32_t *patterns, int np, con
  *  offset * taps), else the width of the per-filter weight offsets the kernel also reads. */
 typedef struct ecg_fkw_widths {
   int offset, reorder, index, stride, wof;
+  int pages; /**< 1, or G > 1 when the layer has c > 256 input channels and paging makes the
+                  arrays smaller: index holds channel mod 256 (one byte) and stride has
+                  P*G + 1 entries per filter, the kernels before (pattern p, page g) at
+                  p*G + g (channels of a pattern group ascend, so each page is a range) */
 } ecg_fkw_widths;
 /** The widths above for annotation s of a Conv with c input channels. */
 void ecg_sparse_fkw_widths(const ecg_sparse_conv *s, int64_t c, ecg_fkw_widths *w);
 /** Bytes of FKW index structure the generated kernel reads: offset (m+1), reorder (m),
- *  index (kept kernels), stride (m*(P+1)) and, when needed, weight offsets (m), each at
- *  its ecg_sparse_fkw_widths width. The weights themselves are not counted. */
+ *  index (kept kernels), stride (m*(P*pages+1)) and, when needed, weight offsets (m), each
+ *  at its ecg_sparse_fkw_widths width. The weights themselves are not counted. */
 int64_t ecg_sparse_fkw_index_bytes(const ecg_sparse_conv *s, int64_t c);
 int ecg_sparse_validate(const ecg_graph *g, ecg_err *e);
 /** Remap the annotations' node indices through old_to_new (ecg_remap_nodes' mapping);

@@ -103,6 +103,26 @@ setup() {
   [ "$status" -eq 2 ] && [ ! -e "$D/bad" ]
 }
 
+@test "FKW paging: a 512-channel layer (VGG L8, 1x1 spatial) stores channel mod 256 in one byte, stride per (pattern, page); kernels match ONNX Runtime" {
+  local D="$BATS_TEST_TMPDIR" k
+  node "$ROOT/tools/prune/gen_layers.mjs" --which vgg --out "$D" --scale 28 --seed 3
+  "$BIN/onnx2ecg" "$D/L8.onnx" -o "$D/g.ecg"
+  "$BIN/ecg-prune" "$D/g.ecg" -o "$D/p.ecg" --export-onnx "$D/p.onnx" --report "$D/r.json" --prune-first
+  node "$ROOT/tools/bench/make_data.mjs" --model "$D/p.onnx" --out "$D/data" --seed 4 2>/dev/null
+  for k in fkr lre; do
+    "$BIN/ecg-fuse" "$D/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$D/$k"
+    run "$BIN/ecg-bench" "$D/$k" --data "$D/data" --runs 1
+    echo "$k: $output"
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    grep -q 'for (int g = 0; g < 2; g++)' "$D/$k/model.c"
+    grep -q 'const uint8_t \*idx' "$D/$k/model.c"
+    jq -e --slurpfile r "$D/r.json" '.sparse_layers[0].index_bytes == $r[0].prune.fkw_index_bytes' "$D/$k/model.json"
+  done
+  # 72818 kernels at one byte + 512 filters x (8 patterns x 2 pages + 1) strides + offsets (4 B) + reorder (2 B)
+  jq -e '.prune.layers[0] | .kept_kernels == 72818 and .fkw_index_bytes == 72818 + 512 * 17 + 513 * 4 + 512 * 2 and .fkw_index_saving > 0.9' "$D/r.json"
+  jq -e '.prune.fkw_index_saving_vs_narrow_csr > 0.85' "$D/r.json"
+}
+
 @test "ecg-prune --detect: the exported model's patterns and removed kernels, no value changed, same kernels" {
   local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR"
   "$BIN/onnx2ecg" "$T/p.onnx" -o "$D/e.ecg"

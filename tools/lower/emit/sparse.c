@@ -18,7 +18,9 @@
  * channel and a pattern) is not generated: model.json's "shared_kernels" counts, per
  * layer, the kernels whose (channel, pattern) also occurs in the next filter in FKR order
  * (the loads it could save). The FKW index arrays go into weights.bin at the widths of
- * ecg_sparse_fkw_widths (uint8/uint16/uint32), which the kernels read as such. All levels
+ * ecg_sparse_fkw_widths (uint8/uint16/uint32), which the kernels read as such; a layer
+ * with more than 256 input channels may be paged (index = channel mod 256, one stride
+ * entry per pattern and page of 256 channels) when that is smaller. All levels
  * read a zero-padded copy of the input (ecg_rt1_sparse_pad, in scratch), thread over
  * tiles, and run the block's epilogue on each finished output row segment. */
 #include <stdlib.h>
@@ -195,6 +197,7 @@ static void gen_lre_pattern(sbuf *b, const sp_tile *t, const int *kr, const int 
       for (int v = 0; v < V; v++) {
         long long off = (long long)row * wp + col + (long long)v * LN * st[1];
         if (st[1] == 1) sb_printf(b, "        { ecg_spv%d x; memcpy(&x, xc + %lld, sizeof x);", LN, off);
+        else if (st[1] == 2) sb_printf(b, "        { ecg_spv%d x; ECG_SP_EVEN%d(x, xc + %lld);", LN, LN, off);
         else sb_printf(b, "        { ecg_spv%d x; for (int l = 0; l < %d; l++) x[l] = xc[%lld + l * %lld];", LN, LN, off, (long long)st[1]);
         if (users > 1) sb_printf(b, " ECG_SP_KEEP%d(x);", LN);
         for (int i = 0; i < nt; i++)
@@ -203,6 +206,15 @@ static void gen_lre_pattern(sbuf *b, const sp_tile *t, const int *kr, const int 
         sb_printf(b, " }\n");
       }
     }
+}
+
+/* The loop over the kernels of pattern p of filter f (k0, st, w in scope); with pages > 1
+ * one loop per page g of 256 input channels (index = channel mod 256). */
+static void loop_head(sbuf *b, int pages, size_t p, int nt) {
+  if (pages > 1)
+    sb_printf(b, "    for (int g = 0; g < %d; g++)\n    for (size_t k = k0 + st[%zu + g]; k < k0 + st[%zu + g]; k++, w += %d) {\n", pages,
+              p * (size_t)pages, p * (size_t)pages + 1, nt);
+  else sb_printf(b, "    for (size_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n", p, p + 1, nt);
 }
 
 /* The kernel of one layer into L->decls as `static void fkw<u>(...)`. */
@@ -223,7 +235,15 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
                  " * reads it (LRE); without it GCC folds each use into an FMA's memory operand and reloads it (x86: one\n"
                  " * register holds the vector only with AVX-512 for 16 lanes, AVX for 8; elsewhere a no-op) */\n"
                  "#if defined(__GNUC__) && defined(__AVX512F__)\n#define ECG_SP_KEEP16(x) __asm__(\"\" : \"+v\"(x))\n#else\n#define ECG_SP_KEEP16(x) ((void)0)\n#endif\n"
-                 "#if defined(__GNUC__) && defined(__AVX__)\n#define ECG_SP_KEEP8(x) __asm__(\"\" : \"+x\"(x))\n#else\n#define ECG_SP_KEEP8(x) ((void)0)\n#endif\n\n");
+                 "#if defined(__GNUC__) && defined(__AVX__)\n#define ECG_SP_KEEP8(x) __asm__(\"\" : \"+x\"(x))\n#else\n#define ECG_SP_KEEP8(x) ((void)0)\n#endif\n"
+                 "/* ECG_SP_EVENn(p): the n floats p[0], p[2], ..., p[2n-2] (stride-2 convs): two loads and a shuffle */\n"
+                 "#if defined(__clang__) || __GNUC__ >= 12\n"
+                 "#define ECG_SP_EVEN8(x, p) do { ecg_spv8 lo_, hi_; memcpy(&lo_, (p), 32); memcpy(&hi_, (p) + 8, 32); \\\n"
+                 "  x = __builtin_shufflevector(lo_, hi_, 0, 2, 4, 6, 8, 10, 12, 14); } while (0)\n"
+                 "#define ECG_SP_EVEN16(x, p) do { ecg_spv16 lo_, hi_; memcpy(&lo_, (p), 64); memcpy(&hi_, (p) + 16, 64); \\\n"
+                 "  x = __builtin_shufflevector(lo_, hi_, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); } while (0)\n"
+                 "#else\n#define ECG_SP_EVEN8(x, p) do { for (int l_ = 0; l_ < 8; l_++) x[l_] = (p)[2 * l_]; } while (0)\n"
+                 "#define ECG_SP_EVEN16(x, p) do { for (int l_ = 0; l_ < 16; l_++) x[l_] = (p)[2 * l_]; } while (0)\n#endif\n\n");
     L->sparse_types = 1;
   }
   sb_printf(b, "/* FKW pattern-sparse conv (PatDNN): %lld filters, %zu kernels, %zu patterns; ", (long long)m, s->n_index, np);
@@ -246,14 +266,15 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
                  "    float acc[RB * OW];\n    const float b = bias ? bias[o] : 0.f;\n"
                  "    for (int i = 0; i < ny * OW; i++) acc[i] = b;\n"
                  "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n",
-              (long long)m, (long long)oh, (long long)ow, (long long)rb, (long long)nrb, c_uint(wd->stride), np + 1, wfirst);
+              (long long)m, (long long)oh, (long long)ow, (long long)rb, (long long)nrb, c_uint(wd->stride), np * wd->pages + 1, wfirst);
     for (size_t p = 0; p < np; p++) {
       int kr[32], kc[32], nt = pattern_taps(s->patterns[p], k, kr, kc);
       char pic[64];
       pattern_pic(s->patterns[p], k, pic);
-      sb_printf(b, "    /* pattern %zu: %s */\n    for (size_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n"
-                   "      const float *xc = xp + (size_t)idx[k] * PL + (size_t)y0 * %lld;\n",
-                p, pic, p, p + 1, nt, (long long)(st[0] * wp));
+      sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
+      loop_head(b, wd->pages, p, nt);
+      sb_printf(b, "      const float *xc = xp + %s * PL + (size_t)y0 * %lld;\n", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]",
+                (long long)(st[0] * wp));
       for (int i = 0; i < nt; i++) sb_printf(b, "      const float w%d = w[%d];\n", i, i);
       sb_printf(b, "      for (int yy = 0; yy < ny; yy++) {\n        const float *xr = xc + (size_t)yy * %lld;\n        float *a = acc + yy * OW;\n"
                    "#pragma omp simd\n        for (int ox = 0; ox < OW; ox++) a[ox] +=",
@@ -279,14 +300,14 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
     for (int v = 0; v < V; v++) sb_printf(b, "%s a%d_%d = b", uu || v ? "," : "", uu, v);
   sb_printf(b, ";\n    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n"
                "    const float *xb = xp + (size_t)y0 * %lld + (size_t)x0 * %lld;\n",
-            c_uint(wd->stride), np + 1, wfirst, (long long)(st[0] * wp), (long long)st[1]);
+            c_uint(wd->stride), np * wd->pages + 1, wfirst, (long long)(st[0] * wp), (long long)st[1]);
   for (size_t p = 0; p < np; p++) {
     int kr[32], kc[32], nt = pattern_taps(s->patterns[p], k, kr, kc);
     char pic[64];
     pattern_pic(s->patterns[p], k, pic);
-    sb_printf(b, "    /* pattern %zu: %s */\n    for (size_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n"
-                 "        const float *xc = xb + (size_t)idx[k] * PL;\n",
-              p, pic, p, p + 1, nt);
+    sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
+    loop_head(b, wd->pages, p, nt);
+    sb_printf(b, "        const float *xc = xb + %s * PL;\n", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]");
     gen_lre_pattern(b, t, kr, kc, nt, st, dl, wp);
     sb_printf(b, "    }\n");
   }
@@ -341,7 +362,7 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
   int64_t plane = c * hp * wp, need = plane;
   if (L->sparse != LW_SPARSE_CSR && t.level == LW_SPARSE_LRE) {
     int64_t nry = (od[2] + t.rows - 1) / t.rows, tw = (int64_t)t.vecs * t.lanes, ncx = (od[3] + tw - 1) / tw;
-    need = (c - 1) * hp * wp + ((nry * t.rows - 1) * st[0] + (k[0] - 1) * dl[0]) * wp + (ncx * tw - 1) * st[1] + (k[1] - 1) * dl[1] + 1;
+    need = (c - 1) * hp * wp + ((nry * t.rows - 1) * st[0] + (k[0] - 1) * dl[0]) * wp + (ncx * tw - 1) * st[1] + (k[1] - 1) * dl[1] + 1 + st[1];
     if (need < plane) need = plane;
   }
   snprintf(buf, sizeof buf, "%lld", (long long)need);
@@ -357,8 +378,29 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
     int rc = blob_f32(L, s->weight, s->n_weight, a0, sizeof a0, e);
     if (!rc) rc = blob_uint(L, s->offset, s->n_offset, wd.offset, a1, sizeof a1, e);
     if (!rc) rc = blob_uint(L, s->reorder, s->n_reorder, wd.reorder, a2, sizeof a2, e);
-    if (!rc) rc = blob_uint(L, s->index, s->n_index, wd.index, a3, sizeof a3, e);
-    if (!rc) rc = blob_uint(L, s->stride, s->n_stride, wd.stride, a4, sizeof a4, e);
+    if (!rc && wd.pages > 1) { /* index = channel mod 256; stride per (pattern, page) */
+      size_t G = (size_t)wd.pages, ns = (size_t)m * (np * G + 1);
+      int32_t *ix = malloc(s->n_index * sizeof *ix + 4), *sp = malloc(ns * sizeof *sp + 4);
+      if (!ix || !sp) { free(ix); free(sp); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      for (size_t q = 0; q < s->n_index; q++) ix[q] = s->index[q] & 255;
+      for (int64_t f = 0; f < m; f++) {
+        const int32_t *sf = s->stride + f * (int64_t)(np + 1);
+        int32_t *df = sp + (size_t)f * (np * G + 1);
+        for (size_t p = 0; p < np; p++)
+          for (size_t g = 0; g < G; g++) { /* the group's channels ascend: page g starts at its first channel >= 256 g */
+            int32_t q = sf[p];
+            while (q < sf[p + 1] && s->index[s->offset[f] + q] < (int32_t)(256 * g)) q++;
+            df[p * G + g] = q;
+          }
+        df[np * G] = sf[np];
+      }
+      rc = blob_uint(L, ix, s->n_index, 1, a3, sizeof a3, e);
+      if (!rc) rc = blob_uint(L, sp, ns, wd.stride, a4, sizeof a4, e);
+      free(ix); free(sp);
+    } else {
+      if (!rc) rc = blob_uint(L, s->index, s->n_index, wd.index, a3, sizeof a3, e);
+      if (!rc) rc = blob_uint(L, s->stride, s->n_stride, wd.stride, a4, sizeof a4, e);
+    }
     if (!rc && wd.wof) { /* first weight of each reordered filter: the layer mixes pattern sizes */
       int32_t *wof = malloc((size_t)m * sizeof *wof + 4);
       if (!wof) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
