@@ -217,6 +217,19 @@ static void loop_head(sbuf *b, int pages, size_t p, int nt) {
   else sb_printf(b, "    for (size_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n", p, p + 1, nt);
 }
 
+/* The head of pattern p's loop in a layer kernel: its comment, the loop over its kernels
+ * (loop_head) and `const float *xc = xb + channel * PL` left open for the caller to end;
+ * fills the pattern's taps, returns their number. */
+static int pattern_head(sbuf *b, const ecg_sparse_conv *s, const ecg_fkw_widths *wd, const int64_t *k, size_t p, int *kr, int *kc) {
+  int nt = pattern_taps(s->patterns[p], k, kr, kc);
+  char pic[64];
+  pattern_pic(s->patterns[p], k, pic);
+  sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
+  loop_head(b, wd->pages, p, nt);
+  sb_printf(b, "      const float *xc = xb + %s * PL", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]");
+  return nt;
+}
+
 /* The kernel of one layer into L->decls as `static void fkw<u>(...)`. */
 static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile *t, const ecg_fkw_widths *wd, const int64_t *od,
                     const int64_t *k, const int64_t *st, const int64_t *dl, int64_t wp, int64_t hp) {
@@ -265,16 +278,12 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
                  "    const int f = t / NRB, y0 = (t %% NRB) * RB, ny = OH - y0 < RB ? OH - y0 : RB, o = reo[f];\n"
                  "    float acc[RB * OW];\n    const float b = bias ? bias[o] : 0.f;\n"
                  "    for (int i = 0; i < ny * OW; i++) acc[i] = b;\n"
-                 "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n",
+                 "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n"
+                 "    const float *xb = xp;\n",
               (long long)m, (long long)oh, (long long)ow, (long long)rb, (long long)nrb, c_uint(wd->stride), np * wd->pages + 1, wfirst);
     for (size_t p = 0; p < np; p++) {
-      int kr[32], kc[32], nt = pattern_taps(s->patterns[p], k, kr, kc);
-      char pic[64];
-      pattern_pic(s->patterns[p], k, pic);
-      sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
-      loop_head(b, wd->pages, p, nt);
-      sb_printf(b, "      const float *xc = xp + %s * PL + (size_t)y0 * %lld;\n", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]",
-                (long long)(st[0] * wp));
+      int kr[32], kc[32], nt = pattern_head(b, s, wd, k, p, kr, kc);
+      sb_printf(b, " + (size_t)y0 * %lld;\n", (long long)(st[0] * wp));
       for (int i = 0; i < nt; i++) sb_printf(b, "      const float w%d = w[%d];\n", i, i);
       sb_printf(b, "      for (int yy = 0; yy < ny; yy++) {\n        const float *xr = xc + (size_t)yy * %lld;\n        float *a = acc + yy * OW;\n"
                    "#pragma omp simd\n        for (int ox = 0; ox < OW; ox++) a[ox] +=",
@@ -302,12 +311,8 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
                "    const float *xb = xp + (size_t)y0 * %lld + (size_t)x0 * %lld;\n",
             c_uint(wd->stride), np * wd->pages + 1, wfirst, (long long)(st[0] * wp), (long long)st[1]);
   for (size_t p = 0; p < np; p++) {
-    int kr[32], kc[32], nt = pattern_taps(s->patterns[p], k, kr, kc);
-    char pic[64];
-    pattern_pic(s->patterns[p], k, pic);
-    sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
-    loop_head(b, wd->pages, p, nt);
-    sb_printf(b, "        const float *xc = xb + %s * PL;\n", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]");
+    int kr[32], kc[32], nt = pattern_head(b, s, wd, k, p, kr, kc);
+    sb_printf(b, ";\n");
     gen_lre_pattern(b, t, kr, kc, nt, st, dl, wp);
     sb_printf(b, "    }\n");
   }
