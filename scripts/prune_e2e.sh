@@ -20,15 +20,9 @@ PATH="$TOP/bin:$PATH"
 THREADS=${THREADS:-"1 2"}; ROUNDS=${ROUNDS:-5}; RUNS=${RUNS:-10}; OUT=${OUT:-out/prune_e2e}; TUNE=${TUNE:-}
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
 name=${1:?usage: sh scripts/prune_e2e.sh NAME}
-line=$(grep -v '^#' scripts/models.tsv | awk -F'\t' -v n="$name" '$1 == n')
-[ -n "$line" ] || { echo "prune_e2e: no model '$name' in scripts/models.tsv" >&2; exit 2; }
-path=$(printf '%s' "$line" | cut -f2); shapes=$(printf '%s' "$line" | cut -f3)
-d="$OUT/$name"; mkdir -p "$d"
-set --
-[ "$shapes" = - ] || for s in $(printf '%s' "$shapes" | tr ',' ' '); do set -- "$@" --input-shape "$s"; done
-onnx2ecg "$path" "$@" -o "$d/g.ecg"
-ecg-prune "$d/g.ecg" -o "$d/p.ecg" --export-onnx "$d/p.onnx" --report "$d/prune.json"
-node tools/bench/make_data.mjs --model "$d/p.onnx" --out "$d/data" --seed 1 "$@" 2>/dev/null
+d="$OUT/$name"
+. "$TOP/scripts/prune_common.sh"
+prune_model "$name" "$d"
 rm -rf "$d/dense" "$d/fkw"
 ecg-fuse "$d/p.ecg" | ecg-lower --sparse dense -o "$d/dense"
 if [ -n "$TUNE" ]; then ecg-fuse "$d/p.ecg" | OMP_NUM_THREADS=1 ecg-lower --sparse fkw --sparse-tune "$TUNE" -o "$d/fkw"
