@@ -144,15 +144,9 @@ vgg)
   ;;
 model)
   name=${2:?model NAME}
-  line=$(grep -v '^#' scripts/models.tsv | awk -F'\t' -v n="$name" '$1 == n')
-  [ -n "$line" ] || { echo "prune_layers: no model '$name' in scripts/models.tsv" >&2; exit 2; }
-  path=$(printf '%s' "$line" | cut -f2); shapes=$(printf '%s' "$line" | cut -f3)
-  d="$OUT/$name"; mkdir -p "$d"
-  set --
-  [ "$shapes" = - ] || for s in $(printf '%s' "$shapes" | tr ',' ' '); do set -- "$@" --input-shape "$s"; done
-  onnx2ecg "$path" "$@" -o "$d/g.ecg"
-  ecg-prune "$d/g.ecg" -o "$d/p.ecg" --export-onnx "$d/p.onnx" --report "$d/prune.json"
-  node tools/bench/make_data.mjs --model "$d/p.onnx" --out "$d/data" --seed 1 "$@" 2>/dev/null
+  d="$OUT/$name"
+  . "$TOP/scripts/prune_common.sh"
+  prune_model "$name" "$d"
   measure "$d" "$d/p.ecg" "$d/data" | while read -r row; do
     nd=$(printf '%s' "$row" | jq -r .node)
     printf '%s' "$row" | jq -c --arg n "$nd" --slurpfile p "$d/prune.json" \
