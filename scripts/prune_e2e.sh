@@ -10,7 +10,10 @@
 # Env: THREADS (default "1 2"), ROUNDS (default 5: rounds of interleaved runs, dense,
 #      fkw, dense, fkw, ...), RUNS (per ecg-bench call, default 10), OUT (default
 #      out/prune_e2e), TUNE (a --sparse-tune file, e.g. prune_layers.sh's; its records of
-#      1 thread are used for every thread count: the lowering runs with OMP_NUM_THREADS=1).
+#      1 thread are used for every thread count: the lowering runs with OMP_NUM_THREADS=1),
+#      OMP_WAIT_POLICY (passed to the runs and recorded: on a machine with more runnable
+#      threads than cores, "passive" keeps OpenMP's idle threads from spinning away the
+#      time slices of the working ones).
 # Prints one JSON line per thread count: medians over the rounds of each build's median,
 # and the ratios dense/fkw and ort/fkw (> 1: fkw faster).
 set -eu
@@ -43,8 +46,9 @@ for t in $THREADS; do
   done
   dn=$(med < "$d/dense_$t.txt"); fk=$(med < "$d/fkw_$t.txt"); ort=$(med < "$d/ort_$t.txt")
   jq -nc --arg m "$name" --argjson t "$t" --argjson dn "$dn" --argjson fk "$fk" --argjson ort "${ort:-null}" --argjson r "$ROUNDS" \
-     --argjson tuned "$tuned" --slurpfile p "$d/prune.json" \
+     --argjson tuned "$tuned" --slurpfile p "$d/prune.json" --arg wp "${OMP_WAIT_POLICY:-}" --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
     '{model: $m, threads: $t, rounds: $r, compression: $p[0].prune.compression, tuned_layers: $tuned,
+      omp_wait_policy: (if $wp == "" then null else $wp end), loadavg_at_end: ($load | tonumber),
       dense_ms: $dn, fkw_ms: $fk, ort_pruned_ms: $ort, dense_over_fkw: ($dn / $fk * 100 | round / 100),
       ort_over_fkw: (if $ort then ($ort / $fk * 100 | round / 100) else null end)}'
 done
