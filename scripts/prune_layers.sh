@@ -8,7 +8,7 @@
 #   sh scripts/prune_layers.sh vgg [SCALE]    the VGG-16 layers L1-L9 of Table 2.6 (tools/prune/gen_layers.mjs),
 #                                            spatial size divided by SCALE (default 1)
 #   sh scripts/prune_layers.sh model NAME     every pattern-pruned conv of models.tsv's NAME
-# Env: THREADS (default 1), RUNS (default 10), ROUNDS (default 3), OUT (default out/prune_layers),
+# Env: THREADS (default 1), RUNS (default 3), ROUNDS (default 8), OUT (default out/prune_layers),
 #      LAYERS (vgg: which of 1-9, default all), TILES (the tuner's candidate tiles LANESxROWSxVECS), TUNE (the tuning file the
 #      measurements are appended to, default $OUT/sparse_tune.jsonl; `ecg-lower --sparse-tune`).
 # Times: each kernel's mean over RUNS runs of the runner's per-kernel profile (the sparse
@@ -24,7 +24,7 @@ set -eu
 cd "$(dirname "$0")/.."
 TOP=$PWD
 PATH="$TOP/bin:$PATH"
-THREADS=${THREADS:-1}; RUNS=${RUNS:-10}; ROUNDS=${ROUNDS:-3}; OUT=${OUT:-out/prune_layers}
+THREADS=${THREADS:-1}; RUNS=${RUNS:-3}; ROUNDS=${ROUNDS:-8}; OUT=${OUT:-out/prune_layers}
 TILES=${TILES:-"16x4x2 16x4x1 16x2x2 16x6x1 16x2x3 16x1x4 8x4x2 8x6x1 8x4x1"}
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
 TUNE=${TUNE:-$OUT/sparse_tune.jsonl}
