@@ -298,33 +298,38 @@ static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile
   }
   int R = t->rows, V = t->vecs, LN = t->lanes;
   int64_t tw = (int64_t)V * LN, nry = (oh + R - 1) / R, ncx = (ow + tw - 1) / tw;
+  /* a task: one filter's R output rows, column chunk after chunk; the epilogue runs once
+   * on the task's R full rows (contiguous in y) */
   sb_printf(b, "  enum { M = %lld, OH = %lld, OW = %lld, R = %d, TW = %lld, NRY = %lld, NCX = %lld };\n"
                "#pragma omp parallel for schedule(static)\n"
-               "  for (int t = 0; t < M * NRY * NCX; t++) {\n"
-               "    const int f = t / (NRY * NCX), y0 = t / NCX %% NRY * R, x0 = t %% NCX * TW, o = reo[f];\n"
-               "    const ecg_spv%d b = (ecg_spv%d){0} + (bias ? bias[o] : 0.f);\n",
-            (long long)m, (long long)oh, (long long)ow, R, (long long)tw, (long long)nry, (long long)ncx, LN, LN);
+               "  for (int t = 0; t < M * NRY; t++) {\n"
+               "    const int f = t / NRY, y0 = t %% NRY * R, o = reo[f], ny = OH - y0 < R ? OH - y0 : R;\n"
+               "    const ecg_spv%d b = (ecg_spv%d){0} + (bias ? bias[o] : 0.f);\n"
+               "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n"
+               "    float *yr = y + ((size_t)o * OH + y0) * OW;\n"
+               "    for (int x0 = 0; x0 < OW; x0 += TW) {\n",
+            (long long)m, (long long)oh, (long long)ow, R, (long long)tw, (long long)nry, (long long)ncx, LN, LN, c_uint(wd->stride),
+            np * wd->pages + 1);
   sb_printf(b, "    ecg_spv%d", LN);
   for (int uu = 0; uu < R; uu++)
     for (int v = 0; v < V; v++) sb_printf(b, "%s a%d_%d = b", uu || v ? "," : "", uu, v);
-  sb_printf(b, ";\n    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n"
+  sb_printf(b, ";\n    const float *w = wt + %s;\n"
                "    const float *xb = xp + (size_t)y0 * %lld + (size_t)x0 * %lld;\n",
-            c_uint(wd->stride), np * wd->pages + 1, wfirst, (long long)(st[0] * wp), (long long)st[1]);
+            wfirst, (long long)(st[0] * wp), (long long)st[1]);
   for (size_t p = 0; p < np; p++) {
     int kr[32], kc[32], nt = pattern_head(b, s, wd, k, p, kr, kc);
     sb_printf(b, ";\n");
     gen_lre_pattern(b, t, kr, kc, nt, st, dl, wp);
     sb_printf(b, "    }\n");
   }
-  /* store the valid rows and columns of the tile, then the epilogue on each row segment */
+  /* store the valid rows and columns of the chunk; the epilogue once on the task's rows */
   sb_printf(b, "    float ob[R][TW];\n");
   for (int uu = 0; uu < R; uu++)
     for (int v = 0; v < V; v++) sb_printf(b, "    memcpy(&ob[%d][%d], &a%d_%d, sizeof a%d_%d);\n", uu, v * LN, uu, v, uu, v);
   sb_printf(b, "    const int nx = OW - x0 < TW ? OW - x0 : TW;\n"
-               "    for (int r = 0; r < R && y0 + r < OH; r++) {\n"
-               "      float *yo = y + ((size_t)o * OH + y0 + r) * OW + x0;\n"
-               "      memcpy(yo, ob[r], (size_t)nx * sizeof *yo);\n"
-               "      ecg_rt1_act_apply(p->act, yo, (size_t)nx);\n    }\n  }\n}\n\n");
+               "    for (int r = 0; r < ny; r++) memcpy(yr + (size_t)r * OW + x0, ob[r], (size_t)nx * sizeof *yr);\n"
+               "    }\n"
+               "    ecg_rt1_act_apply(p->act, yr, (size_t)ny * OW);\n  }\n}\n\n");
 }
 
 /* Kernels of filter r whose (channel, pattern) also occurs in filter r + 1 (FKR order):
