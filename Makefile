@@ -252,12 +252,19 @@ check-rewrite-models: all
 eop-eval: all
 	sh scripts/eop_eval.sh build/eop-eval
 
-# PatDNN per-layer times: dense vs CSR vs FKW on the VGG-16 layers of Table 2.6 and on
-# every conv of the pruned resnet18 (scripts/prune_layers.sh; long).
+# PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE, +tuning, each
+# layer's tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by
+# PRUNE_VGG_SCALE) and every conv of the pruned resnet18, then resnet18 end to end against
+# its dense kernels and ONNX Runtime at 1 and 2 threads; out/prune_table.md (long).
+PRUNE_VGG_SCALE ?= 1
 bench-prune: all
 	@mkdir -p out
-	sh scripts/prune_layers.sh vgg > out/prune_vgg.jsonl
+	rm -f out/prune_layers/sparse_tune.jsonl
+	sh scripts/prune_layers.sh vgg $(PRUNE_VGG_SCALE) > out/prune_vgg.jsonl
 	sh scripts/prune_layers.sh model resnet18 > out/prune_resnet18.jsonl
+	TUNE=$(CURDIR)/out/prune_layers/sparse_tune.jsonl sh scripts/prune_e2e.sh resnet18 > out/prune_e2e.jsonl
+	sh scripts/prune_table.sh out/prune_vgg.jsonl out/prune_resnet18.jsonl -- out/prune_e2e.jsonl > out/prune_table.md
+	cat out/prune_table.md
 
 # The fusion profile database (ecg-fuse --profile-db): every Table 3.3 'depend' pair of
 # PROFILE_MODELS' dnnfusion plans, fused and unfused, timed on this machine (long).

@@ -344,6 +344,25 @@ int ecg_sparse_set(ecg_graph *g, int node, const uint32_t *patterns, int np, con
  *  each filter's length, input channels in range and distinct per filter, weights as
  *  many as the kernels' patterns keep), and the dense weight equal to the FKW values
  *  inside the patterns and zero elsewhere. ECG_OK or ECG_ERR_INPUT naming the node. */
+/** Entry widths in bytes (1, 2 or 4) of the FKW index arrays of one annotation as
+ *  ecg-lower's generated kernels read them (Niu dissertation §2.5.3, Fig. 2.16): each
+ *  array at the narrowest unsigned width that holds its largest entry (offset: the kept
+ *  kernels; reorder: m - 1; index: c - 1; stride: the longest filter). wof is 0 when every
+ *  pattern of the layer has the same number of taps (a filter's first weight is then
+ *  offset * taps), else the width of the per-filter weight offsets the kernel also reads. */
+typedef struct ecg_fkw_widths {
+  int offset, reorder, index, stride, wof;
+  int pages; /**< 1, or G > 1 when the layer has c > 256 input channels and paging makes the
+                  arrays smaller: index holds channel mod 256 (one byte) and stride has
+                  P*G + 1 entries per filter, the kernels before (pattern p, page g) at
+                  p*G + g (channels of a pattern group ascend, so each page is a range) */
+} ecg_fkw_widths;
+/** The widths above for annotation s of a Conv with c input channels. */
+void ecg_sparse_fkw_widths(const ecg_sparse_conv *s, int64_t c, ecg_fkw_widths *w);
+/** Bytes of FKW index structure the generated kernel reads: offset (m+1), reorder (m),
+ *  index (kept kernels), stride (m*(P*pages+1)) and, when needed, weight offsets (m), each
+ *  at its ecg_sparse_fkw_widths width. The weights themselves are not counted. */
+int64_t ecg_sparse_fkw_index_bytes(const ecg_sparse_conv *s, int64_t c);
 int ecg_sparse_validate(const ecg_graph *g, ecg_err *e);
 /** Remap the annotations' node indices through old_to_new (ecg_remap_nodes' mapping);
  *  annotations of removed nodes are dropped. Returns the number dropped. Called only by

@@ -122,6 +122,34 @@ int ecg_sparse_set(ecg_graph *g, int node, const uint32_t *patterns, int np, con
   return ECG_OK;
 }
 
+static int width_of(int64_t maxval) { return maxval < 256 ? 1 : maxval < 65536 ? 2 : 4; }
+
+void ecg_sparse_fkw_widths(const ecg_sparse_conv *s, int64_t c, ecg_fkw_widths *w) {
+  int64_t m = (int64_t)s->n_reorder, np = (int64_t)s->n_patterns, maxlen = 0, nk = (int64_t)s->n_index;
+  for (int64_t r = 0; r < m; r++)
+    if (s->offset[r + 1] - s->offset[r] > maxlen) maxlen = s->offset[r + 1] - s->offset[r];
+  int uniform = 1;
+  for (int64_t p = 1; p < np; p++) uniform &= popcount32(s->patterns[p]) == popcount32(s->patterns[0]);
+  w->offset = width_of(nk);
+  w->reorder = width_of(m - 1);
+  w->index = width_of(c - 1);
+  w->stride = width_of(maxlen);
+  w->wof = uniform ? 0 : width_of((int64_t)s->n_weight);
+  w->pages = 1;
+  int64_t g = (c + 255) / 256;
+  if (c > 256 && nk * 1 + m * (np * g + 1) * w->stride < nk * w->index + m * (np + 1) * w->stride) {
+    w->pages = (int)g;
+    w->index = 1;
+  }
+}
+
+int64_t ecg_sparse_fkw_index_bytes(const ecg_sparse_conv *s, int64_t c) {
+  ecg_fkw_widths w;
+  ecg_sparse_fkw_widths(s, c, &w);
+  int64_t m = (int64_t)s->n_reorder, np = (int64_t)s->n_patterns;
+  return (m + 1) * w.offset + m * w.reorder + (int64_t)s->n_index * w.index + m * (np * w.pages + 1) * w.stride + m * w.wof;
+}
+
 int ecg_sparse_validate(const ecg_graph *g, ecg_err *e) {
   char lb[256];
   for (size_t i = 0; i < g->n_sparse_convs; i++) {

@@ -59,6 +59,70 @@ setup() {
   [ "$status" -eq 1 ]
 }
 
+@test "sparse levels (Fig. 2.13 ablation): fkr, lre and fkw with a tuning file match ONNX Runtime; index bytes are what the kernels read" {
+  local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR" k
+  for k in fkr lre; do
+    "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$D/$k"
+    run "$BIN/ecg-bench" "$D/$k" --data "$T/data" --runs 1
+    echo "$k: $output"
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    jq -e --arg k "$k" '.sparse == $k and (.sparse_layers | length == 3) and all(.sparse_layers[]; .level == $k)' "$D/$k/model.json"
+  done
+  # lre: register tiles, one load per (input row, column shift) shared by the taps that read it
+  grep -q 'ecg_spv16' "$D/lre/model.c"
+  ! grep -q 'ecg_spv' "$D/fkr/model.c"
+  # a tuning record for the second conv (this machine's key, from model.json): fkw takes its
+  # tile, the others keep the static rule; a record of another cpu is ignored
+  jq -c '.sparse_host as $h | .sparse_layers[1] | {cpu: $h.cpu, isa: $h.isa, threads: 1, device: "cpu", kind: "sparse_conv",
+         signature, lanes: 8, rows: 2, vecs: 3, ms: 0.5}' "$D/lre/model.json" > "$D/tune.jsonl"
+  jq -c '.sparse_host as $h | .sparse_layers[1] | {cpu: "other", isa: $h.isa, threads: 1, device: "cpu", kind: "sparse_conv",
+         signature, lanes: 16, rows: 1, vecs: 1, ms: 0.1}' "$D/lre/model.json" >> "$D/tune.jsonl"
+  "$BIN/ecg-fuse" "$T/p.ecg" | OMP_NUM_THREADS=1 "$BIN/ecg-lower" --sparse-tune "$D/tune.jsonl" -o "$D/fkw"
+  run "$BIN/ecg-bench" "$D/fkw" --data "$T/data" --runs 1
+  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+  jq -e '[.sparse_layers[] | [.tuned, .lanes, .rows]] == [[false, 16, 4], [true, 8, 2], [false, 16, 4]] and .sparse_layers[1].vecs == 2' "$D/fkw/model.json"
+  grep -q 'register tiles of 2 rows x 2 vectors of 8 floats (tuned)' "$D/fkw/model.c"
+  # a forced tile (the tuner's) at stride 2 and 1x1 too
+  "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse lre --sparse-tile 8x3x1 -o "$D/forced"
+  run "$BIN/ecg-bench" "$D/forced" --data "$T/data" --runs 1
+  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+  # the report's FKW index bytes are the arrays the generated kernels read, at the widths
+  # they read them (every array here fits uint8_t); CSR's are its kernel's int32 arrays
+  jq -e --slurpfile r "$T/r.json" '([.sparse_layers[].index_bytes] | add) == $r[0].prune.fkw_index_bytes' "$D/lre/model.json"
+  "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse csr -o "$D/csr"
+  jq -e --slurpfile r "$T/r.json" '([.sparse_layers[].index_bytes] | add) == $r[0].prune.csr_index_bytes' "$D/csr/model.json"
+  grep -q 'const uint8_t \*idx' "$D/lre/model.c"
+  jq -e '.prune.fkw_index_saving > 0.8 and .prune.csr_narrow_index_bytes < .prune.csr_index_bytes' "$T/r.json"
+  # bad tuning files and tiles: named errors, no output
+  echo '{"cpu": "x"}' > "$D/bad.jsonl"
+  run "$BIN/ecg-lower" --sparse-tune "$D/bad.jsonl" -o "$D/bad" "$T/p.ecg"
+  [ "$status" -eq 1 ] && [[ "$output" == *"bad.jsonl:1: not a measured-cost record"* ]] && [ ! -e "$D/bad" ]
+  run "$BIN/ecg-lower" --sparse-tune "$D/missing.jsonl" -o "$D/bad" "$T/p.ecg"
+  [ "$status" -eq 1 ] && [ ! -e "$D/bad" ]
+  run "$BIN/ecg-lower" --sparse-tile 12x4x2 -o "$D/bad" "$T/p.ecg"
+  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ]
+}
+
+@test "FKW paging: a 512-channel layer (VGG L8, 1x1 spatial) stores channel mod 256 in one byte, stride per (pattern, page); kernels match ONNX Runtime" {
+  local D="$BATS_TEST_TMPDIR" k
+  node "$ROOT/tools/prune/gen_layers.mjs" --which vgg --out "$D" --scale 28 --seed 3
+  "$BIN/onnx2ecg" "$D/L8.onnx" -o "$D/g.ecg"
+  "$BIN/ecg-prune" "$D/g.ecg" -o "$D/p.ecg" --export-onnx "$D/p.onnx" --report "$D/r.json" --prune-first
+  node "$ROOT/tools/bench/make_data.mjs" --model "$D/p.onnx" --out "$D/data" --seed 4 2>/dev/null
+  for k in fkr lre; do
+    "$BIN/ecg-fuse" "$D/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$D/$k"
+    run "$BIN/ecg-bench" "$D/$k" --data "$D/data" --runs 1
+    echo "$k: $output"
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    grep -q 'for (int g = 0; g < 2; g++)' "$D/$k/model.c"
+    grep -q 'const uint8_t \*idx' "$D/$k/model.c"
+    jq -e --slurpfile r "$D/r.json" '.sparse_layers[0].index_bytes == $r[0].prune.fkw_index_bytes' "$D/$k/model.json"
+  done
+  # 72818 kernels at one byte + 512 filters x (8 patterns x 2 pages + 1) strides + offsets (4 B) + reorder (2 B)
+  jq -e '.prune.layers[0] | .kept_kernels == 72818 and .fkw_index_bytes == 72818 + 512 * 17 + 513 * 4 + 512 * 2 and .fkw_index_saving > 0.9' "$D/r.json"
+  jq -e '.prune.fkw_index_saving_vs_narrow_csr > 0.85' "$D/r.json"
+}
+
 @test "ecg-prune --detect: the exported model's patterns and removed kernels, no value changed, same kernels" {
   local T="$BATS_FILE_TMPDIR" D="$BATS_TEST_TMPDIR"
   "$BIN/onnx2ecg" "$T/p.onnx" -o "$D/e.ecg"

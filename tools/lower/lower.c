@@ -921,7 +921,18 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   int passes = count_passes(L);
   sb_printf(&b, ", \"target\": \"%s\"", L->hetero ? "c+opencl" : L->target == LW_TARGET_OPENCL ? "opencl" : "c");
   if (L->hetero) sb_printf(&b, ", \"placements\": [%s]", L->het_json.s ? L->het_json.s : "");
-  sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d", L->sparse == LW_SPARSE_FKW ? "fkw" : L->sparse == LW_SPARSE_CSR ? "csr" : "dense", L->n_sparse);
+  static const char *const sparse_names[] = {"fkw", "csr", "dense", "fkr", "lre"};
+  sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d, \"sparse_layers\": [%s]", sparse_names[L->sparse], L->n_sparse,
+            L->sparse_json.len ? L->sparse_json.s : "");
+  if (L->n_sparse) { /* the key a --sparse-tune record of this machine carries (scripts/prune_layers.sh) */
+    char cpu[256];
+    const char *isa;
+    int th;
+    ecg_host_key(cpu, sizeof cpu, &isa, &th);
+    sb_printf(&b, ", \"sparse_host\": {\"cpu\": ");
+    lw_json_str(&b, cpu);
+    sb_printf(&b, ", \"isa\": \"%s\"}", isa);
+  }
   sb_printf(&b, ", \"nodes\": %zu, \"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
             "\"arena_lower_bound\": %zu, \"memory_plan_algo\": \"%s\", \"memory_plan\": [",
             L->g->n_nodes, passes, L->nk, L->weights_bytes, L->arena_bytes, L->arena_lower_bound, lw_plan_name(L->plan));
@@ -1014,6 +1025,12 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
 
 int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                          const char *memory_plan, const char *target, ecg_lower_stats *st, ecg_err *e) {
+  return ecg_lower_dir_sparse(g, dir, prefix, arch, sparse, memory_plan, target, NULL, st, e);
+}
+
+int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                         const char *memory_plan, const char *target, const ecg_lower_sparse_opts *so, ecg_lower_stats *st,
+                         ecg_err *e) {
   ecg_lower L = {0};
   if (memory_plan && lw_plan_parse(memory_plan, &L.plan) != 0)
     return ecg_errf(e, ECG_ERR_USAGE, "unknown --memory-plan '%s' (expected peak, bestfit or size)", memory_plan);
@@ -1024,11 +1041,18 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   if (!sparse || !strcmp(sparse, "fkw")) L.sparse = LW_SPARSE_FKW;
   else if (!strcmp(sparse, "csr")) L.sparse = LW_SPARSE_CSR;
   else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
-  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --sparse '%s' (expected fkw, csr or dense)", sparse);
+  else if (!strcmp(sparse, "fkr")) L.sparse = LW_SPARSE_FKR;
+  else if (!strcmp(sparse, "lre")) L.sparse = LW_SPARSE_LRE;
+  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --sparse '%s' (expected fkw, lre, fkr, csr or dense)", sparse);
+  if (so) memcpy(L.tile_force, so->tile, sizeof L.tile_force);
   L.g = g;
   L.prefix = prefix;
   L.arch = arch ? arch : "native";
   if (!ecg_arch_find(L.arch)) return ecg_errf(e, ECG_ERR_USAGE, "unknown --arch '%s' (expected one of %s)", L.arch, ecg_arch_names());
+  if (so && so->tune_path) {
+    int trc = lw_sparse_tune_load(&L, so->tune_path, e);
+    if (trc) return trc;
+  }
   int *order = malloc(sizeof(int) * (g->n_nodes + 1));
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ecg_validate(g, e);
@@ -1106,6 +1130,8 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
   free(L.cl_work);
   sb_free(&L.code);
   sb_free(&L.decls);
+  sb_free(&L.sparse_json);
+  lw_sparse_tune_free(&L);
   sb_free(&L.init);
   sb_free(&L.scratch_expr);
   sb_free(&L.cl_code);

@@ -40,10 +40,20 @@ typedef struct lw_tensor {
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
 typedef enum {
-  LW_SPARSE_FKW = 0, /**< per-pattern straight-line code over the FKW arrays (default) */
+  LW_SPARSE_FKW = 0, /**< LRE kernels with each layer's tuned tile (--sparse-tune; the default) */
   LW_SPARSE_CSR,     /**< the CSR baseline (ecg_rt1_csr_conv2d) */
-  LW_SPARSE_DENSE    /**< ignore the annotation: the dense kernel on the zeros */
+  LW_SPARSE_DENSE,   /**< ignore the annotation: the dense kernel on the zeros */
+  LW_SPARSE_FKR,     /**< ablation: FKR + per-pattern straight-line code, accumulators in an L1 tile */
+  LW_SPARSE_LRE      /**< ablation: + register tiles with load-redundancy elimination, static tile rule */
 } lw_sparse_mode;
+
+/** One measured tile of a pattern-sparse conv (the --sparse-tune file, DESIGN.md
+ *  "Measured costs": JSON lines keyed by cpu, isa, threads, device and signature). */
+typedef struct lw_sparse_tune {
+  char *sig;             /**< emit/sparse.c's layer signature */
+  int lanes, rows, vecs; /**< the tile: rows x vecs vectors of lanes floats; lanes 0: the fkr loop ("loop": "l1") */
+  double ms;             /**< measured kernel time */
+} lw_sparse_tune;
 
 /* ---------------------------------------------------------------- memplan.c
  * Placing intermediates in the arena (SOD², Niu dissertation §5.4.2). */
@@ -144,6 +154,11 @@ typedef struct ecg_lower {
   const lw_kernel *cur;  /**< the kernel being emitted (its index maps serve lw_operand_view) */
   lw_sparse_mode sparse; /**< kernels for pattern-annotated convs (ecg-lower --sparse) */
   int n_sparse;          /**< convs lowered to a sparse kernel */
+  lw_sparse_tune *tune;  /**< --sparse-tune records of this cpu, isa and thread count */
+  int n_tune;
+  int tile_force[3];     /**< --sparse-tile lanes, rows, vecs for every LRE layer; 0 = not forced */
+  int sparse_types;      /**< the vector types of the LRE kernels are declared in decls */
+  sbuf sparse_json;      /**< model.json "sparse_layers" entries */
   unsigned char *blob;   /**< lowering-made constants (lw_blob), appended to weights.bin */
   size_t blob_start, blob_len, blob_cap; /**< blob's first byte in weights.bin; used and allocated bytes */
   lw_target target;      /**< LW_TARGET_OPENCL: kernels are OpenCL C (opencl.c) */
@@ -390,5 +405,17 @@ int lw_emit_row_block(ecg_lower *L, const int *members, int nm, ecg_err *e);
 /** The C literal of scalar constant tensor id (one element, not bfloat16) as its vtype,
  *  into buf[n]; 1 on success, 0 when it is not such a constant (buf unchanged). */
 int lw_const_literal(const ecg_lower *L, int id, char *buf, size_t n);
+
+/** Append s to b as a JSON string literal (quotes, escapes). */
+void lw_json_str(sbuf *b, const char *s);
+
+/* ---------------------------------------------------------------- emit/sparse.c
+ * The --sparse-tune file (PatDNN §2.5.5 parameter tuning, measured here). */
+/** Read the tuning file path into L->tune: the lines whose cpu, isa and threads match
+ *  this machine (ecg_host_key; OMP_NUM_THREADS) and whose kind is "sparse_conv". Errors:
+ *  ECG_ERR_INPUT (unreadable file, a line without the fields: path:line), ECG_ERR_INTERNAL. */
+int lw_sparse_tune_load(ecg_lower *L, const char *path, ecg_err *e);
+/** Free L->tune. */
+void lw_sparse_tune_free(ecg_lower *L);
 
 #endif

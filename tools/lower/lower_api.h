@@ -38,4 +38,16 @@ int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const
  *  target is ECG_ERR_USAGE. */
 int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                          const char *memory_plan, const char *target, ecg_lower_stats *st, ecg_err *e);
+/** Options of the pattern-sparse kernels (PatDNN §2.5.4-2.5.5), for ecg_lower_dir_sparse. */
+typedef struct ecg_lower_sparse_opts {
+  const char *tune_path; /**< --sparse-tune FILE: measured tiles (JSON lines); NULL = none */
+  int tile[3];           /**< --sparse-tile LANESxROWSxVECS forced on every LRE layer; zeros = not forced */
+} ecg_lower_sparse_opts;
+/** ecg_lower_dir_target with sparse kernel options (so may be NULL). sparse may also be "fkr"
+ *  (ablation: FKR code with accumulators in memory) or "lre" (+ load-redundancy elimination
+ *  with the static tile rule); "fkw" is "lre" with the tiles measured in so->tune_path.
+ *  Extra errors: ECG_ERR_INPUT for an unreadable or malformed tuning file (file:line). */
+int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
+                         const char *memory_plan, const char *target, const ecg_lower_sparse_opts *so, ecg_lower_stats *st,
+                         ecg_err *e);
 #endif

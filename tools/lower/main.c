@@ -58,8 +58,16 @@ static void usage(FILE *f) {
           "                     fitting gap) or size (largest first, lowest gap); model.json\n"
           "                     records arena_bytes and arena_lower_bound (the peak live bytes)\n"
           "  --sparse K         kernel for Convs carrying a PatDNN pattern annotation (ecg-prune):\n"
-          "                     fkw (default: per-pattern generated code over the FKW arrays),\n"
-          "                     csr (the CSR baseline), dense (ignore the annotation)\n"
+          "                     fkw (default: per-pattern generated code over the FKW arrays,\n"
+          "                     register tiles with load-redundancy elimination, each layer's\n"
+          "                     tile from --sparse-tune), csr (the CSR baseline), dense (ignore\n"
+          "                     the annotation); ablations (PatDNN Fig. 2.13): fkr (FKR code,\n"
+          "                     accumulators in memory), lre (fkw with the static tile rule)\n"
+          "  --sparse-tune FILE measured tiles of the sparse convs (JSON lines, kind sparse_conv,\n"
+          "                     keyed by cpu, isa, threads, signature; scripts/prune_tune.sh);\n"
+          "                     a layer gets its fastest tile on this cpu, isa and OMP_NUM_THREADS\n"
+          "  --sparse-tile LxRxV force every lre/fkw layer's tile: L lanes (8, 16), R rows, V\n"
+          "                     vectors (1-8; for the tuner)\n"
           "  --report FILE      JSON report in the stages' envelope (- = stderr): before/after\n"
           "                     (nodes, FLOPs, intermediate and peak bytes), lower {kernels,\n"
           "                     blocks, weights_bytes, arena_bytes, sparse_convs, arch}\n"
@@ -234,14 +242,16 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
 }
 
 enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION,
-       OPT_MEMPLAN, OPT_TARGET };
+       OPT_MEMPLAN, OPT_TARGET, OPT_SPARSE_TUNE, OPT_SPARSE_TILE };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
                                  {"arch", 0, 1, OPT_ARCH},       {"sparse", 0, 1, OPT_SPARSE},   {"force", 0, 0, OPT_FORCE},
                                  {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"report", 0, 1, OPT_REPORT},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
-                                 {"memory-plan", 0, 1, OPT_MEMPLAN}, {"target", 0, 1, OPT_TARGET},   {0, 0, 0, 0}};
+                                 {"memory-plan", 0, 1, OPT_MEMPLAN}, {"target", 0, 1, OPT_TARGET},
+                                 {"sparse-tune", 0, 1, OPT_SPARSE_TUNE}, {"sparse-tile", 0, 1, OPT_SPARSE_TILE}, {0, 0, 0, 0}};
+  ecg_lower_sparse_opts so = {0};
   const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val, *memplan = "peak";
   const char *backend = "c";
   bool verbose = false, force = false, quiet = false;
@@ -264,9 +274,22 @@ int main(int argc, char **argv) {
       backend = val;
       break;
     case OPT_SPARSE:
-      if (strcmp(val, "fkw") && strcmp(val, "csr") && strcmp(val, "dense")) { fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, csr or dense)\n", val); return 2; }
+      if (strcmp(val, "fkw") && strcmp(val, "lre") && strcmp(val, "fkr") && strcmp(val, "csr") && strcmp(val, "dense")) {
+        fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, lre, fkr, csr or dense)\n", val);
+        return 2;
+      }
       sparse = val;
       break;
+    case OPT_SPARSE_TUNE: so.tune_path = val; break;
+    case OPT_SPARSE_TILE: {
+      char tail;
+      if (sscanf(val, "%dx%dx%d%c", &so.tile[0], &so.tile[1], &so.tile[2], &tail) != 3 || (so.tile[0] != 8 && so.tile[0] != 16) ||
+          so.tile[1] < 1 || so.tile[1] > 8 || so.tile[2] < 1 || so.tile[2] > 8) {
+        fprintf(stderr, PROG ": --sparse-tile LANESxROWSxVECS: lanes 8 or 16, rows and vecs 1 to 8 (got '%s')\n", val);
+        return 2;
+      }
+      break;
+    }
     case OPT_MEMPLAN: {
       lw_plan_algo a;
       if (lw_plan_parse(val, &a) != 0) { fprintf(stderr, PROG ": unknown --memory-plan '%s' (expected peak, bestfit or size)\n", val); return 2; }
@@ -315,7 +338,7 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
-  if (!rc) rc = ecg_lower_dir_target(g, tmp, prefix, arch, sparse, memplan, backend, &ls, &e);
+  if (!rc) rc = ecg_lower_dir_sparse(g, tmp, prefix, arch, sparse, memplan, backend, &so, &ls, &e);
   for (char *line = ls.notes, *nl; !rc && line && *line; line = nl + 1) { /* c+opencl: placed nodes run on the CPU */
     if (!(nl = strchr(line, '\n'))) break;
     *nl = 0;

@@ -126,7 +126,7 @@ static char *run_drift(const char *dense, const char *pruned, const char *seed, 
 static void write_report(FILE *f, const ecg_graph *g, const prune_result *r, const prune_opts *o, double ms,
                          ecg_sizes before, ecg_sizes after, int64_t conv_w, int64_t conv_nz, const char *drift) {
   char lb[256], ms_[64];
-  int64_t pw = 0, pnz = 0, fkw = 0, csr = 0;
+  int64_t pw = 0, pnz = 0, fkw = 0, csr = 0, csrn = 0;
   fprintf(f, "{\"stage\": \"ecg-prune\", \"version\": \"%s\", \"time_ms\": %.3f, ", ECG_VERSION_STRING, ms);
   fprintf(f, "\"before\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld}, ", before.nodes, (long long)before.flops, (long long)before.intermediate_bytes);
   fprintf(f, "\"after\": {\"nodes\": %zu, \"flops\": %lld, \"intermediate_bytes\": %lld}, ", after.nodes, (long long)after.flops, (long long)after.intermediate_bytes);
@@ -155,18 +155,21 @@ static void write_report(FILE *f, const ecg_graph *g, const prune_result *r, con
         mask_str(L->masks[p], L->dims[2], L->dims[3], ms_);
         fprintf(f, "%s{\"mask\": \"%s\", \"kernels\": %lld}", p ? ", " : "", ms_, (long long)L->hist[p]);
       }
-      fprintf(f, "], \"fkw_index_bytes\": %lld, \"csr_index_bytes\": %lld", (long long)L->fkw_index_bytes, (long long)L->csr_index_bytes);
-      pw += L->weights; pnz += L->nonzero; fkw += L->fkw_index_bytes; csr += L->csr_index_bytes;
+      fprintf(f, "], \"fkw_index_bytes\": %lld, \"csr_index_bytes\": %lld, \"csr_narrow_index_bytes\": %lld, \"fkw_index_saving\": %.4f",
+              (long long)L->fkw_index_bytes, (long long)L->csr_index_bytes, (long long)L->csr_narrow_index_bytes,
+              L->csr_index_bytes ? 1.0 - (double)L->fkw_index_bytes / (double)L->csr_index_bytes : 0.0);
+      pw += L->weights; pnz += L->nonzero; fkw += L->fkw_index_bytes; csr += L->csr_index_bytes; csrn += L->csr_narrow_index_bytes;
     }
     if (L->why) fprintf(f, ", \"note\": \"%s\"", L->why);
     fprintf(f, "}");
   }
   fprintf(f, "], \"conv_weights\": %lld, \"conv_nonzero\": %lld, \"compression\": %.4f, "
              "\"annotated_weights\": %lld, \"annotated_nonzero\": %lld, \"annotated_compression\": %.4f, "
-             "\"fkw_index_bytes\": %lld, \"csr_index_bytes\": %lld, \"fkw_index_saving\": %.4f, \"drift\": %s}}\n",
+             "\"fkw_index_bytes\": %lld, \"csr_index_bytes\": %lld, \"fkw_index_saving\": %.4f, "
+             "\"csr_narrow_index_bytes\": %lld, \"fkw_index_saving_vs_narrow_csr\": %.4f, \"drift\": %s}}\n",
           (long long)conv_w, (long long)conv_nz, conv_nz ? (double)conv_w / (double)conv_nz : 0.0, (long long)pw, (long long)pnz,
           pnz ? (double)pw / (double)pnz : 0.0, (long long)fkw, (long long)csr, csr ? 1.0 - (double)fkw / (double)csr : 0.0,
-          drift ? drift : "null");
+          (long long)csrn, csrn ? 1.0 - (double)fkw / (double)csrn : 0.0, drift ? drift : "null");
 }
 
 /* Weights and non-zeros of every Conv with a constant float32 weight (the total CONV

@@ -52,14 +52,16 @@ static int norm_cmp(const void *a, const void *b) {
 
 static int width_of(int64_t maxval) { return maxval < 256 ? 1 : maxval < 65536 ? 2 : 4; }
 
-/* Index-structure sizes of one annotated layer (§2.5.3, Fig. 2.16): FKW's offset,
- * reorder, index and stride arrays vs CSR's row pointers and column indices, each array
- * at the narrowest of 1, 2 or 4 bytes per entry that holds its largest value. */
+/* Index-structure sizes of one annotated layer (§2.5.3, Fig. 2.16), counted as the
+ * lowered kernels read them: FKW's offset, reorder, index and stride arrays (and the
+ * per-filter weight offsets when the layer mixes pattern sizes) at the widths ecg-lower
+ * stores them (ecg_sparse_fkw_widths) vs the CSR baseline's int32 row pointers and int32
+ * column indices (ecg_rt1_csr_conv2d); csr_narrow_index_bytes is CSR with each array at
+ * its narrowest width, a CSR no kernel here reads, reported for comparison. */
 static void index_bytes(const ecg_sparse_conv *s, int64_t c, int64_t kk, prune_layer *L) {
-  int64_t m = (int64_t)s->n_reorder, nk = (int64_t)s->n_index, np = (int64_t)s->n_patterns, maxlen = 0;
-  for (int64_t r = 0; r < m; r++) maxlen = s->offset[r + 1] - s->offset[r] > maxlen ? s->offset[r + 1] - s->offset[r] : maxlen;
-  L->fkw_index_bytes = (m + 1) * width_of(nk) + m * width_of(m - 1) + nk * width_of(c - 1) + m * (np + 1) * width_of(maxlen);
-  L->csr_index_bytes = (m + 1) * width_of(L->nonzero) + L->nonzero * width_of(c * kk - 1);
+  L->fkw_index_bytes = ecg_sparse_fkw_index_bytes(s, c);
+  L->csr_index_bytes = ((int64_t)s->n_reorder + 1) * 4 + L->nonzero * 4;
+  L->csr_narrow_index_bytes = ((int64_t)s->n_reorder + 1) * width_of(L->nonzero) + L->nonzero * width_of(c * kk - 1);
 }
 
 /* Order the used patterns of a layer by kernel count (descending, ties by mask) and

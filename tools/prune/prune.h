@@ -27,8 +27,9 @@ typedef struct prune_layer {
   int n_patterns;           /**< patterns used in the layer */
   uint32_t masks[64];       /**< the layer's pattern masks (annotated layers) */
   int64_t hist[64];         /**< kernels per pattern */
-  int64_t fkw_index_bytes;  /**< offset + reorder + index + stride, each at its narrowest width */
-  int64_t csr_index_bytes;  /**< CSR row pointers + column indices, at their narrowest widths */
+  int64_t fkw_index_bytes;  /**< offset + reorder + index + stride (+ weight offsets), at the widths the FKW kernel reads */
+  int64_t csr_index_bytes;  /**< CSR int32 row pointers + int32 column indices, as the CSR kernel reads them */
+  int64_t csr_narrow_index_bytes; /**< the same CSR arrays at their narrowest widths (no kernel reads these) */
   const char *why;          /**< --detect: why a layer carries no annotation; NULL otherwise */
 } prune_layer;
 

@@ -1,27 +1,63 @@
 /* Emitter for pattern-pruned convolutions (PatDNN, Niu dissertation §2.5): a Conv that
- * carries a pattern annotation (g->sparse_convs, built by ecg-prune) gets
- *   fkw: a kernel generated for its layer: filters in FKR order, for each filter the
- *        kernels of one pattern after another, each pattern's loop straight-line code
- *        with the pattern's tap offsets as constants (no branch, no index decoding in
- *        the inner loop, which runs along an output row and vectorises); the FKW
- *        arrays of the ECG go into weights.bin;
- *   csr: the CSR baseline (ecg_rt1_csr_conv2d) over the same weights.
- * Both read a zero-padded copy of the input (ecg_rt1_sparse_pad, in scratch), thread over
- * (filter, row block) tiles, and run the block's epilogue on each finished tile. Not
- * done (yet): register-level load-redundancy elimination across kernel rows and filters
- * (§2.5.4) and per-layer auto-tuning (§2.5.5); the row block is fixed (<= 2048 floats). */
+ * carries a pattern annotation (g->sparse_convs, built by ecg-prune) gets a kernel
+ * generated for its layer (filters in FKR order; for each filter the kernels of one
+ * pattern after another, each pattern's loop straight-line code with the pattern's tap
+ * offsets as constants: no branch and no index decoding in the inner loop), or the CSR
+ * baseline (ecg_rt1_csr_conv2d). The levels of Fig. 2.13, one generator (gen_fkw):
+ *   fkr: one pass per kernel over an output tile of <= 2048 floats held in an L1 array,
+ *        each tap its own load (`--sparse fkr`);
+ *   lre: §2.5.4 load-redundancy elimination: a tile of R output rows x V vectors of
+ *        LANES floats stays in registers across all kernels of the filter, and for each
+ *        kernel every input vector (input row, column shift) is loaded once and used by
+ *        every tap of the pattern and every output row of the tile that reads it (e.g.
+ *        the centre column of a pattern with three vertical taps: R + 2 loads serve 3R
+ *        FMAs); the tile comes from a static rule (`--sparse lre`);
+ *   fkw: lre with each layer's tile measured on this machine (§2.5.5; the --sparse-tune
+ *        file, JSON lines, filled by scripts/prune_tune.sh), the default.
+ * Filter-level LRE (one load serving the kernels of several filters that share an input
+ * channel and a pattern) is not generated: model.json's "shared_kernels" counts, per
+ * layer, the kernels whose (channel, pattern) also occurs in the next filter in FKR order
+ * (the loads it could save). The FKW index arrays go into weights.bin at the widths of
+ * ecg_sparse_fkw_widths (uint8/uint16/uint32), which the kernels read as such; a layer
+ * with more than 256 input channels may be paged (index = channel mod 256, one stride
+ * entry per pattern and page of 256 channels) when that is smaller. All levels
+ * read a zero-padded copy of the input (ecg_rt1_sparse_pad, in scratch), thread over
+ * tiles, and run the block's epilogue on each finished output row segment. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ecg_arch.h"
 #include "emit.h"
+#include "jsonl.h"
 
-#define TILE_FLOATS 2048 /* output floats per tile (the accumulators stay in L1) */
+#define TILE_FLOATS 2048 /* fkr: output floats per tile (the accumulators stay in L1) */
+#define MAX_LANES 16     /* widest vector of an lre tile (the scratch slack assumes it) */
 
-/* Put arr[n] (int32) into weights.bin; its C expression into buf. */
-static int blob_i32(ecg_lower *L, const int32_t *arr, size_t n, char *buf, size_t cap, ecg_err *e) {
-  size_t off = lw_blob(L, arr, n * sizeof *arr);
+/* The tile of one layer: level (LW_SPARSE_FKR or LW_SPARSE_LRE) and, for lre, the
+ * register tile rows x vecs vectors of lanes floats. */
+typedef struct sp_tile {
+  lw_sparse_mode level;
+  int lanes, rows, vecs;
+  int tuned; /* from the --sparse-tune file */
+} sp_tile;
+
+static const char *c_uint(int width) { return width == 1 ? "uint8_t" : width == 2 ? "uint16_t" : "uint32_t"; }
+
+/* Put arr[n] into weights.bin as width-byte unsigned integers (every entry fits: widths
+ * from ecg_sparse_fkw_widths); its C expression into buf. */
+static int blob_uint(ecg_lower *L, const int32_t *arr, size_t n, int width, char *buf, size_t cap, ecg_err *e) {
+  unsigned char *tmp = malloc(n * (size_t)width + 4);
+  if (!tmp) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v = (uint32_t)arr[i];
+    if (width == 1) tmp[i] = (uint8_t)v;
+    else if (width == 2) { uint16_t h = (uint16_t)v; memcpy(tmp + 2 * i, &h, 2); }
+    else memcpy(tmp + 4 * i, &v, 4);
+  }
+  size_t off = lw_blob(L, tmp, n * (size_t)width);
+  free(tmp);
   if (off == (size_t)-1) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  snprintf(buf, cap, "((const int32_t *)(ctx->w + %zu))", off);
+  snprintf(buf, cap, "((const %s *)(ctx->w + %zu))", c_uint(width), off);
   return ECG_OK;
 }
 
@@ -32,50 +68,288 @@ static int blob_f32(ecg_lower *L, const float *arr, size_t n, char *buf, size_t 
   return ECG_OK;
 }
 
-/* The FKW kernel of one layer into L->decls as `static void fkw<u>(...)`. */
-static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const int64_t *od, const int64_t *k, const int64_t *st,
-                    const int64_t *dl, int64_t wp, int64_t hp) {
-  sbuf *b = &L->decls;
-  int64_t m = od[1], oh = od[2], ow = od[3], rb = TILE_FLOATS / ow;
-  if (rb < 1) rb = 1;
-  if (rb > oh) rb = oh;
-  int64_t nrb = (oh + rb - 1) / rb;
-  size_t np = s->n_patterns;
-  sb_printf(b, "/* FKW pattern-sparse conv (PatDNN): %lld filters, %zu kernels, %zu patterns; tiles of %lld x %lld outputs */\n"
-               "static void fkw%d(const ecg_conv_params *p, const float *xp, const float *wt, const int32_t *off, const int32_t *reo,\n"
-               "                  const int32_t *idx, const int32_t *str, const int32_t *wof, const float *bias, float *y) {\n"
-               "  enum { M = %lld, OH = %lld, OW = %lld, RB = %lld, NRB = %lld };\n  const size_t PL = (size_t)%lld * %lld;\n"
-               "#pragma omp parallel for schedule(dynamic, 1)\n"
-               "  for (int t = 0; t < M * NRB; t++) {\n"
-               "    const int f = t / NRB, y0 = (t %% NRB) * RB, ny = OH - y0 < RB ? OH - y0 : RB, o = reo[f];\n"
-               "    float acc[RB * OW];\n    const float b = bias ? bias[o] : 0.f;\n"
-               "    for (int i = 0; i < ny * OW; i++) acc[i] = b;\n"
-               "    const int32_t *st = str + (size_t)f * %zu, k0 = off[f];\n    const float *w = wt + wof[f];\n",
-            (long long)m, s->n_index, np, (long long)rb, (long long)ow, u, (long long)m, (long long)oh, (long long)ow, (long long)rb,
-            (long long)nrb, (long long)hp, (long long)wp, np + 1);
-  for (size_t p = 0; p < np; p++) {
-    int64_t taps[32];
-    int nt = 0;
-    char pic[64];
-    int pc = 0;
-    for (int64_t q = 0; q < k[0] * k[1]; q++) {
-      if (q && q % k[1] == 0) pic[pc++] = '/';
-      pic[pc++] = (s->patterns[p] >> q & 1u) ? 'x' : '.';
-      if (s->patterns[p] >> q & 1u) taps[nt++] = (q / k[1]) * dl[0] * wp + (q % k[1]) * dl[1];
+/* ------------------------------------------------------------------ tuning file */
+
+int lw_sparse_tune_load(ecg_lower *L, const char *path, ecg_err *e) {
+  FILE *f = fopen(path, "r");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot read the --sparse-tune file", path);
+  char hcpu[256], cpu[256], isa[32], kind[32], dev[32], sig[1024];
+  const char *hisa;
+  int hthreads, lineno = 0, rc = ECG_OK, cap = 0;
+  ecg_host_key(hcpu, sizeof hcpu, &hisa, &hthreads);
+  char *line = NULL;
+  size_t lcap = 0;
+  while (rc == ECG_OK && getline(&line, &lcap, f) > 0) {
+    lineno++;
+    if (line[strspn(line, " \t\r\n")] == 0) continue;
+    double th, la, ro, ve, ms;
+    if (!jsonl_str(line, "cpu", cpu, sizeof cpu) || !jsonl_str(line, "isa", isa, sizeof isa) || !jsonl_num(line, "threads", &th) ||
+        !jsonl_str(line, "signature", sig, sizeof sig) || !jsonl_str(line, "kind", kind, sizeof kind)) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: not a measured-cost record (needs cpu, isa, threads, kind, signature)", path, lineno);
+      break;
     }
-    pic[pc] = 0;
-    sb_printf(b, "    /* pattern %zu: %s */\n    for (int32_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n"
-                 "      const float *xc = xp + (size_t)idx[k] * PL + (size_t)y0 * %lld;\n",
-              p, pic, p, p + 1, nt, (long long)(st[0] * wp));
-    for (int i = 0; i < nt; i++) sb_printf(b, "      const float w%d = w[%d];\n", i, i);
-    sb_printf(b, "      for (int yy = 0; yy < ny; yy++) {\n        const float *xr = xc + (size_t)yy * %lld;\n        float *a = acc + yy * OW;\n"
-                 "#pragma omp simd\n        for (int ox = 0; ox < OW; ox++) a[ox] +=",
-              (long long)(st[0] * wp));
-    for (int i = 0; i < nt; i++) sb_printf(b, "%s w%d * xr[%lld + ox * %lld]", i ? " +" : "", i, (long long)taps[i], (long long)st[1]);
-    sb_printf(b, ";\n      }\n    }\n");
+    if (strcmp(kind, "sparse_conv")) continue;
+    char loop[8] = "reg";
+    if (jsonl_str(line, "loop", loop, sizeof loop) && strcmp(loop, "reg") && strcmp(loop, "l1")) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: loop '%s' (expected reg or l1)", path, lineno, loop);
+      break;
+    }
+    if (!strcmp(loop, "l1")) la = 0, ro = ve = 1; /* the fkr loop order: accumulators in an L1 tile */
+    if ((strcmp(loop, "l1") && (!jsonl_num(line, "lanes", &la) || !jsonl_num(line, "rows", &ro) || !jsonl_num(line, "vecs", &ve) ||
+                                (la != 8 && la != 16) || ro < 1 || ro > 8 || ve < 1 || ve > 8)) || !jsonl_num(line, "ms", &ms) || !(ms >= 0)) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "%s:%d: a sparse_conv record needs ms >= 0 and, unless its loop is l1, lanes (8 or 16), rows (1-8) and vecs (1-8)",
+                    path, lineno);
+      break;
+    }
+    if (jsonl_str(line, "device", dev, sizeof dev) && strcmp(dev, "cpu")) continue;
+    if (strcmp(cpu, hcpu) || strcmp(isa, hisa) || (int)th != hthreads) continue;
+    if (L->n_tune == cap) {
+      cap = cap ? 2 * cap : 32;
+      lw_sparse_tune *nt = realloc(L->tune, sizeof *nt * (size_t)cap);
+      if (!nt) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+      L->tune = nt;
+    }
+    char *s = strdup(sig);
+    if (!s) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+    L->tune[L->n_tune++] = (lw_sparse_tune){s, (int)la, (int)ro, (int)ve, ms};
   }
-  sb_printf(b, "    float *yo = y + ((size_t)o * OH + y0) * OW;\n    memcpy(yo, acc, (size_t)ny * OW * sizeof *yo);\n"
-               "    ecg_rt1_act_apply(p->act, yo, (size_t)ny * OW);\n  }\n}\n\n");
+  free(line);
+  fclose(f);
+  return rc;
+}
+
+void lw_sparse_tune_free(ecg_lower *L) {
+  for (int i = 0; i < L->n_tune; i++) free(L->tune[i].sig);
+  free(L->tune);
+  L->tune = NULL;
+  L->n_tune = 0;
+}
+
+/* The layer's signature in the tuning file: shapes, geometry and sparsity. */
+static void layer_sig(const int64_t *xd, const int64_t *od, const int64_t *k, const int64_t *st, const int64_t *dl,
+                      const ecg_sparse_conv *s, char *buf, size_t cap) {
+  snprintf(buf, cap, "SparseConv[%lldx%lldx%lldx%lld>%lldx%lldx%lldx%lld|k=%lldx%lld,s=%lldx%lld,d=%lldx%lld|kernels=%zu,patterns=%zu]",
+           (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)od[0], (long long)od[1], (long long)od[2],
+           (long long)od[3], (long long)k[0], (long long)k[1], (long long)st[0], (long long)st[1], (long long)dl[0], (long long)dl[1],
+           s->n_index, s->n_patterns);
+}
+
+/* The tile of a layer: forced (--sparse-tile), the fastest measured (fkw), or the static
+ * rule: 16 lanes (8 when a row has at most 8 outputs), as many vectors as cover 32
+ * columns, 4 rows. Rows and vecs are clamped to the output. */
+static sp_tile pick_tile(const ecg_lower *L, const char *sig, int64_t oh, int64_t ow) {
+  sp_tile t = {L->sparse == LW_SPARSE_FKR ? LW_SPARSE_FKR : LW_SPARSE_LRE, ow <= 8 ? 8 : 16, 4, 0, 0};
+  int64_t cols = ow < 32 ? ow : 32;
+  t.vecs = (int)((cols + t.lanes - 1) / t.lanes);
+  if (L->tile_force[0]) { t.lanes = L->tile_force[0]; t.rows = L->tile_force[1]; t.vecs = L->tile_force[2]; }
+  else if (L->sparse == LW_SPARSE_FKW) {
+    double best = -1;
+    for (int i = 0; i < L->n_tune; i++)
+      if (!strcmp(L->tune[i].sig, sig) && (best < 0 || L->tune[i].ms < best)) {
+        best = L->tune[i].ms;
+        t.tuned = 1;
+        if (L->tune[i].lanes == 0) t.level = LW_SPARSE_FKR; /* the l1 loop order measured fastest */
+        else { t.level = LW_SPARSE_LRE; t.lanes = L->tune[i].lanes; t.rows = L->tune[i].rows; t.vecs = L->tune[i].vecs; }
+      }
+  }
+  if (t.rows > oh) t.rows = (int)oh;
+  while (t.vecs > 1 && (int64_t)(t.vecs - 1) * t.lanes >= ow) t.vecs--;
+  return t;
+}
+
+/* ------------------------------------------------------------------ generator */
+
+/* Taps of pattern mask: (kernel row, kernel column) pairs, row-major. */
+static int pattern_taps(uint32_t mask, const int64_t *k, int *kr, int *kc) {
+  int nt = 0;
+  for (int64_t q = 0; q < k[0] * k[1] && q < 32; q++)
+    if (mask >> q & 1u) { kr[nt] = (int)(q / k[1]); kc[nt] = (int)(q % k[1]); nt++; }
+  return nt;
+}
+
+static void pattern_pic(uint32_t mask, const int64_t *k, char *pic) {
+  int pc = 0;
+  for (int64_t q = 0; q < k[0] * k[1] && q < 32; q++) {
+    if (q && q % k[1] == 0) pic[pc++] = '/';
+    pic[pc++] = (mask >> q & 1u) ? 'x' : '.';
+  }
+  pic[pc] = 0;
+}
+
+/* The kernel-level LRE body of one pattern: every distinct input vector (input row
+ * u*sh + kr*dh of the tile, column shift kc*dw, vector v) is loaded once and feeds every
+ * (output row u, tap) that reads it. */
+static void gen_lre_pattern(sbuf *b, const sp_tile *t, const int *kr, const int *kc, int nt, const int64_t *st, const int64_t *dl,
+                            int64_t wp) {
+  int R = t->rows, V = t->vecs, LN = t->lanes;
+  int maxrow = (R - 1) * (int)st[0], maxcol = 0;
+  for (int i = 0; i < nt; i++) {
+    if (kr[i] * (int)dl[0] + (R - 1) * (int)st[0] > maxrow) maxrow = kr[i] * (int)dl[0] + (R - 1) * (int)st[0];
+    if (kc[i] * (int)dl[1] > maxcol) maxcol = kc[i] * (int)dl[1];
+  }
+  for (int i = 0; i < nt; i++) sb_printf(b, "        const float w%d = w[%d];\n", i, i);
+  for (int row = 0; row <= maxrow; row++)
+    for (int col = 0; col <= maxcol; col++) {
+      int users = 0;
+      for (int i = 0; i < nt; i++)
+        for (int u = 0; u < R; u++) users += u * (int)st[0] + kr[i] * (int)dl[0] == row && kc[i] * (int)dl[1] == col;
+      if (!users) continue;
+      for (int v = 0; v < V; v++) {
+        long long off = (long long)row * wp + col + (long long)v * LN * st[1];
+        if (st[1] == 1) sb_printf(b, "        { ecg_spv%d x; memcpy(&x, xc + %lld, sizeof x);", LN, off);
+        else if (st[1] == 2) sb_printf(b, "        { ecg_spv%d x; ECG_SP_EVEN%d(x, xc + %lld);", LN, LN, off);
+        else sb_printf(b, "        { ecg_spv%d x; for (int l = 0; l < %d; l++) x[l] = xc[%lld + l * %lld];", LN, LN, off, (long long)st[1]);
+        if (users > 1) sb_printf(b, " ECG_SP_KEEP%d(x);", LN);
+        for (int i = 0; i < nt; i++)
+          for (int u = 0; u < R; u++)
+            if (u * (int)st[0] + kr[i] * (int)dl[0] == row && kc[i] * (int)dl[1] == col) sb_printf(b, " a%d_%d += w%d * x;", u, v, i);
+        sb_printf(b, " }\n");
+      }
+    }
+}
+
+/* The loop over the kernels of pattern p of filter f (k0, st, w in scope); with pages > 1
+ * one loop per page g of 256 input channels (index = channel mod 256). */
+static void loop_head(sbuf *b, int pages, size_t p, int nt) {
+  if (pages > 1)
+    sb_printf(b, "    for (int g = 0; g < %d; g++)\n    for (size_t k = k0 + st[%zu + g]; k < k0 + st[%zu + g]; k++, w += %d) {\n", pages,
+              p * (size_t)pages, p * (size_t)pages + 1, nt);
+  else sb_printf(b, "    for (size_t k = k0 + st[%zu]; k < k0 + st[%zu]; k++, w += %d) {\n", p, p + 1, nt);
+}
+
+/* The head of pattern p's loop in a layer kernel: its comment, the loop over its kernels
+ * (loop_head) and `const float *xc = xb + channel * PL` left open for the caller to end;
+ * fills the pattern's taps, returns their number. */
+static int pattern_head(sbuf *b, const ecg_sparse_conv *s, const ecg_fkw_widths *wd, const int64_t *k, size_t p, int *kr, int *kc) {
+  int nt = pattern_taps(s->patterns[p], k, kr, kc);
+  char pic[64];
+  pattern_pic(s->patterns[p], k, pic);
+  sb_printf(b, "    /* pattern %zu: %s */\n", p, pic);
+  loop_head(b, wd->pages, p, nt);
+  sb_printf(b, "      const float *xc = xb + %s * PL", wd->pages > 1 ? "((size_t)idx[k] + (size_t)g * 256)" : "(size_t)idx[k]");
+  return nt;
+}
+
+/* The kernel of one layer into L->decls as `static void fkw<u>(...)`. */
+static void gen_fkw(ecg_lower *L, int u, const ecg_sparse_conv *s, const sp_tile *t, const ecg_fkw_widths *wd, const int64_t *od,
+                    const int64_t *k, const int64_t *st, const int64_t *dl, int64_t wp, int64_t hp) {
+  sbuf *b = &L->decls;
+  int64_t m = od[1], oh = od[2], ow = od[3];
+  size_t np = s->n_patterns;
+  int ntap0 = __builtin_popcount(s->patterns[0]);
+  char wfirst[64];
+  if (wd->wof) snprintf(wfirst, sizeof wfirst, "wof[f]");
+  else snprintf(wfirst, sizeof wfirst, "(size_t)k0 * %d", ntap0);
+  if (t->level == LW_SPARSE_LRE && !L->sparse_types) {
+    sb_printf(b, "/* vectors of the pattern-sparse LRE kernels (GCC/Clang vector extensions: one AVX-512 register,\n"
+                 " * two AVX2 or four NEON registers for 16 lanes) */\n"
+                 "typedef float ecg_spv8 __attribute__((vector_size(32)));\ntypedef float ecg_spv16 __attribute__((vector_size(64)));\n"
+                 "/* ECG_SP_KEEPn(x): x (a loaded input vector) stays in its register for every tap and output row that\n"
+                 " * reads it (LRE); without it GCC folds each use into an FMA's memory operand and reloads it (x86: one\n"
+                 " * register holds the vector only with AVX-512 for 16 lanes, AVX for 8; elsewhere a no-op) */\n"
+                 "#if defined(__GNUC__) && defined(__AVX512F__)\n#define ECG_SP_KEEP16(x) __asm__(\"\" : \"+v\"(x))\n#else\n#define ECG_SP_KEEP16(x) ((void)0)\n#endif\n"
+                 "#if defined(__GNUC__) && defined(__AVX__)\n#define ECG_SP_KEEP8(x) __asm__(\"\" : \"+x\"(x))\n#else\n#define ECG_SP_KEEP8(x) ((void)0)\n#endif\n"
+                 "/* ECG_SP_EVENn(p): the n floats p[0], p[2], ..., p[2n-2] (stride-2 convs): two loads and a shuffle */\n"
+                 "#if defined(__clang__) || __GNUC__ >= 12\n"
+                 "#define ECG_SP_EVEN8(x, p) do { ecg_spv8 lo_, hi_; memcpy(&lo_, (p), 32); memcpy(&hi_, (p) + 8, 32); \\\n"
+                 "  x = __builtin_shufflevector(lo_, hi_, 0, 2, 4, 6, 8, 10, 12, 14); } while (0)\n"
+                 "#define ECG_SP_EVEN16(x, p) do { ecg_spv16 lo_, hi_; memcpy(&lo_, (p), 64); memcpy(&hi_, (p) + 16, 64); \\\n"
+                 "  x = __builtin_shufflevector(lo_, hi_, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); } while (0)\n"
+                 "#else\n#define ECG_SP_EVEN8(x, p) do { for (int l_ = 0; l_ < 8; l_++) x[l_] = (p)[2 * l_]; } while (0)\n"
+                 "#define ECG_SP_EVEN16(x, p) do { for (int l_ = 0; l_ < 16; l_++) x[l_] = (p)[2 * l_]; } while (0)\n#endif\n\n");
+    L->sparse_types = 1;
+  }
+  sb_printf(b, "/* FKW pattern-sparse conv (PatDNN): %lld filters, %zu kernels, %zu patterns; ", (long long)m, s->n_index, np);
+  if (t->level == LW_SPARSE_FKR) sb_printf(b, "fkr: tiles of <= %d outputs in an L1 array%s */\n", TILE_FLOATS, t->tuned ? " (tuned)" : "");
+  else sb_printf(b, "lre: register tiles of %d rows x %d vectors of %d floats%s */\n", t->rows, t->vecs, t->lanes, t->tuned ? " (tuned)" : "");
+  sb_printf(b, "static void fkw%d(const ecg_conv_params *p, const float *xp, const float *wt, const %s *off, const %s *reo,\n"
+               "                  const %s *idx, const %s *str, const %s *wof, const float *bias, float *y) {\n",
+            u, c_uint(wd->offset), c_uint(wd->reorder), c_uint(wd->index), c_uint(wd->stride), c_uint(wd->wof ? wd->wof : 4));
+  if (!wd->wof) sb_printf(b, "  (void)wof; /* every pattern has %d taps: a filter's weights start at off[f] * %d */\n", ntap0, ntap0);
+  sb_printf(b, "  const size_t PL = (size_t)%lld * %lld;\n", (long long)hp, (long long)wp);
+  if (t->level == LW_SPARSE_FKR) {
+    int64_t rb = TILE_FLOATS / ow;
+    if (rb < 1) rb = 1;
+    if (rb > oh) rb = oh;
+    int64_t nrb = (oh + rb - 1) / rb;
+    sb_printf(b, "  enum { M = %lld, OH = %lld, OW = %lld, RB = %lld, NRB = %lld };\n"
+                 "#pragma omp parallel for schedule(dynamic, 1)\n"
+                 "  for (int t = 0; t < M * NRB; t++) {\n"
+                 "    const int f = t / NRB, y0 = (t %% NRB) * RB, ny = OH - y0 < RB ? OH - y0 : RB, o = reo[f];\n"
+                 "    float acc[RB * OW];\n    const float b = bias ? bias[o] : 0.f;\n"
+                 "    for (int i = 0; i < ny * OW; i++) acc[i] = b;\n"
+                 "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n    const float *w = wt + %s;\n"
+                 "    const float *xb = xp;\n",
+              (long long)m, (long long)oh, (long long)ow, (long long)rb, (long long)nrb, c_uint(wd->stride), np * wd->pages + 1, wfirst);
+    for (size_t p = 0; p < np; p++) {
+      int kr[32], kc[32], nt = pattern_head(b, s, wd, k, p, kr, kc);
+      sb_printf(b, " + (size_t)y0 * %lld;\n", (long long)(st[0] * wp));
+      for (int i = 0; i < nt; i++) sb_printf(b, "      const float w%d = w[%d];\n", i, i);
+      sb_printf(b, "      for (int yy = 0; yy < ny; yy++) {\n        const float *xr = xc + (size_t)yy * %lld;\n        float *a = acc + yy * OW;\n"
+                   "#pragma omp simd\n        for (int ox = 0; ox < OW; ox++) a[ox] +=",
+                (long long)(st[0] * wp));
+      for (int i = 0; i < nt; i++)
+        sb_printf(b, "%s w%d * xr[%lld + ox * %lld]", i ? " +" : "", i, (long long)(kr[i] * dl[0] * wp + kc[i] * dl[1]), (long long)st[1]);
+      sb_printf(b, ";\n      }\n    }\n");
+    }
+    sb_printf(b, "    float *yo = y + ((size_t)o * OH + y0) * OW;\n    memcpy(yo, acc, (size_t)ny * OW * sizeof *yo);\n"
+                 "    ecg_rt1_act_apply(p->act, yo, (size_t)ny * OW);\n  }\n}\n\n");
+    return;
+  }
+  int R = t->rows, V = t->vecs, LN = t->lanes;
+  int64_t tw = (int64_t)V * LN, nry = (oh + R - 1) / R, ncx = (ow + tw - 1) / tw;
+  /* a task: one filter's R output rows, column chunk after chunk; the epilogue runs once
+   * on the task's R full rows (contiguous in y) */
+  sb_printf(b, "  enum { M = %lld, OH = %lld, OW = %lld, R = %d, TW = %lld, NRY = %lld, NCX = %lld };\n"
+               "#pragma omp parallel for schedule(static)\n"
+               "  for (int t = 0; t < M * NRY; t++) {\n"
+               "    const int f = t / NRY, y0 = t %% NRY * R, o = reo[f], ny = OH - y0 < R ? OH - y0 : R;\n"
+               "    const ecg_spv%d b = (ecg_spv%d){0} + (bias ? bias[o] : 0.f);\n"
+               "    const %s *st = str + (size_t)f * %zu;\n    const size_t k0 = off[f];\n"
+               "    float *yr = y + ((size_t)o * OH + y0) * OW;\n"
+               "    for (int x0 = 0; x0 < OW; x0 += TW) {\n",
+            (long long)m, (long long)oh, (long long)ow, R, (long long)tw, (long long)nry, (long long)ncx, LN, LN, c_uint(wd->stride),
+            np * wd->pages + 1);
+  sb_printf(b, "    ecg_spv%d", LN);
+  for (int uu = 0; uu < R; uu++)
+    for (int v = 0; v < V; v++) sb_printf(b, "%s a%d_%d = b", uu || v ? "," : "", uu, v);
+  sb_printf(b, ";\n    const float *w = wt + %s;\n"
+               "    const float *xb = xp + (size_t)y0 * %lld + (size_t)x0 * %lld;\n",
+            wfirst, (long long)(st[0] * wp), (long long)st[1]);
+  for (size_t p = 0; p < np; p++) {
+    int kr[32], kc[32], nt = pattern_head(b, s, wd, k, p, kr, kc);
+    sb_printf(b, ";\n");
+    gen_lre_pattern(b, t, kr, kc, nt, st, dl, wp);
+    sb_printf(b, "    }\n");
+  }
+  /* store the valid rows and columns of the chunk; the epilogue once on the task's rows */
+  sb_printf(b, "    float ob[R][TW];\n");
+  for (int uu = 0; uu < R; uu++)
+    for (int v = 0; v < V; v++) sb_printf(b, "    memcpy(&ob[%d][%d], &a%d_%d, sizeof a%d_%d);\n", uu, v * LN, uu, v, uu, v);
+  sb_printf(b, "    const int nx = OW - x0 < TW ? OW - x0 : TW;\n"
+               "    for (int r = 0; r < ny; r++) memcpy(yr + (size_t)r * OW + x0, ob[r], (size_t)nx * sizeof *yr);\n"
+               "    }\n"
+               "    ecg_rt1_act_apply(p->act, yr, (size_t)ny * OW);\n  }\n}\n\n");
+}
+
+/* Kernels of filter r whose (channel, pattern) also occurs in filter r + 1 (FKR order):
+ * the loads a filter-level LRE over pairs of adjacent filters could share. */
+static int64_t shared_kernels(const ecg_sparse_conv *s, int64_t c) {
+  size_t np = s->n_patterns, m = s->n_reorder;
+  int *pat = malloc(((size_t)c + 1) * sizeof *pat);
+  if (!pat) return -1;
+  int64_t shared = 0;
+  for (size_t r = 0; r + 1 < m; r++) {
+    for (int64_t ci = 0; ci < c; ci++) pat[ci] = -1;
+    for (size_t p = 0; p < np; p++)
+      for (int32_t q = s->offset[r + 1] + s->stride[(r + 1) * (np + 1) + p]; q < s->offset[r + 1] + s->stride[(r + 1) * (np + 1) + p + 1]; q++)
+        pat[s->index[q]] = (int)p;
+    for (size_t p = 0; p < np; p++)
+      for (int32_t q = s->offset[r] + s->stride[r * (np + 1) + p]; q < s->offset[r] + s->stride[r * (np + 1) + p + 1]; q++)
+        shared += pat[s->index[q]] == (int)p;
+  }
+  free(pat);
+  return shared;
 }
 
 int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
@@ -90,30 +364,67 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
   int64_t hp = (od[2] - 1) * st[0] + (k[0] - 1) * dl[0] + 1, wp = (od[3] - 1) * st[1] + (k[1] - 1) * dl[1] + 1;
   int64_t m = od[1], c = xd[1], kk = k[0] * k[1];
   int u = lw_conv_params_decl(L, r, xd, od, m, k, st, dl, pd, 1);
-  char buf[96], cpr[32], bias[200] = "NULL", a0[96], a1[96], a2[96], a3[96], a4[96], a5[96];
-  snprintf(buf, sizeof buf, "%lld", (long long)(c * hp * wp));
+  char buf[128], cpr[32], bias[200] = "NULL", a0[96], a1[96], a2[96], a3[96], a4[96], a5[96] = "NULL", sig[512], lb[256];
+  layer_sig(xd, od, k, st, dl, s, sig, sizeof sig);
+  sp_tile t = pick_tile(L, sig, od[2], od[3]);
+  /* scratch: the padded input, plus the slack the lre tiles read past the last plane
+   * (rows of a partial row block, columns of a partial vector: read, never stored) */
+  int64_t plane = c * hp * wp, need = plane;
+  if (L->sparse != LW_SPARSE_CSR && t.level == LW_SPARSE_LRE) {
+    int64_t nry = (od[2] + t.rows - 1) / t.rows, tw = (int64_t)t.vecs * t.lanes, ncx = (od[3] + tw - 1) / tw;
+    need = (c - 1) * hp * wp + ((nry * t.rows - 1) * st[0] + (k[0] - 1) * dl[0]) * wp + (ncx * tw - 1) * st[1] + (k[1] - 1) * dl[1] + 1 + st[1];
+    if (need < plane) need = plane;
+  }
+  snprintf(buf, sizeof buf, "%lld", (long long)need);
   lw_need_scratch(L, buf);
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   lw_conv_params_ref(L, u, cpr, sizeof cpr);
-  if (L->sparse == LW_SPARSE_FKW) {
+  int64_t idx_bytes = 0;
+  if (L->sparse != LW_SPARSE_CSR) {
     size_t np = s->n_patterns;
-    int32_t *wof = malloc((size_t)m * sizeof *wof + 4);
-    if (!wof) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-    int32_t run = 0;
-    for (int64_t f = 0; f < m; f++) { /* first weight of each reordered filter */
-      wof[f] = run;
-      for (size_t p = 0; p < np; p++)
-        run += (s->stride[f * (np + 1) + p + 1] - s->stride[f * (np + 1) + p]) * __builtin_popcount(s->patterns[p]);
-    }
+    ecg_fkw_widths wd;
+    ecg_sparse_fkw_widths(s, c, &wd);
+    idx_bytes = ecg_sparse_fkw_index_bytes(s, c);
     int rc = blob_f32(L, s->weight, s->n_weight, a0, sizeof a0, e);
-    if (!rc) rc = blob_i32(L, s->offset, s->n_offset, a1, sizeof a1, e);
-    if (!rc) rc = blob_i32(L, s->reorder, s->n_reorder, a2, sizeof a2, e);
-    if (!rc) rc = blob_i32(L, s->index, s->n_index, a3, sizeof a3, e);
-    if (!rc) rc = blob_i32(L, s->stride, s->n_stride, a4, sizeof a4, e);
-    if (!rc) rc = blob_i32(L, wof, (size_t)m, a5, sizeof a5, e);
-    free(wof);
+    if (!rc) rc = blob_uint(L, s->offset, s->n_offset, wd.offset, a1, sizeof a1, e);
+    if (!rc) rc = blob_uint(L, s->reorder, s->n_reorder, wd.reorder, a2, sizeof a2, e);
+    if (!rc && wd.pages > 1) { /* index = channel mod 256; stride per (pattern, page) */
+      size_t G = (size_t)wd.pages, ns = (size_t)m * (np * G + 1);
+      int32_t *ix = malloc(s->n_index * sizeof *ix + 4), *sp = malloc(ns * sizeof *sp + 4);
+      if (!ix || !sp) { free(ix); free(sp); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      for (size_t q = 0; q < s->n_index; q++) ix[q] = s->index[q] & 255;
+      for (int64_t f = 0; f < m; f++) {
+        const int32_t *sf = s->stride + f * (int64_t)(np + 1);
+        int32_t *df = sp + (size_t)f * (np * G + 1);
+        for (size_t p = 0; p < np; p++)
+          for (size_t g = 0; g < G; g++) { /* the group's channels ascend: page g starts at its first channel >= 256 g */
+            int32_t q = sf[p];
+            while (q < sf[p + 1] && s->index[s->offset[f] + q] < (int32_t)(256 * g)) q++;
+            df[p * G + g] = q;
+          }
+        df[np * G] = sf[np];
+      }
+      rc = blob_uint(L, ix, s->n_index, 1, a3, sizeof a3, e);
+      if (!rc) rc = blob_uint(L, sp, ns, wd.stride, a4, sizeof a4, e);
+      free(ix); free(sp);
+    } else {
+      if (!rc) rc = blob_uint(L, s->index, s->n_index, wd.index, a3, sizeof a3, e);
+      if (!rc) rc = blob_uint(L, s->stride, s->n_stride, wd.stride, a4, sizeof a4, e);
+    }
+    if (!rc && wd.wof) { /* first weight of each reordered filter: the layer mixes pattern sizes */
+      int32_t *wof = malloc((size_t)m * sizeof *wof + 4);
+      if (!wof) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      int32_t run = 0;
+      for (int64_t f = 0; f < m; f++) {
+        wof[f] = run;
+        for (size_t p = 0; p < np; p++)
+          run += (s->stride[f * (np + 1) + p + 1] - s->stride[f * (np + 1) + p]) * __builtin_popcount(s->patterns[p]);
+      }
+      rc = blob_uint(L, wof, (size_t)m, wd.wof, a5, sizeof a5, e);
+      free(wof);
+    }
     ECG_TRY(rc);
-    gen_fkw(L, u, s, od, k, st, dl, wp, hp);
+    gen_fkw(L, u, s, &t, &wd, od, k, st, dl, wp, hp);
   } else { /* CSR of the dense weight, filters in their own order */
     const float *w = (const float *)L->g->tensors[n->inputs[1]]->data.data;
     int32_t *rowptr = malloc(((size_t)m + 1) * sizeof *rowptr), *col = malloc((size_t)(m * c * kk) * sizeof *col + 4);
@@ -126,22 +437,36 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e) {
         if (w[f * c * kk + q] != 0.0f) { col[nz] = (int32_t)q; val[nz++] = w[f * c * kk + q]; }
     }
     if (rc == ECG_OK) rowptr[m] = (int32_t)nz;
-    if (!rc) rc = blob_i32(L, rowptr, (size_t)m + 1, a1, sizeof a1, e);
-    if (!rc) rc = blob_i32(L, col, nz, a2, sizeof a2, e);
+    if (!rc) rc = blob_uint(L, rowptr, (size_t)m + 1, 4, a1, sizeof a1, e);
+    if (!rc) rc = blob_uint(L, col, nz, 4, a2, sizeof a2, e);
     if (!rc) rc = blob_f32(L, val, nz, a0, sizeof a0, e);
+    idx_bytes = ((int64_t)m + 1) * 4 + (int64_t)nz * 4;
     free(rowptr); free(col); free(val);
     ECG_TRY(rc);
   }
   L->n_sparse++;
+  /* model.json "sparse_layers": what this layer got */
+  sb_printf(&L->sparse_json, "%s{\"node\": ", L->sparse_json.len ? ", " : "");
+  lw_json_str(&L->sparse_json, ecg_node_label(L->g, n, lb, sizeof lb));
+  sb_printf(&L->sparse_json, ", \"signature\": ");
+  lw_json_str(&L->sparse_json, sig);
+  if (L->sparse == LW_SPARSE_CSR) sb_printf(&L->sparse_json, ", \"level\": \"csr\"");
+  else if (t.level == LW_SPARSE_FKR) sb_printf(&L->sparse_json, ", \"level\": \"fkr\", \"tuned\": %s", t.tuned ? "true" : "false");
+  else sb_printf(&L->sparse_json, ", \"level\": \"lre\", \"lanes\": %d, \"rows\": %d, \"vecs\": %d, \"tuned\": %s", t.lanes, t.rows, t.vecs,
+                 t.tuned ? "true" : "false");
+  sb_printf(&L->sparse_json, ", \"index_bytes\": %lld, \"shared_kernels\": %lld, \"kernels\": %zu}", (long long)idx_bytes,
+            (long long)shared_kernels(s, c), s->n_index);
   const char *x = lw_ptr(L, n->inputs[0]);
   sb_printf(&L->code, "  for (int img = 0; img < %lld; img++) {\n    ecg_rt1_sparse_pad(&cp%d, %s + (size_t)img * %lld, ctx->scratch, %lld, %lld);\n",
             (long long)xd[0], u, x, (long long)(c * xd[2] * xd[3]), (long long)hp, (long long)wp);
+  if (need > plane) /* the slack is read (never stored): keep it defined */
+    sb_printf(&L->code, "    memset(ctx->scratch + %lld, 0, %lld * sizeof(float));\n", (long long)plane, (long long)(need - plane));
   const char *y = lw_ptr(L, n->outputs[0]);
-  if (L->sparse == LW_SPARSE_FKW)
+  if (L->sparse != LW_SPARSE_CSR)
     sb_printf(&L->code, "    fkw%d(%s, ctx->scratch, %s, %s, %s, %s, %s, %s, %s, %s + (size_t)img * %lld);\n  }\n", u, cpr, a0, a1, a2, a3,
               a4, a5, bias, y, (long long)(m * od[2] * od[3]));
   else
-    sb_printf(&L->code, "    ecg_rt1_csr_conv2d(%s, ctx->scratch, %lld, %lld, %s, %s, %s, %s, %s + (size_t)img * %lld);\n  }\n", cpr, (long long)hp,
-              (long long)wp, a1, a2, a0, bias, y, (long long)(m * od[2] * od[3]));
+    sb_printf(&L->code, "    ecg_rt1_csr_conv2d(%s, ctx->scratch, %lld, %lld, (const int *)%s, (const int *)%s, %s, %s, %s + (size_t)img * %lld);\n  }\n",
+              cpr, (long long)hp, (long long)wp, a1, a2, a0, bias, y, (long long)(m * od[2] * od[3]));
   return ECG_OK;
 }
