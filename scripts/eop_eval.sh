@@ -34,7 +34,7 @@ for gname in $graphs; do
   g="$out/$gname.ecg"
   case $gname in
     lstm|gru) "$out/mkrnn" "$gname" "$g" ;;
-    bert) "$BIN/onnx2ecg" "$ROOT/../shared/models/bert_tiny.onnx" --input-shape input_ids=1x128,attention_mask=1x128 -o "$g" ;;
+    bert) "$BIN/onnx2ecg" "$ROOT/../shared/models/bert_tiny.onnx" --input-shape input_ids=1x128 --input-shape attention_mask=1x128 -o "$g" ;;
     *) echo "eop_eval.sh: unknown graph '$gname' (lstm, gru, bert)" >&2; exit 2 ;;
   esac
   rm -rf "$out/$gname.sw"
