@@ -79,7 +79,8 @@ int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e);
 
 /** Result of comparing one tensor elementwise: |ours - exp| <= atol + rtol*|exp|. */
 typedef struct bt_cmp {
-  double max_abs;    /**< max |ours - exp| over finite pairs */
+  double max_abs;    /**< max |ours - exp| over finite pairs; INFINITY when a mismatch is NaN or
+                          infinite (printed as null: unbounded) */
   double max_rel;    /**< max |ours - exp| / |exp| over finite pairs with exp != 0 */
   double worst;      /**< max |ours - exp| / (atol + rtol*|exp|); > 1 means a mismatch */
   size_t mismatches; /**< elements failing the test (NaN equals NaN; exact for integers) */

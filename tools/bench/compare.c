@@ -32,6 +32,8 @@ void bt_compare(const bt_tensor *ours, const bt_tensor *exp, double rtol, double
     if (isfinite(a) && isfinite(b)) {
       if (d > r->max_abs) r->max_abs = d;
       if (b != 0 && d / fabs(b) > r->max_rel) r->max_rel = d / fabs(b);
+    } else if (bad && !exact) {
+      r->max_abs = r->max_rel = INFINITY; /* NaN or inf where another value was expected: unbounded */
     }
     if (score > r->worst) r->worst = score;
     if (bad && r->mismatches++ == 0) r->first_bad = i;
