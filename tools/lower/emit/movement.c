@@ -364,7 +364,7 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
   }
   /* the last axis: output i reads input i - pb; inside the input for i in [lo, hi) */
   sb_printf(c, "    int64_t lo = pb[%d], hi = pb[%d] + %lld;\n", last, last, (long long)id[last]);
-  sb_printf(c, "    if (lo < 0) lo = 0; if (lo > %lld) lo = %lld; if (hi > %lld) hi = %lld; if (hi < lo) hi = lo;\n",
+  sb_printf(c, "    lo = lo < 0 ? 0 : lo > %lld ? %lld : lo;\n    hi = hi > %lld ? %lld : hi;\n    hi = hi < lo ? lo : hi;\n",
             (long long)W, (long long)W, (long long)W, (long long)W);
   if (m == 0) {
     sb_printf(c, "    if (!inside) lo = hi = %lld;\n", (long long)W);
