@@ -259,6 +259,26 @@ int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/** cf_set_output's batch when the output has no batch dim. */
+#define CF_NO_BATCH (-2)
+
+/* Set output k of control-flow node n from body output o: a leading batch dim when batch
+ * != CF_NO_BATCH (its value, -1 unknown), then o's dims with the iteration axis (extent trip, -1:
+ * symbol trip_sym) inserted before o's dim `at` (at < 0: none; at = rank(o): last).  The
+ * caller has checked the rank fits ECG_MAX_RANK.  Errors: those of ops_set_out_syms. */
+static int cf_set_output(ecg_graph *g, ecg_node *n, int k, const ecg_tensor *o, int64_t batch, int at, int64_t trip,
+                         const char *trip_sym, ecg_err *e) {
+  int64_t d[ECG_MAX_RANK + 2];
+  const char *sy[ECG_MAX_RANK + 2] = {0};
+  int r = 0, ro = (int)o->n_dims;
+  if (batch != CF_NO_BATCH) { d[r] = batch; sy[r++] = "batch"; }
+  for (int i = 0; i <= ro; i++) {
+    if (i == at) { d[r] = trip; sy[r++] = trip_sym; }
+    if (i < ro) { d[r] = o->dims[i]->value; sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL; r++; }
+  }
+  return ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e);
+}
+
 /* Outputs of Loop: final loop-carried values (the body's, which must keep their shapes
  * for a static plan) and scan outputs [T, ...] with T the constant trip count M, or the
  * dim the model declares (checked at run time by the lowered code), else symbolic. */
@@ -274,19 +294,9 @@ int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
     ecg_tensor *y = ecg_node_output(g, n, k);
     if (!y) continue;
     if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
-    int64_t d[ECG_MAX_RANK + 1];
-    const char *sy[ECG_MAX_RANK + 1] = {0};
-    int r = 0;
-    if (k >= cf.n_state) {
-      if (o->n_dims + 1 > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
-      d[r] = cf.trip;
-      sy[r++] = "loop_iterations";
-    }
-    for (size_t i = 0; i < o->n_dims; i++, r++) {
-      d[r] = o->dims[i]->value;
-      sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL;
-    }
-    ECG_TRY(ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e));
+    if (k >= cf.n_state && o->n_dims + 1 > ECG_MAX_RANK)
+      return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
+    ECG_TRY(cf_set_output(g, n, k, o, CF_NO_BATCH, k >= cf.n_state ? 0 : -1, cf.trip, "loop_iterations", e));
   }
   return ECG_OK;
 }
@@ -318,15 +328,7 @@ int ecg_infer_scan(ecg_graph *g, ecg_node *n, ecg_err *e) {
       else cf.out_axis[k - cf.n_state] = at;
     }
     if (cf.batch && k >= cf.n_state) at = 0; /* [batch, sequence, body dims...] */
-    int64_t d[ECG_MAX_RANK];
-    const char *sy[ECG_MAX_RANK] = {0};
-    int r = 0;
-    if (cf.batch) { d[r] = batch; sy[r++] = "batch"; }
-    for (int i = 0; i <= ro; i++) {
-      if (k >= cf.n_state && i == at) { d[r] = cf.trip; sy[r++] = "scan_iterations"; }
-      if (i < ro) { d[r] = o->dims[i]->value; sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL; r++; }
-    }
-    ECG_TRY(ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e));
+    ECG_TRY(cf_set_output(g, n, k, o, cf.batch ? batch : CF_NO_BATCH, at, cf.trip, "scan_iterations", e));
   }
   return ECG_OK;
 }

@@ -81,20 +81,27 @@ static const char *holder(ecg_lower *L, const ecg_node *n, const lw_sub *s, int 
   return buf;
 }
 
+/* A loop-carried value (what, number j) that enters the body as `in` and leaves it as `out`
+ * must keep its dtype and shape: a shape that changes across iterations is dynamic, which a
+ * static plan cannot hold.  Errors: ECG_ERR_INPUT naming the node and both shapes. */
+static int check_state(ecg_lower *L, const ecg_node *n, const char *what, int j, const ecg_tensor *in, const ecg_tensor *out,
+                       ecg_err *e) {
+  char sh1[128], sh2[128];
+  if (same_type(in, out)) return ECG_OK;
+  return lw_node_err(L, n, e, "%s %d enters the body as %s %s but leaves it as %s %s (a shape that changes across iterations is "
+                     "dynamic, not supported)", what, j, ecg_dtype_name(in->dtype), ecg_shape_str(in, sh1, sizeof sh1),
+                     ecg_dtype_name(out->dtype), ecg_shape_str(out, sh2, sizeof sh2));
+}
+
 int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   ecg_cf cf;
   ECG_TRY(ecg_cf_info(L->g, n, &cf, e));
   lw_sub s;
   int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
   const ecg_graph *b = s.sg;
-  char sh1[128], sh2[128], hb[256];
-  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++) {
-    const ecg_tensor *v = ecg_node_input(L->g, n, 2 + j), *bo = b->tensors[b->outputs[1 + j]];
-    if (!same_type(v, bo))
-      rc = lw_node_err(L, n, e, "loop-carried value %d enters as %s %s but the body makes it %s %s (a shape that changes across "
-                       "iterations is dynamic, not supported)", j, ecg_dtype_name(v->dtype), ecg_shape_str(v, sh1, sizeof sh1),
-                       ecg_dtype_name(bo->dtype), ecg_shape_str(bo, sh2, sizeof sh2));
-  }
+  char hb[256];
+  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++)
+    rc = check_state(L, n, "loop-carried value", j, ecg_node_input(L->g, n, 2 + j), b->tensors[b->outputs[1 + j]], e);
   int64_t T = -1;
   for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
     const ecg_tensor *y = ecg_node_output(L->g, n, cf.n_state + k);
@@ -145,15 +152,11 @@ int emit_scan(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
   if (rc != ECG_OK) { lw_sub_free(&s); return rc; }
   const ecg_graph *b = s.sg;
-  char sh1[128], sh2[128], hb[256];
+  char hb[256];
   const ecg_tensor *x0 = ecg_node_input(L->g, n, cf.first_state + cf.n_state);
   int64_t B = cf.batch ? x0->dims[0]->value : 1, T = cf.trip;
-  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++) {
-    const ecg_tensor *bi = b->tensors[b->inputs[j]], *bo = b->tensors[b->outputs[j]];
-    if (!same_type(bi, bo))
-      rc = lw_node_err(L, n, e, "state %d enters the body as %s %s but leaves it as %s %s (dynamic shapes are not supported)", j,
-                       ecg_dtype_name(bi->dtype), ecg_shape_str(bi, sh1, sizeof sh1), ecg_dtype_name(bo->dtype), ecg_shape_str(bo, sh2, sizeof sh2));
-  }
+  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++)
+    rc = check_state(L, n, "state", j, b->tensors[b->inputs[j]], b->tensors[b->outputs[j]], e);
   if (rc == ECG_OK) {
     sbuf *c = &L->code;
     sb_printf(c, "  for (int64_t b_ = 0; b_ < %lld; b_++) {\n    const int64_t T_ = %lld;\n    (void)T_;\n", (long long)B, (long long)T);
