@@ -42,7 +42,7 @@ prereq "an OpenCL device through the ICD loader (pocl-opencl-icd, ocl-icd-opencl
 # tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
 # under qemu-aarch64.
 QEMU_A64="qemu-aarch64 -L ${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}"
-for t in ops graph partition memplan eop rt rt_port rt_aarch64 rt_port_aarch64; do
+for t in ops graph partition memplan eop rt rt_port rt_nchwc rt_aarch64 rt_port_aarch64 rt_nchwc_aarch64; do
   case $t in
     partition) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/partition tests/unit/partition_test.c build/tools/partition/cluster.o build/tools/partition/weight.o build/gen/pt_weights_blob.o build/libecg.a -lprotobuf-c -lzstd -lm -o build/partition_test"
          exe=./build/partition_test ;;
@@ -54,8 +54,10 @@ for t in ops graph partition memplan eop rt rt_port rt_aarch64 rt_port_aarch64; 
          exe=./build/${t}_test ;;
     rt) cmd="sh tests/unit/rt_build.sh native build/rt-native"; exe=./build/rt-native/rt_test ;;
     rt_port) cmd=true; exe=./build/rt-native/rt_port_test ;;
+    rt_nchwc) cmd=true; exe=./build/rt-native/rt_nchwc_test ;;
     rt_aarch64) cmd="sh tests/unit/rt_build.sh aarch64 build/rt-aarch64"; exe="$QEMU_A64 ./build/rt-aarch64/rt_test" ;;
     rt_port_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_port_test" ;;
+    rt_nchwc_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_nchwc_test" ;;
   esac
   if $cmd && $exe > build/${t}_test.log 2>&1; then r=0; else r=1; fi
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/${t}_test.log | tail -1)
