@@ -7,7 +7,18 @@
  * depthwise, fused residual and every activation. Prints "N passed, M failed"; exit 1 on
  * failure. --bench [WORD]: per layer of resnet18 and mobilenet_v2 (shapes at 224x224),
  * the NCHW runtime conv (ecg_rt1_conv2d) vs NCHWc8 vs NCHWc16, best-of time in us at one
- * thread, one JSON line per layer. */
+ * thread, one JSON line per layer.
+ * --costs: the layout costs of GCD²'s selection (ecg-lower --layout), measured here: reads
+ * signature lines on stdin (ecg-lower --layout-keys prints them; scripts/layout_costs.sh
+ * drives both) and prints one JSON object per line, median of 15 timed runs after 2 warm-up
+ * runs, at omp_get_max_threads() threads (OMP_NUM_THREADS):
+ *   conv N C H W M KH KW SH SW DH DW PT PL PB PR GROUP ->
+ *     {"kind": "layout_block", "signature": LINE, "nchw_ms", "nchwc8_ms", "nchwc16_ms"}
+ *     (null where NCHWc cannot run it: ecg_rt1_nchwc_conv2d_supported)
+ *   pool max|avg N C H W KH KW SH SW PT PL PB PR -> the same, pooling kernels
+ *   reorder N C HW -> {"kind": "layout_transform", "signature": LINE, "to8_ms",
+ *     "from8_ms", "to16_ms", "from16_ms"} (NCHW -> NCHWc and back)
+ * A line it cannot read gets exit status 1 and a message naming it. */
 #include "ecg_nchwc.h"
 
 #include <math.h>
@@ -253,7 +264,141 @@ static void bench(const char *filter) {
   }
 }
 
+/* ------------------------------------------------------------------ --costs */
+typedef struct {
+  int kind; /* 0 conv, 1 max pool, 2 avg pool */
+  ecg_conv_params c;
+  ecg_pool_params p;
+  int C; /* 0: NCHW */
+  const float *x, *w, *b;
+  float *y, *scr;
+} cost_job;
+static void cost_run(cost_job *j) {
+  if (j->kind == 0) {
+    if (j->C) ecg_rt1_nchwc_conv2d(&j->c, j->C, j->x, j->w, j->b, NULL, j->y);
+    else ecg_rt1_conv2d(&j->c, j->x, j->w, j->b, j->y, j->scr);
+  } else if (j->kind == 1) {
+    if (j->C) ecg_rt1_nchwc_maxpool2d(&j->p, j->C, j->x, j->y);
+    else ecg_rt1_maxpool2d(&j->p, j->x, j->y);
+  } else {
+    if (j->C) ecg_rt1_nchwc_avgpool2d(&j->p, j->C, j->x, j->y);
+    else ecg_rt1_avgpool2d(&j->p, j->x, j->y);
+  }
+}
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* median ms of 15 runs of f(arg) after 2 warm-ups */
+static double median_ms(void (*f)(void *), void *arg) {
+  double t[15];
+  f(arg);
+  f(arg);
+  for (int i = 0; i < 15; i++) {
+    double t0 = now();
+    f(arg);
+    t[i] = (now() - t0) * 1e3;
+  }
+  qsort(t, 15, sizeof t[0], cmp_d);
+  return t[7];
+}
+static void cost_run_v(void *a) { cost_run(a); }
+typedef struct { int n, c, hw, C, back; const float *x; float *y; } reorder_job;
+static void reorder_run_v(void *a) {
+  reorder_job *r = a;
+  if (r->back) ecg_rt1_nchwc_to_nchw(r->n, r->c, r->hw, r->C, r->x, r->y);
+  else ecg_rt1_nchw_to_nchwc(r->n, r->c, r->hw, r->C, r->x, r->y);
+}
+static void json_ms(const char *key, double ms) {
+  if (ms < 0) printf(", \"%s\": null", key);
+  else printf(", \"%s\": %.6f", key, ms);
+}
+static int costs(void) {
+  char line[512];
+  int rc = 0;
+  while (fgets(line, sizeof line, stdin)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (!line[0]) continue;
+    cost_job j = {0};
+    char pk[8];
+    int n, c, hw;
+    if (sscanf(line, "reorder %d %d %d", &n, &c, &hw) == 3 && n > 0 && c > 0 && hw > 0) {
+      float *x = rbuf((size_t)n * c * hw), *y = rbuf(ecg_rt1_nchwc_floats(n, c, hw, 1, 16));
+      printf("{\"kind\": \"layout_transform\", \"signature\": \"%s\"", line);
+      const char *keys[] = {"to8_ms", "from8_ms", "to16_ms", "from16_ms"};
+      for (int v = 0; v < 4; v++) {
+        reorder_job r = {n, c, hw, v < 2 ? 8 : 16, v % 2, v % 2 ? y : x, v % 2 ? x : y};
+        json_ms(keys[v], median_ms(reorder_run_v, &r));
+      }
+      printf("}\n");
+      free(x); free(y);
+    } else if (sscanf(line, "conv %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", &j.c.n, &j.c.c, &j.c.h, &j.c.w,
+                      &j.c.m, &j.c.kh, &j.c.kw, &j.c.sh, &j.c.sw, &j.c.dh, &j.c.dw, &j.c.pt, &j.c.pl, &j.c.pb, &j.c.pr,
+                      &j.c.group) == 16 && j.c.n > 0 && j.c.c > 0 && j.c.m > 0 && j.c.group > 0 && j.c.c % j.c.group == 0 &&
+               j.c.m % j.c.group == 0 && j.c.kh > 0 && j.c.kw > 0 && j.c.sh > 0 && j.c.sw > 0 && j.c.dh > 0 && j.c.dw > 0) {
+      j.kind = 0;
+      j.c.act.kind = ECG_ACT_RELU;
+      j.c.oh = out_dim(j.c.h, j.c.kh, j.c.sh, j.c.dh, j.c.pt, j.c.pb);
+      j.c.ow = out_dim(j.c.w, j.c.kw, j.c.sw, j.c.dw, j.c.pl, j.c.pr);
+      if (j.c.oh < 1 || j.c.ow < 1) goto bad;
+      float *x = rbuf(ecg_rt1_nchwc_floats(j.c.n, j.c.c, j.c.h, j.c.w, 16));
+      float *wt = rbuf((size_t)j.c.m * (j.c.c / j.c.group) * j.c.kh * j.c.kw), *b = rbuf(j.c.m);
+      float *y = rbuf(ecg_rt1_nchwc_floats(j.c.n, j.c.m, j.c.oh, j.c.ow, 16));
+      int T = 1;
+#ifdef _OPENMP
+      T = omp_get_max_threads();
+#endif
+      float *pw = rbuf(ecg_rt1_conv2d_packed_floats(&j.c)), *scr = rbuf(ecg_rt1_conv2d_scratch_floats(&j.c, T));
+      ecg_rt1_conv2d_pack(&j.c, wt, pw);
+      j.x = x, j.w = pw, j.b = b, j.y = y, j.scr = scr;
+      printf("{\"kind\": \"layout_block\", \"signature\": \"%s\"", line);
+      json_ms("nchw_ms", median_ms(cost_run_v, &j));
+      for (int C = 8; C <= 16; C *= 2) {
+        double ms = -1;
+        if (ecg_rt1_nchwc_conv2d_supported(&j.c, C)) {
+          float *pc = rbuf(ecg_rt1_nchwc_conv2d_packed_floats(&j.c, C));
+          ecg_rt1_nchwc_conv2d_pack(&j.c, C, wt, pc);
+          cost_job k = j;
+          k.C = C, k.w = pc;
+          ms = median_ms(cost_run_v, &k);
+          free(pc);
+        }
+        json_ms(C == 8 ? "nchwc8_ms" : "nchwc16_ms", ms);
+      }
+      printf("}\n");
+      free(x); free(wt); free(b); free(y); free(pw); free(scr);
+    } else if (sscanf(line, "pool %7s %d %d %d %d %d %d %d %d %d %d %d %d", pk, &j.p.n, &j.p.c, &j.p.h, &j.p.w, &j.p.kh,
+                      &j.p.kw, &j.p.sh, &j.p.sw, &j.p.pt, &j.p.pl, &j.p.pb, &j.p.pr) == 13 &&
+               (!strcmp(pk, "max") || !strcmp(pk, "avg")) && j.p.n > 0 && j.p.c > 0 && j.p.kh > 0 && j.p.kw > 0 &&
+               j.p.sh > 0 && j.p.sw > 0) {
+      j.kind = strcmp(pk, "max") ? 2 : 1;
+      j.p.dh = j.p.dw = 1;
+      j.p.oh = out_dim(j.p.h, j.p.kh, j.p.sh, 1, j.p.pt, j.p.pb);
+      j.p.ow = out_dim(j.p.w, j.p.kw, j.p.sw, 1, j.p.pl, j.p.pr);
+      if (j.p.oh < 1 || j.p.ow < 1) goto bad;
+      float *x = rbuf(ecg_rt1_nchwc_floats(j.p.n, j.p.c, j.p.h, j.p.w, 16));
+      float *y = rbuf(ecg_rt1_nchwc_floats(j.p.n, j.p.c, j.p.oh, j.p.ow, 16));
+      j.x = x, j.y = y;
+      printf("{\"kind\": \"layout_block\", \"signature\": \"%s\"", line);
+      for (int C = 0; C <= 16; C += 8) {
+        cost_job k = j;
+        k.C = C;
+        json_ms(C == 0 ? "nchw_ms" : C == 8 ? "nchwc8_ms" : "nchwc16_ms", median_ms(cost_run_v, &k));
+      }
+      printf("}\n");
+      free(x); free(y);
+    } else {
+    bad:
+      fprintf(stderr, "rt_nchwc_test --costs: cannot read the signature '%s'\n", line);
+      rc = 1;
+    }
+    fflush(stdout);
+  }
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--costs")) return costs();
   if (argc > 1 && !strcmp(argv[1], "--bench")) {
     bench(argc > 2 ? argv[2] : NULL);
     return 0;
