@@ -1057,6 +1057,10 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ecg_validate(g, e);
   if (rc == ECG_OK) rc = check_static(g, e);
+  for (size_t b = 0; rc == ECG_OK && b < g->n_blocks; b++) /* GCD² layouts: selected (layout_sel.c), not yet lowered */
+    if (g->blocks[b]->layout && g->blocks[b]->layout[0])
+      rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: layout %s: lowering NCHWc blocks is not implemented yet (the NCHWc kernels "
+                    "are in the runtime, ecg_nchwc.h); lower with --layout nchw", b, g->blocks[b]->layout);
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
   if (rc == ECG_OK) find_aliases(&L, order);
