@@ -25,6 +25,7 @@
 #include "layout.h"
 #include "lower.h"
 #include "layout_sel.h"
+#include "emit/emit.h"
 
 #define NL 3 /* NCHW, NCHWc8, NCHWc16 */
 static const char *const lay_name[NL] = {"", "NCHWc8", "NCHWc16"};
@@ -134,9 +135,12 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
       }
     }
     if (!is_conv && !ew) elem[v] = 0; /* a member the NCHWc kernels and epilogues cannot run */
+    for (size_t o = 0; o < g->n_outputs; o++) /* graph outputs stay NCHW: their producers too */
+      for (size_t k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] == g->outputs[o]) G->ok[v] = 0;
   }
   for (int v = 0; v < nv; v++) /* a lone node has no block to carry its layout: NCHW */
-    if (!elem[v] || G->block[v] < 0) G->ok[v] = 0;
+    if (!elem[v] || G->block[v] < 0 || G->dom[v] < 0) G->ok[v] = 0; /* NCHWc lowering: conv blocks only */
   /* topological order of the quotient graph (Kahn) */
   for (size_t i = 0; i < nn; i++)
     for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
@@ -388,4 +392,217 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
   db_free(&db);
   lgraph_free(&G);
   return rc;
+}
+
+/* ---------------------------------------------------------------- lowering the layouts */
+
+static int block_c(const ecg_graph *g, int b) {
+  const char *l = b >= 0 ? g->blocks[b]->layout : NULL;
+  return !l || !l[0] ? 0 : !strcmp(l, "NCHWc8") ? 8 : !strcmp(l, "NCHWc16") ? 16 : 0;
+}
+
+static size_t padded_floats(const int64_t *d, int C) {
+  return (size_t)d[0] * (size_t)((d[1] + C - 1) / C) * C * (size_t)d[2] * (size_t)d[3];
+}
+
+/* The inputs of kernel k stored in another layout than the kernel's: calls f for each
+ * (tensor, floats of its copy in the kernel's layout, floats of an NCHW stage between two
+ * NCHWc layouts or 0). Returns the total bytes (64-byte aligned pieces). */
+static size_t kernel_reorders(ecg_lower *L, int k, const int *prod,
+                              void (*f)(ecg_lower *L, int t, size_t off, size_t stage_off, int64_t *d), int *bad) {
+  const ecg_graph *g = L->g;
+  const lw_kernel *K = &L->k[k];
+  int C = L->klay[k];
+  size_t total = 0;
+  for (int m = 0; m < K->nm; m++) {
+    const ecg_node *n = g->nodes[K->members[m]];
+    for (size_t q = 0; q < n->n_inputs; q++) {
+      int t = n->inputs[q];
+      if (t < 0 || g->tensors[t]->is_const || L->lay[t] == C) continue;
+      if (prod[t] >= 0 && L->node_kernel[prod[t]] == k) continue;
+      int dup = 0;
+      for (int m2 = 0; m2 <= m && !dup; m2++) {
+        const ecg_node *n2 = g->nodes[K->members[m2]];
+        for (size_t q2 = 0; q2 < (m2 == m ? q : n2->n_inputs); q2++) dup |= n2->inputs[q2] == t;
+      }
+      if (dup) continue;
+      int64_t d[ECG_MAX_RANK];
+      if (!is_float4(g, t, d)) { *bad = t; return 0; }
+      size_t copy = C ? padded_floats(d, C) : (size_t)(d[0] * d[1] * d[2] * d[3]);
+      size_t stage = C && L->lay[t] ? (size_t)(d[0] * d[1] * d[2] * d[3]) : 0;
+      size_t off = total, soff = total + (copy * 4 + 63) / 64 * 64;
+      total = soff + (stage * 4 + 63) / 64 * 64;
+      if (f) f(L, t, off, stage ? soff : (size_t)-1, d);
+    }
+  }
+  return total;
+}
+
+int lw_layout_storage(ecg_lower *L, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  int any = 0;
+  for (size_t b = 0; b < g->n_blocks; b++) any |= block_c(g, (int)b) != 0;
+  if (!any) return ECG_OK;
+  if (L->target != LW_TARGET_C || L->hetero)
+    return ecg_errf(e, ECG_ERR_INPUT, "NCHWc block layouts are lowered for --target c only");
+  L->lay = calloc(g->n_tensors + 1, sizeof *L->lay);
+  L->klay = calloc((size_t)L->nk + 1, sizeof *L->klay);
+  L->ptr_over = calloc(g->n_tensors + 1, sizeof *L->ptr_over);
+  int *prod = malloc((g->n_tensors + 1) * sizeof *prod);
+  if (!L->lay || !L->klay || !L->ptr_over || !prod) { free(prod); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  ecg_producers(g, prod);
+  int rc = ECG_OK;
+  for (int k = 0; k < L->nk && rc == ECG_OK; k++) {
+    const lw_kernel *K = &L->k[k];
+    int b = g->nodes[K->members[0]]->fusion_block;
+    L->klay[k] = block_c(g, b);
+    if (!L->klay[k]) continue;
+    /* what lw_emit_nchwc_kernel computes: a conv, alone or with its epilogue */
+    int dom = K->kind == LW_K_EPI ? K->dominant : K->kind == LW_K_SINGLE ? K->members[0] : -1;
+    ecg_conv_geom gm;
+    ecg_err ig = {0};
+    const ecg_node *dn = dom >= 0 ? g->nodes[dom] : NULL;
+    int64_t d[ECG_MAX_RANK];
+    if (!dn || ecg_conv_geom_resolve(g, dn, &gm, &ig) != ECG_OK || gm.transposed || gm.pool || gm.sp != 2 || gm.w < 0 ||
+        !(gm.group == 1 || (gm.group == gm.c && gm.m == gm.c)) || !is_float4(g, dn->inputs[0], d) ||
+        !is_float4(g, dn->outputs[0], d) || (gm.b >= 0 && g->tensors[dn->inputs[gm.b]]->dtype != 1) ||
+        g->tensors[dn->inputs[gm.w]]->dtype != 1)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "block %d: layout %s: the NCHWc lowering takes a 2-D group-1 or depthwise float32 "
+                    "convolution with its elementwise epilogue only", b, g->blocks[b]->layout);
+  }
+  for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++)
+    if (prod[t] >= 0) L->lay[t] = L->klay[L->node_kernel[prod[t]]];
+  for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++) {
+    int64_t d[ECG_MAX_RANK];
+    if (!L->lay[t] || L->t[t].where == LW_NONE) continue;
+    if (L->t[t].where != LW_ARENA || !is_float4(g, (int)t, d)) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "block %d: layout NCHWc%d: its output '%s' is a graph output or not a 4-D float32 "
+                    "tensor (graph inputs and outputs stay NCHW)", g->nodes[prod[t]]->fusion_block, L->lay[t], g->tensors[t]->name);
+      break;
+    }
+    if (L->t[t].bytes) L->t[t].bytes = padded_floats(d, L->lay[t]) * sizeof(float);
+  }
+  for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++) { /* Reshape aliases read bytes as they lie */
+    int a = L->t[t].alias_of;
+    if (a >= 0 && L->lay[a] != L->lay[t])
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' shares the storage of '%s' (a Reshape-like node), which an NCHWc block "
+                    "writes: not supported; give that block the NCHW layout", g->tensors[t]->name, g->tensors[a]->name);
+  }
+  for (int k = 0; k < L->nk && rc == ECG_OK; k++) {
+    int bad = -1;
+    size_t need = kernel_reorders(L, k, prod, NULL, &bad);
+    if (bad >= 0)
+      rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s': a kernel reads it in another layout, but it is not a 4-D float32 tensor",
+                    g->tensors[bad]->name);
+    if (need > L->lay_bytes) L->lay_bytes = need;
+  }
+  free(prod);
+  if (rc == ECG_OK) sb_printf(&L->decls, "#include \"ecg_nchwc.h\" /* GCD² NCHWc layouts */\n");
+  return rc;
+}
+
+static void emit_reorder(ecg_lower *L, int t, size_t off, size_t stage_off, int64_t *d) {
+  int C = L->klay[L->cur - L->k], from = L->lay[t];
+  char dst[96];
+  snprintf(dst, sizeof dst, "((float *)(ctx->arena + %zu))", L->lay_base + off);
+  long long n = d[0], c = d[1], hw = d[2] * d[3];
+  const char *src = lw_ptr(L, t);
+  if (C && from) { /* NCHWc8 <-> NCHWc16 through NCHW */
+    char st[96];
+    snprintf(st, sizeof st, "((float *)(ctx->arena + %zu))", L->lay_base + stage_off);
+    sb_printf(&L->code, "  ecg_rt1_nchwc_to_nchw(%lld, %lld, %lld, %d, %s, %s);\n", n, c, hw, from, src, st);
+    sb_printf(&L->code, "  ecg_rt1_nchw_to_nchwc(%lld, %lld, %lld, %d, %s, %s);\n", n, c, hw, C, st, dst);
+  } else if (C)
+    sb_printf(&L->code, "  ecg_rt1_nchw_to_nchwc(%lld, %lld, %lld, %d, %s, %s);\n", n, c, hw, C, src, dst);
+  else
+    sb_printf(&L->code, "  ecg_rt1_nchwc_to_nchw(%lld, %lld, %lld, %d, %s, %s);\n", n, c, hw, from, src, dst);
+  L->ptr_over[t] = strdup(dst);
+}
+
+int lw_layout_enter(ecg_lower *L, int k, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  int *prod = malloc((g->n_tensors + 1) * sizeof *prod), bad = -1;
+  if (!prod) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  ecg_producers(g, prod);
+  L->cur = &L->k[k];
+  kernel_reorders(L, k, prod, emit_reorder, &bad);
+  free(prod);
+  return bad >= 0 ? ecg_errf(e, ECG_ERR_INTERNAL, "layout reorder of a tensor that is not 4-D") : ECG_OK;
+}
+
+void lw_layout_leave(ecg_lower *L) {
+  for (size_t t = 0; t < L->g->n_tensors; t++) {
+    free(L->ptr_over[t]);
+    L->ptr_over[t] = NULL;
+  }
+}
+
+int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  lw_kernel *K = &L->k[k];
+  int C = L->klay[k];
+  const ecg_node *n = g->nodes[K->kind == LW_K_EPI ? K->dominant : K->members[0]];
+  char fname[64], act[160];
+  if (K->kind == LW_K_EPI) {
+    snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", k);
+    /* The epilogue addresses its same-shape operands by the run's offset from y through
+     * the logical [n, c, h, w] index map, which wraps at c: while it is generated, the
+     * block's 4-D tensors read as [n, ceil(c/C)*C, h, w], whose map is the identity over
+     * the whole padded NCHWc buffer. */
+    enum { MAXT = 64 };
+    ecg_tensor *padt[MAXT];
+    int64_t oldc[MAXT];
+    int np = 0;
+    for (int m = 0; m < K->nm; m++) {
+      const ecg_node *mn = g->nodes[K->members[m]];
+      if (mn == n) continue; /* the conv's own input keeps its shape */
+      for (size_t q = 0; q < mn->n_inputs + mn->n_outputs; q++) {
+        int t = q < mn->n_inputs ? mn->inputs[q] : mn->outputs[q - mn->n_inputs];
+        int64_t d[ECG_MAX_RANK];
+        if (t < 0 || g->tensors[t]->is_const || !is_float4(g, t, d) || np == MAXT) continue;
+        int seen = 0;
+        for (int j = 0; j < np; j++) seen |= padt[j] == g->tensors[t];
+        if (seen) continue;
+        padt[np] = g->tensors[t];
+        oldc[np] = d[1];
+        padt[np++]->dims[1]->value = (d[1] + C - 1) / C * C;
+      }
+    }
+    int erc = lw_emit_epilogue(L, k, fname, e);
+    for (int j = 0; j < np; j++) padt[j]->dims[1]->value = oldc[j];
+    if (erc) return erc;
+    snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
+    L->epi_act = act;
+    L->epi_used = 0;
+  }
+  int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], kk[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
+  int r = lw_dims(L, n->inputs[0], xd);
+  lw_dims(L, n->outputs[0], od);
+  int rc = lw_geom_2d(L, n, e, &gm, kk, s, d, p);
+  if (rc == ECG_OK) {
+    int u = lw_conv_params_decl(L, r, xd, od, gm.m, kk, s, d, p, gm.group);
+    char buf[96];
+    snprintf(buf, sizeof buf, "ecg_rt1_nchwc_conv2d_packed_floats(&cp%d, %d)", u, C);
+    int off = lw_packed_slot(L, buf);
+    const char *wp = lw_ptr(L, n->inputs[1]);
+    sb_printf(L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code, "  ecg_rt1_nchwc_conv2d_pack(&cp%d, %d, %s, ctx->pk[%d]);\n",
+              u, C, wp, off);
+    char bias[200] = "NULL", cpr[32];
+    if (gm.b >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[gm.b]));
+    lw_conv_params_ref(L, u, cpr, sizeof cpr);
+    sb_printf(&L->code, "  ecg_rt1_nchwc_conv2d(%s, %d, %s, ctx->pk[%d], %s, NULL, %s);\n", cpr, C, lw_ptr(L, n->inputs[0]), off,
+              bias, lw_ptr(L, n->outputs[0]));
+  }
+  L->epi_act = NULL;
+  return rc;
+}
+
+void lw_layout_free(ecg_lower *L) {
+  if (L->ptr_over)
+    for (size_t t = 0; t < L->g->n_tensors; t++) free(L->ptr_over[t]);
+  free(L->ptr_over);
+  free(L->lay);
+  free(L->klay);
+  L->ptr_over = NULL, L->lay = NULL, L->klay = NULL;
 }

@@ -63,7 +63,6 @@ void ecg_rt1_nchwc_to_nchw(int n, int c, int hw, int C, const float *x, float *y
 
 int ecg_rt1_nchwc_conv2d_supported(const ecg_conv_params *p, int C) {
   if (C != 8 && C != 16) return 0;
-  if (p->act.kind == ECG_ACT_FN) return 0;
   if (p->group == 1) return 1;
   return p->group == p->c && p->m == p->c;
 }

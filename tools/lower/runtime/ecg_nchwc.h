@@ -37,8 +37,11 @@ void ecg_rt1_nchw_to_nchwc(int n, int c, int hw, int C, const float *x, float *y
 void ecg_rt1_nchwc_to_nchw(int n, int c, int hw, int C, const float *x, float *y);
 
 /* 1 when ecg_rt1_nchwc_conv2d computes p with block C: C 8 or 16; group 1 (any m, c,
- * kernel, stride, dilation, pads) or depthwise (group == c == m); activation not
- * ECG_ACT_FN (a generated epilogue indexes NCHW positions). 0 otherwise. */
+ * kernel, stride, dilation, pads) or depthwise (group == c == m). 0 otherwise. An
+ * ECG_ACT_FN epilogue is called on runs of whole NCHWc positions (n = positions * C
+ * floats of the NCHWc output, padded lanes included, which are zeroed afterwards): it
+ * must address its operands by the run's offset from y, so they are NCHWc tensors of
+ * y's shape (ecg-lower's layout lowering makes sure of it). */
 int ecg_rt1_nchwc_conv2d_supported(const ecg_conv_params *p, int C);
 /* Packed weights, made once at model creation from w [m, c/group, kh, kw] (ONNX layout):
  * group 1: OIhw{C}i{C}o blocks, [ceil(m/C)][ceil(c/C)][kh][kw][C in][C out], zero past c
