@@ -48,16 +48,21 @@ db() {
   [ "$status" -eq 0 ]
 }
 
-@test "layout: NCHWc measured cheaper -> global picks NCHWc16 blocks, predicts less than nchw and local; the lowering refuses them (not implemented), nothing written" {
+@test "layout: NCHWc measured cheaper -> global picks NCHWc blocks and predicts less than nchw and local; every mode lowers and matches ONNX Runtime" {
   db "$T/db" 10 1 0.01
-  run --separate-stderr "$BIN/ecg-lower" --layout global --layout-db "$T/db" -o "$T/out" "$T/g.ecg"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"lowering NCHWc blocks is not implemented yet"* ]]
-  [ ! -e "$T/out" ]
-  # --layout nchw still lowers, and its report predicts every mode
-  "$BIN/ecg-lower" --layout nchw --layout-db "$T/db" --report "$T/r.json" -o "$T/out" "$T/g.ecg"
+  "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"
+  for mode in global local nchwc8 nchwc16; do
+    "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/g.ecg"
+    jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 > 0' "$T/$mode.json"
+    grep -q 'ecg_rt1_nchwc_conv2d(' "$T/$mode/model.c"
+    ! cmp -s "$T/plain/model.c" "$T/$mode/model.c"
+    run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0
+    echo "$mode: $output"
+    [ "$status" -eq 0 ]
+  done
+  jq -e '.lower.layout.chosen.NCHWc16 > 0 and .lower.layout.chosen.NCHWc8 == 0' "$T/nchwc16.json"
   jq -e '.lower.layout.predicted_ms as $p | $p.global <= $p.local + 1e-9 and $p.global < $p.nchw and
-      $p.global <= $p.nchwc8 + 1e-9 and $p.global <= $p.nchwc16 + 1e-9' "$T/r.json"
+      $p.global <= $p.nchwc8 + 1e-9 and $p.global <= $p.nchwc16 + 1e-9' "$T/global.json"
 }
 
 @test "layout: a signature missing from the database is an error naming it; no --layout-db is a usage error; unknown mode is a usage error" {
