@@ -139,6 +139,14 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
       for (size_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] == g->outputs[o]) G->ok[v] = 0;
   }
+  for (size_t i = 0; i < nn; i++) { /* control flow reads captured tensors where they lie: NCHW */
+    const ecg_op_info *op = lw_op(g->nodes[i]) == ECG_OP_NONE ? NULL : ecg_op_get(lw_op(g->nodes[i]));
+    if (!op || !(op->props & ECG_PROP_CONTROL)) continue;
+    for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+      int t = g->nodes[i]->inputs[k];
+      if (t >= 0 && prod[t] >= 0) G->ok[G->vert[prod[t]]] = 0;
+    }
+  }
   for (int v = 0; v < nv; v++) /* a lone node has no block to carry its layout: NCHW */
     if (!elem[v] || G->block[v] < 0 || G->dom[v] < 0) G->ok[v] = 0; /* NCHWc lowering: conv blocks only */
   /* topological order of the quotient graph (Kahn) */
@@ -481,6 +489,15 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
       break;
     }
     if (L->t[t].bytes) L->t[t].bytes = padded_floats(d, L->lay[t]) * sizeof(float);
+  }
+  for (size_t i = 0; i < g->n_nodes && rc == ECG_OK; i++) { /* control flow reads captures where they lie */
+    const ecg_op_info *op = lw_op(g->nodes[i]) == ECG_OP_NONE ? NULL : ecg_op_get(lw_op(g->nodes[i]));
+    for (size_t k = 0; op && (op->props & ECG_PROP_CONTROL) && k < g->nodes[i]->n_inputs && rc == ECG_OK; k++) {
+      int t = g->nodes[i]->inputs[k];
+      if (t >= 0 && L->lay[t])
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s) reads '%s', which an NCHWc block writes: control flow reads NCHW only",
+                      g->nodes[i]->name, g->nodes[i]->op_type, g->tensors[t]->name);
+    }
   }
   for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++) { /* Reshape aliases read bytes as they lie */
     int a = L->t[t].alias_of;
