@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -228,6 +228,13 @@ test-eop: all
 # every model under each fusion plan (none, fixed, dnnfusion, +intensive) vs ONNX Runtime (long)
 bench-fusion: all
 	sh scripts/bench_fusion.sh
+
+# GCD² layout selection end to end (ecg-lower --layout): costs measured here, every mode
+# lowered, checked and timed against ONNX Runtime, interleaved (long): out/layout_e2e.md
+bench-layout: all
+	@mkdir -p out
+	sh scripts/layout_e2e.sh > out/layout_e2e.jsonl
+	sh scripts/layout_table.sh out/layout_e2e.jsonl > out/layout_e2e.md
 
 # OCGGS graph-substitution search (ecg-rewrite --search) on ResNet/Inception-E block graphs:
 # the paper's Table 3 shape in out/bench_search.md (SEARCH_BUDGET=seconds per run, default 60;

@@ -184,6 +184,10 @@ static int validate_blocks(const ecg_graph *g, ecg_err *e) {
     const ecg_block *blk = g->blocks[b];
     if (blk->id != (int)b) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: id is %d (block ids are dense: blocks[i].id == i)", b, blk->id); goto out; }
     if (blk->n_nodes == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu has no nodes", b); goto out; }
+    if (blk->layout && blk->layout[0] && strcmp(blk->layout, "NCHWc8") && strcmp(blk->layout, "NCHWc16")) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: unknown layout '%.40s' (\"\" = NCHW, \"NCHWc8\" or \"NCHWc16\")", b, blk->layout);
+      goto out;
+    }
     for (size_t m = 0; m < blk->n_nodes; m++) {
       int i = blk->nodes[m];
       if (i < 0 || (size_t)i >= nn) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: member %d is not a node (the graph has %zu)", b, i, nn); goto out; }

@@ -38,24 +38,30 @@ prereq "an OpenCL device through the ICD loader (pocl-opencl-icd, ocl-icd-opencl
 # C unit tests: each prints "N passed, M failed" and exits non-zero on failure. partition:
 # ecg-partition's CLUSTER and the ECG's subgraphs on 1200 seeded random DAGs (a few seconds);
 # eop: EOP's pattern fitting and partitioner (Fig. 1 example, Eq. 3, joint tuning);
+# layout: the GCD² layout-selection solvers (frontier DP, partition heuristic) against
+# exhaustive search on random chains and DAGs;
 # memplan: the arena placements (SOD² peak-first, best-fit, size-first) against the exhaustive optimum. The runtime
 # tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
 # under qemu-aarch64.
 QEMU_A64="qemu-aarch64 -L ${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}"
-for t in ops graph partition memplan eop rt rt_port rt_aarch64 rt_port_aarch64; do
+for t in ops graph partition memplan eop layout rt rt_port rt_nchwc rt_aarch64 rt_port_aarch64 rt_nchwc_aarch64; do
   case $t in
     partition) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/partition tests/unit/partition_test.c build/tools/partition/cluster.o build/tools/partition/weight.o build/gen/pt_weights_blob.o build/libecg.a -lprotobuf-c -lzstd -lm -o build/partition_test"
          exe=./build/partition_test ;;
     eop) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/partition tests/unit/eop_test.c tools/partition/eop.c -lm -o build/eop_test"
          exe=./build/eop_test ;;
+    layout) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Itools/lower tests/unit/layout_test.c tools/lower/layout.c -lm -o build/layout_test"
+         exe=./build/layout_test ;;
     memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c -o build/memplan_test"
          exe=./build/memplan_test ;;
     ops|graph) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
          exe=./build/${t}_test ;;
     rt) cmd="sh tests/unit/rt_build.sh native build/rt-native"; exe=./build/rt-native/rt_test ;;
     rt_port) cmd=true; exe=./build/rt-native/rt_port_test ;;
+    rt_nchwc) cmd=true; exe=./build/rt-native/rt_nchwc_test ;;
     rt_aarch64) cmd="sh tests/unit/rt_build.sh aarch64 build/rt-aarch64"; exe="$QEMU_A64 ./build/rt-aarch64/rt_test" ;;
     rt_port_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_port_test" ;;
+    rt_nchwc_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_nchwc_test" ;;
   esac
   if $cmd && $exe > build/${t}_test.log 2>&1; then r=0; else r=1; fi
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/${t}_test.log | tail -1)

@@ -101,6 +101,14 @@ static void test_block_add(void) {
   CHECK(g->n_blocks == 3 && g->nodes[iexp]->fusion_block == -1, "refusals leave the graph unchanged");
   CHECK(ecg_block_set_schedule(g, 0, (int64_t[]){4, 16}, 2, 8, 2, true) == ECG_OK, "schedule set");
   CHECK(g->blocks[0]->schedule && g->blocks[0]->schedule->n_tile == 2 && g->blocks[0]->schedule->intensive, "schedule stored");
+  /* the GCD² layout annotation: "", NCHWc8, NCHWc16 valid; anything else refused naming the block */
+  char *old = g->blocks[1]->layout;
+  g->blocks[1]->layout = (char *)"NCHWc16";
+  expect_valid(g, "layout NCHWc16");
+  g->blocks[1]->layout = (char *)"NHWC";
+  CHECK(ecg_validate(g, &e) == ECG_ERR_INPUT && strstr(e.msg, "block 1") && strstr(e.msg, "'NHWC'"),
+        "an unknown block layout is refused naming the block: %s", e.msg);
+  g->blocks[1]->layout = old;
   ecg_graph_free(g);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # rt_build.sh TARGET OUTDIR: build the runtime unit tests for TARGET (native, x86-64-v3: the
 # AVX2/FMA paths on an AVX-512 machine, or aarch64)
-# into OUTDIR: rt_test (runtime vs double-precision reference loops) and rt_port_test
+# into OUTDIR: rt_test (runtime vs double-precision reference loops), rt_nchwc_test (the NCHWc
+# kernels vs reference loops) and rt_port_test
 # (the vector paths vs the portable C path, the runtime compiled twice: see rt_port_test.c).
 # aarch64 uses Debian's cross compiler (gcc-aarch64-linux-gnu); run the results with
 # qemu-aarch64 -L /usr/aarch64-linux-gnu. Exit non-zero when a compile fails.
@@ -22,6 +23,7 @@ mkdir -p "$out"
 # ecg_rt_id.h (ecg_rt.h includes it): made by ecg-lower's build for lowered directories
 sh scripts/rt_id.sh $rt/*.c $rt/*.h > "$out/ecg_rt_id.h"
 $cc $vec -I$rt -I"$out" tests/unit/rt_test.c $rt/*.c -lm -o "$out/rt_test"
+$cc $vec -I$rt -I"$out" tests/unit/rt_nchwc_test.c $rt/*.c -lm -o "$out/rt_nchwc_test"
 for f in ecg_gemm ecg_pool; do
   $cc $port -I$rt -I"$out" -include tests/unit/rt_port.h -c $rt/$f.c -o "$out/port_$f.o"
 done

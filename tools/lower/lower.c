@@ -82,6 +82,7 @@ const char *lw_ptr(ecg_lower *L, int id) {
   char *b = ring[slot++ & 15];
   const lw_tensor *t = &L->t[id];
   const char *ct = lw_ctype(L, id);
+  if (L->ptr_over && L->ptr_over[id]) return L->ptr_over[id]; /* a reordered copy (layout_sel.c) */
   if (L->target == LW_TARGET_OPENCL) { /* kernel arguments: A (arena), W (weights), io<k> */
     switch (t->where) {
     case LW_INPUT: case LW_OUTPUT: snprintf(b, 160, "((__global %s *)io%d)", ct, t->io_index); break;
@@ -202,6 +203,17 @@ int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st)
 }
 
 int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
+  L->cur = &L->k[p];
+  if (L->klay) { /* GCD² layouts: inputs in another layout reordered first, then the kernel */
+    ECG_TRY(lw_layout_enter(L, p, e));
+    int rc = L->klay[p] ? lw_emit_nchwc_kernel(L, p, e) : lw_emit_kernel_plain(L, p, e);
+    lw_layout_leave(L);
+    return rc;
+  }
+  return lw_emit_kernel_plain(L, p, e);
+}
+
+int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   lw_kernel *K = &L->k[p];
   const ecg_graph *g = L->g;
   L->cur = K;
@@ -490,6 +502,7 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
   V->g = out->sg;
   V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
+  V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
@@ -1062,9 +1075,14 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   if (rc == ECG_OK) find_aliases(&L, order);
   if (rc == ECG_OK) rc = lw_form_kernels(&L, order, e);
   if (rc == ECG_OK) lw_kernel_storage(&L);
+  if (rc == ECG_OK) rc = lw_layout_storage(&L, e); /* GCD² layouts: NCHWc tensors' bytes, reorder buffers */
   if (rc == ECG_OK) rc = plan_memory(&L, order, e);
   if (rc == ECG_OK && L.target == LW_TARGET_OPENCL && !(L.cl_work = calloc((size_t)L.nk + 1, sizeof *L.cl_work)))
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK && L.lay_bytes) { /* the reorder buffers above the plan */
+    L.lay_base = align_up(L.arena_bytes);
+    L.arena_bytes = L.lay_base + L.lay_bytes;
+  }
   L.het_base = align_up(L.arena_bytes); /* c+opencl: the CPU parts' scratch follows the plan */
   /* Every kernel gets its function; collect all missing emitters at once. */
   int missing = 0;
@@ -1122,6 +1140,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     if (L.het_notes.len && !(st->notes = strdup(L.het_notes.s))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   free(order);
+  lw_layout_free(&L);
   free(L.t);
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
   free(L.k);

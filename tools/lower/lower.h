@@ -175,6 +175,11 @@ typedef struct ecg_lower {
   size_t het_host, het_dev; /**< bytes of host scratch (CPU parts) and device buffer (device parts) */
   sbuf het_json;         /**< model.json "placements": what ran where, and why */
   sbuf het_notes;        /**< one line per placed kernel run on the CPU instead (ecg_lower_stats.notes) */
+  /* ---- GCD² layouts (blocks annotated NCHWc8/NCHWc16; layout_sel.c) */
+  int *lay;              /**< per tensor: channel block C of its stored layout (0 NCHW, 8 or 16 NCHWc); NULL: all NCHW */
+  int *klay;             /**< per kernel: the layout it computes in (0, 8, 16) */
+  char **ptr_over;       /**< per tensor: what lw_ptr returns instead (its reordered copy, while one kernel is emitted) */
+  size_t lay_base, lay_bytes; /**< the reorder buffers: arena bytes [lay_base, lay_base + lay_bytes) */
 } ecg_lower;
 
 /** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
@@ -276,8 +281,34 @@ void lw_kernel_storage(ecg_lower *L);
  *  producer is ecg_producers' array. Shapes must be static (lower.c checks). Used for
  *  model.json's "kernel_costs" (ecg-bench --profile: GFLOP/s, roofline; issue 13). */
 void lw_kernel_cost(const ecg_lower *L, const int *producer, int k, int64_t *flops, int64_t *bytes);
-/** Emit the body of kernel k (the statements of its kernel function). */
+/** Emit the body of kernel k (the statements of its kernel function): with GCD² layouts
+ *  (L->klay), the reorders of its inputs (lw_layout_enter) and its NCHWc or NCHW code. */
 int lw_emit_kernel(ecg_lower *L, int k, ecg_err *e);
+/** The NCHW body of kernel k (its emitters), with no reorders. */
+int lw_emit_kernel_plain(ecg_lower *L, int k, ecg_err *e);
+
+/* ---------------------------------------------------------------- layout_sel.c: lowering
+ * the blocks' GCD² layouts ("NCHWc8", "NCHWc16"; format/ECG.md) */
+
+/** After the kernels are formed: when some block has an NCHWc layout, set L->klay (each
+ *  kernel's layout: its block's), L->lay (each tensor's stored layout: its producing
+ *  kernel's) with the padded bytes of NCHWc tensors, L->lay_bytes (the largest total of
+ *  reorder buffers one kernel needs) and declare the NCHWc runtime header. No NCHWc block:
+ *  nothing changes (model.c as without the annotation). Errors (ECG_ERR_INPUT, naming the
+ *  block): an NCHWc block that is not a 2-D group-1 or depthwise convolution with
+ *  elementwise same-shape members over 4-D float32 tensors, that writes a graph output or
+ *  a tensor another node aliases (Reshape), or a target other than C. */
+int lw_layout_storage(ecg_lower *L, ecg_err *e);
+/** Before kernel k: reorder each input whose stored layout differs from the kernel's into
+ *  the reorder buffers and point lw_ptr at the copy. */
+int lw_layout_enter(ecg_lower *L, int k, ecg_err *e);
+/** After a kernel: lw_ptr back to the tensors' own storage. */
+void lw_layout_leave(ecg_lower *L);
+/** Kernel k in NCHWc (L->klay[k]): its convolution through ecg_rt1_nchwc_conv2d with the
+ *  block's epilogue (the generated function on runs of whole NCHWc positions). */
+int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e);
+/** Free what lw_layout_storage allocated. */
+void lw_layout_free(ecg_lower *L);
 /** Write to L->decls the epilogue function `fname` (ecg_epilogue_fn) of LW_K_EPI kernel
  *  k: on a segment y[0..n) of the dominant node's output it computes the One-to-One
  *  members (block.c; operands addressed through broadcasting index maps, split into runs

@@ -26,6 +26,7 @@
 #include "ecg_measure.h"
 #include "ecg_arch.h"
 #include "lower.h"
+#include "layout_sel.h"
 #include "lower_api.h"
 #include "manifest.h"
 
@@ -68,6 +69,12 @@ static void usage(FILE *f) {
           "                     a layer gets its fastest tile on this cpu, isa and OMP_NUM_THREADS\n"
           "  --sparse-tile LxRxV force every lre/fkw layer's tile: L lanes (8, 16), R rows, V\n"
           "                     vectors (1-8; for the tuner)\n"
+          "  --layout MODE      GCD² layout selection per fusion block from measured costs\n"
+          "                     (--layout-db): nchw, nchwc8, nchwc16 (every eligible block),\n"
+          "                     local (each block's cheapest), global (least total with the\n"
+          "                     reorders); the report's layout.predicted_ms gives every mode\n"
+          "  --layout-db FILE   measured layout costs (JSON lines; scripts/layout_costs.sh)\n"
+          "  --layout-keys      print the signatures --layout needs measured, and exit\n"
           "  --report FILE      JSON report in the stages' envelope (- = stderr): before/after\n"
           "                     (nodes, FLOPs, intermediate and peak bytes), lower {kernels,\n"
           "                     blocks, weights_bytes, arena_bytes, sparse_convs, arch}\n"
@@ -242,7 +249,7 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
 }
 
 enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION,
-       OPT_MEMPLAN, OPT_TARGET, OPT_SPARSE_TUNE, OPT_SPARSE_TILE };
+       OPT_MEMPLAN, OPT_TARGET, OPT_SPARSE_TUNE, OPT_SPARSE_TILE, OPT_LAYOUT, OPT_LAYOUT_DB, OPT_LAYOUT_KEYS };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
@@ -250,10 +257,14 @@ int main(int argc, char **argv) {
                                  {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"report", 0, 1, OPT_REPORT},
                                  {"help", 'h', 0, OPT_HELP},     {"version", 0, 0, OPT_VERSION},
                                  {"memory-plan", 0, 1, OPT_MEMPLAN}, {"target", 0, 1, OPT_TARGET},
-                                 {"sparse-tune", 0, 1, OPT_SPARSE_TUNE}, {"sparse-tile", 0, 1, OPT_SPARSE_TILE}, {0, 0, 0, 0}};
+                                 {"sparse-tune", 0, 1, OPT_SPARSE_TUNE}, {"sparse-tile", 0, 1, OPT_SPARSE_TILE},
+                                 {"layout", 0, 1, OPT_LAYOUT}, {"layout-db", 0, 1, OPT_LAYOUT_DB},
+                                 {"layout-keys", 0, 0, OPT_LAYOUT_KEYS}, {0, 0, 0, 0}};
   ecg_lower_sparse_opts so = {0};
   const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val, *memplan = "peak";
-  const char *backend = "c";
+  const char *backend = "c", *layout_db = NULL;
+  int layout = -1, layout_keys = 0; /* --layout (layout_sel.h), absent: no selection, NCHW */
+  sbuf layout_json = {0};
   bool verbose = false, force = false, quiet = false;
   int have_in = 0, c;
   ecg_err e = {0};
@@ -300,10 +311,24 @@ int main(int argc, char **argv) {
     case OPT_VERBOSE: verbose = true; quiet = false; break;
     case OPT_QUIET: quiet = true; verbose = false; break;
     case OPT_REPORT: report = val; break;
+    case OPT_LAYOUT:
+      if ((layout = lw_layout_parse(val)) < 0) { fprintf(stderr, PROG ": unknown --layout '%s' (expected global, local, nchw, nchwc8 or nchwc16)\n", val); return 2; }
+      break;
+    case OPT_LAYOUT_DB: layout_db = val; break;
+    case OPT_LAYOUT_KEYS: layout_keys = 1; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
   }
+  if (layout_keys) { /* the signatures to measure (scripts/layout_costs.sh); no lowering */
+    ecg_graph *kg = NULL;
+    int krc = ecg_read_path(in, &kg, &e);
+    if (!krc) krc = lw_layout_keys(kg, stdout, &e);
+    ecg_graph_free(kg);
+    if (krc) fprintf(stderr, PROG ": %s\n", e.msg);
+    return krc;
+  }
+  if (layout >= 0 && !layout_db) { fprintf(stderr, PROG ": --layout needs --layout-db FILE (measured costs: scripts/layout_costs.sh)\n"); return 2; }
   if (!out) { fprintf(stderr, PROG ": missing -o DIR\n"); usage(stderr); return 2; }
   if (!ecg_arch_find(arch)) { fprintf(stderr, PROG ": unknown --arch '%s' (expected one of %s)\n", arch, ecg_arch_names()); return 2; }
   if (!valid_ident(prefix)) { fprintf(stderr, PROG ": --prefix '%s' is not a C identifier\n", prefix); return 2; }
@@ -338,6 +363,8 @@ int main(int argc, char **argv) {
       tmp[0] = 0;
     }
   }
+  if (!rc && layout >= 0) rc = lw_layout_select(g, layout, layout_db, &layout_json, &e);
+  if (!rc && layout_json.oom) rc = ecg_errf(&e, ECG_ERR_INTERNAL, "out of memory");
   if (!rc) rc = ecg_lower_dir_sparse(g, tmp, prefix, arch, sparse, memplan, backend, &so, &ls, &e);
   for (char *line = ls.notes, *nl; !rc && line && *line; line = nl + 1) { /* c+opencl: placed nodes run on the CPU */
     if (!(nl = strchr(line, '\n'))) break;
@@ -362,12 +389,14 @@ int main(int argc, char **argv) {
     fprintf(rf, ", ");
     ecg_sizes_json(rf, "after", ecg_measure(g, true));
     fprintf(rf, ", \"lower\": {\"kernels\": %d, \"blocks\": %d, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
-                "\"arena_lower_bound\": %zu, \"memory_plan\": \"%s\", \"sparse_convs\": %d, \"arch\": \"%s\", \"target\": \"%s\"}}\n",
-            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.arena_lower_bound, memplan, ls.sparse_convs, arch, backend);
+                "\"arena_lower_bound\": %zu, \"memory_plan\": \"%s\", \"sparse_convs\": %d, \"arch\": \"%s\", \"target\": \"%s\"%s%s}}\n",
+            ls.kernels, ls.blocks, ls.weights_bytes, ls.arena_bytes, ls.arena_lower_bound, memplan, ls.sparse_convs, arch, backend,
+            layout_json.len ? ", " : "", layout_json.len ? layout_json.s : "");
     if (ro.f) rc = ecg_out_commit(&ro, &e);
   } else if (ro.f) ecg_out_abort(&ro);
   if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
   else if (verbose) fprintf(stderr, PROG ": %zu nodes -> %s\n", g->n_nodes, dir);
+  sb_free(&layout_json);
   ecg_names_free(&files);
   target_free(&t);
   ecg_graph_free(g);

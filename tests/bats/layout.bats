@@ -1,0 +1,88 @@
+#!/usr/bin/env bats
+# ecg-lower --layout (issue 13 item 3; GCD², Niu dissertation §4.4.1-4.4.2): the selection
+# pass's plumbing on BlazeFace with cost databases written here (the solvers themselves are
+# checked against exhaustive search in tests/unit/layout_test.c, the NCHWc kernels in
+# tests/unit/rt_nchwc_test.c; real costs come from scripts/layout_costs.sh).
+
+load helpers
+
+setup() {
+  require_tools
+  require_cmd jq
+  T="$BATS_TEST_TMPDIR"
+  M="$ROOT/models/face_detection_front_128x128_barracuda.onnx"
+  require_file "$M"
+  "$BIN/onnx2ecg" "$M" | "$BIN/ecg-fuse" > "$T/g.ecg"
+  "$BIN/ecg-lower" --layout-keys "$T/g.ecg" > "$T/keys"
+  KEY=$("$BIN/ecg-fuse" --host-key)
+}
+
+# db FILE NCHW_MS NCHWC_MS REORDER_MS: every key of $T/keys with these costs, this host's key
+db() {
+  jq -R -c --argjson k "$KEY" --argjson a "$2" --argjson b "$3" --argjson r "$4" '
+    if startswith("reorder") then $k + {kind: "layout_transform", signature: ., to8_ms: $r, from8_ms: $r, to16_ms: $r, from16_ms: $r}
+    else $k + {kind: "layout_block", signature: ., nchw_ms: $a, nchwc8_ms: $b, nchwc16_ms: $b} end' "$T/keys" > "$1"
+}
+
+@test "layout: --layout-keys lists the convolutions and reorders to measure" {
+  grep -q '^conv 1 ' "$T/keys"
+  grep -q '^reorder 1 ' "$T/keys"
+  # every line is one of the two forms rt_nchwc_test --costs reads
+  ! grep -Ev '^(conv( [0-9]+){16}|reorder( [0-9]+){3})$' "$T/keys"
+}
+
+@test "layout: NCHW measured cheapest -> global, local and nchw choose NCHW; model.c byte-identical; correct vs ONNX Runtime" {
+  db "$T/db" 1 2 0.1
+  "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"
+  for mode in nchw local global; do
+    "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/g.ecg"
+    cmp "$T/plain/model.c" "$T/$mode/model.c"
+    jq -e '.lower.layout.chosen.NCHWc8 == 0 and .lower.layout.chosen.NCHWc16 == 0' "$T/$mode.json"
+  done
+  # the predictions: NCHW costs 1 per measured conv; fixed NCHWc costs 2 per conv plus reorders
+  nconv=$(grep -c '^conv' "$T/keys")
+  jq -e --argjson n "$nconv" '.lower.layout.measured_convs == $n and .lower.layout.predicted_ms.nchw == $n and
+      .lower.layout.predicted_ms.global == $n and .lower.layout.predicted_ms.nchwc16 > 2 * $n - 1e-9 and .lower.layout.dp_exact' "$T/global.json"
+  run --separate-stderr "$BIN/ecg-bench" "$T/global" --ort --check --runs 1 --warmup 0
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "layout: NCHWc measured cheaper -> global picks NCHWc blocks and predicts less than nchw and local; every mode lowers and matches ONNX Runtime" {
+  db "$T/db" 10 1 0.01
+  "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"
+  for mode in global local nchwc8 nchwc16; do
+    "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/g.ecg"
+    jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 > 0' "$T/$mode.json"
+    grep -q 'ecg_rt1_nchwc_conv2d(' "$T/$mode/model.c"
+    ! cmp -s "$T/plain/model.c" "$T/$mode/model.c"
+    run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0
+    echo "$mode: $output"
+    [ "$status" -eq 0 ]
+  done
+  jq -e '.lower.layout.chosen.NCHWc16 > 0 and .lower.layout.chosen.NCHWc8 == 0' "$T/nchwc16.json"
+  jq -e '.lower.layout.predicted_ms as $p | $p.global <= $p.local + 1e-9 and $p.global < $p.nchw and
+      $p.global <= $p.nchwc8 + 1e-9 and $p.global <= $p.nchwc16 + 1e-9' "$T/global.json"
+}
+
+@test "layout: a signature missing from the database is an error naming it; no --layout-db is a usage error; unknown mode is a usage error" {
+  db "$T/db" 1 2 0.1
+  grep -v "$(grep -m1 '^conv' "$T/keys")\"" "$T/db" > "$T/db2"
+  run --separate-stderr "$BIN/ecg-lower" --layout global --layout-db "$T/db2" -o "$T/out" "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"no measured layout cost for 'conv "* ]]
+  [ ! -e "$T/out" ]
+  run --separate-stderr "$BIN/ecg-lower" --layout global -o "$T/out" "$T/g.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--layout needs --layout-db FILE"* ]]
+  run --separate-stderr "$BIN/ecg-lower" --layout diagonal --layout-db "$T/db" -o "$T/out" "$T/g.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"unknown --layout 'diagonal' (expected global, local, nchw, nchwc8 or nchwc16)"* ]]
+}
+
+@test "layout: costs of another CPU are ignored (the database is keyed by host)" {
+  KEY='{"cpu": "Some Other CPU", "isa": "avx2", "threads": 1, "device": "cpu"}' db "$T/db" 1 2 0.1
+  run --separate-stderr "$BIN/ecg-lower" --layout global --layout-db "$T/db" -o "$T/out" "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"no measured layout cost"* ]]
+}
