@@ -67,7 +67,7 @@ static void usage(FILE *f) {
           "                     one input load serves the kernels of 2 filters at the same\n"
           "                     channel and pattern)\n"
           "  --sparse-tune FILE measured tiles of the sparse convs (JSON lines, kind sparse_conv,\n"
-          "                     keyed by cpu, isa, threads, signature; scripts/prune_tune.sh);\n"
+          "                     keyed by cpu, isa, threads, signature; scripts/prune_layers.sh);\n"
           "                     a layer gets its fastest tile on this cpu, isa and OMP_NUM_THREADS\n"
           "  --sparse-tile LxRxV[xF] force every lre/fkw layer's tile: L lanes (8, 16), R rows, V\n"
           "                     vectors (1-8), F filters per tile (1-4; filter-level LRE when\n"

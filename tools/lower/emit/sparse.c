@@ -12,12 +12,14 @@
  *        every tap of the pattern and every output row of the tile that reads it (e.g.
  *        the centre column of a pattern with three vertical taps: R + 2 loads serve 3R
  *        FMAs); the tile comes from a static rule (`--sparse lre`);
- *   fkw: lre with each layer's tile measured on this machine (§2.5.5; the --sparse-tune
- *        file, JSON lines, filled by scripts/prune_tune.sh), the default.
- * Filter-level LRE (one load serving the kernels of several filters that share an input
- * channel and a pattern) is not generated: model.json's "shared_kernels" counts, per
- * layer, the kernels whose (channel, pattern) also occurs in the next filter in FKR order
- * (the loads it could save). The FKW index arrays go into weights.bin at the widths of
+ *   lre-filter: + §2.5.4 filter-level LRE (Fig. 2.11 right): the register tile spans F
+ *        filters (fl_build groups them; static rule F = 2), and one load of an input vector
+ *        serves the kernels of every filter of the tile at that (channel, pattern): one
+ *        straight-line loop per (pattern, mask of the tile's filters) (`--sparse lre-filter`);
+ *   fkw: each layer's tile, filters per tile included, measured on this machine (§2.5.5;
+ *        the --sparse-tune file, JSON lines, filled by scripts/prune_layers.sh), the default.
+ * model.json's "kernel_loads" counts the kernels whose input a tile loads (fewer than
+ * "kernels" where a tile's filters share (channel, pattern) pairs). The FKW index arrays go into weights.bin at the widths of
  * ecg_sparse_fkw_widths (uint8/uint16/uint32), which the kernels read as such; a layer
  * with more than 256 input channels may be paged (index = channel mod 256, one stride
  * entry per pattern and page of 256 channels) when that is smaller. All levels
