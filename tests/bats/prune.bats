@@ -158,7 +158,7 @@ setup() {
     run "$BIN/ecg-bench" "$D/$k" --data "$D/data" --runs 1
     echo "$k: $output"
     [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
-    grep -q 'for (int g = 0; g < 2; g++)' "$D/$k/model.c"
+    grep -q 'for (int pg = 0; pg < 2; pg++)' "$D/$k/model.c"
     grep -q 'const uint8_t \*idx' "$D/$k/model.c"
     jq -e --slurpfile r "$D/r.json" '.sparse_layers[0].index_bytes == $r[0].prune.fkw_index_bytes' "$D/$k/model.json"
   done
