@@ -259,8 +259,8 @@ check-rewrite-models: all
 eop-eval: all
 	sh scripts/eop_eval.sh build/eop-eval
 
-# PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE, +tuning, each
-# layer's tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by
+# PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE kernel level,
+# +LRE filter level, +tuning, each layer's tile and filters per tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by
 # PRUNE_VGG_SCALE) and every conv of the pruned resnet18, then resnet18 end to end against
 # its dense kernels and ONNX Runtime at 1 and 2 threads; out/prune_table.md (long).
 PRUNE_VGG_SCALE ?= 1

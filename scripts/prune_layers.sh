@@ -1,31 +1,33 @@
 #!/bin/sh
 # prune_layers.sh: per-layer times of the pattern-sparse kernels in the shape of PatDNN's
 # Fig. 2.13 (Niu dissertation §2.6.3): the dense conv, the CSR baseline, and the FKW
-# kernel at each optimisation level (ecg-lower --sparse fkr, lre, fkw = lre + the tile
-# tuned per layer on this machine), every variant checked against ONNX Runtime on the
-# exported pruned model (ecg-bench --data) before it is timed.
+# kernel at each optimisation level (ecg-lower --sparse fkr, lre = + kernel-level LRE,
+# lre-filter = + filter-level LRE, fkw = the tile, filters per tile included, tuned per
+# layer on this machine), every variant checked against ONNX Runtime on the exported
+# pruned model (ecg-bench --data) before it is timed.
 #
 #   sh scripts/prune_layers.sh vgg [SCALE]    the VGG-16 layers L1-L9 of Table 2.6 (tools/prune/gen_layers.mjs),
 #                                            spatial size divided by SCALE (default 1)
 #   sh scripts/prune_layers.sh model NAME     every pattern-pruned conv of models.tsv's NAME
 # Env: THREADS (default 1), RUNS (default 3), ROUNDS (default 8), OUT (default out/prune_layers),
-#      LAYERS (vgg: which of 1-9, default all), TILES (the tuner's candidate tiles LANESxROWSxVECS), TUNE (the tuning file the
+#      STAT (median or min over the rounds, default median), LAYERS (vgg: which of 1-9, default all), TILES (the tuner's candidate tiles LANESxROWSxVECS[xFILTERS]), TUNE (the tuning file the
 #      measurements are appended to, default $OUT/sparse_tune.jsonl; `ecg-lower --sparse-tune`).
 # Times: each kernel's mean over RUNS runs of the runner's per-kernel profile (the sparse
-# kernels include their input padding), the least of ROUNDS rounds in which the variants
-# run in turn (interleaved: on a loaded machine the least is the stable figure). Tuning (§2.5.5, exhaustive over TILES and
+# kernels include their input padding), the median (STAT=min: the least) of ROUNDS rounds
+# in which the variants run in turn (interleaved, so a load change hits all variants alike). Tuning (§2.5.5, exhaustive over TILES and
 # the fkr loop order, measured here): the layer is lowered with each candidate tile
 # (--sparse lre --sparse-tile) and with --sparse fkr, each conv's kernel time recorded as
 # one JSON line keyed by cpu, isa, threads and the layer's signature (DESIGN.md "Measured
 # costs"); the fkw variant then takes each layer's fastest candidate from that file.
 # Prints one JSON line per layer: times in ms, speedups of each level over dense, over
-# CSR and over the previous level (fkr_vs_dense, lre_vs_fkr, fkw_vs_lre, ...).
+# CSR and over the previous level (fkr_vs_dense, lre_vs_fkr, lref_vs_lre, fkw_vs_lref, ...;
+# lref = lre-filter), and the kernel loads of kernel- and filter-level LRE.
 set -eu
 cd "$(dirname "$0")/.."
 TOP=$PWD
 PATH="$TOP/bin:$PATH"
-THREADS=${THREADS:-1}; RUNS=${RUNS:-3}; ROUNDS=${ROUNDS:-8}; OUT=${OUT:-out/prune_layers}
-TILES=${TILES:-"16x4x2 16x4x1 16x2x2 16x6x1 16x2x3 16x1x4 8x4x2 8x6x1 8x4x1"}
+THREADS=${THREADS:-1}; RUNS=${RUNS:-3}; ROUNDS=${ROUNDS:-8}; OUT=${OUT:-out/prune_layers}; STAT=${STAT:-median}
+TILES=${TILES:-"16x4x2 16x4x1 16x2x2 16x6x1 16x1x4 8x4x2 8x4x1 16x4x2x2 16x2x2x2 16x4x1x2 16x2x1x4 16x1x2x4 8x4x1x2 8x2x1x4"}
 case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
 TUNE=${TUNE:-$OUT/sparse_tune.jsonl}
 mode=${1:-vgg}
@@ -72,16 +74,17 @@ profile() {
   done
 }
 
-# kt D NAME CONV: CONV's kernel time (ms) in variant NAME: the least of the rounds' means
+# kt D NAME CONV: CONV's kernel time (ms) in variant NAME: the median (STAT=median, the
+# default) or the least (STAT=min) of the rounds' means
 kt() {
   cat "$1"/prof_"$2"_*.txt | awk -F'\t' -v n="$3" '!/^#/ { k = split($NF, a, " "); for (i = 1; i <= k; i++) if (a[i] == n) print $1 + 0 }' |
-    sort -g | head -1
+    sort -g | if [ "$STAT" = min ]; then head -1; else awk '{a[NR] = $1} END {if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; fi
 }
 
 # records D NAME: NAME's measured kernel time of every sparse conv as tuning records
 records() {
   jq -c --arg th "$THREADS" '.sparse_host as $h | .sparse_layers[] | {cpu: $h.cpu, isa: $h.isa, threads: ($th | tonumber), device: "cpu",
-      kind: "sparse_conv", signature} + (if .level == "fkr" then {loop: "l1"} else {loop: "reg", lanes, rows, vecs} end) + {node}' "$1/$2/model.json" |
+      kind: "sparse_conv", signature} + (if .level == "fkr" then {loop: "l1"} else {loop: "reg", lanes, rows, vecs, filters} end) + {node}' "$1/$2/model.json" |
   while read -r rec; do
     nd=$(printf '%s' "$rec" | jq -r .node)
     ms=$(kt "$1" "$2" "$nd")
@@ -105,6 +108,7 @@ measure() {
   build "$d" dense "$ecg" "$data" --sparse dense
   build "$d" csr "$ecg" "$data" --sparse csr
   build "$d" lre "$ecg" "$data" --sparse lre
+  build "$d" lref "$ecg" "$data" --sparse lre-filter
   build "$d" fkw "$ecg" "$data" --sparse fkw --sparse-tune "$TUNE"
   VARIANTS="$VARIANTS fkr"
   rm -f "$d"/prof_fkr_*.txt
@@ -112,16 +116,20 @@ measure() {
   jq -c '.sparse_layers[]' "$d/fkw/model.json" | while read -r L; do
     nd=$(printf '%s' "$L" | jq -r .node)
     jq -nc --argjson L "$L" --arg th "$THREADS" --argjson dn "$(kt "$d" dense "$nd")" --argjson cs "$(kt "$d" csr "$nd")" \
-       --argjson fr "$(kt "$d" fkr "$nd")" --argjson lr "$(kt "$d" lre "$nd")" --argjson fk "$(kt "$d" fkw "$nd")" \
-       --argjson rounds "$ROUNDS" --argjson runs "$RUNS" --slurpfile lre "$d/lre/model.json" '
+       --argjson fr "$(kt "$d" fkr "$nd")" --argjson lr "$(kt "$d" lre "$nd")" --argjson lf "$(kt "$d" lref "$nd")" \
+       --argjson fk "$(kt "$d" fkw "$nd")" --argjson rounds "$ROUNDS" --argjson runs "$RUNS" --arg stat "$STAT" --slurpfile lre "$d/lre/model.json" \
+       --slurpfile lref "$d/lref/model.json" '
       def r(a; b): (a / b * 100 | round / 100);
-      {node: $L.node, signature: $L.signature, threads: ($th | tonumber), rounds: $rounds, runs: $runs,
-       tile: (if $L.level == "fkr" then {loop: "l1", tuned: $L.tuned} else {lanes: $L.lanes, rows: $L.rows, vecs: $L.vecs, tuned: $L.tuned} end),
+      {node: $L.node, signature: $L.signature, threads: ($th | tonumber), rounds: $rounds, runs: $runs, stat: $stat,
+       tile: (if $L.level == "fkr" then {loop: "l1", tuned: $L.tuned} else {lanes: $L.lanes, rows: $L.rows, vecs: $L.vecs, filters: $L.filters, tuned: $L.tuned} end),
        static_tile: ($lre[0].sparse_layers[] | select(.node == $L.node) | {lanes, rows, vecs}),
-       dense_ms: $dn, csr_ms: $cs, fkr_ms: $fr, lre_ms: $lr, fkw_ms: $fk,
-       fkr_vs_dense: r($dn; $fr), lre_vs_dense: r($dn; $lr), fkw_vs_dense: r($dn; $fk), csr_vs_dense: r($dn; $cs),
-       fkr_vs_csr: r($cs; $fr), lre_vs_csr: r($cs; $lr), fkw_vs_csr: r($cs; $fk),
-       lre_vs_fkr: r($fr; $lr), fkw_vs_lre: r($lr; $fk), kernels: $L.kernels, shared_kernels: $L.shared_kernels}'
+       lref_tile: ($lref[0].sparse_layers[] | select(.node == $L.node) | {lanes, rows, vecs, filters}),
+       dense_ms: $dn, csr_ms: $cs, fkr_ms: $fr, lre_ms: $lr, lref_ms: $lf, fkw_ms: $fk,
+       fkr_vs_dense: r($dn; $fr), lre_vs_dense: r($dn; $lr), lref_vs_dense: r($dn; $lf), fkw_vs_dense: r($dn; $fk), csr_vs_dense: r($dn; $cs),
+       fkr_vs_csr: r($cs; $fr), lre_vs_csr: r($cs; $lr), lref_vs_csr: r($cs; $lf), fkw_vs_csr: r($cs; $fk),
+       lre_vs_fkr: r($fr; $lr), lref_vs_lre: r($lr; $lf), fkw_vs_lref: r($lf; $fk), fkw_vs_lre: r($lr; $fk),
+       kernels: $L.kernels, shared_kernels: $L.shared_kernels,
+       lref_kernel_loads: ($lref[0].sparse_layers[] | select(.node == $L.node) | .kernel_loads)}'
   done
 }
 

@@ -934,7 +934,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   int passes = count_passes(L);
   sb_printf(&b, ", \"target\": \"%s\"", L->hetero ? "c+opencl" : L->target == LW_TARGET_OPENCL ? "opencl" : "c");
   if (L->hetero) sb_printf(&b, ", \"placements\": [%s]", L->het_json.s ? L->het_json.s : "");
-  static const char *const sparse_names[] = {"fkw", "csr", "dense", "fkr", "lre"};
+  static const char *const sparse_names[] = {"fkw", "csr", "dense", "fkr", "lre", "lre-filter"};
   sb_printf(&b, ", \"sparse\": \"%s\", \"sparse_convs\": %d, \"sparse_layers\": [%s]", sparse_names[L->sparse], L->n_sparse,
             L->sparse_json.len ? L->sparse_json.s : "");
   if (L->n_sparse) { /* the key a --sparse-tune record of this machine carries (scripts/prune_layers.sh) */
@@ -1056,7 +1056,8 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   else if (!strcmp(sparse, "dense")) L.sparse = LW_SPARSE_DENSE;
   else if (!strcmp(sparse, "fkr")) L.sparse = LW_SPARSE_FKR;
   else if (!strcmp(sparse, "lre")) L.sparse = LW_SPARSE_LRE;
-  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --sparse '%s' (expected fkw, lre, fkr, csr or dense)", sparse);
+  else if (!strcmp(sparse, "lre-filter")) L.sparse = LW_SPARSE_LRE_FILTER;
+  else return ecg_errf(e, ECG_ERR_USAGE, "unknown --sparse '%s' (expected fkw, lre-filter, lre, fkr, csr or dense)", sparse);
   if (so) memcpy(L.tile_force, so->tile, sizeof L.tile_force);
   L.g = g;
   L.prefix = prefix;

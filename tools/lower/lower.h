@@ -44,7 +44,10 @@ typedef enum {
   LW_SPARSE_CSR,     /**< the CSR baseline (ecg_rt1_csr_conv2d) */
   LW_SPARSE_DENSE,   /**< ignore the annotation: the dense kernel on the zeros */
   LW_SPARSE_FKR,     /**< ablation: FKR + per-pattern straight-line code, accumulators in an L1 tile */
-  LW_SPARSE_LRE      /**< ablation: + register tiles with load-redundancy elimination, static tile rule */
+  LW_SPARSE_LRE,     /**< ablation: + register tiles with kernel-level load-redundancy elimination, static tile rule */
+  LW_SPARSE_LRE_FILTER /**< ablation: + filter-level LRE (§2.5.4, Fig. 2.11 right): a register tile across
+                            filters x output rows x columns, one input load for the kernels of several
+                            filters at one (channel, pattern); static tile rule */
 } lw_sparse_mode;
 
 /** One measured tile of a pattern-sparse conv (the --sparse-tune file, DESIGN.md
@@ -52,6 +55,7 @@ typedef enum {
 typedef struct lw_sparse_tune {
   char *sig;             /**< emit/sparse.c's layer signature */
   int lanes, rows, vecs; /**< the tile: rows x vecs vectors of lanes floats; lanes 0: the fkr loop ("loop": "l1") */
+  int filters;           /**< filters per register tile (1: kernel-level LRE only; 2-4: filter-level LRE) */
   double ms;             /**< measured kernel time */
 } lw_sparse_tune;
 
@@ -156,7 +160,7 @@ typedef struct ecg_lower {
   int n_sparse;          /**< convs lowered to a sparse kernel */
   lw_sparse_tune *tune;  /**< --sparse-tune records of this cpu, isa and thread count */
   int n_tune;
-  int tile_force[3];     /**< --sparse-tile lanes, rows, vecs for every LRE layer; 0 = not forced */
+  int tile_force[4];     /**< --sparse-tile lanes, rows, vecs, filters for every LRE layer; 0 = not forced */
   int sparse_types;      /**< the vector types of the LRE kernels are declared in decls */
   sbuf sparse_json;      /**< model.json "sparse_layers" entries */
   unsigned char *blob;   /**< lowering-made constants (lw_blob), appended to weights.bin */

@@ -41,11 +41,14 @@ int ecg_lower_dir_target(const ecg_graph *g, const char *dir, const char *prefix
 /** Options of the pattern-sparse kernels (PatDNN §2.5.4-2.5.5), for ecg_lower_dir_sparse. */
 typedef struct ecg_lower_sparse_opts {
   const char *tune_path; /**< --sparse-tune FILE: measured tiles (JSON lines); NULL = none */
-  int tile[3];           /**< --sparse-tile LANESxROWSxVECS forced on every LRE layer; zeros = not forced */
+  int tile[4];           /**< --sparse-tile LANESxROWSxVECS[xFILTERS] forced on every LRE layer (filters 0 =
+                              the level's own: 1 for lre, 2 for lre-filter); zeros = not forced */
 } ecg_lower_sparse_opts;
 /** ecg_lower_dir_target with sparse kernel options (so may be NULL). sparse may also be "fkr"
- *  (ablation: FKR code with accumulators in memory) or "lre" (+ load-redundancy elimination
- *  with the static tile rule); "fkw" is "lre" with the tiles measured in so->tune_path.
+ *  (ablation: FKR code with accumulators in memory), "lre" (+ kernel-level load-redundancy
+ *  elimination, register tiles of one filter, static tile rule) or "lre-filter" (+ filter-level
+ *  LRE, register tiles of 2 filters, static tile rule; PatDNN §2.5.4, Fig. 2.11); "fkw" takes
+ *  each layer's fastest tile (filters per tile included) measured in so->tune_path.
  *  Extra errors: ECG_ERR_INPUT for an unreadable or malformed tuning file (file:line). */
 int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                          const char *memory_plan, const char *target, const ecg_lower_sparse_opts *so, ecg_lower_stats *st,

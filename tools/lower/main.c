@@ -63,12 +63,16 @@ static void usage(FILE *f) {
           "                     register tiles with load-redundancy elimination, each layer's\n"
           "                     tile from --sparse-tune), csr (the CSR baseline), dense (ignore\n"
           "                     the annotation); ablations (PatDNN Fig. 2.13): fkr (FKR code,\n"
-          "                     accumulators in memory), lre (fkw with the static tile rule)\n"
+          "                     accumulators in memory), lre (+ kernel-level load-redundancy\n"
+          "                     elimination, static tile rule), lre-filter (+ filter-level LRE:\n"
+          "                     one input load serves the kernels of 2 filters at the same\n"
+          "                     channel and pattern)\n"
           "  --sparse-tune FILE measured tiles of the sparse convs (JSON lines, kind sparse_conv,\n"
-          "                     keyed by cpu, isa, threads, signature; scripts/prune_tune.sh);\n"
+          "                     keyed by cpu, isa, threads, signature; scripts/prune_layers.sh);\n"
           "                     a layer gets its fastest tile on this cpu, isa and OMP_NUM_THREADS\n"
-          "  --sparse-tile LxRxV force every lre/fkw layer's tile: L lanes (8, 16), R rows, V\n"
-          "                     vectors (1-8; for the tuner)\n"
+          "  --sparse-tile LxRxV[xF] force every lre/fkw layer's tile: L lanes (8, 16), R rows, V\n"
+          "                     vectors (1-8), F filters per tile (1-4; filter-level LRE when\n"
+          "                     > 1; default 1, lre-filter 2; for the tuner)\n"
           "  --layout MODE      GCD² layout selection per fusion block from measured costs\n"
           "                     (--layout-db): nchw, nchwc8, nchwc16 (every eligible block),\n"
           "                     local (each block's cheapest), global (least total with the\n"
@@ -285,8 +289,8 @@ int main(int argc, char **argv) {
       backend = val;
       break;
     case OPT_SPARSE:
-      if (strcmp(val, "fkw") && strcmp(val, "lre") && strcmp(val, "fkr") && strcmp(val, "csr") && strcmp(val, "dense")) {
-        fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, lre, fkr, csr or dense)\n", val);
+      if (strcmp(val, "fkw") && strcmp(val, "lre") && strcmp(val, "lre-filter") && strcmp(val, "fkr") && strcmp(val, "csr") && strcmp(val, "dense")) {
+        fprintf(stderr, PROG ": unknown --sparse '%s' (expected fkw, lre-filter, lre, fkr, csr or dense)\n", val);
         return 2;
       }
       sparse = val;
@@ -294,9 +298,13 @@ int main(int argc, char **argv) {
     case OPT_SPARSE_TUNE: so.tune_path = val; break;
     case OPT_SPARSE_TILE: {
       char tail;
-      if (sscanf(val, "%dx%dx%d%c", &so.tile[0], &so.tile[1], &so.tile[2], &tail) != 3 || (so.tile[0] != 8 && so.tile[0] != 16) ||
-          so.tile[1] < 1 || so.tile[1] > 8 || so.tile[2] < 1 || so.tile[2] > 8) {
-        fprintf(stderr, PROG ": --sparse-tile LANESxROWSxVECS: lanes 8 or 16, rows and vecs 1 to 8 (got '%s')\n", val);
+      /* LxRxV or LxRxVxF, nothing after */
+      int n4 = sscanf(val, "%dx%dx%dx%d%c", &so.tile[0], &so.tile[1], &so.tile[2], &so.tile[3], &tail);
+      int nf = n4 == 4 ? 4 : sscanf(val, "%dx%dx%d%c", &so.tile[0], &so.tile[1], &so.tile[2], &tail);
+      if (nf == 3) so.tile[3] = 0;
+      if ((nf != 3 && nf != 4) || (so.tile[0] != 8 && so.tile[0] != 16) || so.tile[1] < 1 || so.tile[1] > 8 || so.tile[2] < 1 ||
+          so.tile[2] > 8 || (nf == 4 && (so.tile[3] < 1 || so.tile[3] > 4))) {
+        fprintf(stderr, PROG ": --sparse-tile LANESxROWSxVECS[xFILTERS]: lanes 8 or 16, rows and vecs 1 to 8, filters 1 to 4 (got '%s')\n", val);
         return 2;
       }
       break;

@@ -11,11 +11,14 @@
 //        spatial size by F (e.g. 4 for quick runs).
 // small: DIR/small.onnx, a residual block for the tests: Conv3x3(8->16, stride 2) + Relu,
 //        Conv3x3(16->16, dilation 1) + Add(residual) + Relu, Conv1x1(16->8), input 1x8x20x20.
+// odd:   DIR/odd.onnx, odd sizes for the filter-level LRE tests (filter counts no register
+//        tile of 2-4 filters divides): input 1x7x23x19, Conv3x3(7->13, stride 2, pads 1) +
+//        Relu, Conv3x3(13->11, pads 1,0,2,1) + Relu, Conv3x3(11->5, dilation 2, pads 2, no bias).
 import path from 'node:path';
 import { FLOAT, encodeModel, randomValues, mulberry32, writeAtomic } from '../bench/onnx_build.mjs';
 import { parseArgs, runMain, UsageError } from '../bench/common.mjs';
 
-const USAGE = `usage: node gen_layers.mjs --out DIR [--which vgg|small] [--seed S] [--scale F]
+const USAGE = `usage: node gen_layers.mjs --out DIR [--which vgg|small|odd] [--seed S] [--scale F]
 `;
 
 const VGG = [[64, 3, 224], [64, 64, 224], [128, 64, 112], [128, 128, 112], [256, 128, 56], [256, 256, 56], [512, 256, 28], [512, 512, 28], [512, 512, 14]];
@@ -57,7 +60,20 @@ async function main(argv) {
       outputs: [['y', FLOAT, [1, 8, 10, 10]]],
     };
     writeAtomic(path.join(opts.out, 'small.onnx'), encodeModel(spec));
-  } else throw new UsageError(`--which ${which}: vgg or small`);
+  } else if (which === 'odd') {
+    const spec = {
+      opset: 13, name: 'prune_odd',
+      inputs: [['x', FLOAT, [1, 7, 23, 19]]],
+      inits: [['W1', FLOAT, [13, 7, 3, 3], weights(next, 13, 7, 3, 3)], ['B1', FLOAT, [13], bias(next, 13)],
+              ['W2', FLOAT, [11, 13, 3, 3], weights(next, 11, 13, 3, 3)], ['B2', FLOAT, [11], bias(next, 11)],
+              ['W3', FLOAT, [5, 11, 3, 3], weights(next, 5, 11, 3, 3)]],
+      nodes: [['Conv', ['x', 'W1', 'B1'], ['c1'], { pads: [1, 1, 1, 1], strides: [2, 2] }], ['Relu', ['c1'], ['r1']],
+              ['Conv', ['r1', 'W2', 'B2'], ['c2'], { pads: [1, 0, 2, 1] }], ['Relu', ['c2'], ['r2']],
+              ['Conv', ['r2', 'W3'], ['y'], { pads: [2, 2, 2, 2], dilations: [2, 2] }]],
+      outputs: [['y', FLOAT, [1, 5, 13, 9]]],
+    };
+    writeAtomic(path.join(opts.out, 'odd.onnx'), encodeModel(spec));
+  } else throw new UsageError(`--which ${which}: vgg, small or odd`);
   return 0;
 }
 
