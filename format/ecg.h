@@ -707,6 +707,20 @@ int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e);
  *  (ecg_infer_shapes). Errors: ECG_ERR_INPUT "node 'N' (Op): subgraph 'S': <problem>",
  *  including nesting deeper than ECG_MAX_SUBGRAPH_DEPTH; ECG_ERR_INTERNAL. */
 int ecg_subgraph_infer(const ecg_graph *g, const ecg_node *n, ecg_graph *sg, ecg_err *e);
+/** The branch an If node takes when its condition is a constant (folded from static
+ *  shapes, SOD² ch. 5: an input-shape-and-value-determined choice known at compile time):
+ *  0 then_branch, 1 else_branch; -1 when n is not an If or its condition is not constant. */
+int ecg_if_taken_branch(const ecg_graph *g, const ecg_node *n);
+/** Replace every If of g whose condition is a constant by the nodes of its taken branch,
+ *  inside subgraphs too (the untaken branch is never inferred, lowered or run): the
+ *  branch's tensors become tensors of the enclosing graph named "<If name>/<name>", its
+ *  outputs the If's outputs. Shapes of the new tensors are unknown until the caller infers
+ *  (ecg_fold_constants) again. *n_inlined (may be NULL) = Ifs replaced. ECG_OK, ECG_ERR_INPUT
+ *  (a malformed If, naming it) or ECG_ERR_INTERNAL (out of memory). */
+int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e);
+/** The size limit of the ecg_fold_constants_limit running on this thread (bytes), or 0
+ *  when none runs: subgraph shape inference folds too while it is non-zero. */
+size_t ecg_fold_active_limit(void);
 
 /** Operator ids, one per ops.def row. */
 typedef enum ecg_op_id {

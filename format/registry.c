@@ -262,7 +262,22 @@ int ecg_fold_constants(ecg_graph *g, int *n_folded, ecg_err *e) {
   return ecg_fold_constants_limit(g, ECG_FOLD_MAX_BYTES, n_folded, e);
 }
 
+/* The fold running on this thread (its size limit), 0: none. */
+static _Thread_local size_t fold_limit;
+
+size_t ecg_fold_active_limit(void) { return fold_limit; }
+
+static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e);
+
 int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e) {
+  size_t saved = fold_limit;
+  fold_limit = max_bytes ? max_bytes : 1;
+  int rc = fold_constants(g, max_bytes, n_folded, e);
+  fold_limit = saved;
+  return rc;
+}
+
+static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e) {
   ECG_TRY(ecg_topo_sort(g, e));
   int folded = 0;
   bool *keep = malloc(sizeof(bool) * (g->n_nodes + 1));

@@ -9,7 +9,9 @@
  * count, the condition, the loop-carried values and the scan slices), checks it
  * (ecg_validate_scope: every outer reference is captured), infers it with
  * ecg_infer_shapes, and derives the node's outputs from the subgraph's. Nesting is
- * bounded by ECG_MAX_SUBGRAPH_DEPTH. None of them folds. */
+ * bounded by ECG_MAX_SUBGRAPH_DEPTH. While constants are folded, subgraphs are folded too, and
+ * an If whose condition folds to a constant infers only its taken branch;
+ * ecg_inline_constant_ifs then replaces it by that branch. */
 #include <stdio.h>
 
 #include "ops_common.h"
@@ -203,7 +205,10 @@ int ecg_subgraph_infer(const ecg_graph *g, const ecg_node *n, ecg_graph *sg, ecg
   ecg_err sub;
   int rc = ecg_validate_scope(sg, n, &sub);
   if (rc == ECG_OK) rc = bind(g, n, &cf, sg, &sub);
-  if (rc == ECG_OK) rc = ecg_infer_shapes(sg, &sub);
+  /* while constants are being folded, fold inside the subgraph too: a condition computed
+   * from static shapes becomes a constant, and the If reading it a static choice */
+  size_t fold = ecg_fold_active_limit();
+  if (rc == ECG_OK) rc = fold ? ecg_fold_constants_limit(sg, fold, NULL, &sub) : ecg_infer_shapes(sg, &sub);
   cf_depth--;
   if (rc != ECG_OK) {
     char lb[256];
@@ -212,12 +217,46 @@ int ecg_subgraph_infer(const ecg_graph *g, const ecg_node *n, ecg_graph *sg, ecg
   return ECG_OK;
 }
 
+/** cf_set_output's batch when the output has no batch dim. */
+#define CF_NO_BATCH (-2)
+
+/* Set output k of control-flow node n from body output o: a leading batch dim when batch
+ * != CF_NO_BATCH (its value, -1 unknown), then o's dims with the iteration axis (extent trip, -1:
+ * symbol trip_sym) inserted before o's dim `at` (at < 0: none; at = rank(o): last).  The
+ * caller has checked the rank fits ECG_MAX_RANK.  Errors: those of ops_set_out_syms. */
+static int cf_set_output(ecg_graph *g, ecg_node *n, int k, const ecg_tensor *o, int64_t batch, int at, int64_t trip,
+                         const char *trip_sym, ecg_err *e) {
+  int64_t d[ECG_MAX_RANK + 2];
+  const char *sy[ECG_MAX_RANK + 2] = {0};
+  int r = 0, ro = (int)o->n_dims;
+  if (batch != CF_NO_BATCH) { d[r] = batch; sy[r++] = "batch"; }
+  for (int i = 0; i <= ro; i++) {
+    if (i == at) { d[r] = trip; sy[r++] = trip_sym; }
+    if (i < ro) { d[r] = o->dims[i]->value; sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL; r++; }
+  }
+  return ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e);
+}
+
 /* Outputs of If: both branches' outputs, dims merged (a dim the branches disagree on is
  * symbolic, "then:A|else:B": the static lowering refuses it unless the model declares it,
  * and then checks each branch against the declared shape). */
 int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
   ecg_cf cf;
   ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  int taken = ecg_if_taken_branch(g, n);
+  if (taken >= 0) { /* a constant condition: only the taken branch is inferred (and run) */
+    ecg_graph *b = cf.body[taken];
+    ECG_TRY(ecg_subgraph_infer(g, n, b, e));
+    if (b->n_outputs != n->n_outputs)
+      return ecg_node_errf(e, g, n, "%s has %zu outputs, the node %zu", taken ? "else_branch" : "then_branch", b->n_outputs, n->n_outputs);
+    for (size_t k = 0; k < n->n_outputs; k++) {
+      const ecg_tensor *o = b->tensors[b->outputs[k]];
+      if (!o->shape_known) return ecg_node_errf(e, g, n, "branch output '%s' has unknown rank", o->name);
+      if (o->n_dims > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output %zu has rank %zu > %d", k, o->n_dims, ECG_MAX_RANK);
+      ECG_TRY(cf_set_output(g, n, (int)k, o, CF_NO_BATCH, -1, -1, NULL, e));
+    }
+    return ECG_OK;
+  }
   for (int b = 0; b < 2; b++) {
     ECG_TRY(ecg_subgraph_infer(g, n, cf.body[b], e));
     if (cf.body[b]->n_outputs != n->n_outputs)
@@ -257,26 +296,6 @@ int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
     ECG_TRY(ops_set_out_syms(g, n, (int)k, a->dtype, r, d, sy, e));
   }
   return ECG_OK;
-}
-
-/** cf_set_output's batch when the output has no batch dim. */
-#define CF_NO_BATCH (-2)
-
-/* Set output k of control-flow node n from body output o: a leading batch dim when batch
- * != CF_NO_BATCH (its value, -1 unknown), then o's dims with the iteration axis (extent trip, -1:
- * symbol trip_sym) inserted before o's dim `at` (at < 0: none; at = rank(o): last).  The
- * caller has checked the rank fits ECG_MAX_RANK.  Errors: those of ops_set_out_syms. */
-static int cf_set_output(ecg_graph *g, ecg_node *n, int k, const ecg_tensor *o, int64_t batch, int at, int64_t trip,
-                         const char *trip_sym, ecg_err *e) {
-  int64_t d[ECG_MAX_RANK + 2];
-  const char *sy[ECG_MAX_RANK + 2] = {0};
-  int r = 0, ro = (int)o->n_dims;
-  if (batch != CF_NO_BATCH) { d[r] = batch; sy[r++] = "batch"; }
-  for (int i = 0; i <= ro; i++) {
-    if (i == at) { d[r] = trip; sy[r++] = trip_sym; }
-    if (i < ro) { d[r] = o->dims[i]->value; sy[r] = d[r] < 0 ? o->dims[i]->symbol : NULL; r++; }
-  }
-  return ops_set_out_syms(g, n, k, o->dtype, r, d, sy, e);
 }
 
 /* Outputs of Loop: final loop-carried values (the body's, which must keep their shapes
@@ -358,4 +377,136 @@ int64_t ecg_flops_control(const ecg_graph *g, const ecg_node *n) {
     reps *= x->dims[0]->value;
   }
   return __builtin_mul_overflow(best, reps, &best) ? INT64_MAX : best;
+}
+
+int ecg_if_taken_branch(const ecg_graph *g, const ecg_node *n) {
+  const ecg_op_info *op = ecg_node_op(n);
+  if (!op || op->id != ECG_OP_If) return -1;
+  const ecg_tensor *c = ecg_node_input(g, n, 0);
+  if (!c || !c->is_const || ecg_tensor_numel(c) != 1 || !c->data.data) return -1;
+  return ecg_const_f64(c, 0) != 0 ? 0 : 1;
+}
+
+/* A name not yet used by a tensor of g: "<prefix>/<name>", then "#2", "#3", ... */
+static const char *fresh_name(const ecg_graph *g, const char *prefix, const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", prefix, name);
+  size_t len = strlen(buf);
+  for (int k = 2; ecg_find_tensor(g, buf) >= 0; k++) snprintf(buf + len, cap - len, "#%d", k);
+  return buf;
+}
+
+/* Replace If node n of g (its condition constant: branch `taken`) by the taken branch's
+ * nodes: the branch's constants and intermediates become tensors of g (named
+ * "<If name>/<name>"), its captured values the node's capture inputs, its outputs the
+ * node's outputs (through an Identity where the branch returns a value it does not compute
+ * itself, or the same value twice). Shapes are left for the caller to infer. The If node
+ * itself stays: the caller removes it. ECG_OK or ECG_ERR_INTERNAL (out of memory). */
+static int inline_branch(ecg_graph *g, ecg_node *n, ecg_graph *b, ecg_err *e) {
+  char lb[256], nb[512];
+  const char *prefix = ecg_node_label(g, n, lb, sizeof lb);
+  int *map = malloc(sizeof(int) * (b->n_tensors + 1));
+  bool *written = calloc(b->n_tensors + 1, 1), *claimed = calloc(b->n_tensors + 1, 1);
+  int *ins = NULL, *outs = NULL;
+  int rc = ECG_OK;
+  if (!map || !written || !claimed) goto oom;
+  for (size_t i = 0; i < b->n_nodes; i++)
+    for (size_t k = 0; k < b->nodes[i]->n_outputs; k++)
+      if (b->nodes[i]->outputs[k] >= 0) written[b->nodes[i]->outputs[k]] = true;
+  for (size_t t = 0; t < b->n_tensors; t++) map[t] = -1;
+  /* the node's outputs take the place of the branch values computed for them */
+  for (size_t k = 0; k < b->n_outputs && k < n->n_outputs; k++) {
+    int bt = b->outputs[k];
+    if (n->outputs[k] >= 0 && written[bt] && !claimed[bt]) { map[bt] = n->outputs[k]; claimed[bt] = true; }
+  }
+  for (size_t t = 0; t < b->n_tensors; t++) {
+    const ecg_tensor *x = b->tensors[t];
+    if (map[t] >= 0) continue;
+    if (written[t]) {
+      if ((map[t] = ecg_add_tensor(g, fresh_name(g, prefix, x->name, nb, sizeof nb), ECG_UNDEFINED, -1, NULL)) < 0) goto oom;
+    } else if (x->is_const) {
+      int64_t d[ECG_MAX_RANK];
+      int r = ecg_tensor_dims(x, d);
+      if ((map[t] = ecg_add_tensor(g, fresh_name(g, prefix, x->name, nb, sizeof nb), x->dtype, r, d)) < 0 ||
+          ecg_tensor_set_data(g->tensors[map[t]], x->data.data, x->data.len))
+        goto oom;
+    } else {
+      int idx = ecg_node_capture_index(n, x->name, strlen(x->name));
+      if (idx >= 0) map[t] = n->inputs[idx];
+    }
+  }
+  for (size_t i = 0; i < b->n_nodes; i++) {
+    const ecg_node *m = b->nodes[i];
+    free(ins);
+    free(outs);
+    ins = malloc(sizeof(int) * (m->n_inputs + 1));
+    outs = malloc(sizeof(int) * (m->n_outputs + 1));
+    if (!ins || !outs) goto oom;
+    for (size_t k = 0; k < m->n_inputs; k++) ins[k] = m->inputs[k] >= 0 ? map[m->inputs[k]] : -1;
+    for (size_t k = 0; k < m->n_outputs; k++) outs[k] = m->outputs[k] >= 0 ? map[m->outputs[k]] : -1;
+    char mb[256];
+    snprintf(nb, sizeof nb, "%s/%s", prefix, ecg_node_label(b, m, mb, sizeof mb));
+    int k = ecg_add_node(g, nb, m->op_type, m->domain, m->opset, (int)m->n_inputs, ins, (int)m->n_outputs, outs);
+    if (k < 0 || ecg_node_copy_attrs(g->nodes[k], m)) goto oom;
+  }
+  for (size_t k = 0; k < b->n_outputs && k < n->n_outputs; k++) {
+    int bt = b->outputs[k], y = n->outputs[k];
+    if (y < 0 || map[bt] == y) continue;
+    if (map[bt] < 0) { rc = ecg_node_errf(e, g, n, "branch output '%s' is not computed, constant or captured", b->tensors[bt]->name); goto out; }
+    snprintf(nb, sizeof nb, "%s/output_%zu", prefix, k);
+    if (ecg_add_node(g, nb, "Identity", "", n->opset, 1, &map[bt], 1, &y) < 0) goto oom;
+  }
+  goto out;
+oom:
+  rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+out:
+  free(map);
+  free(written);
+  free(claimed);
+  free(ins);
+  free(outs);
+  return rc;
+}
+
+int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e) {
+  int count = 0;
+  size_t n0 = g->n_nodes;
+  bool *keep = malloc(sizeof(bool) * (n0 + 1));
+  if (!keep) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int rc = ECG_OK;
+  for (size_t i = 0; i < n0 && rc == ECG_OK; i++) {
+    ecg_node *n = g->nodes[i];
+    keep[i] = true;
+    const ecg_op_info *op = ecg_node_op(n);
+    if (!op || !(op->props & ECG_PROP_CONTROL)) continue;
+    ecg_cf cf;
+    if ((rc = ecg_cf_info(g, n, &cf, e)) != ECG_OK) break;
+    int taken = ecg_if_taken_branch(g, n);
+    if (taken >= 0) {
+      /* the branch's own constant Ifs first, then the branch itself */
+      int sub = 0;
+      if ((rc = ecg_inline_constant_ifs(cf.body[taken], &sub, e)) != ECG_OK) break;
+      count += sub;
+      if ((rc = inline_branch(g, n, cf.body[taken], e)) != ECG_OK) break;
+      keep[i] = false;
+      count++;
+      continue;
+    }
+    for (int k = 0; k < 2 && cf.body[k] && rc == ECG_OK; k++) {
+      int sub = 0;
+      rc = ecg_inline_constant_ifs(cf.body[k], &sub, e);
+      count += sub;
+    }
+  }
+  if (rc == ECG_OK && count > 0) {
+    bool *all = realloc(keep, sizeof(bool) * (g->n_nodes + 1));
+    if (!all) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    else {
+      keep = all;
+      for (size_t i = n0; i < g->n_nodes; i++) keep[i] = true;
+      if (ecg_compact(g, keep, NULL) != ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    }
+  }
+  free(keep);
+  if (rc == ECG_OK && n_inlined) *n_inlined = count;
+  return rc;
 }

@@ -222,10 +222,21 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   int folded = 0, n_seq = 0;
   if (infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
   if (rc == ECG_OK && verbose && n_seq) fprintf(stderr, PROG ": %d sequence operators replaced by tensor operators\n", n_seq);
-  if (rc == ECG_OK && fold) rc = ecg_fold_constants(g, &folded, &e);
-  else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
+  int n_if = 0;
+  if (rc == ECG_OK && fold) {
+    /* an If whose condition folds to a constant (e.g. a test on a static dim) is replaced by
+     * its taken branch, then the graph is folded again, until no such If is left */
+    rc = ecg_fold_constants(g, &folded, &e);
+    for (int k = 1; rc == ECG_OK && k > 0;) {
+      int more = 0;
+      if ((rc = ecg_inline_constant_ifs(g, &k, &e)) == ECG_OK && k > 0) rc = ecg_fold_constants(g, &more, &e);
+      n_if += k;
+      folded += more;
+    }
+  } else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
   if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
+  if (verbose && n_if) fprintf(stderr, PROG ": %d If nodes with a constant condition replaced by their taken branch\n", n_if);
   if (verbose && infer)
     fprintf(stderr, PROG ": %s: %d nodes folded, %zu nodes left, graph valid\n",
             fold ? "folded constants and inferred shapes" : "inferred shapes", folded, g->n_nodes);
