@@ -225,7 +225,13 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   if (rc == ECG_OK && fold) rc = ecg_fold_constants(g, &folded, &e);
   else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
   if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
+  /* SOD² RDP: symbolic dims get their symbol, expression or nac (format/rdp.c) */
+  ecg_rdp_stats rdp = {0};
+  if (rc == ECG_OK && infer) rc = ecg_rdp_run(g, &rdp, &e);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
+  if (verbose && infer && rdp.symbols)
+    fprintf(stderr, PROG ": RDP: %d input symbols; tensors %d constant, %d symbolic, %d nac (%d undef), %d sweeps\n",
+            rdp.symbols, rdp.constant, rdp.symbolic, rdp.nac, rdp.undef, rdp.iterations);
   if (verbose && infer)
     fprintf(stderr, PROG ": %s: %d nodes folded, %zu nodes left, graph valid\n",
             fold ? "folded constants and inferred shapes" : "inferred shapes", folded, g->n_nodes);
@@ -256,9 +262,10 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     fprintf(rf, ", \"onnx2ecg\": {\"model\": ");
     json_str(rf, model);
     fprintf(rf, ", \"opset\": %lld, \"nodes_imported\": %d, \"folded\": %d, \"constants\": %d, "
-                "\"identities_removed\": %d, \"initializers\": %d, \"tensors\": %zu, \"inputs\": %zu, \"outputs\": %zu}}\n",
+                "\"identities_removed\": %d, \"initializers\": %d, \"tensors\": %zu, \"inputs\": %zu, \"outputs\": %zu, "
+                "\"rdp\": {\"symbols\": %d, \"constant\": %d, \"symbolic\": %d, \"nac\": %d, \"undef\": %d, \"sweeps\": %d}}}\n",
             (long long)st.opset, st.nodes_imported, folded, st.constants, st.identities_removed, st.initializers, g->n_tensors,
-            g->n_inputs, g->n_outputs);
+            g->n_inputs, g->n_outputs, rdp.symbols, rdp.constant, rdp.symbolic, rdp.nac, rdp.undef, rdp.iterations);
     if (ro.f && ecg_out_commit(&ro, &e) != ECG_OK) { ecg_graph_free(g); return fail(e.code, e.msg); }
   }
   ecg_graph_free(g);
