@@ -66,6 +66,7 @@ struct ecg_rdp {
   sx (*dims)[ECG_MAX_RANK];    /* per tensor */
   sx (*vals)[RDP_MAX_VALS];    /* per tensor */
   int *producer;
+  bool edo_nac; /* phase 2: execution-determined outputs still undef become nac */
   bool oom;
 };
 
@@ -187,6 +188,13 @@ static sx sx_fdiv(ecg_rdp *r, const sx *x, int64_t k) {
       if (x->t[i].nf) { sx_mono m = x->t[i]; m.c /= k; sx_add_term(&q, &m); }
     sx c = sx_k(floordiv(c0, k));
     return sx_add(r, q, &c, 1);
+  }
+  /* floor(floor(a / k1) / k) = floor(a / (k1 k)) (constants are already folded in) */
+  if (x->n == 1 && x->t[0].c == 1 && x->t[0].nf == 1 && r->atoms[x->t[0].f[0]].fdiv) {
+    const sx_atom *a = &r->atoms[x->t[0].f[0]];
+    int64_t kk;
+    sx arg = a->arg;
+    if (!__builtin_mul_overflow(a->k, k, &kk)) return sx_fdiv(r, &arg, kk);
   }
   int id = atom_intern(r, 1, NULL, x, k);
   return id < 0 ? sx_nac() : sx_atomv(id);
@@ -462,7 +470,9 @@ int ecg_rdp_generic(ecg_rdp *r, const ecg_node *n, int dir) {
     for (int k = 0; k < r->nval[t]; k++) open |= r->vals[t][k].kind == SX_UNDEF;
   }
   if (!open) return 0;
-  if (op->dyn == ECG_DYN_EDO) { /* sizes known only after execution */
+  if (op->dyn == ECG_DYN_EDO) { /* sizes known only after execution: nac once backward
+                                  * propagation has had its chance (phase 2) */
+    if (!r->edo_nac) return 0;
     for (size_t i = 0; i < n->n_outputs; i++)
       for (int k = 0; n->outputs[i] >= 0 && k < rank_of(r, n->outputs[i]); k++)
         changed |= set_dim(r, n->outputs[i], k, sx_nac());
@@ -598,8 +608,8 @@ int ecg_rdp_reshape(ecg_rdp *r, const ecg_node *n, int dir) {
       else if (v == 0 && k < rank_of(r, x)) changed |= set_dim(r, y, k, r->dims[x][k]);
     }
   }
-  changed |= ecg_rdp_generic(r, n, dir);
-  return changed | quotient_dim(r, x, y);
+  changed |= quotient_dim(r, x, y);
+  return changed | ecg_rdp_generic(r, n, dir);
 }
 
 int ecg_rdp_flatten(ecg_rdp *r, const ecg_node *n, int dir) {
@@ -799,6 +809,7 @@ int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e) {
   if ((rc = ecg_topo_order(g, order, e)) != ECG_OK) goto out;
   if (rdp_init(&r, g) != ECG_OK) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
   int iters = 0;
+  for (int phase = 0; phase < 2; phase++, r.edo_nac = true)
   for (int changed = 1; changed && iters < 64; iters++) {
     changed = 0;
     for (size_t i = 0; i < g->n_nodes; i++) { /* forward */
