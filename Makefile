@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -251,6 +251,13 @@ check-rewrite-models: all
 # each strategy's estimate and the patterns' held-out MAPE (scripts/eop_eval.sh; minutes).
 eop-eval: all
 	sh scripts/eop_eval.sh build/eop-eval
+
+# SOD² RDP on every model of scripts/models.tsv converted without --input-shape: tensors
+# constant / symbolic / nac per model, every expression checked against static shape
+# inference at two bindings of the symbols (about 10 s; out/rdp_models.jsonl).
+rdp-models: all
+	@mkdir -p out
+	sh scripts/rdp_models.sh | tee out/rdp_models.jsonl
 
 # PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE, +tuning, each
 # layer's tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by
