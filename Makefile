@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models memplan-study \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -258,6 +258,13 @@ eop-eval: all
 rdp-models: all
 	@mkdir -p out
 	sh scripts/rdp_models.sh | tee out/rdp_models.jsonl
+
+# SOD² §5.4.2: every memory planner (peak-first, best-fit, size-first) over the optimum or
+# the lower bound, on every model of scripts/models.tsv and 1000 seeded random small graphs
+# (about a minute; out/memplan_study.jsonl).
+memplan-study: all
+	@mkdir -p out
+	sh scripts/memplan_study.sh | tee out/memplan_study.jsonl
 
 # PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE, +tuning, each
 # layer's tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by

@@ -749,7 +749,7 @@ typedef struct ecg_rdp_stats {
 /** Rank and dimension propagation (SOD² §5.4.1, Algorithm 2; format/rdp.c) over g after
  *  ecg_infer_shapes: each dim that is not a number gets its lattice value, stored in the
  *  dim (kind DIM_SYMBOL / DIM_EXPR with the expression in symbol, e.g. "2*H", "((W+3)/4)" for
- *  floor((W+3)/4); DIM_NAC / DIM_UNDEF with symbol "?"). Numbers
+ *  floor((W+3)/4); DIM_NAC / DIM_UNDEF keeping the symbol numeric inference gave). Numbers
  *  are not changed, so validation and every later stage see the same numeric shapes.
  *  st (may be NULL) receives the counts. Errors: ECG_ERR_INPUT (a cycle),
  *  ECG_ERR_INTERNAL (out of memory). */

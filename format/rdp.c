@@ -845,10 +845,10 @@ int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e) {
         d->kind = sym ? ECG__DIM_KIND__DIM_SYMBOL : ECG__DIM_KIND__DIM_EXPR;
         sx_str(&r, v, buf, sizeof buf);
         if (cls < 1) cls = 1;
-      } else {
+      } else { /* the symbol numeric inference gave stays (an If's "then:3|else:2") */
         d->kind = v->kind == SX_NAC ? ECG__DIM_KIND__DIM_NAC : ECG__DIM_KIND__DIM_UNDEF;
-        snprintf(buf, sizeof buf, "?");
         cls = 2;
+        continue;
       }
       if (strlen(buf) >= sizeof buf - 1) { d->kind = ECG__DIM_KIND__DIM_NAC; snprintf(buf, sizeof buf, "?"); cls = 2; }
       char *dup = strdup(buf);

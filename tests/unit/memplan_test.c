@@ -79,7 +79,41 @@ static size_t brute(lw_buf *b, int n, int *order, int *used, int depth) {
   return best;
 }
 
-int main(void) {
+/* The study (make memplan-study): n instances from seed, each planner's arena over the
+ * optimum (exhaustive branch and bound; instances the budget leaves unsolved are counted
+ * apart, over the lower bound), mean and max, as one JSON line. */
+static int study(int instances, unsigned seed) {
+  lw_buf b[MAXN];
+  double sum[3] = {0}, worst[3] = {0}, sum_lb[3] = {0}, worst_lb[3] = {0};
+  int exact_n = 0, at_opt[3] = {0};
+  for (int it = 0; it < instances; it++) {
+    int n = 5 + it % 8;
+    make_instance(b, n, &seed);
+    lw_plan_cmp c;
+    if (lw_plan_compare(b, n, 20000000, &c)) return 3;
+    for (int a = 0; a < 3; a++) {
+      double rl = (double)c.arena[a] / (double)c.lower_bound;
+      sum_lb[a] += rl;
+      if (rl > worst_lb[a]) worst_lb[a] = rl;
+      if (!c.optimum_exact) continue;
+      double r = (double)c.arena[a] / (double)c.optimum;
+      sum[a] += r;
+      if (r > worst[a]) worst[a] = r;
+      at_opt[a] += c.arena[a] == c.optimum;
+    }
+    exact_n += c.optimum_exact;
+  }
+  printf("{\"graphs\": %d, \"buffers\": \"5-12\", \"optimum_exact\": %d", instances, exact_n);
+  for (int a = 0; a < 3; a++)
+    printf(", \"%s\": {\"mean_over_optimum\": %.4f, \"max_over_optimum\": %.4f, \"optimal\": %d, "
+           "\"mean_over_lower_bound\": %.4f, \"max_over_lower_bound\": %.4f}",
+           lw_plan_name((lw_plan_algo)a), exact_n ? sum[a] / exact_n : 0, worst[a], at_opt[a], sum_lb[a] / instances, worst_lb[a]);
+  printf("}\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "--study")) return study(atoi(argv[2]), (unsigned)strtoul(argv[3], NULL, 10));
   unsigned seed = 12345;
   lw_buf b[MAXN];
   double sum[3] = {0}, worst[3] = {0};

@@ -370,6 +370,12 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     free(def); free(last); free(list); free(bufs); free(region_k);
     return rc;
   }
+  /* every planner on the same buffers, for model.json (the optimum's search bounded: a
+   * heuristic at the lower bound is optimal at once; else 200000 search nodes) */
+  if (lw_plan_compare(bufs, nl + nr, 200000, &L->plan_cmp)) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
   size_t total = lw_plan_place(bufs, nl + nr, L->plan);
   L->arena_lower_bound = lw_plan_lower_bound(bufs, nl + nr);
   for (int i = 0; i < nl; i++) L->t[list[i]].offset = L->arena_base + bufs[i].offset;
@@ -947,7 +953,11 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
     first = 0;
   }
-  sb_printf(&b, "], \"kernel_costs\": [");
+  const lw_plan_cmp *pc = &L->plan_cmp;
+  sb_printf(&b, "], \"memory_plans\": {\"buffers\": %d, \"lower_bound\": %zu, \"peak\": %zu, \"bestfit\": %zu, \"size\": %zu, "
+            "\"optimum\": %zu, \"optimum_exact\": %s}", pc->buffers, pc->lower_bound, pc->arena[LW_PLAN_PEAK],
+            pc->arena[LW_PLAN_BESTFIT], pc->arena[LW_PLAN_SIZE], pc->optimum, pc->optimum_exact ? "true" : "false");
+  sb_printf(&b, ", \"kernel_costs\": [");
   json_kernel_costs(&b, L);
   sb_printf(&b, "], \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);

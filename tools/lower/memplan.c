@@ -180,6 +180,33 @@ size_t lw_plan_optimum(lw_buf *b, int n, long budget, int *exact) {
   return s.best;
 }
 
+int lw_plan_compare(const lw_buf *b, int n, long budget, lw_plan_cmp *c) {
+  memset(c, 0, sizeof *c);
+  c->buffers = n;
+  lw_buf *w = malloc(sizeof *w * (size_t)(n > 0 ? n : 1));
+  if (!w) return -1;
+  for (int a = 0; a < 3; a++) {
+    memcpy(w, b, sizeof *w * (size_t)n);
+    c->arena[a] = lw_plan_place(w, n, (lw_plan_algo)a);
+    if (c->arena[a] == (size_t)-1) { free(w); return -1; }
+  }
+  c->lower_bound = lw_plan_lower_bound(b, n);
+  size_t best = c->arena[0];
+  for (int a = 1; a < 3; a++) if (c->arena[a] < best) best = c->arena[a];
+  if (best == c->lower_bound) { /* a heuristic at the lower bound is optimal */
+    c->optimum = best;
+    c->optimum_exact = 1;
+  } else if (n <= LW_PLAN_SEARCH_MAX) {
+    memcpy(w, b, sizeof *w * (size_t)n);
+    c->optimum = lw_plan_optimum(w, n, budget, &c->optimum_exact);
+  } else { /* too many buffers to search: the best heuristic, not known optimal */
+    c->optimum = best;
+    c->optimum_exact = 0;
+  }
+  free(w);
+  return c->optimum == (size_t)-1 ? -1 : 0;
+}
+
 const char *lw_plan_name(lw_plan_algo a) {
   return a == LW_PLAN_PEAK ? "peak" : a == LW_PLAN_BESTFIT ? "bestfit" : "size";
 }
