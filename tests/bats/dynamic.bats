@@ -1,0 +1,44 @@
+#!/usr/bin/env bats
+# Issue 9 (SOD², dynamic shapes), the parts without symbolic code generation: data sets at
+# several sizes (make_data.mjs --size) run against one compiled model (ecg-bench --data D1
+# --data D2 ...), a set of another shape refused naming the input and both shapes.
+# RDP itself: tests/unit/rdp_test.c and pipeline.bats; memory plans: memplan.bats.
+
+load helpers
+
+setup() {
+  require_tools
+  require_cmd jq node
+  T="$BATS_TEST_TMPDIR"
+  CLS="$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+}
+
+@test "make_data --size: one data set per size; ecg-bench --data D1 --data D2: one JSON line each, a set of another shape fails naming input and shapes" {
+  require_file "$CLS"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/seed7" --seed 7 --input-shape x=1x3x48x192
+  [ -f "$T/sets/test_data_set_0/input_0.pb" ] && [ -f "$T/sets/test_data_set_1/output_0.pb" ]
+  "$BIN/onnx2ecg" "$CLS" --input-shape x=1x3x48x192 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/low"
+  # two sets at the compiled size: both pass, one line each, exit 0
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_0" --data "$T/seed7" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | wc -l)" -eq 2 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [true, true]')" = true ]
+  [ "$(echo "$output" | jq -r -s '.[1].data')" = "$T/seed7" ]
+  # a set at another width: its line fails with the input and both shapes, the others still run
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_1" --data "$T/sets/test_data_set_0" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [false, true]')" = true ]
+  [[ "$stderr" == *"input 'x'"*"[1x3x48x320]"*"expects float32 [1x3x48x192]"* ]]
+  [[ "$(echo "$output" | jq -r -s '.[0].error')" == *"[1x3x48x320]"* ]]
+  # a wrong expected output is caught per set: the check can fail
+  cp -r "$T/seed7" "$T/bad"; cp "$T/sets/test_data_set_0/output_0.pb" "$T/bad/output_0.pb"
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_0" --data "$T/bad" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [true, false]')" = true ]
+}
+
+@test "ecg-bench: --save and --profile take a single --data (usage error)" {
+  run --separate-stderr "$BIN/ecg-bench" "$T/x" --data a --data b --save s
+  [ "$status" -eq 2 ]; [[ "$stderr" == *"--save takes one --data"* ]]
+}
