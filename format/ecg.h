@@ -835,6 +835,18 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
  *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
 int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
 
+/** Suffix of the graph input holding an optional graph input's presence flag (bool scalar):
+ *  an ONNX input V of type optional(tensor) becomes the graph inputs V (the element) and
+ *  "V:present" (format/ops/optional.c). */
+#define ECG_OPTIONAL_PRESENT ":present"
+/** Replace the optional operators of g (Optional, OptionalHasElement, OptionalGetElement;
+ *  format/ops/optional.c) by Identities of the element or the presence flag: an optional
+ *  is the pair (V, V:present) of graph inputs, or Optional(x) with a constant true flag.
+ *  *n_resolved (may be NULL) gets the count replaced. Errors: ECG_ERR_INPUT naming the
+ *  node for what cannot be resolved (an empty Optional constructor, an optional graph
+ *  output or one crossing a subgraph boundary); ECG_ERR_INTERNAL. */
+int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e);
+
 /* ---------------------------------------------------------------- reductions */
 
 /* Each Reduce* operator is y = finish(combine over the reduced axes of map(x)): one row

@@ -214,18 +214,55 @@ static void pbset_clear(pbset *s) {
   memset(s, 0, sizeof *s);
 }
 
-/** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read. */
-static int pbset_load(const char *dir, const char *prefix, pbset *s, ecg_err *e) {
+/** The model input named name, or NULL. */
+static const bt_tensor *io_input(const bt_io *io, const char *name) {
+  for (int i = 0; io && i < io->n_in; i++)
+    if (!strcmp(io->in[i].name, name)) return &io->in[i];
+  return NULL;
+}
+
+/** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read.
+ *  With io (the model's inputs): a file holding an ONNX OptionalProto for an optional
+ *  graph input V (the model has inputs V and V:present, format/ops/optional.c) gives two
+ *  tensors, V (the element; zeros of the model's shape when the optional is empty) and
+ *  V:present (bool scalar). */
+static int pbset_load(const char *dir, const char *prefix, const bt_io *io, pbset *s, ecg_err *e) {
   memset(s, 0, sizeof *s);
+  bool optionals = false;
+  for (int i = 0; io && i < io->n_in; i++) {
+    size_t l = strlen(io->in[i].name), ls = strlen(ECG_OPTIONAL_PRESENT);
+    optionals |= l > ls && !strcmp(io->in[i].name + l - ls, ECG_OPTIONAL_PRESENT);
+  }
   for (int k = 0;; k++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
     if (access(path, F_OK) != 0) return ECG_OK;
-    bt_tensor *nt = realloc(s->t, sizeof *nt * (size_t)(k + 1));
+    bt_tensor *nt = realloc(s->t, sizeof *nt * (size_t)(s->n + 2));
     if (!nt) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     s->t = nt;
-    ECG_TRY(bt_tensorpb_read(path, &s->t[k], e));
-    s->n = k + 1;
+    int present = -1;
+    ECG_TRY(bt_pb_read(path, &s->t[s->n], optionals ? &present : NULL, e));
+    s->n++;
+    if (present < 0) continue;
+    bt_tensor *el = &s->t[s->n - 1];
+    char pn[512];
+    snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, el->name);
+    const bt_tensor *want = io_input(io, el->name), *wflag = io_input(io, pn);
+    if (!want || !wflag)
+      return ecg_errf(e, ECG_ERR_INPUT, "%s: an optional value '%s', but the model has no optional input of that name", path, el->name);
+    if (!present) { /* empty: the element buffer is zeros of the model's shape */
+      char name[256];
+      snprintf(name, sizeof name, "%s", el->name);
+      bt_tensor_clear(el);
+      ECG_TRY(bt_tensor_init(el, name, want->dtype, want->rank, want->dims, e));
+      ECG_TRY(bt_tensor_alloc(el, e));
+    }
+    bt_tensor *fl = &s->t[s->n];
+    memset(fl, 0, sizeof *fl);
+    ECG_TRY(bt_tensor_init(fl, pn, ECG_BOOL, 0, NULL, e));
+    s->n++;
+    ECG_TRY(bt_tensor_alloc(fl, e));
+    *(uint8_t *)fl->data = (uint8_t)present;
   }
 }
 
@@ -594,7 +631,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   if (!imap || !omap) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
 
   if (o->data) {
-    if ((rc = pbset_load(o->data, "input", &din, e)) || (rc = pbset_load(o->data, "output", &dout, e))) goto out;
+    if ((rc = pbset_load(o->data, "input", &io, &din, e)) || (rc = pbset_load(o->data, "output", NULL, &dout, e))) goto out;
     if (dout.n == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: no output_0.pb", o->data); goto out; }
     if ((rc = match(io.in, io.n_in, &din, "input", o->data, o->verbose, imap, e))) goto out;
     if ((rc = match(io.out, io.n_out, &dout, "output", o->data, o->verbose, omap, e))) goto out;

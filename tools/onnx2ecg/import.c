@@ -304,12 +304,18 @@ static int new_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
  *  (-1 for dynamic) and syms (dim_param, or NULL for "?").  what names the value.
  *  Errors (ECG_ERR_INPUT): not a tensor type (sequence, map, optional, sparse), rank
  *  above ECG_MAX_RANK.  A missing type gives dtype 0 and rank -1. */
-static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
-                      int64_t *dims, const char **syms, ecg_err *e) {
+static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
+                          int64_t *dims, const char **syms, bool *optional, ecg_err *e) {
   *dtype = ECG_UNDEFINED;
   *rank = -1;
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return ECG_OK;
+  /* optional(tensor): the element's type (the caller adds the presence flag) */
+  if (optional && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
+      tp->optional_type->elem_type && tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+    *optional = true;
+    tp = tp->optional_type->elem_type;
+  }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
     return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (sequence, map, optional and sparse values are not supported)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -329,6 +335,12 @@ static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dty
       syms[i] = d->dim_param;
   }
   return ECG_OK;
+}
+
+/** value_type_opt without optional types. */
+static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
+                      int64_t *dims, const char **syms, ecg_err *e) {
+  return value_type_opt(vi, what, dtype, rank, dims, syms, NULL, e);
 }
 
 /** Set tensor tid's dtype and shape from ValueInfo vi (unchanged when vi has no type). */
@@ -789,10 +801,30 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     for (size_t j = 0; j < g->n_inputs; j++) dup |= g->inputs[j] == tid;
     if (dup) continue;
     snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
-    if ((rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
+    bool optional = false;
+    if (c->top) { /* an optional(tensor) input of the main graph: element + presence flag */
+      int dtype, rank;
+      int64_t dims[ECG_MAX_RANK];
+      const char *syms[ECG_MAX_RANK];
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, e)) != ECG_OK) goto out;
+      if (optional) {
+        ecg_tensor *t = g->tensors[tid];
+        t->dtype = dtype;
+        if (rank >= 0 && ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      }
+    }
+    if (!optional && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
     if (c->top && g->tensors[tid]->dtype == ECG_UNDEFINED)
       FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has no tensor element type", S(vi->name)));
     if ((rc = push_i32(&g->inputs, &g->n_inputs, tid, e)) != ECG_OK) goto out;
+    if (optional) {
+      char pn[1024];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, S(vi->name));
+      if (names_find(nm, pn) >= 0) FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s': the name '%s' of its presence flag is taken", S(vi->name), pn));
+      int pt = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL);
+      if (pt < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      if ((rc = push_i32(&g->inputs, &g->n_inputs, pt, e)) != ECG_OK) goto out;
+    }
   }
   if (c->top && (rc = apply_input_shapes(c, o, e)) != ECG_OK) goto out;
   for (size_t k = 0; k < gp->n_initializer; k++) {

@@ -220,7 +220,10 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
 
   /* sequences with static lengths become tensor operators; fold / infer, validate */
   int folded = 0, n_seq = 0;
-  if (infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
+  int n_opt = 0;
+  if (infer) rc = ecg_resolve_optionals(g, &n_opt, &e);
+  if (rc == ECG_OK && verbose && n_opt) fprintf(stderr, PROG ": %d optional operators replaced by Identities\n", n_opt);
+  if (rc == ECG_OK && infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
   if (rc == ECG_OK && verbose && n_seq) fprintf(stderr, PROG ": %d sequence operators replaced by tensor operators\n", n_seq);
   if (rc == ECG_OK && fold) rc = ecg_fold_constants(g, &folded, &e);
   else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
