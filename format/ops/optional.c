@@ -52,6 +52,16 @@ static int to_identity(ecg_node *n, int x) {
   return 0;
 }
 
+/* Grow the per-tensor flag map *p from *n to n tensors (new entries -1); -1 on OOM. */
+static int grow(int **p, size_t *n, size_t nt) {
+  int *np = realloc(*p, sizeof(int) * (nt + 1));
+  if (!np) return -1;
+  *p = np;
+  for (size_t t = *n; t < nt; t++) np[t] = -1;
+  *n = nt;
+  return 0;
+}
+
 int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
   if (n_resolved) *n_resolved = 0;
   bool any = false;
@@ -87,12 +97,7 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
       if (x < 0) { rc = ecg_infer_optional(g, n, e); break; }
       snprintf(nm, sizeof nm, "%s" ECG_OPTIONAL_PRESENT, g->tensors[y]->name);
       int p = const_bool(g, nm, true);
-      if (p < 0) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      int *np = realloc(present, sizeof(int) * (g->n_tensors + 1));
-      if (!np) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-      present = np;
-      for (size_t t = nt; t < g->n_tensors; t++) present[t] = -1;
-      nt = g->n_tensors;
+      if (p < 0 || grow(&present, &nt, g->n_tensors)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
       present[y] = p;
       src = x;
     } else if (op->id == ECG_OP_OptionalHasElement) {
@@ -100,12 +105,7 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
       else { /* a plain tensor is present (opset 18); an omitted input is not */
         snprintf(nm, sizeof nm, "%s_const", g->tensors[y]->name);
         src = const_bool(g, nm, x >= 0);
-        if (src < 0) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-        int *np = realloc(present, sizeof(int) * (g->n_tensors + 1));
-        if (!np) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
-        present = np;
-        for (size_t t = nt; t < g->n_tensors; t++) present[t] = -1;
-        nt = g->n_tensors;
+        if (src < 0 || grow(&present, &nt, g->n_tensors)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
       }
     } else { /* OptionalGetElement: the element (an optional or a plain tensor) */
       if (x < 0) { rc = ecg_infer_optional(g, n, e); break; }
