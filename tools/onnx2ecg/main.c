@@ -154,7 +154,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       }
       return 0;
     case OPT_INPUT_SHAPE:
-      if (onnx2ecg_parse_shape_arg(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
+      if (cli_parse_shape(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
       n_shapes++;
       break;
     }
