@@ -835,6 +835,16 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
  *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
 int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
 
+/** Bind graph input `name` to the shape dims[rank] (SOD²'s one ECG, many static builds:
+ *  ecg-lower --input-shape): every symbolic dim of the input takes its number (dims[i] < 0
+ *  keeps that dim symbolic), and the same symbol in the other graph inputs takes the same
+ *  number (ONNX: one dim_param names one size). The caller then re-infers shapes and folds
+ *  (ecg_fold_constants), which turns the shape subgraphs kept for the symbols into
+ *  constants. Errors (ECG_ERR_INPUT, g unchanged): no graph input of that name (the
+ *  message lists them), another rank, a number that differs from a stored number, or one
+ *  symbol given two numbers. */
+int ecg_bind_input(ecg_graph *g, const char *name, int rank, const int64_t *dims, ecg_err *e);
+
 /** Suffix of the graph input holding an optional graph input's presence flag (bool scalar):
  *  an ONNX input V of type optional(tensor) becomes the graph inputs V (the element) and
  *  "V:present" (format/ops/optional.c). */

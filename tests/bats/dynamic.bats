@@ -67,3 +67,26 @@ setup() {
   run --separate-stderr "$BIN/onnx2ecg" "$NODE_DATA/test_optional_get_element_sequence/model.onnx" -o "$T/never.ecg"
   [ "$status" -eq 1 ]; [[ "$stderr" == *"'optional_input' is not a tensor"* ]]; [ ! -e "$T/never.ecg" ]
 }
+
+@test "ecg-lower --input-shape: one ECG kept symbolic, static builds at three sizes, each right against ONNX Runtime's data" {
+  require_file "$CLS"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320 --size x=2x3x48x256
+  "$BIN/onnx2ecg" "$CLS" | "$BIN/ecg-fuse" -o "$T/sym.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"node '"*"not static; fix dims with --input-shape"* ]]; [ ! -e "$T/never" ]
+  local k=0 s
+  for s in 1x3x48x192 1x3x48x320 2x3x48x256; do
+    "$BIN/ecg-lower" --input-shape "x=$s" -o "$T/l$k" "$T/sym.ecg"
+    [ "$(jq -c '.inputs[0].shape | map(tostring) | join("x")' "$T/l$k/model.json")" = "\"$s\"" ]
+    run --separate-stderr "$BIN/ecg-bench" "$T/l$k" --data "$T/sets/test_data_set_$k" --runs 1 --warmup 0
+    [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+    k=$((k + 1))
+  done
+  # bindings that do not fit the model: named errors, nothing written
+  run --separate-stderr "$BIN/ecg-lower" --input-shape x=1x4x48x192 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'x' dim 1 is 3, 4 given"* ]]
+  run --separate-stderr "$BIN/ecg-lower" --input-shape y=1x3x48x192 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"'y' is not a graph input (inputs: 'x')"* ]]
+  run --separate-stderr "$BIN/ecg-lower" --input-shape x=1x3x48 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"rank 3 given"* ]]; [ ! -e "$T/never" ]
+}

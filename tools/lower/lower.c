@@ -254,7 +254,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
                           pass && op && (op->props & ECG_PROP_CONTROL)
                               ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
-                              : "fix dims with onnx2ecg --input-shape");
+                              : "fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)");
         if (!storage_ctype(t->dtype))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));
