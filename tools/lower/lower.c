@@ -265,7 +265,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
     if (!ecg_tensor_static(t))
-      return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
+      return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
     if (!storage_ctype(t->dtype))
       return ecg_errf(e, ECG_ERR_INPUT, "graph input/output '%s' has dtype %s, which the lowering does not support",
