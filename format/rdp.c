@@ -633,6 +633,13 @@ int ecg_rdp_shape(ecg_rdp *r, const ecg_node *n, int dir) {
   return changed;
 }
 
+/* ISDO: the value of Size is its input's element count. */
+int ecg_rdp_size(ecg_rdp *r, const ecg_node *n, int dir) {
+  int x = in_id(n, 0), y = out_id(n, 0);
+  if (dir || x < 0 || y < 0 || r->nval[y] != 1) return 0;
+  return set_val(r, y, 0, numel_of(r, x, 0, 0));
+}
+
 int ecg_rdp_gather(ecg_rdp *r, const ecg_node *n, int dir) {
   int x = in_id(n, 0), ix = in_id(n, 1), y = out_id(n, 0), changed = 0;
   if (!dir && x >= 0 && y >= 0 && ix >= 0 && r->nval[x] >= 0 && r->nval[y] >= 0 && rank_of(r, x) <= 1) {

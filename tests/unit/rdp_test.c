@@ -86,11 +86,17 @@ static void test_shape_chain(void) {
   ecg_node *c2 = node(g, "Concat", 13, IDS(bc, hw2), IDS(t2));
   ecg_attr_set_i(c2, "axis", 0);
   node(g, "ConstantOfShape", 13, IDS(t2), IDS(z));
-  set_io(g, IDS(x), IDS(y, z));
+  /* Size (ISDO): B*4*H*W elements, as the value that shapes a ConstantOfShape */
+  int sz = out(g, "sz"), szu = out(g, "szu"), zs = out(g, "zs");
+  node(g, "Size", 13, IDS(x), IDS(sz));
+  node(g, "Unsqueeze", 13, IDS(sz, ax), IDS(szu));
+  node(g, "ConstantOfShape", 13, IDS(szu), IDS(zs));
+  set_io(g, IDS(x), IDS(y, z, zs));
   ecg_rdp_stats st;
   rdp(g, &st, "shape chain");
   expect_shape(g, "y", "Bx4*H*W");
   expect_shape(g, "z", "Bx4x2*Hx2*W");
+  expect_shape(g, "zs", "4*B*H*W");
   ecg_graph_free(g);
 }
 
