@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models memplan-study \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -146,7 +146,7 @@ fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_deps_profiledb := $(call tool_objs,fuse)
 fuzz_deps_eopprof  := $(call tool_objs,partition) $(BUILD)/gen/pt_weights_blob.o
 fuzz_deps_costdb   := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
-fuzz_inc_onnx := -Itools/onnx2ecg
+fuzz_inc_onnx := -Itools/onnx2ecg -Itools/common
 fuzz_inc_tensorpb := -Itools/bench
 fuzz_inc_lower := -Itools/lower
 fuzz_inc_rules := -Itools/rewrite
@@ -258,6 +258,20 @@ check-rewrite-models: all
 # each strategy's estimate and the patterns' held-out MAPE (scripts/eop_eval.sh; minutes).
 eop-eval: all
 	sh scripts/eop_eval.sh build/eop-eval
+
+# SOD² RDP on every model of scripts/models.tsv converted without --input-shape: tensors
+# constant / symbolic / nac per model, every expression checked against static shape
+# inference at two bindings of the symbols (about 10 s; out/rdp_models.jsonl).
+rdp-models: all
+	@mkdir -p out
+	sh scripts/rdp_models.sh | tee out/rdp_models.jsonl
+
+# SOD² §5.4.2: every memory planner (peak-first, best-fit, size-first) over the optimum or
+# the lower bound, on every model of scripts/models.tsv and 1000 seeded random small graphs
+# (about a minute; out/memplan_study.jsonl).
+memplan-study: all
+	@mkdir -p out
+	sh scripts/memplan_study.sh | tee out/memplan_study.jsonl
 
 # PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE kernel level,
 # +LRE filter level, +tuning, each layer's tile and filters per tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by

@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 4
+#define ECG_SCHEMA_VERSION 5
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -718,6 +718,10 @@ int ecg_if_taken_branch(const ecg_graph *g, const ecg_node *n);
  *  (ecg_fold_constants) again. *n_inlined (may be NULL) = Ifs replaced. ECG_OK, ECG_ERR_INPUT
  *  (a malformed If, naming it) or ECG_ERR_INTERNAL (out of memory). */
 int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e);
+/** ecg_fold_constants, then ecg_inline_constant_ifs and folding again until no If with a
+ *  constant condition is left (a test on a dim that binding made static).  *n_folded and
+ *  *n_inlined (may be NULL) count folded nodes and replaced Ifs. Errors: theirs. */
+int ecg_fold_static_ifs(ecg_graph *g, int *n_folded, int *n_inlined, ecg_err *e);
 /** The size limit of the ecg_fold_constants_limit running on this thread (bytes), or 0
  *  when none runs: subgraph shape inference folds too while it is non-zero. */
 size_t ecg_fold_active_limit(void);
@@ -725,11 +729,49 @@ size_t ecg_fold_active_limit(void);
 /** Operator ids, one per ops.def row. */
 typedef enum ecg_op_id {
   ECG_OP_NONE = -1,
-#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval) ECG_OP_##id,
+#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval, dyn, rdp) ECG_OP_##id,
 #include "ops.def"
 #undef ECG_OP
   ECG_OP_COUNT
 } ecg_op_id;
+
+/** SOD² dynamism classes (Niu dissertation §5.3, Table 5.2): what an operator's output
+ *  shape (and value) depends on. One per registry row (ops.def column dyn). */
+typedef enum ecg_dyn {
+  ECG_DYN_ISDO = 1,  /**< input shape determined output: the value follows from input shapes */
+  ECG_DYN_ISDOS,     /**< input shape determined output shape */
+  ECG_DYN_ISVDOS,    /**< input shape and value determined output shape (shape operands) */
+  ECG_DYN_EDO        /**< execution determined output: the shape is known after running */
+} ecg_dyn;
+/** "ISDO", "ISDOS", "ISVDOS", "EDO" ("?" otherwise). */
+const char *ecg_dyn_name(int dyn);
+
+/** State of one rank-and-dimension-propagation run (format/rdp.c; opaque). */
+typedef struct ecg_rdp ecg_rdp;
+/** RDP transfer of one node (SOD² §5.4.1, Algorithm 2): dir 0 forward (meet the outputs'
+ *  rank, dims and small integer values with what the inputs give), dir 1 backward (meet
+ *  the inputs' with what the outputs give). Returns 1 when some lattice value changed,
+ *  else 0. */
+typedef int (*ecg_rdp_fn)(ecg_rdp *r, const ecg_node *n, int dir);
+
+/** Most values RDP carries for one small integer tensor (rank <= 1: shape arithmetic). */
+#define RDP_MAX_VALS 8
+/** What ecg_rdp_run found, per non-constant tensor with a known rank (constants count as
+ *  constant): every dim a number; every dim a number, symbol or expression (at least one
+ *  not a number); some dim nac or undef (undef counts those with an undef dim too). */
+typedef struct ecg_rdp_stats {
+  int constant, symbolic, nac, undef;
+  int symbols;    /**< graph input symbols */
+  int iterations; /**< forward+backward sweeps to the fixed point */
+} ecg_rdp_stats;
+/** Rank and dimension propagation (SOD² §5.4.1, Algorithm 2; format/rdp.c) over g after
+ *  ecg_infer_shapes: each dim that is not a number gets its lattice value, stored in the
+ *  dim (kind DIM_SYMBOL / DIM_EXPR with the expression in symbol, e.g. "2*H", "((W+3)/4)" for
+ *  floor((W+3)/4); DIM_NAC / DIM_UNDEF keeping the symbol numeric inference gave). Numbers
+ *  are not changed, so validation and every later stage see the same numeric shapes.
+ *  st (may be NULL) receives the counts. Errors: ECG_ERR_INPUT (a cycle),
+ *  ECG_ERR_INTERNAL (out of memory). */
+int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e);
 
 /** Shape/dtype function: set dtype and shape of every output of node n from its
  *  inputs (constant inputs may be read). Shapes may stay symbolic. Returns ECG_OK or
@@ -752,6 +794,8 @@ typedef struct ecg_op_info {
   ecg_infer_fn infer;
   ecg_flops_fn flops;    /**< ecg_flops_zero for pure data movement */
   ecg_eval_fn eval;      /**< ecg_eval_none (always refuses) when not constant-foldable */
+  ecg_dyn dyn;           /**< SOD² dynamism class (Table 5.2) */
+  ecg_rdp_fn rdp;        /**< RDP transfer function (format/rdp.c) */
 } ecg_op_info;
 
 /** The registry row for (op_type, domain) or NULL if unsupported. Domain "" and
@@ -808,6 +852,28 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
  *  with lengths and positions known when the model is converted ..."; the shape function
  *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
 int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
+
+/** Bind graph input `name` to the shape dims[rank] (SOD²'s one ECG, many static builds:
+ *  ecg-lower --input-shape): every symbolic dim of the input takes its number (dims[i] < 0
+ *  keeps that dim symbolic), and the same symbol in the other graph inputs takes the same
+ *  number (ONNX: one dim_param names one size). The caller then re-infers shapes and folds
+ *  (ecg_fold_constants), which turns the shape subgraphs kept for the symbols into
+ *  constants. Errors (ECG_ERR_INPUT, g unchanged): no graph input of that name (the
+ *  message lists them), another rank, a number that differs from a stored number, or one
+ *  symbol given two numbers. */
+int ecg_bind_input(ecg_graph *g, const char *name, int rank, const int64_t *dims, ecg_err *e);
+
+/** Suffix of the graph input holding an optional graph input's presence flag (bool scalar):
+ *  an ONNX input V of type optional(tensor) becomes the graph inputs V (the element) and
+ *  "V:present" (format/ops/optional.c). */
+#define ECG_OPTIONAL_PRESENT ":present"
+/** Replace the optional operators of g (Optional, OptionalHasElement, OptionalGetElement;
+ *  format/ops/optional.c) by Identities of the element or the presence flag: an optional
+ *  is the pair (V, V:present) of graph inputs, or Optional(x) with a constant true flag.
+ *  *n_resolved (may be NULL) gets the count replaced. Errors: ECG_ERR_INPUT naming the
+ *  node for what cannot be resolved (an empty Optional constructor, an optional graph
+ *  output or one crossing a subgraph boundary); ECG_ERR_INTERNAL. */
+int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e);
 
 /* ---------------------------------------------------------------- reductions */
 

@@ -531,3 +531,67 @@ void ecg_store_i64(void *buf, int dtype, int64_t i, int64_t v) {
   }
 }
 #undef STORE
+
+int ecg_bind_input(ecg_graph *g, const char *name, int rank, const int64_t *dims, ecg_err *e) {
+  int tid = -1;
+  for (size_t i = 0; i < g->n_inputs; i++)
+    if (g->inputs[i] >= 0 && (size_t)g->inputs[i] < g->n_tensors && !strcmp(g->tensors[g->inputs[i]]->name, name)) tid = g->inputs[i];
+  if (tid < 0) {
+    char list[512] = "";
+    size_t off = 0;
+    for (size_t j = 0; j < g->n_inputs && off < sizeof list; j++)
+      off += (size_t)snprintf(list + off, sizeof list - off, "%s'%s'", j ? ", " : "", g->tensors[g->inputs[j]]->name);
+    return ecg_errf(e, ECG_ERR_INPUT, "--input-shape: '%s' is not a graph input (inputs: %s)", name, g->n_inputs ? list : "none");
+  }
+  ecg_tensor *t = g->tensors[tid];
+  char sb[256];
+  if (!t->shape_known || (int)t->n_dims != rank)
+    return ecg_errf(e, ECG_ERR_INPUT, "--input-shape: input '%s' has shape %s, rank %d given", name, ecg_shape_str(t, sb, sizeof sb), rank);
+  /* the symbols bound, checked first so that g is unchanged on error */
+  const char *sym[ECG_MAX_RANK];
+  int64_t val[ECG_MAX_RANK];
+  int ns = 0;
+  for (int k = 0; k < rank; k++) {
+    const Ecg__Dim *d = t->dims[k];
+    if (dims[k] < 0) continue;
+    if (d->value >= 0 && d->value != dims[k])
+      return ecg_errf(e, ECG_ERR_INPUT, "--input-shape: input '%s' dim %d is %lld, %lld given", name, k, (long long)d->value, (long long)dims[k]);
+    if (d->value >= 0 || !d->symbol || !d->symbol[0] || !strcmp(d->symbol, "?")) continue;
+    for (int j = 0; j < ns; j++)
+      if (!strcmp(sym[j], d->symbol) && val[j] != dims[k])
+        return ecg_errf(e, ECG_ERR_INPUT, "--input-shape: input '%s': symbol '%s' given %lld and %lld", name, d->symbol,
+                        (long long)val[j], (long long)dims[k]);
+    sym[ns] = d->symbol;
+    val[ns++] = dims[k];
+  }
+  char symbuf[ECG_MAX_RANK][256]; /* copies: setting t's shape frees its symbols */
+  for (int j = 0; j < ns; j++) {
+    snprintf(symbuf[j], sizeof symbuf[j], "%s", sym[j]);
+    sym[j] = symbuf[j];
+  }
+  int64_t nd[ECG_MAX_RANK];
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    ecg_tensor *u = g->tensors[g->inputs[i]];
+    if (!u->shape_known || u->n_dims > ECG_MAX_RANK) continue;
+    const char *keep[ECG_MAX_RANK];
+    bool changed = false;
+    for (size_t k = 0; k < u->n_dims; k++) {
+      nd[k] = u->dims[k]->value;
+      keep[k] = u->dims[k]->value < 0 ? u->dims[k]->symbol : NULL;
+      if (u == t && dims[k] >= 0 && nd[k] < 0) { nd[k] = dims[k]; changed = true; continue; }
+      for (int j = 0; j < ns && nd[k] < 0; j++)
+        if (keep[k] && !strcmp(keep[k], sym[j])) { nd[k] = val[j]; changed = true; }
+    }
+    if (!changed) continue;
+    char *copy[ECG_MAX_RANK] = {0}; /* the symbols survive set_shape freeing the old dims */
+    for (size_t k = 0; k < u->n_dims; k++)
+      if (nd[k] < 0 && keep[k] && !(copy[k] = xstrdup(keep[k]))) {
+        for (size_t j = 0; j < k; j++) free(copy[j]);
+        return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      }
+    int rc = ecg_tensor_set_shape(u, (int)u->n_dims, nd, (const char *const *)copy);
+    for (size_t k = 0; k < ECG_MAX_RANK; k++) free(copy[k]);
+    if (rc) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  return ECG_OK;
+}

@@ -5,10 +5,11 @@
 #include "ecg.h"
 
 /* Every function named in ops.def, declared once from the table itself. */
-#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval)                                \
+#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval, dyn, rdp)                     \
   int infer(ecg_graph *g, ecg_node *n, ecg_err *e);                                              \
   int64_t flops(const ecg_graph *g, const ecg_node *n);                                          \
-  int eval(ecg_graph *g, ecg_node *n, ecg_err *e);
+  int eval(ecg_graph *g, ecg_node *n, ecg_err *e);                                               \
+  int rdp(ecg_rdp *r, const ecg_node *n, int dir);
 #include "ops.def"
 #undef ECG_OP
 

@@ -8,8 +8,8 @@
 #include "ops_internal.h"
 
 static const ecg_op_info REGISTRY[] = {
-#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval)                                \
-  {ECG_OP_##id, onnx, mapping, props, since, infer, flops, eval},
+#define ECG_OP(id, onnx, mapping, props, since, infer, flops, eval, dyn, rdp)                     \
+  {ECG_OP_##id, onnx, mapping, props, since, infer, flops, eval, dyn, rdp},
 #include "ops.def"
 #undef ECG_OP
 };

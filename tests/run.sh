@@ -44,7 +44,7 @@ prereq "an OpenCL device through the ICD loader (pocl-opencl-icd, ocl-icd-opencl
 # tests (tests/unit/rt_build.sh) run natively and, cross-built for aarch64 (NEON paths),
 # under qemu-aarch64.
 QEMU_A64="qemu-aarch64 -L ${QEMU_LD_PREFIX:-/usr/aarch64-linux-gnu}"
-for t in ops graph partition memplan eop layout rt rt_port rt_nchwc rt_aarch64 rt_port_aarch64 rt_nchwc_aarch64; do
+for t in ops graph rdp partition memplan eop layout rt rt_port rt_nchwc rt_aarch64 rt_port_aarch64 rt_nchwc_aarch64; do
   case $t in
     partition) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/partition tests/unit/partition_test.c build/tools/partition/cluster.o build/tools/partition/weight.o build/gen/pt_weights_blob.o build/libecg.a -lprotobuf-c -lzstd -lm -o build/partition_test"
          exe=./build/partition_test ;;
@@ -54,7 +54,7 @@ for t in ops graph partition memplan eop layout rt rt_port rt_nchwc rt_aarch64 r
          exe=./build/layout_test ;;
     memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c -o build/memplan_test"
          exe=./build/memplan_test ;;
-    ops|graph) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
+    ops|graph|rdp) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
          exe=./build/${t}_test ;;
     rt) cmd="sh tests/unit/rt_build.sh native build/rt-native"; exe=./build/rt-native/rt_test ;;
     rt_port) cmd=true; exe=./build/rt-native/rt_port_test ;;

@@ -510,3 +510,17 @@ int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e) {
   if (rc == ECG_OK && n_inlined) *n_inlined = count;
   return rc;
 }
+
+int ecg_fold_static_ifs(ecg_graph *g, int *n_folded, int *n_inlined, ecg_err *e) {
+  int folded = 0, inlined = 0;
+  int rc = ecg_fold_constants(g, &folded, e);
+  for (int k = 1; rc == ECG_OK && k > 0;) {
+    int more = 0;
+    if ((rc = ecg_inline_constant_ifs(g, &k, e)) == ECG_OK && k > 0) rc = ecg_fold_constants(g, &more, e);
+    inlined += k;
+    folded += more;
+  }
+  if (n_folded) *n_folded = folded;
+  if (n_inlined) *n_inlined = inlined;
+  return rc;
+}

@@ -224,3 +224,25 @@ setup() {
   [ "$(cat "$T/foreign/notes.txt")" = "precious" ]
   [ -z "$(ls -d "$T"/foreign.tmp* 2>/dev/null)" ]
 }
+
+@test "RDP: without --input-shape squeezenet keeps height/width as expressions, equal to static inference at 224x160" {
+  require_file "$SQUEEZE"
+  "$BIN/onnx2ecg" "$SQUEEZE" -o "$T/sym.ecg" --report "$T/r.json"
+  [ "$(jq .onnx2ecg.rdp.symbols "$T/r.json")" -eq 2 ]
+  [ "$(jq .onnx2ecg.rdp.nac "$T/r.json")" -eq 0 ]
+  "$BIN/ecg-dump" "$T/sym.ecg" > "$T/sym.json"
+  # the first conv (3x3, stride 2, no padding): floor((H - 3) / 2) + 1
+  jq -e '[.tensors[] | select(.shape == [1,64,"((height-1)/2)","((width-1)/2)"] and .rdp == ["constant","constant","expr","expr"])] | length > 0' "$T/sym.json"
+  "$BIN/onnx2ecg" "$SQUEEZE" --input-shape input=1x3x224x160 -o "$T/s.ecg"
+  "$BIN/ecg-dump" "$T/s.ecg" > "$T/static.json"
+  run node "$ROOT/scripts/rdp_check.mjs" "$T/sym.json" "$T/static.json" height=224 width=160
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .mismatched)" -eq 0 ]
+  [ "$(echo "$output" | jq .checked)" -gt 100 ]
+  # a wrong binding is caught: the checker can fail
+  run node "$ROOT/scripts/rdp_check.mjs" "$T/sym.json" "$T/static.json" height=225 width=160
+  [ "$status" -eq 1 ]
+  # ecg-lower still needs static shapes: it names the first node and the symbolic dims
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"node '"*"height"*"--input-shape"* ]]; [ ! -e "$T/d" ]
+}

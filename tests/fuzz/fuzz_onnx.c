@@ -2,8 +2,8 @@
  *
  * Input: any bytes, read as an ONNX ModelProto.  Runs what onnx2ecg's main() runs after
  * reading the file: onnx2ecg_parse, onnx2ecg_convert (no --input-shape), the unsupported-
- * operator scan, ecg_compact, ecg_fold_constants (constant folding and shape inference),
- * ecg_validate and ecg_write (to /dev/null).  Every error path must return a value, never
+ * operator scan, ecg_compact, ecg_resolve_optionals, ecg_fold_constants (constant folding
+ * and shape inference), ecg_validate, RDP (ecg_rdp_run) and ecg_write (to /dev/null).  Every error path must return a value, never
  * crash, leak or trip ASan/UBSan.  Build: make fuzz-build (build-fuzz/fuzz/fuzz_onnx). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       rc = ecg_compact(g, keep, NULL);
       free(keep);
       int folded = 0;
+      if (rc == ECG_OK) rc = ecg_resolve_optionals(g, NULL, &e);
       if (rc == ECG_OK) rc = ecg_fold_constants(g, &folded, &e);
       if (rc == ECG_OK) rc = ecg_validate(g, &e);
+      if (rc == ECG_OK) rc = ecg_rdp_run(g, NULL, &e); /* symbolic dims: no --input-shape here */
       if (rc == ECG_OK && devnull) ecg_write(devnull, g, 0, &e);
     }
   }

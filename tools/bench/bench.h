@@ -70,6 +70,15 @@ uint32_t bt_rand32(uint32_t *state);
 int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, ecg_err *e);
 /** Read path and decode it (see bt_tensorpb_decode). ECG_ERR_INPUT when unreadable. */
 int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e);
+/** Decode an ONNX OptionalProto (onnx-data.proto; the input_K.pb of an optional graph
+ *  input) holding a tensor or nothing: 1 with t the element named as the optional and
+ *  *present 1, or t holding only the name and *present 0 for an empty optional; 0 when buf
+ *  is not an OptionalProto (then it is a TensorProto); -code on error (e set: a sequence
+ *  or map optional, a bad element tensor). */
+int bt_optionalpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, int *present, ecg_err *e);
+/** bt_tensorpb_read that also accepts an OptionalProto when present is non-NULL: *present
+ *  -1 for a TensorProto, else 1 / 0 as bt_optionalpb_decode says. */
+int bt_pb_read(const char *path, bt_tensor *t, int *present, ecg_err *e);
 /** Write t as a TensorProto (name, dims, data_type, raw_data) to path, through a
  *  temporary name and rename. Errors: ECG_ERR_INPUT (write failure: path and
  *  strerror), ECG_ERR_INTERNAL (out of memory). */

@@ -20,7 +20,7 @@
 #include "manifest.h"
 
 static const char usage_text[] =
-    "usage: ecg-bench DIR [--data DIR] [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
+    "usage: ecg-bench DIR [--data DIR]... [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
     "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
     "                 [--cc CC] [--save DIR] [--device N] [--profile FILE [--trace FILE]] [-q|-v]\n"
     "                 [--help] [--version]\n"
@@ -54,7 +54,12 @@ static const char usage_text[] =
     "the same inputs. Without either nothing is checked: \"pass\": null, and stderr says\n"
     "\"not verified\".\n"
     "\n"
-    "  --data DIR     ONNX test data set (input_K.pb / output_K.pb)\n"
+    "  --data DIR     ONNX test data set (input_K.pb / output_K.pb); repeat it (--data D1\n"
+    "                 --data D2 ...) to run several data sets against the one compiled\n"
+    "                 model: one JSON line each, with \"data\": DIR (a set that fails to\n"
+    "                 load or run gets \"pass\": false and \"error\"); exit 1 if any fails.\n"
+    "                 The inputs must have the shapes the model was compiled for (a set\n"
+    "                 of another shape is an error naming the input and both shapes)\n"
     "  --random SEED  seeded random inputs\n"
     "  --ort          run ONNX Runtime (node tools/bench/ort_run.mjs; script from\n"
     "                 $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs: time it side\n"
@@ -103,6 +108,8 @@ typedef struct opts {
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
   bool ort, ort_noise, verbose, check, quiet, peak;
   const char *profile_device, *target; /**< --profile-device SWEEPDIR, --target */
+  const char **datas;        /**< every --data DIR in order (data = datas[0]); n_data of them */
+  int n_data;
 } opts;
 
 /* ---------------------------------------------------------------- temp files */
@@ -118,6 +125,18 @@ static void cleanup_tmp(void) {
   for (int i = 0; i < g_ntmp; i++)
     if (g_tmpfiles[i]) unlink(g_tmpfiles[i]);
   if (g_tmpdir[0]) rmdir(g_tmpdir);
+}
+
+/** Between two data sets: remove the files and directory, forget their paths. */
+static void reset_tmp(void) {
+  cleanup_tmp();
+  int n = g_ntmp + 1; /* the profile path follows the g_ntmp data paths */
+  char **f = g_tmpfiles;
+  g_ntmp = 0;
+  g_tmpfiles = NULL;
+  g_tmpdir[0] = 0;
+  for (int i = 0; f && i < n; i++) free(f[i]);
+  free(f);
 }
 
 /** SIGINT/SIGTERM: clean up and exit 128+sig. */
@@ -195,18 +214,55 @@ static void pbset_clear(pbset *s) {
   memset(s, 0, sizeof *s);
 }
 
-/** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read. */
-static int pbset_load(const char *dir, const char *prefix, pbset *s, ecg_err *e) {
+/** The model input named name, or NULL. */
+static const bt_tensor *io_input(const bt_io *io, const char *name) {
+  for (int i = 0; io && i < io->n_in; i++)
+    if (!strcmp(io->in[i].name, name)) return &io->in[i];
+  return NULL;
+}
+
+/** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read.
+ *  With io (the model's inputs): a file holding an ONNX OptionalProto for an optional
+ *  graph input V (the model has inputs V and V:present, format/ops/optional.c) gives two
+ *  tensors, V (the element; zeros of the model's shape when the optional is empty) and
+ *  V:present (bool scalar). */
+static int pbset_load(const char *dir, const char *prefix, const bt_io *io, pbset *s, ecg_err *e) {
   memset(s, 0, sizeof *s);
+  bool optionals = false;
+  for (int i = 0; io && i < io->n_in; i++) {
+    size_t l = strlen(io->in[i].name), ls = strlen(ECG_OPTIONAL_PRESENT);
+    optionals |= l > ls && !strcmp(io->in[i].name + l - ls, ECG_OPTIONAL_PRESENT);
+  }
   for (int k = 0;; k++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
     if (access(path, F_OK) != 0) return ECG_OK;
-    bt_tensor *nt = realloc(s->t, sizeof *nt * (size_t)(k + 1));
+    bt_tensor *nt = realloc(s->t, sizeof *nt * (size_t)(s->n + 2));
     if (!nt) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     s->t = nt;
-    ECG_TRY(bt_tensorpb_read(path, &s->t[k], e));
-    s->n = k + 1;
+    int present = -1;
+    ECG_TRY(bt_pb_read(path, &s->t[s->n], optionals ? &present : NULL, e));
+    s->n++;
+    if (present < 0) continue;
+    bt_tensor *el = &s->t[s->n - 1];
+    char pn[512];
+    snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, el->name);
+    const bt_tensor *want = io_input(io, el->name), *wflag = io_input(io, pn);
+    if (!want || !wflag)
+      return ecg_errf(e, ECG_ERR_INPUT, "%s: an optional value '%s', but the model has no optional input of that name", path, el->name);
+    if (!present) { /* empty: the element buffer is zeros of the model's shape */
+      char name[256];
+      snprintf(name, sizeof name, "%s", el->name);
+      bt_tensor_clear(el);
+      ECG_TRY(bt_tensor_init(el, name, want->dtype, want->rank, want->dims, e));
+      ECG_TRY(bt_tensor_alloc(el, e));
+    }
+    bt_tensor *fl = &s->t[s->n];
+    memset(fl, 0, sizeof *fl);
+    ECG_TRY(bt_tensor_init(fl, pn, ECG_BOOL, 0, NULL, e));
+    s->n++;
+    ECG_TRY(bt_tensor_alloc(fl, e));
+    *(uint8_t *)fl->data = (uint8_t)present;
   }
 }
 
@@ -286,7 +342,14 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       if (n_pos++) return ecg_errf(e, ECG_ERR_USAGE, "unexpected argument '%s'", val);
       o->dir = val;
       break;
-    case O_DATA: o->data = val; break;
+    case O_DATA: {
+      const char **nd = realloc(o->datas, sizeof *nd * (size_t)(o->n_data + 1));
+      if (!nd) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      o->datas = nd;
+      o->datas[o->n_data++] = val;
+      if (!o->data) o->data = val;
+      break;
+    }
     case O_RANDOM:
       if (!parse_int(val, 0, &seed)) return ecg_errf(e, ECG_ERR_USAGE, "--random expects a seed >= 0");
       o->seed = (uint32_t)seed;
@@ -337,6 +400,8 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   if (!o->dir) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
   if (o->trace && !o->profile) return ecg_errf(e, ECG_ERR_USAGE, "--trace needs --profile");
   if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
+  if (o->n_data > 1 && (o->save || o->profile))
+    return ecg_errf(e, ECG_ERR_USAGE, "--%s takes one --data (it would be overwritten by each data set)", o->save ? "save" : "profile");
   return 0;
 }
 
@@ -362,9 +427,10 @@ static int check_paths(const opts *o, ecg_err *e) {
   fclose(f);
   if (strncmp(line, "# Generated by ecg-lower", 24))
     return ecg_errf(e, ECG_ERR_INPUT, "%s: not the Makefile ecg-lower wrote; not running it (lower the model again)", mk);
-  if (o->data) {
-    if (stat(o->data, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: %s", o->data, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: not a directory (expected input_K.pb/output_K.pb)", o->data);
+  for (int i = 0; i < o->n_data; i++) {
+    const char *d = o->datas[i];
+    if (stat(d, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: %s", d, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return ecg_errf(e, ECG_ERR_INPUT, "--data %s: not a directory (expected input_K.pb/output_K.pb)", d);
   }
   return ECG_OK;
 }
@@ -565,7 +631,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   if (!imap || !omap) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
 
   if (o->data) {
-    if ((rc = pbset_load(o->data, "input", &din, e)) || (rc = pbset_load(o->data, "output", &dout, e))) goto out;
+    if ((rc = pbset_load(o->data, "input", &io, &din, e)) || (rc = pbset_load(o->data, "output", NULL, &dout, e))) goto out;
     if (dout.n == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: no output_0.pb", o->data); goto out; }
     if ((rc = match(io.in, io.n_in, &din, "input", o->data, o->verbose, imap, e))) goto out;
     if ((rc = match(io.out, io.n_out, &dout, "output", o->data, o->verbose, omap, e))) goto out;
@@ -661,6 +727,10 @@ static void print_json(const opts *o, const result *r) {
   FILE *f = stdout;
   fputs("{\"model\":", f);
   bt_json_print_string(f, r->model);
+  if (o->n_data > 1) { /* several data sets: which one this line is */
+    fputs(",\"data\":", f);
+    bt_json_print_string(f, o->data);
+  }
   fprintf(f, ",\"pass\":%s,\"reference\":", !r->checked ? "null" : r->pass ? "true" : "false");
   if (r->reference) bt_json_print_string(f, r->reference);
   else fputs("null", f);
@@ -748,6 +818,42 @@ int main(int argc, char **argv) {
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
+  if (o.n_data > 1) { /* one compiled model, several data sets: one JSON line each */
+    int worst = ECG_OK;
+    for (int i = 0; i < o.n_data; i++) {
+      opts oi = o;
+      oi.data = o.datas[i];
+      result r = {0};
+      int ort_rc = 0;
+      rc = bench(&oi, &r, &ort_rc, &e);
+      if (rc) {
+        fprintf(stderr, "ecg-bench: --data %s: %s\n", oi.data, e.msg);
+        fputs("{\"model\":", stdout);
+        bt_json_print_string(stdout, r.model);
+        fputs(",\"data\":", stdout);
+        bt_json_print_string(stdout, oi.data);
+        fputs(",\"pass\":false,\"error\":", stdout);
+        bt_json_print_string(stdout, e.msg);
+        fputs("}\n", stdout);
+        if (rc > worst) worst = rc;
+      } else {
+        print_json(&oi, &r);
+        if (r.checked && !r.pass) {
+          fprintf(stderr, "ecg-bench: --data %s: FAIL: %zu mismatches against the expected outputs (worst tensor '%s', rtol %g, atol %g)\n",
+                  oi.data, r.mismatches, r.worst, o.rtol, o.atol);
+          if (worst < ECG_ERR_INPUT) worst = ECG_ERR_INPUT;
+        }
+        if (ort_rc > worst) worst = ort_rc;
+      }
+      reset_tmp();
+    }
+    free(o.datas);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "ecg-bench: stdout: %s\n", strerror(errno ? errno : EIO));
+      return ECG_ERR_INPUT;
+    }
+    return worst;
+  }
   result r = {0};
   int ort_rc = 0;
   rc = bench(&o, &r, &ort_rc, &e);

@@ -4,6 +4,12 @@
 //
 //   node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
 //                      [--input-shape NAME=1x3x224x224 ...]
+//   node make_data.mjs --model M.onnx --out DIR --size NAME=DIMS[,NAME=DIMS...] --size ...
+//
+// With --size (repeatable), one data set per --size at the sizes it names (over the
+// --input-shape bindings), written to DIR/test_data_set_K for the K-th --size (K from 0),
+// each from seed S: data sets of several sizes for one model (ecg-bench --data D1 --data
+// D2 ...; SOD²'s dynamic shapes).
 //
 // Inputs, in graph input order, drawn from one mulberry32 stream seeded with S
 // (default 0), the same generator as `ecg-bench --random S`:
@@ -26,6 +32,8 @@ import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, r
 
 const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
        [--input-shape NAME=DIMS ...]
+       node make_data.mjs --model M.onnx --out DIR --size NAME=DIMS[,NAME=DIMS...] [--size ...]
+       (one data set per --size, in DIR/test_data_set_K)
 `;
 
 // Load onnx.TensorProto from the system onnx.proto with protobufjs.
@@ -53,13 +61,22 @@ function writeAtomic(file, bytes) {
 }
 
 async function main(argv) {
-  const { opts, positional } = parseArgs(argv, { model: 'str', out: 'str', seed: 'int', 'input-shape': 'list', help: 'flag' });
+  const { opts, positional } = parseArgs(argv, { model: 'str', out: 'str', seed: 'int', 'input-shape': 'list', size: 'list', help: 'flag' });
   if (opts.help) { process.stdout.write(USAGE); return 0; }
   if (positional.length) throw new UsageError(`unexpected argument '${positional[0]}'`);
   if (!opts.model) throw new UsageError('--model is required');
   if (!opts.out) throw new UsageError('--out is required');
   const shapes = new Map();
   for (const s of opts['input-shape'] ?? []) { const [n, d] = splitAssign('--input-shape', s); shapes.set(n, parseDims(d)); }
+  // one binding per data set: --input-shape alone, or each --size over it
+  const sets = (opts.size ?? [null]).map((spec) => {
+    const m = new Map(shapes);
+    if (spec !== null) {
+      if (!spec) throw new UsageError('--size expects NAME=DIMS[,NAME=DIMS...]');
+      for (const b of spec.split(',')) { const [n, d] = splitAssign('--size', b); m.set(n, parseDims(d)); }
+    }
+    return m;
+  });
 
   const TensorProto = loadTensorProto();
   const ort = await loadOrt();
@@ -70,10 +87,17 @@ async function main(argv) {
   } catch (e) {
     throw new Error(`${opts.model}: cannot load model: ${e.message}`);
   }
-  for (const n of shapes.keys())
-    if (!session.inputNames.includes(n)) throw new Error(`--input-shape ${n}: the model has no input '${n}' (inputs: ${session.inputNames.join(', ')})`);
+  for (const m of sets)
+    for (const n of m.keys())
+      if (!session.inputNames.includes(n)) throw new Error(`--input-shape ${n}: the model has no input '${n}' (inputs: ${session.inputNames.join(', ')})`);
+  for (let k = 0; k < sets.length; k++)
+    await makeSet(ort, session, TensorProto, sets[k], opts.seed ?? 0, opts.size ? path.join(opts.out, `test_data_set_${k}`) : opts.out, opts.model);
+  return 0;
+}
 
-  const next = mulberry32(opts.seed ?? 0);
+// One data set: inputs at the shapes of `shapes` from seed, ONNX Runtime's outputs, in outDir.
+async function makeSet(ort, session, TensorProto, shapes, seed, outDir, model) {
+  const next = mulberry32(seed);
   const feeds = {};
   const files = [];
   session.inputMetadata.forEach((meta, k) => {
@@ -85,15 +109,14 @@ async function main(argv) {
     files.push([`input_${k}.pb`, encodeTensor(TensorProto, meta.name, dt.code, dims, data)]);
   });
   let out;
-  try { out = await session.run(feeds); } catch (e) { throw new Error(`${opts.model}: run failed: ${e.message}`); }
+  try { out = await session.run(feeds); } catch (e) { throw new Error(`${model}: run failed: ${e.message}`); }
   session.outputNames.forEach((name, k) => {
     const t = out[name];
     files.push([`output_${k}.pb`, encodeTensor(TensorProto, name, dtypeByOrt(t.type).code, t.dims.map(Number), t.data)]);
   });
-  fs.mkdirSync(opts.out, { recursive: true });
-  for (const [f, bytes] of files) writeAtomic(path.join(opts.out, f), bytes);
-  process.stderr.write(`make_data.mjs: wrote ${files.length} tensors to ${opts.out}\n`);
-  return 0;
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const [f, bytes] of files) writeAtomic(path.join(outDir, f), bytes);
+  process.stderr.write(`make_data.mjs: wrote ${files.length} tensors to ${outDir}\n`);
 }
 
 runMain('make_data.mjs', USAGE, main);

@@ -98,7 +98,83 @@ out:
   return rc;
 }
 
+/* One protobuf varint at *p (< end); false when malformed. */
+static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  *v = 0;
+  for (int sh = 0; sh < 64 && *p < end; sh += 7) {
+    uint8_t b = *(*p)++;
+    *v |= (uint64_t)(b & 0x7f) << sh;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+/* An ONNX OptionalProto (onnx-data.proto: name = 1, elem_type = 2, tensor_value = 3) holding a
+ * tensor or nothing: true with the name field (printable, NUL-terminated into name), the
+ * elem_type and the tensor bytes (*tv NULL when absent). Anything else (another field, a
+ * non-printable name: a TensorProto's packed dims) is false. */
+static bool optional_fields(const uint8_t *buf, size_t len, char *name, size_t ncap, uint64_t *elem_type,
+                            const uint8_t **tv, size_t *tvlen) {
+  const uint8_t *p = buf, *end = buf + len;
+  bool have_name = false, have_type = false;
+  *tv = NULL;
+  *tvlen = 0;
+  while (p < end) {
+    uint64_t key, v;
+    if (!pb_varint(&p, end, &key)) return false;
+    int field = (int)(key >> 3), wt = (int)(key & 7);
+    if (field == 2 && wt == 0) {
+      if (!pb_varint(&p, end, elem_type)) return false;
+      have_type = true;
+    } else if ((field == 1 || field == 3) && wt == 2) {
+      if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
+      if (field == 1) {
+        if (v == 0 || v >= ncap) return false;
+        for (uint64_t i = 0; i < v; i++)
+          if (p[i] < 0x20 || p[i] > 0x7e) return false;
+        memcpy(name, p, v);
+        name[v] = 0;
+        have_name = true;
+      } else {
+        *tv = p;
+        *tvlen = (size_t)v;
+      }
+      p += v;
+    } else {
+      return false;
+    }
+  }
+  return have_name && have_type;
+}
+
+int bt_optionalpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, int *present, ecg_err *e) {
+  char name[256];
+  uint64_t et = 0;
+  const uint8_t *tv;
+  size_t tvlen;
+  memset(t, 0, sizeof *t);
+  if (!optional_fields(buf, len, name, sizeof name, &et, &tv, &tvlen)) return 0;
+  if (et == 1 && tv) { /* a tensor */
+    int rc = bt_tensorpb_decode(tv, tvlen, what, t, e);
+    if (rc) return -rc;
+    free(t->name);
+    t->name = strdup(name);
+    if (!t->name) { bt_tensor_clear(t); return -ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+    *present = 1;
+    return 1;
+  }
+  if (et != 0 || tv) return -ecg_errf(e, ECG_ERR_INPUT, "%s: optional '%s' holds a sequence or map (not supported)", what, name);
+  t->name = strdup(name); /* empty: no element */
+  if (!t->name) return -ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  *present = 0;
+  return 1;
+}
+
 int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e) {
+  return bt_pb_read(path, t, NULL, e);
+}
+
+int bt_pb_read(const char *path, bt_tensor *t, int *present, ecg_err *e) {
   memset(t, 0, sizeof *t);
   FILE *f = fopen(path, "rb");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
@@ -125,6 +201,11 @@ int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e) {
   }
   fclose(f);
   if (!buf) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory reading %s", path);
+  if (!rc && present) { /* an OptionalProto, when the caller accepts one */
+    *present = -1;
+    int r = bt_optionalpb_decode(buf, len, path, t, present, e);
+    if (r != 0) { free(buf); return r < 0 ? -r : ECG_OK; }
+  }
   if (!rc) rc = bt_tensorpb_decode(buf, len, path, t, e);
   free(buf);
   return rc;

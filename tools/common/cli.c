@@ -127,3 +127,45 @@ int cli_read_path(const char *path, unsigned char **buf, size_t *len, ecg_err *e
   if (err) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(err));
   return ECG_OK;
 }
+
+int cli_parse_shape(const char *arg, cli_shape *s, ecg_err *e) {
+  memset(s, 0, sizeof *s);
+  const char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg || !eq[1])
+    return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': expected NAME=D0xD1x... (e.g. input=1x3x224x224)", arg);
+  size_t nlen = (size_t)(eq - arg);
+  char *name = malloc(nlen + 1);
+  if (!name) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  memcpy(name, arg, nlen);
+  name[nlen] = 0;
+  s->name = name; /* owned by the caller for the program's life */
+  const char *p = eq + 1;
+  while (*p) {
+    if (s->rank == ECG_MAX_RANK)
+      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': more than %d dims", arg, ECG_MAX_RANK);
+    const char *q = p;
+    while (*q && *q != 'x' && *q != 'X' && *q != ',') q++;
+    size_t len = (size_t)(q - p);
+    if (len == 0 || len >= sizeof s->syms[0])
+      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': empty or too long dimension", arg);
+    char tok[32];
+    memcpy(tok, p, len);
+    tok[len] = 0;
+    char *end;
+    long long v = strtoll(tok, &end, 10);
+    if (*end == 0 && tok[0] != '-' && tok[0] != '+') {
+      if (v < 0 || v > (1LL << 40))
+        return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': dimension %s out of range", arg, tok);
+      s->dims[s->rank] = v;
+    } else if ((tok[0] >= 'A' && tok[0] <= 'Z') || (tok[0] >= 'a' && tok[0] <= 'z') || tok[0] == '_' || tok[0] == '?') {
+      s->dims[s->rank] = -1; /* keep dynamic, named tok */
+      memcpy(s->syms[s->rank], tok, len + 1);
+    } else {
+      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': bad dimension '%s'", arg, tok);
+    }
+    s->rank++;
+    p = *q ? q + 1 : q;
+    if (*q && !*p) return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': trailing separator", arg);
+  }
+  return ECG_OK;
+}

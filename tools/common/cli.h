@@ -71,4 +71,18 @@ int cli_read_all(FILE *f, unsigned char **buf, size_t *len);
  *  read error), ECG_ERR_INTERNAL (out of memory). */
 int cli_read_path(const char *path, unsigned char **buf, size_t *len, ecg_err *e);
 
+/** One --input-shape NAME=D0xD1x... binding (onnx2ecg, ecg-lower). dims[i] >= 0 fixes dim
+ *  i; dims[i] < 0 leaves it symbolic with symbol syms[i] (a name given on the command line,
+ *  e.g. "N"). */
+typedef struct cli_shape {
+  const char *name;                /**< graph input name (owned by the caller: malloc'd) */
+  int rank;                        /**< number of dims given */
+  int64_t dims[ECG_MAX_RANK];
+  char syms[ECG_MAX_RANK][32];     /**< symbol for dims[i] < 0 */
+} cli_shape;
+/** Parse an --input-shape argument "NAME=1x3x224x224" (a dim may be a symbol such as "N"
+ *  to keep it dynamic) into *s; s->name is a malloc'd copy the caller frees. Returns ECG_OK
+ *  or ECG_ERR_USAGE with a message (ECG_ERR_INTERNAL on out of memory). */
+int cli_parse_shape(const char *arg, cli_shape *s, ecg_err *e);
+
 #endif

@@ -10,7 +10,8 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: ecg-dump [--json|--dot|--summary] [-o FILE] [FILE.ecg|-]\n"
              "Print an ECG as JSON (default; for jq), as Graphviz DOT, or as a one-line summary.\n"
-             "  --json      JSON: graph, tensors (dtype, shape, const bytes), nodes (op, mapping type, I/O, attributes;\n"
+             "  --json      JSON: graph, tensors (dtype, shape: numbers, symbols or RDP expressions such as\n"
+             "              \"((H+1)/2)\" (/ floors), rdp: each dim's lattice value when onnx2ecg ran RDP, const bytes), nodes (op, mapping type, I/O, attributes;\n"
              "              a subgraph attribute as the same JSON, nested),\n"
              "              fusion blocks (members, seed, dominant, fused mapping type, I/O, layout, plan, schedule),\n"
              "              partition subgraphs (id, strategy, weight, members), EOP placements\n"
@@ -143,6 +144,17 @@ static void dump_json(FILE *f, const ecg_graph *g) {
     jstr(f, t->name);
     fprintf(f, ",\"dtype\":\"%s\",\"shape\":", ecg_dtype_name(t->dtype));
     jshape(f, t);
+    bool rdp = false; /* SOD² RDP's lattice value per dim, when onnx2ecg recorded one */
+    for (size_t d = 0; d < t->n_dims; d++) rdp |= t->dims[d]->value < 0 && t->dims[d]->kind != ECG__DIM_KIND__DIM_UNANALYSED;
+    if (rdp) {
+      static const char *const kinds[] = {"?", "symbol", "expr", "nac", "undef"};
+      fprintf(f, ",\"rdp\":[");
+      for (size_t d = 0; d < t->n_dims; d++) {
+        int k = t->dims[d]->kind;
+        fprintf(f, "%s\"%s\"", d ? "," : "", t->dims[d]->value >= 0 ? "constant" : k >= 0 && k <= 4 ? kinds[k] : "?");
+      }
+      fputc(']', f);
+    }
     fprintf(f, ",\"const\":%s,\"bytes\":%zu,\"ir_removable\":%s", t->is_const ? "true" : "false", t->data.len, t->ir_removable ? "true" : "false");
     if (t->layout && t->layout[0]) { fprintf(f, ",\"layout\":"); jstr(f, t->layout); }
     fputc('}', f);

@@ -266,7 +266,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
                           pass && op && (op->props & ECG_PROP_CONTROL)
                               ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
-                              : "fix dims with onnx2ecg --input-shape");
+                              : "fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)");
         if (!storage_ctype(t->dtype))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has dtype %s, which the lowering does not support",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_dtype_name(t->dtype));
@@ -277,7 +277,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
     if (!ecg_tensor_static(t))
-      return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with onnx2ecg --input-shape",
+      return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
     if (!storage_ctype(t->dtype))
       return ecg_errf(e, ECG_ERR_INPUT, "graph input/output '%s' has dtype %s, which the lowering does not support",
@@ -381,6 +381,12 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   if (rc != ECG_OK) {
     free(def); free(last); free(list); free(bufs); free(region_k);
     return rc;
+  }
+  /* every planner on the same buffers, for model.json (the optimum's search bounded: a
+   * heuristic at the lower bound is optimal at once; else 200000 search nodes) */
+  if (lw_plan_compare(bufs, nl + nr, 200000, &L->plan_cmp)) {
+    free(def); free(last); free(list); free(bufs); free(region_k);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   size_t total = lw_plan_place(bufs, nl + nr, L->plan);
   L->arena_lower_bound = lw_plan_lower_bound(bufs, nl + nr);
@@ -960,7 +966,11 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
     first = 0;
   }
-  sb_printf(&b, "], \"kernel_costs\": [");
+  const lw_plan_cmp *pc = &L->plan_cmp;
+  sb_printf(&b, "], \"memory_plans\": {\"buffers\": %d, \"lower_bound\": %zu, \"peak\": %zu, \"bestfit\": %zu, \"size\": %zu, "
+            "\"optimum\": %zu, \"optimum_exact\": %s}", pc->buffers, pc->lower_bound, pc->arena[LW_PLAN_PEAK],
+            pc->arena[LW_PLAN_BESTFIT], pc->arena[LW_PLAN_SIZE], pc->optimum, pc->optimum_exact ? "true" : "false");
+  sb_printf(&b, ", \"kernel_costs\": [");
   json_kernel_costs(&b, L);
   sb_printf(&b, "], \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);

@@ -89,6 +89,25 @@ size_t lw_plan_lower_bound(const lw_buf *b, int n);
  *  most budget search nodes; sets the offsets and *exact (1 when the search finished, so
  *  the result is optimal). Returns the arena size, (size_t)-1 on out of memory. */
 size_t lw_plan_optimum(lw_buf *b, int n, long budget, int *exact);
+/** Every planner on one set of buffers (SOD² §5.4.2's comparison): the arena of each
+ *  algorithm, the lower bound (bytes live at the peak position) and the optimum when the
+ *  branch and bound finishes within its budget (optimum_exact; else optimum is the best
+ *  arena found). Bytes. */
+typedef struct lw_plan_cmp {
+  int buffers;
+  size_t arena[3];       /**< indexed by lw_plan_algo */
+  size_t lower_bound;
+  size_t optimum;
+  int optimum_exact;
+} lw_plan_cmp;
+/** Most buffers lw_plan_compare searches for the optimum (each search node tries every
+ *  unplaced buffer: the cost grows with n^3 per node). */
+#define LW_PLAN_SEARCH_MAX 24
+/** Fill *c for b[0..n) (b is not changed: the planners run on a copy). The optimum: a
+ *  heuristic that reaches the lower bound is optimal; else, for n <= LW_PLAN_SEARCH_MAX,
+ *  branch and bound limited to budget nodes; else the best heuristic with optimum_exact 0.
+ *  Returns 0, -1 on out of memory. */
+int lw_plan_compare(const lw_buf *b, int n, long budget, lw_plan_cmp *c);
 /** "peak", "bestfit", "size". */
 const char *lw_plan_name(lw_plan_algo a);
 /** Parse such a name into *a; -1 when unknown. */
@@ -144,6 +163,7 @@ typedef struct ecg_lower {
   size_t *region_off;    /**< per kernel: where a control-flow kernel's subgraphs are planned (an
                               arena buffer of the plan, live at that kernel only; plan_memory) */
   size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
+  lw_plan_cmp plan_cmp;  /**< every planner on this graph's buffers (model.json memory_plans) */
   lw_plan_algo plan;     /**< how intermediates are placed (ecg-lower --memory-plan) */
   int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */

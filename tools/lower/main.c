@@ -52,6 +52,10 @@ static void usage(FILE *f) {
           "                     c+opencl (C, and each node an EOP placement gives the device a\n"
           "                     share of (ecg-partition --eop) split between the CPU and the\n"
           "                     OpenCL device, both parts running at once; LOWERED.md)\n"
+          "  --input-shape NAME=DIMS  bind the symbolic dims of graph input NAME (e.g.\n"
+          "                     x=1x3x640x480; repeatable; the same symbol in other inputs\n"
+          "                     takes the same size), then infer shapes and fold again: one\n"
+          "                     ECG made without onnx2ecg --input-shape, many static builds\n"
           "  -q, --quiet        errors only on stderr (no warnings)\n"
           "  --memory-plan A    how intermediates share the arena: peak (default; SOD² §5.4.2:\n"
           "                     the buffers live at the peak-memory position first, then outwards,\n"
@@ -253,7 +257,7 @@ static void name_user_dir(char *msg, size_t cap, const char *tmp, const char *ou
 }
 
 enum { OPT_OUTPUT = 1, OPT_PREFIX, OPT_ARCH, OPT_SPARSE, OPT_FORCE, OPT_VERBOSE, OPT_QUIET, OPT_REPORT, OPT_HELP, OPT_VERSION,
-       OPT_MEMPLAN, OPT_TARGET, OPT_SPARSE_TUNE, OPT_SPARSE_TILE, OPT_LAYOUT, OPT_LAYOUT_DB, OPT_LAYOUT_KEYS };
+       OPT_MEMPLAN, OPT_TARGET, OPT_SPARSE_TUNE, OPT_SPARSE_TILE, OPT_LAYOUT, OPT_LAYOUT_DB, OPT_LAYOUT_KEYS, OPT_INPUT_SHAPE };
 
 int main(int argc, char **argv) {
   static const cli_opt opts[] = {{"output", 'o', 1, OPT_OUTPUT}, {"prefix", 0, 1, OPT_PREFIX},
@@ -263,7 +267,10 @@ int main(int argc, char **argv) {
                                  {"memory-plan", 0, 1, OPT_MEMPLAN}, {"target", 0, 1, OPT_TARGET},
                                  {"sparse-tune", 0, 1, OPT_SPARSE_TUNE}, {"sparse-tile", 0, 1, OPT_SPARSE_TILE},
                                  {"layout", 0, 1, OPT_LAYOUT}, {"layout-db", 0, 1, OPT_LAYOUT_DB},
-                                 {"layout-keys", 0, 0, OPT_LAYOUT_KEYS}, {0, 0, 0, 0}};
+                                 {"layout-keys", 0, 0, OPT_LAYOUT_KEYS}, {"input-shape", 0, 1, OPT_INPUT_SHAPE},
+                                 {0, 0, 0, 0}};
+  cli_shape shapes[16];
+  int n_shapes = 0;
   ecg_lower_sparse_opts so = {0};
   const char *out = NULL, *in = "-", *prefix = "ecg_model", *arch = "native", *sparse = "fkw", *report = NULL, *val, *memplan = "peak";
   const char *backend = "c", *layout_db = NULL;
@@ -326,6 +333,14 @@ int main(int argc, char **argv) {
     case OPT_LAYOUT_KEYS: layout_keys = 1; break;
     case OPT_HELP: usage(stdout); return 0;
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
+    case OPT_INPUT_SHAPE:
+      if (n_shapes == 16) { fprintf(stderr, PROG ": at most 16 --input-shape\n"); return 2; }
+      if (cli_parse_shape(val, &shapes[n_shapes], &e) != ECG_OK) {
+        for (int i = 0; i < n_shapes; i++) free((void *)shapes[i].name);
+        return cli_fail(PROG, e.code, e.msg);
+      }
+      n_shapes++;
+      break;
     }
   }
   if (layout_keys) { /* the signatures to measure (scripts/layout_costs.sh); no lowering */
@@ -363,6 +378,12 @@ int main(int argc, char **argv) {
   /* the report file first: one that cannot be written leaves no output either */
   if (!rc && report && strcmp(report, "-")) rc = ecg_out_open(&ro, report, &e);
   if (!rc) rc = ecg_read_path(in, &g, &e);
+  /* --input-shape: bind symbolic dims of the stored graph, then infer and fold again (the
+   * shape subgraphs kept for the symbols become constants): one ECG, many static builds */
+  for (int i = 0; !rc && i < n_shapes; i++) rc = ecg_bind_input(g, shapes[i].name, shapes[i].rank, shapes[i].dims, &e);
+  if (!rc && n_shapes) rc = ecg_fold_static_ifs(g, NULL, NULL, &e);
+  if (!rc && n_shapes) rc = ecg_validate(g, &e);
+  for (int i = 0; i < n_shapes; i++) free((void *)shapes[i].name);
   if (!rc && !t.exists) rc = make_parents(dir, &e);
   if (!rc) {
     snprintf(tmp, sizeof tmp, "%s.ecg-lower-tmp%ld", dir, (long)getpid());

@@ -304,12 +304,18 @@ static int new_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
  *  (-1 for dynamic) and syms (dim_param, or NULL for "?").  what names the value.
  *  Errors (ECG_ERR_INPUT): not a tensor type (sequence, map, optional, sparse), rank
  *  above ECG_MAX_RANK.  A missing type gives dtype 0 and rank -1. */
-static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
-                      int64_t *dims, const char **syms, ecg_err *e) {
+static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
+                          int64_t *dims, const char **syms, bool *optional, ecg_err *e) {
   *dtype = ECG_UNDEFINED;
   *rank = -1;
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return ECG_OK;
+  /* optional(tensor): the element's type (the caller adds the presence flag) */
+  if (optional && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
+      tp->optional_type->elem_type && tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+    *optional = true;
+    tp = tp->optional_type->elem_type;
+  }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
     return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (sequence, map, optional and sparse values are not supported)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -331,6 +337,12 @@ static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dty
   return ECG_OK;
 }
 
+/** value_type_opt without optional types. */
+static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
+                      int64_t *dims, const char **syms, ecg_err *e) {
+  return value_type_opt(vi, what, dtype, rank, dims, syms, NULL, e);
+}
+
 /** Set tensor tid's dtype and shape from ValueInfo vi (unchanged when vi has no type). */
 static int seed_from_value_info(conv *c, int tid, const Onnx__ValueInfoProto *vi, const char *what,
                                 ecg_err *e) {
@@ -347,48 +359,6 @@ static int seed_from_value_info(conv *c, int tid, const Onnx__ValueInfoProto *vi
 
 /* ---------------------------------------------------------------- --input-shape */
 
-int onnx2ecg_parse_shape_arg(const char *arg, onnx2ecg_shape *s, ecg_err *e) {
-  memset(s, 0, sizeof *s);
-  const char *eq = strrchr(arg, '=');
-  if (!eq || eq == arg || !eq[1])
-    return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': expected NAME=D0xD1x... (e.g. input=1x3x224x224)", arg);
-  size_t nlen = (size_t)(eq - arg);
-  char *name = malloc(nlen + 1);
-  if (!name) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  memcpy(name, arg, nlen);
-  name[nlen] = 0;
-  s->name = name; /* owned by the caller for the program's life */
-  const char *p = eq + 1;
-  while (*p) {
-    if (s->rank == ECG_MAX_RANK)
-      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': more than %d dims", arg, ECG_MAX_RANK);
-    const char *q = p;
-    while (*q && *q != 'x' && *q != 'X' && *q != ',') q++;
-    size_t len = (size_t)(q - p);
-    if (len == 0 || len >= sizeof s->syms[0])
-      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': empty or too long dimension", arg);
-    char tok[32];
-    memcpy(tok, p, len);
-    tok[len] = 0;
-    char *end;
-    long long v = strtoll(tok, &end, 10);
-    if (*end == 0 && tok[0] != '-' && tok[0] != '+') {
-      if (v < 0 || v > (1LL << 40))
-        return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': dimension %s out of range", arg, tok);
-      s->dims[s->rank] = v;
-    } else if ((tok[0] >= 'A' && tok[0] <= 'Z') || (tok[0] >= 'a' && tok[0] <= 'z') || tok[0] == '_' || tok[0] == '?') {
-      s->dims[s->rank] = -1; /* keep dynamic, named tok */
-      memcpy(s->syms[s->rank], tok, len + 1);
-    } else {
-      return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': bad dimension '%s'", arg, tok);
-    }
-    s->rank++;
-    p = *q ? q + 1 : q;
-    if (*q && !*p) return ecg_errf(e, ECG_ERR_USAGE, "--input-shape '%s': trailing separator", arg);
-  }
-  return ECG_OK;
-}
-
 /** A dim_param bound to a number by --input-shape (the same symbol in another input gets
  *  the same value: ONNX dim_params with one name denote one size). */
 typedef struct binding { char sym[64]; int64_t value; } binding;
@@ -404,7 +374,7 @@ static int apply_input_shapes(conv *c, const onnx2ecg_opts *o, ecg_err *e) {
   bool *given = calloc(c->g->n_tensors + 1, 1);
   if (!given) { free(bind); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
   for (int k = 0; k < o->n_shapes && rc == ECG_OK; k++) {
-    const onnx2ecg_shape *s = &o->shapes[k];
+    const cli_shape *s = &o->shapes[k];
     int i = names_find(&c->nm, s->name), tid = -1;
     if (i >= 0 && (c->nm.flags[i] & F_INPUT)) tid = c->nm.tid[names_root(&c->nm, i)];
     if (tid < 0) {
@@ -789,10 +759,30 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     for (size_t j = 0; j < g->n_inputs; j++) dup |= g->inputs[j] == tid;
     if (dup) continue;
     snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
-    if ((rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
+    bool optional = false;
+    if (c->top) { /* an optional(tensor) input of the main graph: element + presence flag */
+      int dtype, rank;
+      int64_t dims[ECG_MAX_RANK];
+      const char *syms[ECG_MAX_RANK];
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, e)) != ECG_OK) goto out;
+      if (optional) {
+        ecg_tensor *t = g->tensors[tid];
+        t->dtype = dtype;
+        if (rank >= 0 && ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      }
+    }
+    if (!optional && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
     if (c->top && g->tensors[tid]->dtype == ECG_UNDEFINED)
       FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has no tensor element type", S(vi->name)));
     if ((rc = push_i32(&g->inputs, &g->n_inputs, tid, e)) != ECG_OK) goto out;
+    if (optional) {
+      char pn[1024];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, S(vi->name));
+      if (names_find(nm, pn) >= 0) FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s': the name '%s' of its presence flag is taken", S(vi->name), pn));
+      int pt = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL);
+      if (pt < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      if ((rc = push_i32(&g->inputs, &g->n_inputs, pt, e)) != ECG_OK) goto out;
+    }
   }
   if (c->top && (rc = apply_input_shapes(c, o, e)) != ECG_OK) goto out;
   for (size_t k = 0; k < gp->n_initializer; k++) {

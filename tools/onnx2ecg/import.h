@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "ecg.h"
+#include "cli.h"
 #include "onnx.pb-c.h"
 
 /** The smallest valid ai.onnx opset.  There is no model-wide ceiling: each node is
@@ -30,14 +31,8 @@
  *  domain's operators): the newest ai.onnx opset ONNX Runtime, the reference, runs. */
 #define ONNX2ECG_OPSET_NEWEST 23
 
-/** One --input-shape NAME=D0xD1x... binding.  dims[i] >= 0 fixes dim i; dims[i] < 0
- *  leaves it symbolic with symbol syms[i] (a name given on the command line, e.g. "N"). */
-typedef struct onnx2ecg_shape {
-  const char *name;                /**< graph input name (points into argv) */
-  int rank;                        /**< number of dims given */
-  int64_t dims[ECG_MAX_RANK];
-  char syms[ECG_MAX_RANK][32];     /**< symbol for dims[i] < 0 */
-} onnx2ecg_shape;
+/** One --input-shape binding (tools/common/cli.h). */
+typedef cli_shape onnx2ecg_shape;
 
 /** Import options. */
 typedef struct onnx2ecg_opts {
@@ -86,9 +81,6 @@ typedef void (*onnx2ecg_line_fn)(void *ctx, const char *line);
  *  'NAME' op OP-V (opset N; implemented versions of OP: 1,11,13)".  Returns the count. */
 int onnx2ecg_unsupported(const ecg_graph *g, onnx2ecg_line_fn fn, void *ctx);
 
-/** Parse an --input-shape argument "NAME=1x3x224x224" (a dim may be a symbol such as
- *  "N" to keep it dynamic) into *s.  The name points into arg.  Returns ECG_OK or
- *  ECG_ERR_USAGE with a message. */
-int onnx2ecg_parse_shape_arg(const char *arg, onnx2ecg_shape *s, ecg_err *e);
+
 
 #endif /* ONNX2ECG_IMPORT_H */

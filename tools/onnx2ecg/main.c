@@ -40,7 +40,8 @@ static void usage(FILE *f) {
           "  --report FILE             JSON report in the stages' envelope (- = stderr):\n"
           "                            stage, version, time_ms, before (the ONNX graph:\n"
           "                            nodes) and after (nodes, FLOPs, intermediate and peak\n"
-          "                            bytes), onnx2ecg {opset, nodes imported, folded, ...}\n"
+          "                            bytes), onnx2ecg {opset, nodes imported, folded, ...,\n"
+          "                            rdp: symbolic dims' counts}\n"
           "  --list-ops                print the supported operators with the ONNX schema\n"
           "                            versions implemented (\"Name 1,6,13,14\"; \"Name 1\n"
           "                            DOMAIN\" for another domain, counting its own\n"
@@ -154,7 +155,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       }
       return 0;
     case OPT_INPUT_SHAPE:
-      if (onnx2ecg_parse_shape_arg(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
+      if (cli_parse_shape(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
       n_shapes++;
       break;
     }
@@ -220,23 +221,26 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
 
   /* sequences with static lengths become tensor operators; fold / infer, validate */
   int folded = 0, n_seq = 0;
-  if (infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
+  int n_opt = 0;
+  if (infer) rc = ecg_resolve_optionals(g, &n_opt, &e);
+  if (rc == ECG_OK && verbose && n_opt) fprintf(stderr, PROG ": %d optional operators replaced by Identities\n", n_opt);
+  if (rc == ECG_OK && infer) rc = ecg_resolve_sequences(g, &n_seq, &e);
   if (rc == ECG_OK && verbose && n_seq) fprintf(stderr, PROG ": %d sequence operators replaced by tensor operators\n", n_seq);
   int n_if = 0;
   if (rc == ECG_OK && fold) {
     /* an If whose condition folds to a constant (e.g. a test on a static dim) is replaced by
      * its taken branch, then the graph is folded again, until no such If is left */
-    rc = ecg_fold_constants(g, &folded, &e);
-    for (int k = 1; rc == ECG_OK && k > 0;) {
-      int more = 0;
-      if ((rc = ecg_inline_constant_ifs(g, &k, &e)) == ECG_OK && k > 0) rc = ecg_fold_constants(g, &more, &e);
-      n_if += k;
-      folded += more;
-    }
+    rc = ecg_fold_static_ifs(g, &folded, &n_if, &e);
   } else if (rc == ECG_OK && infer) rc = ecg_infer_shapes(g, &e);
   if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
+  /* SOD² RDP: symbolic dims get their symbol, expression or nac (format/rdp.c) */
+  ecg_rdp_stats rdp = {0};
+  if (rc == ECG_OK && infer) rc = ecg_rdp_run(g, &rdp, &e);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
   if (verbose && n_if) fprintf(stderr, PROG ": %d If nodes with a constant condition replaced by their taken branch\n", n_if);
+  if (verbose && infer && rdp.symbols)
+    fprintf(stderr, PROG ": RDP: %d input symbols; tensors %d constant, %d symbolic, %d nac (%d undef), %d sweeps\n",
+            rdp.symbols, rdp.constant, rdp.symbolic, rdp.nac, rdp.undef, rdp.iterations);
   if (verbose && infer)
     fprintf(stderr, PROG ": %s: %d nodes folded, %zu nodes left, graph valid\n",
             fold ? "folded constants and inferred shapes" : "inferred shapes", folded, g->n_nodes);
@@ -267,9 +271,10 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
     fprintf(rf, ", \"onnx2ecg\": {\"model\": ");
     json_str(rf, model);
     fprintf(rf, ", \"opset\": %lld, \"nodes_imported\": %d, \"folded\": %d, \"constants\": %d, "
-                "\"identities_removed\": %d, \"initializers\": %d, \"tensors\": %zu, \"inputs\": %zu, \"outputs\": %zu}}\n",
+                "\"identities_removed\": %d, \"initializers\": %d, \"tensors\": %zu, \"inputs\": %zu, \"outputs\": %zu, "
+                "\"rdp\": {\"symbols\": %d, \"constant\": %d, \"symbolic\": %d, \"nac\": %d, \"undef\": %d, \"sweeps\": %d}}}\n",
             (long long)st.opset, st.nodes_imported, folded, st.constants, st.identities_removed, st.initializers, g->n_tensors,
-            g->n_inputs, g->n_outputs);
+            g->n_inputs, g->n_outputs, rdp.symbols, rdp.constant, rdp.symbolic, rdp.nac, rdp.undef, rdp.iterations);
     if (ro.f && ecg_out_commit(&ro, &e) != ECG_OK) { ecg_graph_free(g); return fail(e.code, e.msg); }
   }
   ecg_graph_free(g);

@@ -243,6 +243,8 @@ static int rewrite_main(int argc, char **argv, rw_rules *rules, sg_opts *so) {
   memset(runs, 0, sizeof runs);
   int skipped = 0;
   rc = run_passes(g, list, n_list, &o, timeout_s, print_after, runs, &skipped, &e);
+  /* the passes re-infer shapes (numbers only): RDP gives symbolic dims their expressions again */
+  if (rc == ECG_OK) rc = ecg_rdp_run(g, NULL, &e);
   if (rc == ECG_OK) rc = ecg_write_path(out, g, zstd ? 3 : 0, &e);
   if (rc != ECG_OK) { fprintf(stderr, "ecg-rewrite: %s\n", e.msg); ecg_graph_free(g); rw_rules_free(rules); return rc; }
   ecg_sizes after = ecg_measure(g, false);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Issue 9 (SOD², dynamic shapes), the parts without symbolic code generation: data sets at
+# several sizes (make_data.mjs --size) run against one compiled model (ecg-bench --data D1
+# --data D2 ...), a set of another shape refused naming the input and both shapes.
+# RDP itself: tests/unit/rdp_test.c and pipeline.bats; memory plans: memplan.bats.
+
+load helpers
+
+setup() {
+  require_tools
+  require_cmd jq node
+  T="$BATS_TEST_TMPDIR"
+  CLS="$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+}
+
+@test "make_data --size: one data set per size; ecg-bench --data D1 --data D2: one JSON line each, a set of another shape fails naming input and shapes" {
+  require_file "$CLS"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/seed7" --seed 7 --input-shape x=1x3x48x192
+  [ -f "$T/sets/test_data_set_0/input_0.pb" ] && [ -f "$T/sets/test_data_set_1/output_0.pb" ]
+  "$BIN/onnx2ecg" "$CLS" --input-shape x=1x3x48x192 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/low"
+  # two sets at the compiled size: both pass, one line each, exit 0
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_0" --data "$T/seed7" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | wc -l)" -eq 2 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [true, true]')" = true ]
+  [ "$(echo "$output" | jq -r -s '.[1].data')" = "$T/seed7" ]
+  # a set at another width: its line fails with the input and both shapes, the others still run
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_1" --data "$T/sets/test_data_set_0" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [false, true]')" = true ]
+  [[ "$stderr" == *"input 'x'"*"[1x3x48x320]"*"expects float32 [1x3x48x192]"* ]]
+  [[ "$(echo "$output" | jq -r -s '.[0].error')" == *"[1x3x48x320]"* ]]
+  # a wrong expected output is caught per set: the check can fail
+  cp -r "$T/seed7" "$T/bad"; cp "$T/sets/test_data_set_0/output_0.pb" "$T/bad/output_0.pb"
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_0" --data "$T/bad" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [ "$(echo "$output" | jq -s '[.[] | .pass] == [true, false]')" = true ]
+}
+
+@test "ecg-bench: --save and --profile take a single --data (usage error)" {
+  run --separate-stderr "$BIN/ecg-bench" "$T/x" --data a --data b --save s
+  [ "$status" -eq 2 ]; [[ "$stderr" == *"--save takes one --data"* ]]
+}
+
+@test "Optional: ONNX's optional node tests (an optional(tensor) input as element + flag) pass; an optional of a sequence is refused" {
+  local d t
+  for t in test_optional_get_element test_optional_has_element test_optional_has_element_empty; do
+    d="$NODE_DATA/$t"
+    require_file "$d/model.onnx"
+    "$BIN/onnx2ecg" "$d/model.onnx" -o "$T/$t.ecg"
+    # the optional input is two graph inputs, the operator an Identity of one of them
+    [ "$("$BIN/ecg-dump" "$T/$t.ecg" | jq -c '[.inputs, [.nodes[].op]]')" = '[["optional_input","optional_input:present"],["Identity"]]' ]
+    "$BIN/ecg-lower" -o "$T/$t" "$T/$t.ecg"
+    run --separate-stderr "$BIN/ecg-bench" "$T/$t" --data "$d/test_data_set_0" --runs 1 --warmup 0
+    [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+  done
+  # the flag is what the output reads: an empty optional gives false (the model of the full
+  # one, fed the empty set: element zeros, flag 0), and a present one expected false fails
+  run --separate-stderr "$BIN/ecg-bench" "$T/test_optional_has_element" --data "$NODE_DATA/test_optional_has_element_empty/test_data_set_0" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+  mkdir "$T/wrong"
+  cp "$NODE_DATA/test_optional_has_element/test_data_set_0/input_0.pb" "$T/wrong/"
+  cp "$NODE_DATA/test_optional_has_element_empty/test_data_set_0/output_0.pb" "$T/wrong/"
+  run --separate-stderr "$BIN/ecg-bench" "$T/test_optional_has_element" --data "$T/wrong" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]; [ "$(jq .pass <<<"$output")" = false ]
+  run --separate-stderr "$BIN/onnx2ecg" "$NODE_DATA/test_optional_get_element_sequence/model.onnx" -o "$T/never.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"'optional_input' is not a tensor"* ]]; [ ! -e "$T/never.ecg" ]
+}
+
+@test "ecg-lower --input-shape: one ECG kept symbolic, static builds at three sizes, each right against ONNX Runtime's data" {
+  require_file "$CLS"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320 --size x=2x3x48x256
+  "$BIN/onnx2ecg" "$CLS" | "$BIN/ecg-fuse" -o "$T/sym.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"node '"*"not static; fix dims with --input-shape"* ]]; [ ! -e "$T/never" ]
+  local k=0 s
+  for s in 1x3x48x192 1x3x48x320 2x3x48x256; do
+    "$BIN/ecg-lower" --input-shape "x=$s" -o "$T/l$k" "$T/sym.ecg"
+    [ "$(jq -c '.inputs[0].shape | map(tostring) | join("x")' "$T/l$k/model.json")" = "\"$s\"" ]
+    run --separate-stderr "$BIN/ecg-bench" "$T/l$k" --data "$T/sets/test_data_set_$k" --runs 1 --warmup 0
+    [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+    k=$((k + 1))
+  done
+  # bindings that do not fit the model: named errors, nothing written
+  run --separate-stderr "$BIN/ecg-lower" --input-shape x=1x4x48x192 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'x' dim 1 is 3, 4 given"* ]]
+  run --separate-stderr "$BIN/ecg-lower" --input-shape y=1x3x48x192 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"'y' is not a graph input (inputs: 'x')"* ]]
+  run --separate-stderr "$BIN/ecg-lower" --input-shape x=1x3x48 -o "$T/never" "$T/sym.ecg"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"rank 3 given"* ]]; [ ! -e "$T/never" ]
+}
