@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models memplan-study \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models memplan-study dynamic-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -258,6 +258,14 @@ check-rewrite-models: all
 # each strategy's estimate and the patterns' held-out MAPE (scripts/eop_eval.sh; minutes).
 eop-eval: all
 	sh scripts/eop_eval.sh build/eop-eval
+
+# Issue 9's dynamic-shape models (PP-OCRv4 det/rec, PP-OCR cls, silero VAD: the '#dyn' lines
+# of scripts/models.tsv) at every size listed, each converted once with its symbols and
+# bound per size by ecg-lower --input-shape, checked and timed against ONNX Runtime
+# (a few minutes; out/dynamic_models.jsonl).
+dynamic-models: all models
+	@mkdir -p out
+	sh scripts/dynamic_models.sh | tee out/dynamic_models.jsonl
 
 # SOD² RDP on every model of scripts/models.tsv converted without --input-shape: tensors
 # constant / symbolic / nac per model, every expression checked against static shape

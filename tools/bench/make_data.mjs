@@ -3,13 +3,17 @@
 // write them as ONNX backend test data (input_K.pb / output_K.pb TensorProtos).
 //
 //   node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
-//                      [--input-shape NAME=1x3x224x224 ...]
+//                      [--input-shape NAME=1x3x224x224 ...] [--input-value NAME=V ...]
 //   node make_data.mjs --model M.onnx --out DIR --size NAME=DIMS[,NAME=DIMS...] --size ...
 //
 // With --size (repeatable), one data set per --size at the sizes it names (over the
 // --input-shape bindings), written to DIR/test_data_set_K for the K-th --size (K from 0),
 // each from seed S: data sets of several sizes for one model (ecg-bench --data D1 --data
 // D2 ...; SOD²'s dynamic shapes).
+//
+// --input-value NAME=V (repeatable) fills every element of input NAME with the number V
+// (drawn values are still drawn, so the other inputs stay those of the seed): a value that
+// selects a branch, e.g. silero VAD's sample rate sr=16000.
 //
 // Inputs, in graph input order, drawn from one mulberry32 stream seeded with S
 // (default 0), the same generator as `ecg-bench --random S`:
@@ -31,7 +35,7 @@ import { createRequire } from 'node:module';
 import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, randomData, UsageError } from './common.mjs';
 
 const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
-       [--input-shape NAME=DIMS ...]
+       [--input-shape NAME=DIMS ...] [--input-value NAME=V ...]
        node make_data.mjs --model M.onnx --out DIR --size NAME=DIMS[,NAME=DIMS...] [--size ...]
        (one data set per --size, in DIR/test_data_set_K)
 `;
@@ -61,13 +65,19 @@ function writeAtomic(file, bytes) {
 }
 
 async function main(argv) {
-  const { opts, positional } = parseArgs(argv, { model: 'str', out: 'str', seed: 'int', 'input-shape': 'list', size: 'list', help: 'flag' });
+  const { opts, positional } = parseArgs(argv, { model: 'str', out: 'str', seed: 'int', 'input-shape': 'list', 'input-value': 'list', size: 'list', help: 'flag' });
   if (opts.help) { process.stdout.write(USAGE); return 0; }
   if (positional.length) throw new UsageError(`unexpected argument '${positional[0]}'`);
   if (!opts.model) throw new UsageError('--model is required');
   if (!opts.out) throw new UsageError('--out is required');
   const shapes = new Map();
   for (const s of opts['input-shape'] ?? []) { const [n, d] = splitAssign('--input-shape', s); shapes.set(n, parseDims(d)); }
+  const values = new Map();
+  for (const s of opts['input-value'] ?? []) {
+    const [n, v] = splitAssign('--input-value', s);
+    if (!/^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/.test(v)) throw new UsageError(`--input-value ${n}: '${v}' is not a number`);
+    values.set(n, v);
+  }
   // one binding per data set: --input-shape alone, or each --size over it
   const sets = (opts.size ?? [null]).map((spec) => {
     const m = new Map(shapes);
@@ -87,16 +97,18 @@ async function main(argv) {
   } catch (e) {
     throw new Error(`${opts.model}: cannot load model: ${e.message}`);
   }
+  for (const n of values.keys())
+    if (!session.inputNames.includes(n)) throw new Error(`--input-value ${n}: the model has no input '${n}' (inputs: ${session.inputNames.join(', ')})`);
   for (const m of sets)
     for (const n of m.keys())
       if (!session.inputNames.includes(n)) throw new Error(`--input-shape ${n}: the model has no input '${n}' (inputs: ${session.inputNames.join(', ')})`);
   for (let k = 0; k < sets.length; k++)
-    await makeSet(ort, session, TensorProto, sets[k], opts.seed ?? 0, opts.size ? path.join(opts.out, `test_data_set_${k}`) : opts.out, opts.model);
+    await makeSet(ort, session, TensorProto, sets[k], values, opts.seed ?? 0, opts.size ? path.join(opts.out, `test_data_set_${k}`) : opts.out, opts.model);
   return 0;
 }
 
 // One data set: inputs at the shapes of `shapes` from seed, ONNX Runtime's outputs, in outDir.
-async function makeSet(ort, session, TensorProto, shapes, seed, outDir, model) {
+async function makeSet(ort, session, TensorProto, shapes, values, seed, outDir, model) {
   const next = mulberry32(seed);
   const feeds = {};
   const files = [];
@@ -105,6 +117,10 @@ async function makeSet(ort, session, TensorProto, shapes, seed, outDir, model) {
     const dt = dtypeByOrt(meta.type);
     const dims = resolveShape(meta, shapes.get(meta.name));
     const data = randomData(dt, dims.reduce((p, d) => p * d, 1), meta.name, next);
+    if (values.has(meta.name)) {
+      const v = values.get(meta.name);
+      data.fill(data instanceof BigInt64Array || data instanceof BigUint64Array ? BigInt(Math.trunc(Number(v))) : Number(v));
+    }
     feeds[meta.name] = new ort.Tensor(meta.type, data, dims);
     files.push([`input_${k}.pb`, encodeTensor(TensorProto, meta.name, dt.code, dims, data)]);
   });

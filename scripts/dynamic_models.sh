@@ -1,0 +1,71 @@
+#!/bin/sh
+# Issue 9's dynamic-shape models (the '#dyn' lines of scripts/models.tsv) at every size they
+# list, checked against ONNX Runtime and timed side by side:
+#   sh scripts/dynamic_models.sh [NAME...]     (make dynamic-models)
+# Per model: onnx2ecg converts the model ONCE without --input-shape (symbols kept, SOD²'s
+# RDP), ecg-fuse fuses that symbolic ECG, and for each size `ecg-lower --input-shape`
+# binds the symbols into a static build ("build": "bound"). Where the symbolic conversion
+# is refused (silero VAD: an If whose branches give different ranks until the input length
+# is known), the model is converted per size with --input-shape instead ("build":
+# "converted per size", and the refusal is printed). There is no single dynamic build
+# yet: kernels take no run-time sizes (issue 9, item 2).
+# Each size gets one data set per value set (make_data.mjs --input-value, e.g. sr=16000 and
+# sr=8000: one build runs both branches of silero's run-time If), all run against that one
+# build by `ecg-bench --data D1 --data D2 --ort`. Prints one JSON line per data set (name,
+# size, values, build, pass, max_abs_err, median_ms, ort_median_ms, ratio).
+# Env: RUNS (default 5), ECG_OUT (default out; files in out/dynamic), DYN_SIZES=N (only the
+# first N sizes of each model: the test suite's short run). Exit 1 if any data set fails.
+set -u
+cd "$(dirname "$0")/.."
+runs=${RUNS:-5}
+out=${ECG_OUT:-out}/dynamic
+mkdir -p "$out"
+want=" $* "
+status=0
+tab=$(printf '\t')
+grep "^#dyn$tab" scripts/models.tsv > "$out/list" || { echo "dynamic_models.sh: no #dyn lines in scripts/models.tsv" >&2; exit 1; }
+while IFS="$tab" read -r _ name path sizes values; do
+  [ "$want" = "  " ] || case $want in *" $name "*) ;; *) continue ;; esac
+  [ -f "$path" ] || { echo "dynamic_models.sh: $path missing (run make models)" >&2; status=1; continue; }
+  build=bound
+  if ! bin/onnx2ecg "$path" -o "$out/$name.ecg" 2> "$out/$name.err" || ! bin/ecg-fuse < "$out/$name.ecg" > "$out/$name.f.ecg"; then
+    echo "dynamic_models.sh: $name: the symbolic conversion is refused, converting per size: $(cat "$out/$name.err")" >&2
+    build="converted per size"
+  fi
+  k=0
+  printf '%s\n' "$sizes" | tr ';' '\n' | head -n "${DYN_SIZES:-1000}" > "$out/$name.sizes"
+  while read -r size; do
+    k=$((k + 1))
+    dir=$out/$name.$k
+    args=""
+    for b in $(printf '%s' "$size" | tr ',' ' '); do args="$args --input-shape $b"; done
+    # shellcheck disable=SC2086
+    if [ "$build" = bound ]; then
+      bin/ecg-lower "$out/$name.f.ecg" $args -o "$dir" || { status=1; continue; }
+    else
+      { bin/onnx2ecg "$path" $args -o "$out/$name.$k.ecg" && bin/ecg-fuse < "$out/$name.$k.ecg" > "$out/$name.$k.f.ecg" &&
+        bin/ecg-lower "$out/$name.$k.f.ecg" -o "$dir"; } || { status=1; continue; }
+    fi
+    dargs=""
+    j=0
+    printf '%s\n' "$values" | tr ';' '\n' > "$out/$name.values"
+    while read -r v; do
+      j=$((j + 1))
+      vargs=""
+      [ "$v" = "-" ] || for b in $(printf '%s' "$v" | tr ',' ' '); do vargs="$vargs --input-value $b"; done
+      # shellcheck disable=SC2086
+      node tools/bench/make_data.mjs --model "$path" --out "$dir.data$j" $args $vargs --seed "$k" 2>/dev/null || { status=1; continue; }
+      dargs="$dargs --data $dir.data$j"
+    done < "$out/$name.values"
+    # shellcheck disable=SC2086
+    bin/ecg-bench "$dir" $dargs --ort --model "$path" --runs "$runs" --warmup 1 > "$out/$name.$k.jsonl" || status=1
+    j=0
+    while read -r line; do
+      j=$((j + 1))
+      v=$(sed -n "${j}p" "$out/$name.values")
+      printf '%s\n' "$line" | jq -c --arg n "$name" --arg s "$size" --arg v "$v" --arg b "$build" \
+        '{name: $n, size: $s, values: $v, build: $b, pass, max_abs_err, mismatches, median_ms, ort_median_ms, ratio}'
+    done < "$out/$name.$k.jsonl"
+  done < "$out/$name.sizes"
+done < "$out/list"
+exit $status
