@@ -461,6 +461,34 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
     if (e1 < 0.99 * g1) printf("  executed %.1f, %.1f (Winograd)", e1, e2);
     printf("\n");
   }
+  { /* fused activations: the expansion 1x1 conv of efficientnet_b0 (SiLU in the GEMM
+     * epilogue) and ecg_rt1_act_apply on a 96x56x56 tensor (ns per element) */
+    ecg_conv_params p = conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1);
+    p.act = (ecg_act){ECG_ACT_SILU, 0, 0, NULL, NULL};
+    const char *name = "effnet 1x1 16x112x112->96 silu";
+    if (!filter || strstr(name, filter)) {
+      double e1, e2, g1 = bench_conv(p, 1, &e1), g2 = bench_conv(p, 2, &e2);
+      printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", name, g1, g2);
+    }
+    for (int k = ECG_ACT_RELU; k <= ECG_ACT_SILU; k++) {
+      char an[48];
+      snprintf(an, sizeof an, "act_apply kind %d 96x56x56", k);
+      if (filter && !strstr(an, filter)) continue;
+      size_t n = (size_t)96 * 56 * 56;
+      float *v = rbuf(n);
+      ecg_act a = {(ecg_act_kind)k, -0.5f, 0.7f, NULL, NULL};
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        for (size_t i = 0; i < n; i++) v[i] = (float)(i % 2001) * 0.01f - 10.f;
+        double t1 = now();
+        ecg_rt1_act_apply(a, v, n);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.3f ns per element\n", an, best / n * 1e9);
+      free(v);
+    }
+  }
   if (filter && !strstr("gemm", filter)) return;
   double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);

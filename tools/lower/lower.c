@@ -15,6 +15,7 @@
 #include "ecg_arch.h"
 #include "lower_api.h"
 #include "emit/emit.h"
+#include "chain.h"
 
 enum { ALIGN = 64 };
 static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
@@ -201,6 +202,33 @@ int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st)
   return plain_view(L, t, st);
 }
 
+/* A LW_K_EPI kernel whose epilogue is one of the runtime's own activations applied in
+ * place to the dominant node's output (ecg_builtin_act_chain: Relu, Clip, LeakyRelu,
+ * Sigmoid, HardSwish, or SiLU as Sigmoid and Mul): writes the C expression of that
+ * ecg_act into buf and returns 1. The runtime applies it to the accumulators in
+ * registers before the store (ecg_gemm.c: the GEMM micro-kernel, the depthwise and direct
+ * conv kernels) instead of calling a generated epilogue on every stored segment. Only
+ * when the dominant writes into the block's output (alias_of) and the chain's
+ * intermediates live nowhere else; C target, no index maps. */
+static int builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, size_t sz) {
+  const ecg_graph *g = L->g;
+  if (L->target != LW_TARGET_C || L->hetero || L->sym || K->kind != LW_K_EPI || K->nm != K->nm_core) return 0;
+  const int *mem = K->members + K->epi_from;
+  int nm = K->nm_core - K->epi_from;
+  if (nm < 1) return 0;
+  int dy = g->nodes[K->dominant]->outputs[0], y = g->nodes[mem[nm - 1]]->outputs[0];
+  if (y < 0 || g->tensors[y]->dtype != ECG_FLOAT || L->t[y].where == LW_NONE || L->t[dy].alias_of != y) return 0;
+  for (int i = 0; i + 1 < nm; i++)
+    if (L->t[g->nodes[mem[i]]->outputs[0]].where != LW_NONE) return 0;
+  float a, b;
+  ecg_builtin_act k = ecg_builtin_act_chain(g, dy, mem, nm, &a, &b);
+  if (k == ECG_BACT_NONE) return 0;
+  char init[160];
+  lw_act_init((int)k, a, b, init, sizeof init);
+  snprintf(buf, sz, "((ecg_act)%s)", init);
+  return 1;
+}
+
 int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   lw_kernel *K = &L->k[p];
   const ecg_graph *g = L->g;
@@ -211,7 +239,19 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
-  char fname[64], act[160];
+  char fname[64], act[200];
+  if (builtin_epilogue(L, K, act, sizeof act)) {
+    L->epi_act = act;
+    L->epi_used = 0;
+    int rc = fn(L, n, e);
+    L->epi_act = NULL;
+    if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no activation: one more pass */
+      K->fallback = 1;
+      int y = n->outputs[0];
+      sb_printf(&L->code, "  ecg_rt1_act_apply(%s, %s, %lld);\n", act, lw_ptr(L, y), (long long)ecg_tensor_numel(g->tensors[y]));
+    }
+    return rc;
+  }
   snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
   ECG_TRY(lw_emit_epilogue(L, p, fname, e));
   if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
