@@ -489,6 +489,25 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       free(v);
     }
   }
+  { /* GlobalAveragePool of efficientnet_b0's squeeze-excite blocks */
+    int gs[][2] = {{32, 112 * 112}, {144, 56 * 56}, {672, 14 * 14}, {1152, 49}};
+    for (int q = 0; q < 4; q++) {
+      char gn[48];
+      snprintf(gn, sizeof gn, "global_avgpool %dx%d", gs[q][0], gs[q][1]);
+      if (filter && !strstr(gn, filter)) continue;
+      size_t n = (size_t)gs[q][0] * gs[q][1];
+      float *v = rbuf(n), *o = rbuf((size_t)gs[q][0]);
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        double t1 = now();
+        ecg_rt1_global_avgpool(gs[q][0], gs[q][1], v, o);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.1f GB/s (1 thread)\n", gn, n * 4.0 / best * 1e-9);
+      free(v); free(o);
+    }
+  }
   if (filter && !strstr("gemm", filter)) return;
   double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);

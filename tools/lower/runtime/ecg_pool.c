@@ -148,11 +148,28 @@ void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y) {
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (int i = 0; i < nc; i++) {
     const float *xp = x + (size_t)i * hw;
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int j = 0;
+    float t;
+#if defined(__AVX2__)
+    /* four independent 8-lane sums (32 floats a step): the adds' latency, not one chain */
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (; j + 32 <= hw; j += 32) {
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(xp + j));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(xp + j + 8));
+      a2 = _mm256_add_ps(a2, _mm256_loadu_ps(xp + j + 16));
+      a3 = _mm256_add_ps(a3, _mm256_loadu_ps(xp + j + 24));
+    }
+    for (; j + 8 <= hw; j += 8) a0 = _mm256_add_ps(a0, _mm256_loadu_ps(xp + j));
+    a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    t = _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+#else
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (; j + 8 <= hw; j += 8)
       for (int l = 0; l < 8; l++) s[l] += xp[j + l];
-    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+#endif
     for (; j < hw; j++) t += xp[j];
     y[i] = hw > 0 ? t / (float)hw : 0.f;
   }
