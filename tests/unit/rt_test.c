@@ -434,6 +434,11 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 dw3x3 960x7x7 s1", conv_p(1, 960, 7, 7, 960, 3, 3, 1, 1, 1, 960)},
       {"effnet dw5x5 144x56x56 s2", conv_p(1, 144, 56, 56, 144, 5, 5, 2, 1, 2, 144)},
       {"effnet dw5x5 672x14x14 s1", conv_p(1, 672, 14, 14, 672, 5, 5, 1, 1, 2, 672)},
+      {"mbv2 dw3x3 576x14x14 s1", conv_p(1, 576, 14, 14, 576, 3, 3, 1, 1, 1, 576)},
+      {"mbv2 dw3x3 192x28x28 s2", conv_p(1, 192, 28, 28, 192, 3, 3, 2, 1, 1, 192)},
+      {"mbv2 dw3x3 32x112x112 s1", conv_p(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32)},
+      {"effnet dw5x5 1152x7x7 s1", conv_p(1, 1152, 7, 7, 1152, 5, 5, 1, 1, 2, 1152)},
+      {"effnet dw5x5 240x28x28 s2", conv_p(1, 240, 28, 28, 240, 5, 5, 2, 1, 2, 240)},
       {"mbv2 1x1 16x112x112->96", conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1)},
       {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
@@ -601,6 +606,25 @@ int main(int argc, char **argv) {
       dws[i].act = rand_act();
       test_conv(dws[i], threads);
     }
+  }
+  /* depthwise by blocks of 16 channels (AVX-512 dw_cb: 5x5 kernels, or rows of <= 8
+   * columns): channel counts not a multiple of 16, several bands of rows (a plane of
+   * more than 16384 / 16 positions), strides 1 and 2 (also unequal), dilation, pads that
+   * crop, 7x7 planes, the generated epilogue once per element */
+  {
+    ecg_conv_params cbs[] = {conv_p(1, 20, 70, 130, 20, 5, 5, 2, 1, 2, 20), conv_p(2, 37, 14, 14, 37, 5, 5, 1, 1, 2, 37),
+                             conv_p(1, 48, 7, 7, 48, 3, 3, 1, 1, 1, 48),     conv_p(1, 17, 23, 19, 17, 5, 5, 1, 2, 3, 17),
+                             conv_p(1, 33, 40, 41, 33, 5, 5, 2, 1, 1, 33),   conv_p(1, 16, 9, 6, 16, 5, 5, 1, 1, 0, 16),
+                             conv_p(1, 5, 31, 5, 5, 3, 3, 2, 1, 1, 5)};
+    cbs[4].sh = 1; cbs[4].pb = 0; cbs[4].pr = 3;
+    for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
+      cbs[i].act = rand_act();
+      test_conv(cbs[i], threads);
+    }
+    cbs[0].act.kind = ECG_ACT_SILU;
+    test_conv(cbs[0], threads);
+    test_conv_fn(conv_p(1, 40, 14, 14, 40, 5, 5, 1, 1, 2, 40), threads);
+    test_conv_fn(conv_p(1, 24, 30, 150, 24, 5, 5, 2, 1, 2, 24), threads);
   }
   /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
    * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */

@@ -973,6 +973,10 @@ static int dw_row_len(const ecg_conv_params *p) {
 }
 
 static int conv_direct(const ecg_conv_params *p);
+static int dw_cb(const ecg_conv_params *p);
+#ifdef ECG_AVX512
+static size_t cb_per_thread(const ecg_conv_params *p);
+#endif
 static int conv_wg(const ecg_conv_params *p);
 static size_t wg_packed_floats(const ecg_conv_params *p);
 static void wg_pack(const ecg_conv_params *p, const float *w, float *packed);
@@ -1054,6 +1058,7 @@ static int dw_direct(const ecg_conv_params *p) { return (p->sw == 1 || p->sw == 
 #endif
 static size_t conv_per_thread(const ecg_conv_params *p) {
 #ifdef ECG_AVX512
+  if (dw_cb(p)) return cb_per_thread(p);
   if (conv_is_dw(p) && dw_direct(p)) return (size_t)p->w + 64 + 32; /* one zero row */
 #endif
   if (conv_is_dw(p)) return (size_t)dw_plane_rows(p) * p->sw * dw_row_len(p) + 32;
@@ -1451,6 +1456,203 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
    * vectorise, instead of a call per row segment of 16..64 floats */
   if (p->act.kind == ECG_ACT_FN) p->act.fn(yc, (size_t)oh * ow, p->act.arg);
 }
+
+/* Depthwise convolution by blocks of 16 channels (AVX-512; one filter per channel, m == c,
+ * horizontal stride 1 or 2): for image img, channels c0 .. c0+15 and a band of output rows,
+ * the band's input rows are transposed (16x16 register transposes) into a zero-padded
+ * channel-interleaved tile Xp [row][col][16 channels], each output position is then one
+ * vector of 16 channels, acc = bias + sum over taps of w[tap] (16 channels: the block's
+ * [16][kh*kw] weights transposed to [kh*kw][16] per task) * Xp[...] (R positions of a row at a time, the input read as
+ * the FMAs' memory operands), the activation applied to the tile Yt [position][16], and Yt
+ * transposed back into the 16 NCHW planes (runs of 16 consecutive positions, masked
+ * stores). NCHW planes of 7x7 .. 28x28, stride 2 and 5x5 kernels leave most lanes of a
+ * row-vectorised kernel empty or spend them on even/odd permutes; here every lane is a
+ * channel. Measured on Zen 4 (rt_test --bench dw): see dw_cb. */
+#define CB_YT 16384 /* floats of the output tile Yt of a band (64 KiB) */
+typedef struct {
+  int nb;      /* output rows per band */
+  int wp, hb;  /* Xp: columns (padded) and rows of a band */
+} cb_geom;
+static cb_geom cb_shape(const ecg_conv_params *p) {
+  cb_geom g;
+  g.nb = imax(1, imin(p->oh, CB_YT / (16 * p->ow)));
+  g.wp = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
+  g.hb = (g.nb - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+  return g;
+}
+/* Floats of one thread's scratch: Xp, Yt (16 positions of slack: the last transpose
+ * reads a whole 16-position chunk), the block's weights [kh*kw][16] and alignment. */
+static size_t cb_per_thread(const ecg_conv_params *p) {
+  const cb_geom g = cb_shape(p);
+  return (size_t)g.hb * g.wp * 16 + ((size_t)g.nb * p->ow + 16) * 16 + (size_t)cdiv(p->kh * p->kw, 16) * 256 + 96;
+}
+
+/* Depthwise convs computed by channel blocks: one filter per channel (m == c), horizontal
+ * stride 1 or 2, and kernels of 16 taps or more (5x5: the even/odd permutes and tap loads
+ * of dw512_plane cost more than the transposes) or output rows of at most 8 columns
+ * (7x7 planes: dw512_plane leaves 9 of 16 lanes empty). Measured on Zen 4, 1 thread,
+ * GFLOP/s dw512_plane -> channel blocks (rt_test --bench dw): 5x5 672x14x14 s1 33.8 ->
+ * 58.7, 240x28x28 s1 42.9 -> 61.6, 144x56x56 s2 22.1 -> 46.2, 1152x7x7 s1 15.6 -> 50.1;
+ * 3x3 960x7x7 s1 17.5 -> 28.5; but 3x3 576x14x14 s1 43.6 -> 37.3, 144x56x56 s1 54.5 ->
+ * 41.7, 192x28x28 s2 25.7 -> 23.4 (kept on dw512_plane: 9 taps do not pay for the
+ * transposes). */
+static int dw_cb(const ecg_conv_params *p) {
+  if (!conv_is_dw(p) || p->m != p->c || (p->sw != 1 && p->sw != 2)) return 0;
+#ifdef ECG_DWCB_OVERRIDE /* measuring and testing both kernels: ECG_DWCB=0|1 */
+  if (getenv("ECG_DWCB")) return atoi(getenv("ECG_DWCB"));
+#endif
+  return p->kh * p->kw >= 16 || p->ow <= 8;
+}
+
+/* r[0..16) = the 16x16 transpose of r[0..16) (row i, lane j -> row j, lane i). */
+ECG_AI void tr16(__m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; g++) {
+    u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; j++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x44), v1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xEE);
+    __m512 w0 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x44), w1 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xEE);
+    r[j] = _mm512_shuffle_f32x4(v0, w0, 0x88);
+    r[4 + j] = _mm512_shuffle_f32x4(v0, w0, 0xDD);
+    r[8 + j] = _mm512_shuffle_f32x4(v1, w1, 0x88);
+    r[12 + j] = _mm512_shuffle_f32x4(v1, w1, 0xDD);
+  }
+}
+
+/* R consecutive output positions of one row: yt[r*16 ..] = bias + sum_taps wt[tap] *
+ * xr[(ki*dh)*rs + (kj*dw)*16 + r*S*16] (xr: Xp at the row's first tap row and the first
+ * position's column). */
+ECG_AI void cb_pos(const int R, const int S, const float *xr, ptrdiff_t rs, const float *wt, int kh, int kw, int dh,
+                   int dw, __m512 bias, float *yt) {
+  __m512 acc[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) acc[r] = bias;
+  for (int ki = 0; ki < kh; ki++) {
+    const float *xk = xr + (ptrdiff_t)ki * dh * rs;
+    for (int kj = 0; kj < kw; kj++, wt += 16) {
+      const __m512 w = _mm512_loadu_ps(wt);
+      const float *xq = xk + (ptrdiff_t)kj * dw * 16;
+#pragma GCC unroll 8
+      for (int r = 0; r < R; r++) acc[r] = _mm512_fmadd_ps(w, _mm512_loadu_ps(xq + r * S * 16), acc[r]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) _mm512_storeu_ps(yt + r * 16, acc[r]);
+}
+#define ECG_CBP(R, S)                                                                                     \
+  static void cb_pos_##R##_##S(const float *xr, ptrdiff_t rs, const float *wt, int kh, int kw, int dh, int dw, \
+                               __m512 bias, float *yt) {                                                 \
+    cb_pos(R, S, xr, rs, wt, kh, kw, dh, dw, bias, yt);                                                  \
+  }
+ECG_CBP(1, 1) ECG_CBP(2, 1) ECG_CBP(3, 1) ECG_CBP(4, 1) ECG_CBP(5, 1) ECG_CBP(6, 1) ECG_CBP(7, 1) ECG_CBP(8, 1)
+ECG_CBP(1, 2) ECG_CBP(2, 2) ECG_CBP(3, 2) ECG_CBP(4, 2) ECG_CBP(5, 2) ECG_CBP(6, 2) ECG_CBP(7, 2) ECG_CBP(8, 2)
+#undef ECG_CBP
+typedef void (*cb_pos_fn)(const float *, ptrdiff_t, const float *, int, int, int, int, __m512, float *);
+
+/* Task t = (img * nblk + blk) * nband + band of dw_cb_run. */
+static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, const float *bias, float *y,
+                    float *buf, long t) {
+  static const cb_pos_fn tab[2][8] = {
+      {cb_pos_1_1, cb_pos_2_1, cb_pos_3_1, cb_pos_4_1, cb_pos_5_1, cb_pos_6_1, cb_pos_7_1, cb_pos_8_1},
+      {cb_pos_1_2, cb_pos_2_2, cb_pos_3_2, cb_pos_4_2, cb_pos_5_2, cb_pos_6_2, cb_pos_7_2, cb_pos_8_2}};
+  const cb_geom g = cb_shape(p);
+  const int nblk = cdiv(p->m, 16), nband = cdiv(p->oh, g.nb);
+  const int band = (int)(t % nband), blk = (int)(t / nband % nblk), img = (int)(t / nband / nblk);
+  const int c0 = 16 * blk, nc = imin(16, p->m - c0), oy0 = band * g.nb, nb = imin(g.nb, p->oh - oy0);
+  const int h = p->h, w = p->w, ow = p->ow, khw = p->kh * p->kw, wp = g.wp;
+  const int hb = (nb - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+  float *xp = align64(buf), *yt = align64(xp + (size_t)g.hb * wp * 16);
+  float *wt = align64(yt + ((size_t)g.nb * ow + 16) * 16);
+  for (int t0 = 0; t0 < khw; t0 += 16) { /* weights [16 channels][khw] -> wt [khw][16] */
+    const __mmask16 m = tail_mask(khw - t0);
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, wd + (size_t)(c0 + c) * khw + t0) : _mm512_setzero_ps();
+    tr16(r);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) _mm512_storeu_ps(wt + (size_t)(t0 + j) * 16, r[j]);
+  }
+  const float *xc = x + ((size_t)img * p->c + c0) * h * w;
+  const int wv = imax(0, imin(w, wp - p->pl)); /* input columns the band reads */
+  /* Xp rows u = padded rows oy0*sh + u: image row oy0*sh - pt + u */
+  for (int u = 0; u < hb; u++) {
+    float *d = xp + (size_t)u * wp * 16;
+    const int iy = oy0 * p->sh - p->pt + u;
+    if (iy < 0 || iy >= h || wv == 0) {
+      memset(d, 0, (size_t)wp * 16 * sizeof(float));
+      continue;
+    }
+    if (p->pl > 0) memset(d, 0, (size_t)imin(p->pl, wp) * 16 * sizeof(float));
+    if (p->pl + wv < wp) memset(d + (size_t)(p->pl + wv) * 16, 0, (size_t)(wp - p->pl - wv) * 16 * sizeof(float));
+    const float *src = xc + (size_t)iy * w;
+    for (int x0 = 0; x0 < wv; x0 += 16) {
+      const __mmask16 m = tail_mask(wv - x0);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; c++) r[c] = c < nc ? _mm512_maskz_loadu_ps(m, src + (size_t)c * h * w + x0) : _mm512_setzero_ps();
+      tr16(r);
+      float *dc = d + (size_t)(p->pl + x0) * 16;
+      const int nx = imin(16, wv - x0);
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; j++)
+        if (j < nx) _mm512_storeu_ps(dc + j * 16, r[j]);
+    }
+  }
+  /* compute Yt [nb*ow][16] */
+  const __mmask16 cm = tail_mask(nc);
+  const __m512 bv = bias ? _mm512_maskz_loadu_ps(cm, bias + c0) : _mm512_setzero_ps();
+  const int S = p->sw;
+  const ptrdiff_t rs = (ptrdiff_t)wp * 16;
+  for (int r = 0; r < nb; r++) {
+    const float *xr = xp + (ptrdiff_t)r * p->sh * rs;
+    float *yr = yt + (size_t)r * ow * 16;
+    for (int ox = 0; ox < ow;) {
+      const int R = imin(8, ow - ox);
+      tab[S - 1][R - 1](xr + (ptrdiff_t)ox * S * 16, rs, wt, p->kh, p->kw, p->dh, p->dw, bv, yr + (size_t)ox * 16);
+      ox += R;
+    }
+  }
+  const int P = nb * ow;
+  if (p->act.kind != ECG_ACT_NONE && p->act.kind != ECG_ACT_FN) act512_apply(p->act, yt, (size_t)P * 16);
+  /* Yt -> the nc planes, runs of 16 positions */
+  float *yc = y + ((size_t)img * p->m + c0) * p->oh * ow + (size_t)oy0 * ow;
+  const size_t plane = (size_t)p->oh * ow;
+  for (int q0 = 0; q0 < P; q0 += 16) {
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) r[j] = _mm512_loadu_ps(yt + (size_t)(q0 + j) * 16);
+    tr16(r);
+    const __mmask16 m = tail_mask(P - q0);
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; c++)
+      if (c < nc) _mm512_mask_storeu_ps(yc + c * plane + q0, m, r[c]);
+  }
+  if (p->act.kind == ECG_ACT_FN)
+    for (int c = 0; c < nc; c++) p->act.fn(yc + c * plane, (size_t)P, p->act.arg);
+}
+
+static void dw_cb_run(const ecg_conv_params *p, const float *x, const float *wd, const float *bias, float *y,
+                      float *scratch) {
+  const cb_geom g = cb_shape(p);
+  const long tasks = (long)p->n * cdiv(p->m, 16) * cdiv(p->oh, g.nb);
+  const size_t per = cb_per_thread(p);
+  int T = ecg_threads();
+  if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  for (long t = 0; t < tasks; t++) cb_task(p, x, wd, bias, y, scratch + (size_t)ecg_tid() * per, t);
+}
 #endif
 
 /* Depthwise (channel multiplier mult = m/c): per input channel, build a zero-padded plane
@@ -1459,6 +1661,10 @@ static void dw512_plane(const ecg_conv_params *p, const float *x, const float *w
 static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, const float *bias,
                     float *y, float *scratch) {
 #ifdef ECG_AVX512
+  if (dw_cb(p)) {
+    dw_cb_run(p, x, w, bias, y, scratch);
+    return;
+  }
   if (dw_direct(p)) {
     float *zrow = align64(scratch);
     memset(zrow, 0, ((size_t)p->w + 64) * sizeof(float));
@@ -1572,6 +1778,7 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 }
 #else
 static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
+static int dw_cb(const ecg_conv_params *p) { (void)p; return 0; }
 #endif
 
 /* ------------------------------------------------------------------ Winograd F(4x4, 3x3) */
