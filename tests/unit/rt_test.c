@@ -494,6 +494,16 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       free(v);
     }
   }
+  { /* squeeze-excite 1x1 convs on a 1x1 plane (conv_gemv) */
+    ecg_conv_params se[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1)};
+    for (int q = 0; q < 2; q++) {
+      char sn[48];
+      snprintf(sn, sizeof sn, "se 1x1 %d->%d on 1x1", se[q].c, se[q].m);
+      if (filter && !strstr(sn, filter)) continue;
+      double e1, g1 = bench_conv(se[q], 1, &e1);
+      printf("%-32s %7.1f GFLOP/s (1 thread)\n", sn, g1);
+    }
+  }
   { /* GlobalAveragePool of efficientnet_b0's squeeze-excite blocks */
     int gs[][2] = {{32, 112 * 112}, {144, 56 * 56}, {672, 14 * 14}, {1152, 49}};
     for (int q = 0; q < 4; q++) {
@@ -625,6 +635,17 @@ int main(int argc, char **argv) {
     test_conv(cbs[0], threads);
     test_conv_fn(conv_p(1, 40, 14, 14, 40, 5, 5, 1, 1, 2, 40), threads);
     test_conv_fn(conv_p(1, 24, 30, 150, 24, 5, 5, 2, 1, 2, 24), threads);
+  }
+  /* 1x1 convs on a 1x1 plane (conv_gemv: squeeze-excite), row counts not a multiple of
+   * the panel, K not a multiple of 4, batches, the generated epilogue once per element */
+  {
+    ecg_conv_params gv[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1),
+                            conv_p(3, 37, 1, 1, 13, 1, 1, 1, 1, 0, 1), conv_p(1, 2, 1, 1, 5, 1, 1, 1, 1, 0, 1)};
+    for (size_t i = 0; i < sizeof gv / sizeof gv[0]; i++) {
+      gv[i].act = rand_act();
+      test_conv(gv[i], threads);
+    }
+    test_conv_fn(conv_p(2, 30, 1, 1, 21, 1, 1, 1, 1, 0, 1), threads);
   }
   /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
    * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */

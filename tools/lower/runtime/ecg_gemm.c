@@ -1295,7 +1295,8 @@ ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m5
                         int ox0) {
   const int ow = p->ow;
   const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP ||
+                    act.kind == ECG_ACT_SILU;
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
     float *yr = yc + (size_t)(oy + r) * ow;
@@ -1304,6 +1305,7 @@ ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m5
       const int ox = ox0 + 16 * cc;
       __m512 x = acc[r][cc];
       if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
+      else if (act.kind == ECG_ACT_SILU) x = _mm512_mul_ps(x, sigmoid512(x)); /* inline: efficientnet's every conv */
       else if (!cheap) x = act512_call(act, x);
       else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
       if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
@@ -1717,7 +1719,8 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
   const size_t plane = (size_t)oh * ow;
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP;
+  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP ||
+                    act.kind == ECG_ACT_SILU;
   for (int ox0 = 0; ox0 < ow; ox0 += 16) {
     __mmask16 m0[ECG_DW_KWMAX], m1[ECG_DW_KWMAX];
     ptrdiff_t off[ECG_DW_KWMAX];
@@ -1750,6 +1753,7 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
       /* bias after the sum, as the GEMM epilogue adds it: the same roundings as im2col */
       __m512 v = bias ? _mm512_add_ps(acc[j], _mm512_set1_ps(bias[co0 + j])) : acc[j];
       if (act.kind == ECG_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
+      else if (act.kind == ECG_ACT_SILU) v = _mm512_mul_ps(v, sigmoid512(v));
       else if (!cheap) v = act512_call(act, v);
       else if (act.kind == ECG_ACT_CLIP) v = act512(act, v);
       _mm512_mask_storeu_ps(yr + j * plane + ox0, ms, v);
@@ -2128,6 +2132,58 @@ void ecg_rt1_sgemm_packed_a(int M, int N, int K, const float *packed_a, const fl
 
 size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads) { return (size_t)(threads < 1 ? 1 : threads) * ECG_CONV_BUF_FLOATS; }
 
+/* A 1x1 conv on a 1x1 plane (a matrix-vector product: efficientnet's squeeze-excite
+ * convs, 1152 -> 48 -> 1152 channels) from the A panels that ecg_rt1_conv2d_pack made
+ * (MR rows, [K][MR] each): y[img][i] = act(bias[i] + sum_k w[i][k] x[img][k]), four
+ * partial sums per row (independent FMA chains over k), one pass over the weights. The
+ * GEMM path would spend a micro-kernel column panel of NR on one column. Threads over
+ * (image, panel); act (or the generated epilogue) on each panel's run of channels. */
+static int conv_gemv(const ecg_conv_params *p) {
+  return conv_is_1x1(p) && p->oh == 1 && p->ow == 1 && p->group == 1;
+}
+static void conv_gemv_run(const ecg_conv_params *p, const float *x, const float *A, const float *bias, float *y) {
+  const int M = p->m, K = p->c, np = cdiv(M, MR);
+  const long tasks = (long)p->n * np;
+  int T = ecg_threads();
+  if ((double)p->n * M * K < 1e5) T = 1;
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
+  for (long t = 0; t < tasks; t++) {
+    const int img = (int)(t / np), q = (int)(t % np), mr = imin(MR, M - q * MR);
+    const float *a = A + (size_t)q * K * MR, *xi = x + (size_t)img * K;
+    float s0[MR], s1[MR], s2[MR], s3[MR];
+    for (int i = 0; i < MR; i++) s0[i] = s1[i] = s2[i] = s3[i] = 0.f;
+    int k = 0;
+#ifdef ECG_AVX512 /* MR = 8: one ymm per k */
+    __m256 v0 = _mm256_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
+    for (; k + 4 <= K; k += 4, a += 4 * MR) {
+      v0 = _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_set1_ps(xi[k]), v0);
+      v1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + MR), _mm256_set1_ps(xi[k + 1]), v1);
+      v2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 2 * MR), _mm256_set1_ps(xi[k + 2]), v2);
+      v3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + 3 * MR), _mm256_set1_ps(xi[k + 3]), v3);
+    }
+    _mm256_storeu_ps(s0, v0);
+    _mm256_storeu_ps(s1, v1);
+    _mm256_storeu_ps(s2, v2);
+    _mm256_storeu_ps(s3, v3);
+#endif
+    for (; k + 4 <= K; k += 4, a += 4 * MR) {
+      const float x0 = xi[k], x1 = xi[k + 1], x2 = xi[k + 2], x3 = xi[k + 3];
+      for (int i = 0; i < MR; i++) {
+        s0[i] += a[i] * x0;
+        s1[i] += a[MR + i] * x1;
+        s2[i] += a[2 * MR + i] * x2;
+        s3[i] += a[3 * MR + i] * x3;
+      }
+    }
+    for (; k < K; k++, a += MR)
+      for (int i = 0; i < MR; i++) s0[i] += a[i] * xi[k];
+    float *yq = y + (size_t)img * M + (size_t)q * MR;
+    for (int i = 0; i < mr; i++) yq[i] = ((s0[i] + s1[i]) + (s2[i] + s3[i])) + (bias ? bias[q * MR + i] : 0.f);
+    ecg_rt1_act_apply(p->act, yq, (size_t)mr);
+  }
+}
+
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch) {
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
@@ -2143,6 +2199,10 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
 #endif
   if (conv_wg(p)) {
     conv_wg_run(p, x, packed_w, bias, y, scratch);
+    return;
+  }
+  if (conv_gemv(p)) {
+    conv_gemv_run(p, x, packed_w, bias, y);
     return;
   }
   const int G = p->group, mg = p->m / G, cg = p->c / G, ohw = p->oh * p->ow;
