@@ -343,6 +343,38 @@ static void find_aliases(ecg_lower *L, const int *order) {
     if (in < 0 || out < 0 || L->t[out].where != LW_ARENA || L->t[in].bytes != L->t[out].bytes) continue;
     L->t[out].alias_of = in;
   }
+  /* Concat along an axis with only unit dims before it (the channels of an NCHW batch of
+   * one: squeezenet's fire modules, DenseNet-like blocks): each input is one contiguous
+   * slab of the output, so an input that is an ordinary intermediate (arena, not aliased,
+   * not given twice) is placed in its slab (alias_off): its producer writes the result in
+   * place and the Concat moves nothing (emit_concat skips a piece already in its slab).
+   * The plan then keeps the whole output live from the first producer on. C target only. */
+  if (L->target != LW_TARGET_C || L->hetero) return;
+  for (size_t p = 0; p < g->n_nodes; p++) {
+    const ecg_node *n = g->nodes[order[p]];
+    if (lw_op(n) != ECG_OP_Concat || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    int out = n->outputs[0];
+    const lw_tensor *to = &L->t[out];
+    if (to->where != LW_ARENA || to->alias_of >= 0 || to->fixed || to->pinned) continue;
+    int64_t od[ECG_MAX_RANK];
+    int r = lw_dims(L, out, od), axis = lw_axis(ecg_attr_i(n, "axis", 1), r);
+    int64_t outer = 1;
+    for (int d = 0; d < axis; d++) outer *= od[d];
+    if (axis < 0 || outer != 1) continue;
+    size_t off = 0;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      int in = n->inputs[k], dup = 0;
+      if (in < 0) continue;
+      for (size_t j = 0; j < n->n_inputs; j++) dup |= j != k && n->inputs[j] == in;
+      lw_tensor *ti = &L->t[in];
+      if (!dup && ti->where == LW_ARENA && ti->alias_of < 0 && !ti->fixed && !ti->pinned && in != out &&
+          g->tensors[in]->dtype == g->tensors[out]->dtype) {
+        ti->alias_of = out;
+        ti->alias_off = off;
+      }
+      off += ti->bytes;
+    }
+  }
 }
 
 static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e);
@@ -424,9 +456,11 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   L->arena_bytes = L->arena_base + total;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].alias_of >= 0) {
+      size_t off = 0; /* the alias_off of every link up to the root */
+      for (int u = (int)t; L->t[u].alias_of >= 0; u = L->t[u].alias_of) off += L->t[u].alias_off;
       const lw_tensor *r = &L->t[root_of(L, (int)t)];
       L->t[t].where = r->where;
-      L->t[t].offset = r->offset;
+      L->t[t].offset = r->offset + off;
       L->t[t].io_index = r->io_index;
     }
   free(def); free(last); free(list);
