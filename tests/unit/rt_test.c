@@ -183,6 +183,14 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
   return p;
 }
 
+/* test_conv on each of ps[0..n) with a random activation. */
+static void test_convs_act(ecg_conv_params *ps, size_t n, int threads) {
+  for (size_t i = 0; i < n; i++) {
+    ps[i].act = rand_act();
+    test_conv(ps[i], threads);
+  }
+}
+
 /* A generated epilogue (ECG_ACT_FN) that must see every output element exactly once:
  * x -> 2x + 1 (twice would give 4x + 3, never would leave x). */
 static void fn_2x1(float *x, size_t n, const void *arg) {
@@ -612,10 +620,7 @@ int main(int argc, char **argv) {
     ecg_conv_params dws[] = {conv_p(1, 4, 21, 70, 4, 3, 3, 1, 1, 1, 4), conv_p(2, 3, 29, 141, 3, 3, 3, 2, 1, 1, 3),
                              conv_p(1, 5, 17, 50, 10, 3, 3, 1, 1, 0, 5), conv_p(1, 3, 30, 37, 3, 3, 3, 2, 1, 0, 3),
                              conv_p(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 6)};
-    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
-      dws[i].act = rand_act();
-      test_conv(dws[i], threads);
-    }
+    test_convs_act(dws, sizeof dws / sizeof dws[0], threads);
   }
   /* depthwise by blocks of 16 channels (AVX-512 dw_cb: 5x5 kernels, or rows of <= 8
    * columns): channel counts not a multiple of 16, several bands of rows (a plane of
@@ -627,10 +632,7 @@ int main(int argc, char **argv) {
                              conv_p(1, 33, 40, 41, 33, 5, 5, 2, 1, 1, 33),   conv_p(1, 16, 9, 6, 16, 5, 5, 1, 1, 0, 16),
                              conv_p(1, 5, 31, 5, 5, 3, 3, 2, 1, 1, 5)};
     cbs[4].sh = 1; cbs[4].pb = 0; cbs[4].pr = 3;
-    for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
-      cbs[i].act = rand_act();
-      test_conv(cbs[i], threads);
-    }
+    test_convs_act(cbs, sizeof cbs / sizeof cbs[0], threads);
     cbs[0].act.kind = ECG_ACT_SILU;
     test_conv(cbs[0], threads);
     test_conv_fn(conv_p(1, 40, 14, 14, 40, 5, 5, 1, 1, 2, 40), threads);
@@ -641,10 +643,7 @@ int main(int argc, char **argv) {
   {
     ecg_conv_params gv[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1),
                             conv_p(3, 37, 1, 1, 13, 1, 1, 1, 1, 0, 1), conv_p(1, 2, 1, 1, 5, 1, 1, 1, 1, 0, 1)};
-    for (size_t i = 0; i < sizeof gv / sizeof gv[0]; i++) {
-      gv[i].act = rand_act();
-      test_conv(gv[i], threads);
-    }
+    test_convs_act(gv, sizeof gv / sizeof gv[0], threads);
     test_conv_fn(conv_p(2, 30, 1, 1, 21, 1, 1, 1, 1, 0, 1), threads);
   }
   /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
@@ -652,10 +651,7 @@ int main(int argc, char **argv) {
   {
     ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
                              conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1), conv_p(1, 4, 9, 16, 24, 2, 3, 1, 1, 0, 1)};
-    for (size_t i = 0; i < sizeof dir / sizeof dir[0]; i++) {
-      dir[i].act = rand_act();
-      test_conv(dir[i], threads);
-    }
+    test_convs_act(dir, sizeof dir / sizeof dir[0], threads);
   }
   /* 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (conv_wg in ecg_gemm.c): planes not a
    * multiple of 4, unpadded and asymmetric pads, channel counts past a GEMM block (72 > 64)
@@ -670,10 +666,7 @@ int main(int argc, char **argv) {
                             conv_p(2, 20, 39, 56, 9, 3, 3, 1, 3, 1, 1)};
     wg[8].pb = 2; wg[8].pr = 4; wg[8].dw = 2;
     wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
-    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
-      wg[i].act = rand_act();
-      test_conv(wg[i], threads);
-    }
+    test_convs_act(wg, sizeof wg / sizeof wg[0], threads);
     test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);

@@ -239,31 +239,22 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
-  char fname[64], act[200];
-  if (builtin_epilogue(L, K, act, sizeof act)) {
-    L->epi_act = act;
-    L->epi_used = 0;
-    int rc = fn(L, n, e);
-    L->epi_act = NULL;
-    if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no activation: one more pass */
-      K->fallback = 1;
-      int y = n->outputs[0];
-      sb_printf(&L->code, "  ecg_rt1_act_apply(%s, %s, %lld);\n", act, lw_ptr(L, y), (long long)ecg_tensor_numel(g->tensors[y]));
+  char fname[64] = "", act[200];
+  int builtin = builtin_epilogue(L, K, act, sizeof act);
+  if (!builtin) {
+    snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
+    ECG_TRY(lw_emit_epilogue(L, p, fname, e));
+    if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
+      L->epi_act = fname;
+      L->epi_used = 0;
+      int rc = lw_cl_emitter(fn)(L, n, e);
+      L->epi_act = NULL;
+      if (rc == ECG_OK && !L->epi_used)
+        rc = lw_node_err(L, n, e, "the OpenCL printer cannot fuse this operator's epilogue (lower without ecg-fuse, or --target c)");
+      return rc;
     }
-    return rc;
+    snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
   }
-  snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
-  ECG_TRY(lw_emit_epilogue(L, p, fname, e));
-  if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
-    L->epi_act = fname;
-    L->epi_used = 0;
-    int rc = lw_cl_emitter(fn)(L, n, e);
-    L->epi_act = NULL;
-    if (rc == ECG_OK && !L->epi_used)
-      rc = lw_node_err(L, n, e, "the OpenCL printer cannot fuse this operator's epilogue (lower without ecg-fuse, or --target c)");
-    return rc;
-  }
-  snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
   L->epi_act = act;
   L->epi_used = 0;
   int rc = fn(L, n, e);
@@ -271,7 +262,9 @@ int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no epilogue: one more pass */
     K->fallback = 1;
     int y = n->outputs[0];
-    sb_printf(&L->code, "  %s(%s, %lld, ctx);\n", fname, lw_ptr(L, y), (long long)ecg_tensor_numel(g->tensors[y]));
+    long long cnt = (long long)ecg_tensor_numel(g->tensors[y]);
+    if (builtin) sb_printf(&L->code, "  ecg_rt1_act_apply(%s, %s, %lld);\n", act, lw_ptr(L, y), cnt);
+    else sb_printf(&L->code, "  %s(%s, %lld, ctx);\n", fname, lw_ptr(L, y), cnt);
   }
   return rc;
 }
