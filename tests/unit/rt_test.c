@@ -502,6 +502,30 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       free(v);
     }
   }
+  { /* squeezenet's MaxPools (3x3, stride 2, ceil mode) */
+    int mp[][2] = {{64, 111}, {128, 55}, {256, 27}};
+    for (int q = 0; q < 3; q++) {
+      char mn[48];
+      snprintf(mn, sizeof mn, "maxpool 3x3s2 %dx%dx%d", mp[q][0], mp[q][1], mp[q][1]);
+      if (filter && !strstr(mn, filter)) continue;
+      ecg_pool_params pp;
+      memset(&pp, 0, sizeof pp);
+      pp.n = 1; pp.c = mp[q][0]; pp.h = pp.w = mp[q][1]; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.dh = pp.dw = 1;
+      pp.oh = pp.ow = (mp[q][1] - 3 + 1) / 2 + 1; /* ceil((h - 3) / 2) + 1 */
+      size_t n = (size_t)pp.c * pp.h * pp.w;
+      float *v = rbuf(n), *o = rbuf((size_t)pp.c * pp.oh * pp.ow);
+      set_threads(1);
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        double t1 = now();
+        ecg_rt1_maxpool2d(&pp, v, o);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.1f us (1 thread)\n", mn, best * 1e6);
+      free(v); free(o);
+    }
+  }
   { /* squeeze-excite 1x1 convs on a 1x1 plane (conv_gemv) */
     ecg_conv_params se[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1)};
     for (int q = 0; q < 2; q++) {
