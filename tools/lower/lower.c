@@ -932,7 +932,8 @@ static void arch_makefile(sbuf *b, const char *arch) {
 }
 
 /* Passes over memory (a kernel function, plus one for an epilogue its runtime call could
- * not take; a Reorganize node sharing its input's storage moves no byte): model.json's
+ * not take; a Reorganize node sharing its input's storage, or a Concat whose inputs were all
+ * placed in its output, moves no byte): model.json's
  * "kernels"; the fusion rate of a plan is nodes / kernels. */
 static int count_passes(const ecg_lower *L) {
   int passes = 0;
@@ -942,7 +943,10 @@ static int count_passes(const ecg_lower *L) {
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     int zero_copy = K->kind == LW_K_SINGLE && op && op->mapping == ECG_MAP_REORGANIZE && n->n_inputs >= 1 &&
                     n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
-    passes += !zero_copy + K->fallback;
+    /* a Concat whose every input the plan placed in its slab of the output (find_aliases) */
+    int placed = K->kind == LW_K_SINGLE && n->n_outputs == 1 && n->outputs[0] >= 0 && n->n_inputs >= 1;
+    for (size_t i = 0; placed && i < n->n_inputs; i++) placed = n->inputs[i] < 0 || L->t[n->inputs[i]].alias_of == n->outputs[0];
+    passes += !(zero_copy || placed) + K->fallback;
   }
   return passes;
 }
