@@ -556,7 +556,9 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
     }
   }
   if (filter && !strstr("gemm", filter)) return;
-  double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
+  double g1 = bench_gemm(1, 1000, 1280, 1, 1), g2 = bench_gemm(1, 1000, 1280, 1, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 1x1000x1280 (fc)", g1, g2);
+  g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);
   g1 = bench_gemm(128, 128, 512, 1, 1), g2 = bench_gemm(128, 128, 512, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x128x512", g1, g2);

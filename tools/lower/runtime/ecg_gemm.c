@@ -244,6 +244,10 @@ ECG_AI __m512 act512(ecg_act act, __m512 v) {
   return v;
 }
 
+/* act512 out of line: for kernels that apply an activation rarely enough (once per stored
+ * vector of a row) that inlining every kind into them is not worth the code. */
+static __attribute__((noinline)) __m512 act512_call(ecg_act act, __m512 v) { return act512(act, v); }
+
 /* x[0..n) = act(x), 16 lanes at a time, the tail masked; kind is a constant at each call
  * site so act512 is specialised. */
 ECG_AI void act512_loop(const ecg_act_kind kind, ecg_act act, float *x, size_t n) {
@@ -942,8 +946,71 @@ void ecg_rt1_sgemm_pack_b(int transB, int K, int N, const float *B, int ldb, flo
   if (K > 0 && N > 0) pack_b(transB, B, ldb, 0, K, 0, N, packed);
 }
 
+#ifdef ECG_AVX512
+/* One row (M = 1: a classifier's Gemm, 1280 x 1000 weights) against the prepacked B:
+ * C[0, N) = act(a * B + bias_n + beta * C), each 48-column panel read once as one stream
+ * ([K][48] contiguous, prefetched 16 rows ahead), two sets of three accumulators (even and
+ * odd k) so the FMA latency does not bound it: the weights' streaming bandwidth does. The
+ * tile driver would walk the panels in 256-row blocks, four panels at a time, with one
+ * accumulator chain per vector. Threads over panels. */
+static void gemv_packed_b(int transA, int N, int K, const float *A, int lda, const float *packed, const float *bias_n,
+                          ecg_act act, float beta, float *C) {
+  const int np = cdiv(N, NR);
+  const ptrdiff_t as = transA ? lda : 1; /* a[k] = A[k * as] */
+  int T = ecg_threads();
+  if (2.0 * N * K < 2e5) T = 1;
+  if (T > np) T = np;
+  (void)T;
+  ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
+  for (int q = 0; q < np; q++) {
+    const float *b = packed + (size_t)q * K * NR;
+    __m512 e0 = _mm512_setzero_ps(), e1 = e0, e2 = e0, o0 = e0, o1 = e0, o2 = e0;
+    int k = 0;
+    for (; k + 2 <= K; k += 2, b += 2 * NR) {
+      _mm_prefetch((const char *)(b + 16 * NR), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + 16 * NR + 16), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + 16 * NR + 32), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + 17 * NR), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + 17 * NR + 16), _MM_HINT_T0);
+      _mm_prefetch((const char *)(b + 17 * NR + 32), _MM_HINT_T0);
+      const __m512 x0 = _mm512_set1_ps(A[k * as]), x1 = _mm512_set1_ps(A[(k + 1) * as]);
+      e0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b), e0);
+      e1 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b + 16), e1);
+      e2 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b + 32), e2);
+      o0 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(b + NR), o0);
+      o1 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(b + NR + 16), o1);
+      o2 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(b + NR + 32), o2);
+    }
+    if (k < K) {
+      const __m512 x0 = _mm512_set1_ps(A[k * as]);
+      e0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b), e0);
+      e1 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b + 16), e1);
+      e2 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(b + 32), e2);
+    }
+    __m512 v[3] = {_mm512_add_ps(e0, o0), _mm512_add_ps(e1, o1), _mm512_add_ps(e2, o2)};
+    const int j0 = q * NR, nr = imin(NR, N - j0);
+    for (int t = 0; t < 3 && 16 * t < nr; t++) {
+      const __mmask16 m = tail_mask(nr - 16 * t);
+      float *c = C + j0 + 16 * t;
+      __m512 x = v[t];
+      if (beta != 0.f) x = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m, c), x);
+      if (bias_n) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, bias_n + j0 + 16 * t));
+      if (act.kind != ECG_ACT_NONE && act.kind != ECG_ACT_FN) x = act512_call(act, x);
+      _mm512_mask_storeu_ps(c, m, x);
+    }
+    if (act.kind == ECG_ACT_FN) act.fn(C + j0, (size_t)nr, act.arg);
+  }
+}
+#endif
+
 void ecg_rt1_sgemm_packed(int transA, int M, int N, int K, const float *A, int lda, const float *packed,
                       const float *bias_n, ecg_act act, float beta, float *C, int ldc) {
+#ifdef ECG_AVX512
+  if (M == 1 && N > 0 && K > 0) {
+    gemv_packed_b(transA, N, K, A, lda, packed, bias_n, act, beta, C);
+    return;
+  }
+#endif
   batch_t bt;
   memset(&bt, 0, sizeof bt);
   bt.G = 1;
@@ -1286,7 +1353,6 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
 }
 
 #ifdef ECG_AVX512
-static __attribute__((noinline)) __m512 act512_call(ecg_act act, __m512 v) { return act512(act, v); }
 
 #define ECG_DW_KWMAX 8
 /* acc[r][cc] (after the activation) -> output row oy + r, columns ox0 + 16*cc .. (clipped
