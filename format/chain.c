@@ -87,3 +87,22 @@ ecg_builtin_act ecg_builtin_act_of(const ecg_graph *g, const ecg_node *n, float 
   default: return ECG_BACT_NONE;
   }
 }
+
+ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, int n, float *a, float *b) {
+  *a = *b = 0;
+  if (n < 1 || n > 2 || x < 0) return ECG_BACT_NONE;
+  const ecg_node *f = g->nodes[ns[0]];
+  if (f->n_inputs < 1 || f->inputs[0] != x) return ECG_BACT_NONE;
+  ecg_builtin_act k = ecg_builtin_act_of(g, f, a, b);
+  if (n == 1) return k;
+  /* SiLU: Sigmoid(x) then Mul of x and it, every operand of x's shape */
+  const ecg_node *m = g->nodes[ns[1]];
+  const ecg_op_info *op = ecg_op_lookup(m->op_type, m->domain);
+  const ecg_tensor *tx = g->tensors[x], *ty = ecg_node_output(g, m, 0);
+  if (k != ECG_BACT_SIGMOID || !op || op->id != ECG_OP_Mul || m->n_inputs != 2 || m->n_outputs != 1 || !ty ||
+      ty->dtype != ECG_FLOAT || ecg_tensor_numel(ty) != ecg_tensor_numel(tx))
+    return ECG_BACT_NONE;
+  int s = f->outputs[0];
+  if (!((m->inputs[0] == x && m->inputs[1] == s) || (m->inputs[0] == s && m->inputs[1] == x))) return ECG_BACT_NONE;
+  return ECG_BACT_SILU;
+}

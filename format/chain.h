@@ -18,12 +18,21 @@ ecg_conv_role ecg_conv_role_of(const ecg_graph *g, const ecg_node *n);
 
 /** Activations a runtime kernel applies itself; the numbering is ecg_rt.h's ecg_act_kind. */
 typedef enum {
-  ECG_BACT_NONE = 0, ECG_BACT_RELU, ECG_BACT_CLIP, ECG_BACT_LEAKY, ECG_BACT_SIGMOID, ECG_BACT_HARDSWISH
+  ECG_BACT_NONE = 0, ECG_BACT_RELU, ECG_BACT_CLIP, ECG_BACT_LEAKY, ECG_BACT_SIGMOID, ECG_BACT_HARDSWISH,
+  ECG_BACT_SILU /**< x * sigmoid(x): two nodes, ecg_builtin_act_chain only */
 } ecg_builtin_act;
 
 /** The builtin activation node n computes, with its parameters (Clip: bounds; LeakyRelu:
  *  alpha in *a), or ECG_BACT_NONE when n is not one (Clip bounds must be constants). */
 ecg_builtin_act ecg_builtin_act_of(const ecg_graph *g, const ecg_node *n, float *a, float *b);
+
+/** The builtin activation that the chain ns[0..n) (topological order, float32) computes
+ *  from tensor x alone, with its parameters: one node of ecg_builtin_act_of whose only
+ *  non-constant input is x, or SiLU (the exporters' form of PyTorch's nn.SiLU, e.g.
+ *  efficientnet_b0): s = Sigmoid(x), then Mul(x, s) or Mul(s, x), no broadcasting.
+ *  ECG_BACT_NONE for anything else. The caller checks that no node outside the chain
+ *  reads its intermediate results (the Sigmoid's output). */
+ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, int n, float *a, float *b);
 
 /** Geometry of depthwise node n: kernel, strides, pads top/left (bottom/right follow from
  *  the output shape). 0, or -1 when n is not depthwise. */

@@ -183,6 +183,14 @@ static ecg_conv_params conv_p(int n, int c, int h, int w, int m, int kh, int kw,
   return p;
 }
 
+/* test_conv on each of ps[0..n) with a random activation. */
+static void test_convs_act(ecg_conv_params *ps, size_t n, int threads) {
+  for (size_t i = 0; i < n; i++) {
+    ps[i].act = rand_act();
+    test_conv(ps[i], threads);
+  }
+}
+
 /* A generated epilogue (ECG_ACT_FN) that must see every output element exactly once:
  * x -> 2x + 1 (twice would give 4x + 3, never would leave x). */
 static void fn_2x1(float *x, size_t n, const void *arg) {
@@ -434,6 +442,11 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mbv2 dw3x3 960x7x7 s1", conv_p(1, 960, 7, 7, 960, 3, 3, 1, 1, 1, 960)},
       {"effnet dw5x5 144x56x56 s2", conv_p(1, 144, 56, 56, 144, 5, 5, 2, 1, 2, 144)},
       {"effnet dw5x5 672x14x14 s1", conv_p(1, 672, 14, 14, 672, 5, 5, 1, 1, 2, 672)},
+      {"mbv2 dw3x3 576x14x14 s1", conv_p(1, 576, 14, 14, 576, 3, 3, 1, 1, 1, 576)},
+      {"mbv2 dw3x3 192x28x28 s2", conv_p(1, 192, 28, 28, 192, 3, 3, 2, 1, 1, 192)},
+      {"mbv2 dw3x3 32x112x112 s1", conv_p(1, 32, 112, 112, 32, 3, 3, 1, 1, 1, 32)},
+      {"effnet dw5x5 1152x7x7 s1", conv_p(1, 1152, 7, 7, 1152, 5, 5, 1, 1, 2, 1152)},
+      {"effnet dw5x5 240x28x28 s2", conv_p(1, 240, 28, 28, 240, 5, 5, 2, 1, 2, 240)},
       {"mbv2 1x1 16x112x112->96", conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1)},
       {"mbv2 1x1 32x112x112->16", conv_p(1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 1)},
       {"squeezenet 1x1 128x55x55->16", conv_p(1, 128, 55, 55, 16, 1, 1, 1, 1, 0, 1)},
@@ -461,8 +474,91 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
     if (e1 < 0.99 * g1) printf("  executed %.1f, %.1f (Winograd)", e1, e2);
     printf("\n");
   }
+  { /* fused activations: the expansion 1x1 conv of efficientnet_b0 (SiLU in the GEMM
+     * epilogue) and ecg_rt1_act_apply on a 96x56x56 tensor (ns per element) */
+    ecg_conv_params p = conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1);
+    p.act = (ecg_act){ECG_ACT_SILU, 0, 0, NULL, NULL};
+    const char *name = "effnet 1x1 16x112x112->96 silu";
+    if (!filter || strstr(name, filter)) {
+      double e1, e2, g1 = bench_conv(p, 1, &e1), g2 = bench_conv(p, 2, &e2);
+      printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", name, g1, g2);
+    }
+    for (int k = ECG_ACT_RELU; k <= ECG_ACT_SILU; k++) {
+      char an[48];
+      snprintf(an, sizeof an, "act_apply kind %d 96x56x56", k);
+      if (filter && !strstr(an, filter)) continue;
+      size_t n = (size_t)96 * 56 * 56;
+      float *v = rbuf(n);
+      ecg_act a = {(ecg_act_kind)k, -0.5f, 0.7f, NULL, NULL};
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        for (size_t i = 0; i < n; i++) v[i] = (float)(i % 2001) * 0.01f - 10.f;
+        double t1 = now();
+        ecg_rt1_act_apply(a, v, n);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.3f ns per element\n", an, best / n * 1e9);
+      free(v);
+    }
+  }
+  { /* squeezenet's MaxPools (3x3, stride 2, ceil mode) */
+    int mp[][2] = {{64, 111}, {128, 55}, {256, 27}};
+    for (int q = 0; q < 3; q++) {
+      char mn[48];
+      snprintf(mn, sizeof mn, "maxpool 3x3s2 %dx%dx%d", mp[q][0], mp[q][1], mp[q][1]);
+      if (filter && !strstr(mn, filter)) continue;
+      ecg_pool_params pp;
+      memset(&pp, 0, sizeof pp);
+      pp.n = 1; pp.c = mp[q][0]; pp.h = pp.w = mp[q][1]; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.dh = pp.dw = 1;
+      pp.oh = pp.ow = (mp[q][1] - 3 + 1) / 2 + 1; /* ceil((h - 3) / 2) + 1 */
+      size_t n = (size_t)pp.c * pp.h * pp.w;
+      float *v = rbuf(n), *o = rbuf((size_t)pp.c * pp.oh * pp.ow);
+      set_threads(1);
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        double t1 = now();
+        ecg_rt1_maxpool2d(&pp, v, o);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.1f us (1 thread)\n", mn, best * 1e6);
+      free(v); free(o);
+    }
+  }
+  { /* squeeze-excite 1x1 convs on a 1x1 plane (conv_gemv) */
+    ecg_conv_params se[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1)};
+    for (int q = 0; q < 2; q++) {
+      char sn[48];
+      snprintf(sn, sizeof sn, "se 1x1 %d->%d on 1x1", se[q].c, se[q].m);
+      if (filter && !strstr(sn, filter)) continue;
+      double e1, g1 = bench_conv(se[q], 1, &e1);
+      printf("%-32s %7.1f GFLOP/s (1 thread)\n", sn, g1);
+    }
+  }
+  { /* GlobalAveragePool of efficientnet_b0's squeeze-excite blocks */
+    int gs[][2] = {{32, 112 * 112}, {144, 56 * 56}, {672, 14 * 14}, {1152, 49}};
+    for (int q = 0; q < 4; q++) {
+      char gn[48];
+      snprintf(gn, sizeof gn, "global_avgpool %dx%d", gs[q][0], gs[q][1]);
+      if (filter && !strstr(gn, filter)) continue;
+      size_t n = (size_t)gs[q][0] * gs[q][1];
+      float *v = rbuf(n), *o = rbuf((size_t)gs[q][0]);
+      double best = 1e9, t0 = now();
+      while (now() - t0 < 0.2) {
+        double t1 = now();
+        ecg_rt1_global_avgpool(gs[q][0], gs[q][1], v, o);
+        double d = now() - t1;
+        if (d < best) best = d;
+      }
+      printf("%-32s %7.1f GB/s (1 thread)\n", gn, n * 4.0 / best * 1e-9);
+      free(v); free(o);
+    }
+  }
   if (filter && !strstr("gemm", filter)) return;
-  double g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
+  double g1 = bench_gemm(1, 1000, 1280, 1, 1), g2 = bench_gemm(1, 1000, 1280, 1, 2);
+  printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 1x1000x1280 (fc)", g1, g2);
+  g1 = bench_gemm(128, 512, 128, 1, 1), g2 = bench_gemm(128, 512, 128, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x512x128", g1, g2);
   g1 = bench_gemm(128, 128, 512, 1, 1), g2 = bench_gemm(128, 128, 512, 1, 2);
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "gemm packed 128x128x512", g1, g2);
@@ -550,20 +646,38 @@ int main(int argc, char **argv) {
     ecg_conv_params dws[] = {conv_p(1, 4, 21, 70, 4, 3, 3, 1, 1, 1, 4), conv_p(2, 3, 29, 141, 3, 3, 3, 2, 1, 1, 3),
                              conv_p(1, 5, 17, 50, 10, 3, 3, 1, 1, 0, 5), conv_p(1, 3, 30, 37, 3, 3, 3, 2, 1, 0, 3),
                              conv_p(1, 6, 9, 9, 6, 3, 3, 1, 1, 1, 6)};
-    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
-      dws[i].act = rand_act();
-      test_conv(dws[i], threads);
-    }
+    test_convs_act(dws, sizeof dws / sizeof dws[0], threads);
+  }
+  /* depthwise by blocks of 16 channels (AVX-512 dw_cb: 5x5 kernels, or rows of <= 8
+   * columns): channel counts not a multiple of 16, several bands of rows (a plane of
+   * more than 16384 / 16 positions), strides 1 and 2 (also unequal), dilation, pads that
+   * crop, 7x7 planes, the generated epilogue once per element */
+  {
+    ecg_conv_params cbs[] = {conv_p(1, 20, 70, 130, 20, 5, 5, 2, 1, 2, 20), conv_p(2, 37, 14, 14, 37, 5, 5, 1, 1, 2, 37),
+                             conv_p(1, 48, 7, 7, 48, 3, 3, 1, 1, 1, 48),     conv_p(1, 17, 23, 19, 17, 5, 5, 1, 2, 3, 17),
+                             conv_p(1, 33, 40, 41, 33, 5, 5, 2, 1, 1, 33),   conv_p(1, 16, 9, 6, 16, 5, 5, 1, 1, 0, 16),
+                             conv_p(1, 5, 31, 5, 5, 3, 3, 2, 1, 1, 5)};
+    cbs[4].sh = 1; cbs[4].pb = 0; cbs[4].pr = 3;
+    test_convs_act(cbs, sizeof cbs / sizeof cbs[0], threads);
+    cbs[0].act.kind = ECG_ACT_SILU;
+    test_conv(cbs[0], threads);
+    test_conv_fn(conv_p(1, 40, 14, 14, 40, 5, 5, 1, 1, 2, 40), threads);
+    test_conv_fn(conv_p(1, 24, 30, 150, 24, 5, 5, 2, 1, 2, 24), threads);
+  }
+  /* 1x1 convs on a 1x1 plane (conv_gemv: squeeze-excite), row counts not a multiple of
+   * the panel, K not a multiple of 4, batches, the generated epilogue once per element */
+  {
+    ecg_conv_params gv[] = {conv_p(1, 1152, 1, 1, 48, 1, 1, 1, 1, 0, 1), conv_p(1, 48, 1, 1, 1152, 1, 1, 1, 1, 0, 1),
+                            conv_p(3, 37, 1, 1, 13, 1, 1, 1, 1, 0, 1), conv_p(1, 2, 1, 1, 5, 1, 1, 1, 1, 0, 1)};
+    test_convs_act(gv, sizeof gv / sizeof gv[0], threads);
+    test_conv_fn(conv_p(2, 30, 1, 1, 21, 1, 1, 1, 1, 0, 1), threads);
   }
   /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
    * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */
   {
     ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
                              conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1), conv_p(1, 4, 9, 16, 24, 2, 3, 1, 1, 0, 1)};
-    for (size_t i = 0; i < sizeof dir / sizeof dir[0]; i++) {
-      dir[i].act = rand_act();
-      test_conv(dir[i], threads);
-    }
+    test_convs_act(dir, sizeof dir / sizeof dir[0], threads);
   }
   /* 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (conv_wg in ecg_gemm.c): planes not a
    * multiple of 4, unpadded and asymmetric pads, channel counts past a GEMM block (72 > 64)
@@ -578,10 +692,7 @@ int main(int argc, char **argv) {
                             conv_p(2, 20, 39, 56, 9, 3, 3, 1, 3, 1, 1)};
     wg[8].pb = 2; wg[8].pr = 4; wg[8].dw = 2;
     wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
-    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) {
-      wg[i].act = rand_act();
-      test_conv(wg[i], threads);
-    }
+    test_convs_act(wg, sizeof wg / sizeof wg[0], threads);
     test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
     test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);

@@ -15,6 +15,7 @@
 #include "ecg_arch.h"
 #include "lower_api.h"
 #include "emit/emit.h"
+#include "chain.h"
 
 enum { ALIGN = 64 };
 static size_t align_up(size_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
@@ -202,6 +203,33 @@ int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st)
   return plain_view(L, t, st);
 }
 
+/* A LW_K_EPI kernel whose epilogue is one of the runtime's own activations applied in
+ * place to the dominant node's output (ecg_builtin_act_chain: Relu, Clip, LeakyRelu,
+ * Sigmoid, HardSwish, or SiLU as Sigmoid and Mul): writes the C expression of that
+ * ecg_act into buf and returns 1. The runtime applies it to the accumulators in
+ * registers before the store (ecg_gemm.c: the GEMM micro-kernel, the depthwise and direct
+ * conv kernels) instead of calling a generated epilogue on every stored segment. Only
+ * when the dominant writes into the block's output (alias_of) and the chain's
+ * intermediates live nowhere else; C target, no index maps. */
+static int builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, size_t sz) {
+  const ecg_graph *g = L->g;
+  if (L->target != LW_TARGET_C || L->hetero || L->sym || K->kind != LW_K_EPI || K->nm != K->nm_core) return 0;
+  const int *mem = K->members + K->epi_from;
+  int nm = K->nm_core - K->epi_from;
+  if (nm < 1) return 0;
+  int dy = g->nodes[K->dominant]->outputs[0], y = g->nodes[mem[nm - 1]]->outputs[0];
+  if (y < 0 || g->tensors[y]->dtype != ECG_FLOAT || L->t[y].where == LW_NONE || L->t[dy].alias_of != y) return 0;
+  for (int i = 0; i + 1 < nm; i++)
+    if (L->t[g->nodes[mem[i]]->outputs[0]].where != LW_NONE) return 0;
+  float a, b;
+  ecg_builtin_act k = ecg_builtin_act_chain(g, dy, mem, nm, &a, &b);
+  if (k == ECG_BACT_NONE) return 0;
+  char init[160];
+  lw_act_init((int)k, a, b, init, sizeof init);
+  snprintf(buf, sz, "((ecg_act)%s)", init);
+  return 1;
+}
+
 int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
   L->cur = &L->k[p];
   if (L->klay) { /* GCD² layouts: inputs in another layout reordered first, then the kernel */
@@ -223,19 +251,22 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   const ecg_node *n = g->nodes[K->members[0]];
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
-  char fname[64], act[160];
-  snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
-  ECG_TRY(lw_emit_epilogue(L, p, fname, e));
-  if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
-    L->epi_act = fname;
-    L->epi_used = 0;
-    int rc = lw_cl_emitter(fn)(L, n, e);
-    L->epi_act = NULL;
-    if (rc == ECG_OK && !L->epi_used)
-      rc = lw_node_err(L, n, e, "the OpenCL printer cannot fuse this operator's epilogue (lower without ecg-fuse, or --target c)");
-    return rc;
+  char fname[64] = "", act[200];
+  int builtin = builtin_epilogue(L, K, act, sizeof act);
+  if (!builtin) {
+    snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
+    ECG_TRY(lw_emit_epilogue(L, p, fname, e));
+    if (L->target == LW_TARGET_OPENCL) { /* the OpenCL emitters call epi<p>(y + i, 1, ECG_CL_PASS) per element */
+      L->epi_act = fname;
+      L->epi_used = 0;
+      int rc = lw_cl_emitter(fn)(L, n, e);
+      L->epi_act = NULL;
+      if (rc == ECG_OK && !L->epi_used)
+        rc = lw_node_err(L, n, e, "the OpenCL printer cannot fuse this operator's epilogue (lower without ecg-fuse, or --target c)");
+      return rc;
+    }
+    snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
   }
-  snprintf(act, sizeof act, "((ecg_act){ECG_ACT_FN, 0, 0, %s, ctx})", fname);
   L->epi_act = act;
   L->epi_used = 0;
   int rc = fn(L, n, e);
@@ -243,7 +274,9 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no epilogue: one more pass */
     K->fallback = 1;
     int y = n->outputs[0];
-    sb_printf(&L->code, "  %s(%s, %lld, ctx);\n", fname, lw_ptr(L, y), (long long)ecg_tensor_numel(g->tensors[y]));
+    long long cnt = (long long)ecg_tensor_numel(g->tensors[y]);
+    if (builtin) sb_printf(&L->code, "  ecg_rt1_act_apply(%s, %s, %lld);\n", act, lw_ptr(L, y), cnt);
+    else sb_printf(&L->code, "  %s(%s, %lld, ctx);\n", fname, lw_ptr(L, y), cnt);
   }
   return rc;
 }
@@ -314,6 +347,38 @@ static void find_aliases(ecg_lower *L, const int *order) {
     int in = n->inputs[0], out = n->outputs[0];
     if (in < 0 || out < 0 || L->t[out].where != LW_ARENA || L->t[in].bytes != L->t[out].bytes) continue;
     L->t[out].alias_of = in;
+  }
+  /* Concat along an axis with only unit dims before it (the channels of an NCHW batch of
+   * one: squeezenet's fire modules, DenseNet-like blocks): each input is one contiguous
+   * slab of the output, so an input that is an ordinary intermediate (arena, not aliased,
+   * not given twice) is placed in its slab (alias_off): its producer writes the result in
+   * place and the Concat moves nothing (emit_concat skips a piece already in its slab).
+   * The plan then keeps the whole output live from the first producer on. C target only. */
+  if (L->target != LW_TARGET_C || L->hetero) return;
+  for (size_t p = 0; p < g->n_nodes; p++) {
+    const ecg_node *n = g->nodes[order[p]];
+    if (lw_op(n) != ECG_OP_Concat || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    int out = n->outputs[0];
+    const lw_tensor *to = &L->t[out];
+    if (to->where != LW_ARENA || to->alias_of >= 0 || to->fixed || to->pinned) continue;
+    int64_t od[ECG_MAX_RANK];
+    int r = lw_dims(L, out, od), axis = lw_axis(ecg_attr_i(n, "axis", 1), r);
+    int64_t outer = 1;
+    for (int d = 0; d < axis; d++) outer *= od[d];
+    if (axis < 0 || outer != 1) continue;
+    size_t off = 0;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      int in = n->inputs[k], dup = 0;
+      if (in < 0) continue;
+      for (size_t j = 0; j < n->n_inputs; j++) dup |= j != k && n->inputs[j] == in;
+      lw_tensor *ti = &L->t[in];
+      if (!dup && ti->where == LW_ARENA && ti->alias_of < 0 && !ti->fixed && !ti->pinned && in != out &&
+          g->tensors[in]->dtype == g->tensors[out]->dtype) {
+        ti->alias_of = out;
+        ti->alias_off = off;
+      }
+      off += ti->bytes;
+    }
   }
 }
 
@@ -402,9 +467,11 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
   L->arena_bytes = L->arena_base + total;
   for (size_t t = 0; t < nt; t++)
     if (L->t[t].alias_of >= 0) {
+      size_t off = 0; /* the alias_off of every link up to the root */
+      for (int u = (int)t; L->t[u].alias_of >= 0; u = L->t[u].alias_of) off += L->t[u].alias_off;
       const lw_tensor *r = &L->t[root_of(L, (int)t)];
       L->t[t].where = r->where;
-      L->t[t].offset = r->offset;
+      L->t[t].offset = r->offset + off;
       L->t[t].io_index = r->io_index;
     }
   free(def); free(last); free(list);
@@ -884,7 +951,8 @@ static void arch_makefile(sbuf *b, const char *arch) {
 }
 
 /* Passes over memory (a kernel function, plus one for an epilogue its runtime call could
- * not take; a Reorganize node sharing its input's storage moves no byte): model.json's
+ * not take; a Reorganize node sharing its input's storage, or a Concat whose inputs were all
+ * placed in its output, moves no byte): model.json's
  * "kernels"; the fusion rate of a plan is nodes / kernels. */
 static int count_passes(const ecg_lower *L) {
   int passes = 0;
@@ -894,7 +962,10 @@ static int count_passes(const ecg_lower *L) {
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     int zero_copy = K->kind == LW_K_SINGLE && op && op->mapping == ECG_MAP_REORGANIZE && n->n_inputs >= 1 &&
                     n->n_outputs == 1 && n->inputs[0] >= 0 && n->outputs[0] >= 0 && lw_same_storage(L, n->inputs[0], n->outputs[0]);
-    passes += !zero_copy + K->fallback;
+    /* a Concat whose every input the plan placed in its slab of the output (find_aliases) */
+    int placed = K->kind == LW_K_SINGLE && n->n_outputs == 1 && n->outputs[0] >= 0 && n->n_inputs >= 1;
+    for (size_t i = 0; placed && i < n->n_inputs; i++) placed = n->inputs[i] < 0 || L->t[n->inputs[i]].alias_of == n->outputs[0];
+    passes += !(zero_copy || placed) + K->fallback;
   }
   return passes;
 }

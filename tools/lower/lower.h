@@ -31,7 +31,10 @@ typedef struct lw_tensor {
   int io_index;      /**< slot in ctx->io[] for LW_INPUT/LW_OUTPUT */
   size_t offset;     /**< bytes into the weights blob (LW_CONST) or the arena (LW_ARENA) */
   size_t bytes;
-  int alias_of;      /**< Reorganize output sharing its input's storage: that tensor id; -1 none */
+  int alias_of;      /**< Reorganize output sharing its input's storage, or a Concat input placed
+                          in the Concat's output (find_aliases): that tensor id; -1 none */
+  size_t alias_off;  /**< bytes into alias_of's storage where this tensor starts (a Concat input:
+                          its slab of the output); 0 otherwise */
   int fixed;         /**< storage given from outside (a subgraph's capture of an outer tensor):
                           the memory plan never places it */
   int pinned;        /**< live through every kernel (a subgraph's inputs and outputs, which the

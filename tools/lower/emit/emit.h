@@ -33,6 +33,10 @@ void lw_gemm_geom_of(ecg_lower *L, const ecg_node *n, lw_gemm_geom *g);
 /** The ecg_act argument of a runtime call: the fusion block's epilogue being fused
  *  (L->epi_act, marked used), else ECG_ACT_NONE (nn.c). */
 const char *lw_act_arg(ecg_lower *L);
+/** The C initialiser "{ECG_ACT_<KIND>, a, b, 0, 0}" of an ecg_act (ecg_rt.h) applying the
+ *  builtin activation k (format/chain.h; the numbering is ecg_act_kind's) with parameters
+ *  a, b, written into buf of sz bytes (nn.c). */
+void lw_act_init(int k, float a, float b, char *buf, size_t sz);
 /** Declare `static const ecg_conv_params cp<u>` (file scope) for a 1-D or 2-D NCHW
  *  operator: input dims xd (rank r), output dims od, m output channels, kernel k[2],
  *  strides s[2], dilations d[2], pads p[4], group; returns u (nn.c). */

@@ -11,17 +11,9 @@
 
 /* "{ECG_ACT_..., a, b, 0, 0}" of the activation node n (-1: none). */
 static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
-  static const char *const kind[] = {"ECG_ACT_NONE", "ECG_ACT_RELU", "ECG_ACT_CLIP", "ECG_ACT_LEAKY", "ECG_ACT_SIGMOID", "ECG_ACT_HARDSWISH"};
   float a = 0, b = 0;
   ecg_builtin_act k = n >= 0 ? ecg_builtin_act_of(L->g, L->g->nodes[n], &a, &b) : ECG_BACT_NONE;
-  sbuf s = {0};
-  sb_printf(&s, "{%s, ", kind[k]);
-  lw_literal(&s, "float", a);
-  sb_printf(&s, ", ");
-  lw_literal(&s, "float", b);
-  sb_printf(&s, ", 0, 0}"); /* fn, arg: every field initialised (-Wextra) */
-  snprintf(buf, sz, "%s", s.s ? s.s : "{ECG_ACT_NONE, 0, 0, 0, 0}");
-  sb_free(&s);
+  lw_act_init((int)k, a, b, buf, sz);
 }
 
 /* C expression of optional input i of node n (NULL when absent). */

@@ -110,8 +110,14 @@ static int concat_split(ecg_lower *L, const ecg_node *n, ecg_err *e, int split) 
     int64_t pd[ECG_MAX_RANK], pst[ECG_MAX_RANK];
     lw_dims(L, piece, pd);
     lw_strides(r, pd, pst);
+    /* a Concat input the memory plan placed in its slab (find_aliases): nothing to move */
+    const lw_tensor *tp = &L->t[piece], *tb = &L->t[big];
+    int64_t outer = 1;
+    for (int d = 0; d < axis; d++) outer *= bd[d];
+    int in_place = !split && outer == 1 && tp->where == tb->where && tp->where == LW_ARENA &&
+                   tp->offset == tb->offset + (size_t)(off * bst[axis]) * ecg_dtype_size(L->g->tensors[big]->dtype);
     if (split) strided_copy(L, piece, big, r, pd, pst, bst, 0, off * bst[axis]);
-    else strided_copy(L, big, piece, r, pd, bst, pst, off * bst[axis], 0);
+    else if (!in_place) strided_copy(L, big, piece, r, pd, bst, pst, off * bst[axis], 0);
     off += pd[axis];
   }
   return ECG_OK;

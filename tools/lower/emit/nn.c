@@ -41,6 +41,19 @@ const char *lw_act_arg(ecg_lower *L) {
   return L->epi_act;
 }
 
+void lw_act_init(int k, float a, float b, char *buf, size_t sz) {
+  static const char *const kind[] = {"ECG_ACT_NONE", "ECG_ACT_RELU", "ECG_ACT_CLIP", "ECG_ACT_LEAKY",
+                                     "ECG_ACT_SIGMOID", "ECG_ACT_HARDSWISH", "ECG_ACT_SILU"};
+  sbuf s = {0};
+  sb_printf(&s, "{%s, ", kind[k >= 0 && k < (int)(sizeof kind / sizeof kind[0]) ? k : 0]);
+  lw_literal(&s, "float", a);
+  sb_printf(&s, ", ");
+  lw_literal(&s, "float", b);
+  sb_printf(&s, ", 0, 0}"); /* fn, arg: every field initialised (-Wextra) */
+  snprintf(buf, sz, "%s", s.s && !s.oom ? s.s : "{ECG_ACT_NONE, 0, 0, 0, 0}");
+  sb_free(&s);
+}
+
 /* "&cp<u>", or a local copy carrying the block's epilogue (declared into L->code). */
 const char *lw_conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
   if (!L->epi_act) { snprintf(buf, n, "&cp%d", u); return buf; }

@@ -7,6 +7,7 @@
 #include "ecg_rt.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* One vector of PV output columns: pv_t, pv_set1, pv_max, pv_add, pv_mul, pv_store, and
@@ -85,6 +86,41 @@ static float pool_col(const ecg_pool_params *p, const float *const *xr, int nr, 
   return acc;
 }
 
+#if defined(__AVX512F__)
+/* Lanes l of a 16-float load at input column base with 0 <= base + l < w. */
+static inline __mmask16 in_cols(int base, int w) {
+  int lo = base < 0 ? -base : 0, hi = w - base < 16 ? w - base : 16;
+  if (hi <= lo) return 0;
+  return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+/* One output row of a max pool with horizontal stride S (1 or 2), from the nr window rows
+ * xr[] inside the input: 16 output columns a step, every column (borders and tail
+ * included) by masked loads that read -inf outside [0, w) (a window with nothing inside
+ * gives -inf), stride 2 by an even-lane permute of two loads; max as maxps(v, acc), which
+ * ignores a NaN v as the scalar v > acc ? v : acc does. */
+static void maxpool_row512(const ecg_pool_params *p, const float *const *xr, int nr, float *yr, const int S) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  for (int ox0 = 0; ox0 < p->ow; ox0 += 16) {
+    __m512 acc = ninf;
+    for (int kj = 0; kj < p->kw; kj++) {
+      const int base = ox0 * S - p->pl + kj * p->dw;
+      const __mmask16 m0 = in_cols(base, p->w), m1 = S == 2 ? in_cols(base + 16, p->w) : 0;
+      if (!m0 && !m1) continue;
+      for (int r = 0; r < nr; r++) {
+        /* masked loads never touch the lanes outside the mask: the address may lie before the row */
+        const float *a = (const float *)((uintptr_t)xr[r] + (intptr_t)base * (intptr_t)sizeof(float));
+        __m512 v = _mm512_mask_loadu_ps(ninf, m0, a);
+        if (S == 2) v = _mm512_permutex2var_ps(v, ev, _mm512_mask_loadu_ps(ninf, m1, (const float *)((uintptr_t)a + 64)));
+        acc = _mm512_max_ps(v, acc);
+      }
+    }
+    const int left = p->ow - ox0;
+    _mm512_mask_storeu_ps(yr + ox0, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u), acc);
+  }
+}
+#endif
+
 static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
   const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw, sw = p->sw;
   const long planes = (long)p->n * p->c;
@@ -113,6 +149,12 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
         if (iy >= 0 && iy < h) xr[nr++] = xp + (size_t)iy * w;
       }
       int ox = 0, cols;
+#if defined(__AVX512F__)
+      if (is_max && (sw == 1 || sw == 2)) {
+        maxpool_row512(p, xr, nr, yr, sw);
+        continue;
+      }
+#endif
       for (; ox < ilo; ox++) {
         float v = pool_col(p, xr, nr, ox, is_max, &cols);
         yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
@@ -148,11 +190,28 @@ void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y) {
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (int i = 0; i < nc; i++) {
     const float *xp = x + (size_t)i * hw;
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int j = 0;
+    float t;
+#if defined(__AVX2__)
+    /* four independent 8-lane sums (32 floats a step): the adds' latency, not one chain */
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (; j + 32 <= hw; j += 32) {
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(xp + j));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(xp + j + 8));
+      a2 = _mm256_add_ps(a2, _mm256_loadu_ps(xp + j + 16));
+      a3 = _mm256_add_ps(a3, _mm256_loadu_ps(xp + j + 24));
+    }
+    for (; j + 8 <= hw; j += 8) a0 = _mm256_add_ps(a0, _mm256_loadu_ps(xp + j));
+    a0 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    t = _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+#else
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (; j + 8 <= hw; j += 8)
       for (int l = 0; l < 8; l++) s[l] += xp[j + l];
-    float t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+#endif
     for (; j < hw; j++) t += xp[j];
     y[i] = hw > 0 ? t / (float)hw : 0.f;
   }

@@ -91,7 +91,8 @@ typedef enum {
   ECG_ACT_RELU,      /* max(x, 0) */
   ECG_ACT_CLIP,      /* min(max(x, a), b) */
   ECG_ACT_LEAKY,     /* x < 0 ? a * x : x */
-  ECG_ACT_SIGMOID,   /* 1 / (1 + exp(-x)) */
+  ECG_ACT_SIGMOID,   /* 1 / (1 + exp(-x)); AVX2/AVX-512 builds: a polynomial exp and a
+                        Newton-refined reciprocal, within about 3e-7 relative (ecg_gemm.c) */
   ECG_ACT_HARDSWISH, /* x * clamp(x / 6 + 1/2, 0, 1)  (ONNX HardSwish) */
   ECG_ACT_SILU,      /* x * sigmoid(x) */
   ECG_ACT_FN         /* fn(x, n, arg): a generated fusion-block epilogue */
@@ -197,7 +198,11 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * depthwise convs one zero-padded, stride-split input plane of Hp * sw * Lp floats,
  * Hp = (oh-1)*sh + (kh-1)*dh + 1, Lp = round_up(round_up(ow, 8) + (kw-1)*dw/sw + 1, 8)
  * (AVX-512 builds read depthwise inputs in place when sw <= 2 and kw <= 8: then only one
- * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for); for a
+ * row of w + 64 zero floats is used, but w + 96 floats per thread are asked for; a
+ * depthwise conv computed by blocks of 16 channels takes a band's input tile, output tile
+ * and weights, about 16 * (Hb * Wp + nb * ow + 16) + 256 * ceil(kh*kw/16) floats, nb output
+ * rows per band with nb * ow * 16 <= 16384, Wp = (ow-1)*sw + (kw-1)*dw + 1,
+ * Hb = (nb-1)*sh + (kh-1)*dh + 1); for a
  * Winograd conv (ecg_rt1_conv2d_macs) one band's transformed input and a block's
  * transformed output, 36 * ldv * (c + min(64, m)) floats (ldv: the band's tiles, at most
  * about 64, rounded to the micro-kernel's column vectors) plus row buffers.
@@ -209,7 +214,10 @@ size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
  * 3x3 stride 1 group 1 (dilated too) where it saves multiply-adds = Winograd F(4x4, 3x3)
  * (36 GEMMs per band of 4x4 output tiles; rounding differs from the direct sum by about
  * 1e-6 of the sum of |products|; see ecg_rt1_conv2d_macs);
- * depthwise = direct kernel vectorised along the output width; otherwise implicit im2col
+ * depthwise = direct kernel vectorised along the output width (AVX-512 builds: kernels of
+ * 16 taps or more and output rows of at most 8 columns by blocks of 16 channels, through
+ * a channel-interleaved tile, one filter per channel, horizontal stride 1 or 2); a 1x1
+ * conv on a 1x1 plane = a matrix-vector product over the packed panels; otherwise implicit im2col
  * (packed straight into GEMM panels, in bounded blocks) + packed GEMM per group. Bias and
  * activation are applied in the GEMM epilogue while the tile is in L1. Small planes with
  * many channels (see ecg_rt1_conv2d_packed_floats) run transposed: tiles of up to 64
