@@ -355,9 +355,24 @@ static void find_aliases(ecg_lower *L, const int *order) {
    * place and the Concat moves nothing (emit_concat skips a piece already in its slab).
    * The plan then keeps the whole output live from the first producer on. C target only. */
   if (L->target != LW_TARGET_C || L->hetero) return;
+  /* a tensor written by a block in a blocked layout (GCD², layout_sel.c) has NCHWc bytes, not
+   * an NCHW slab: neither it nor a Concat reading one is placed in place */
+  bool *blocked = calloc(g->n_tensors + 1, 1);
+  if (!blocked) return; /* no aliasing: correct, only slower */
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_node *n = g->nodes[i];
+    if (n->fusion_block < 0 || (size_t)n->fusion_block >= g->n_blocks || !g->blocks[n->fusion_block]->layout ||
+        !g->blocks[n->fusion_block]->layout[0])
+      continue;
+    for (size_t k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0) blocked[n->outputs[k]] = true;
+  }
   for (size_t p = 0; p < g->n_nodes; p++) {
     const ecg_node *n = g->nodes[order[p]];
     if (lw_op(n) != ECG_OP_Concat || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    bool any_blocked = blocked[n->outputs[0]];
+    for (size_t k = 0; k < n->n_inputs; k++) any_blocked |= n->inputs[k] >= 0 && blocked[n->inputs[k]];
+    if (any_blocked) continue;
     int out = n->outputs[0];
     const lw_tensor *to = &L->t[out];
     if (to->where != LW_ARENA || to->alias_of >= 0 || to->fixed || to->pinned) continue;
@@ -380,6 +395,7 @@ static void find_aliases(ecg_lower *L, const int *order) {
       off += ti->bytes;
     }
   }
+  free(blocked);
 }
 
 static int region_need(ecg_lower *L, const ecg_node *n, size_t *need, ecg_err *e);
