@@ -352,9 +352,8 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
       int h = lw_half(L, ops[i].tid);
       sb_printf(&body, "      p%d[off + i] = %sv%d%s;\n", i, h == 1 ? "ecg_f2h(" : h == 2 ? "ecg_f2bf(" : "", ops[i].tid, h ? ")" : "");
     }
-    char unroll[64];
-    const char *simd = lw_simd_clause(L, 0, unroll, sizeof unroll);
-    sb_printf(c, "#pragma omp simd%s\n%s    for (size_t i = 0; i < m; i++) {\n%s    }\n", simd, unroll, body.s ? body.s : "");
+    lw_inner_pragma(L, c, 0, "omp simd");
+    sb_printf(c, "    for (size_t i = 0; i < m; i++) {\n%s    }\n", body.s ? body.s : "");
     sb_printf(c, "    y += m;\n    off += m;\n    n -= m;\n  }\n}\n\n");
     sb_free(&body);
   }

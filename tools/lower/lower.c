@@ -254,6 +254,8 @@ static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
   if (L->target != LW_TARGET_C || L->hetero)
     return lw_node_err(L, n, e, "a tuned schedule (block %d) is honoured by --target c only", b);
   if (s->n_tile) return lw_node_err(L, n, e, "schedule tiles (block %d) are not a knob of this kernel; set vector_width, unroll, threads or conv_algo", b);
+  if (s->vector_width && s->unroll)
+    return lw_node_err(L, n, e, "schedule vector_width %d and unroll %d (block %d) exclude each other (an OpenMP simd loop takes no unroll pragma)", s->vector_width, s->unroll, b);
   L->sched = s;
   return ECG_OK;
 }

@@ -358,12 +358,14 @@ int lw_uid(ecg_lower *L);
 /** Which schedule knobs a kernel's code took (ecg_lower.sched_used). */
 enum { LW_SCHED_SIMD = 1, /**< vector_width / unroll: the innermost generated loop's pragmas */
        LW_SCHED_CONV = 2  /**< conv_algo: the ecg_conv_params of a Conv's runtime call */ };
-/** Pragma text for the innermost generated loop of the current kernel: " simdlen(V)" when
- *  its schedule sets vector_width V (appended to an `omp simd` pragma), and in *unroll a
- *  whole line "#pragma GCC unroll U\n" (indented by ind) when it sets unroll U; both ""
- *  without a schedule. Marks LW_SCHED_SIMD used when either is set. AGO §V's tunable
- *  vector width and unroll of generated loops. */
-const char *lw_simd_clause(ecg_lower *L, int ind, char *unroll, size_t cap);
+/** Print, indented by ind, the pragma line(s) in front of the current kernel's innermost
+ *  generated loop, whose default pragma is `#pragma BASE` (BASE "omp simd" or "omp
+ *  parallel for simd"). AGO §V's tunable vector width and unroll: a schedule's
+ *  vector_width V adds " simdlen(V)"; its unroll U (BASE "omp simd" only; a parallel
+ *  loop keeps its pragma) replaces the line by "#pragma GCC ivdep" and "#pragma GCC unroll
+ *  U" (an OpenMP simd loop takes no other pragma, so unroll excludes vector_width: the
+ *  kernel_schedule check refuses both). Marks LW_SCHED_SIMD used when a knob went in. */
+void lw_inner_pragma(ecg_lower *L, sbuf *c, int ind, const char *base);
 
 void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body,

@@ -78,6 +78,8 @@ static void usage(FILE *f) {
           "  --emit-candidates DIR  write the first round's candidate ECGs (DIR/KEY.ecg), measure\n"
           "                     none, write no ECG: measure them anywhere with --measure\n"
           "  --measure FILE     lower and time one candidate ECG; print its tuning-log line\n"
+          "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
+          "                     a|conv_algo (auto, gemm, gemm_t, winograd), v|vector_width, u|unroll\n"
           "  --fit-data FILE    per mini-subgraph: Eq. 1's product, operators, schedules explored\n"
           "                     until the best stopped improving (scripts/partition_fit.sh)\n");
 }
@@ -186,7 +188,47 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
        OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE,
        OPT_TUNE, OPT_BUDGET, OPT_TIMEOUT, OPT_TUNE_LOG, OPT_PATIENCE, OPT_RUNS, OPT_WARMUP, OPT_THREADS, OPT_SEED, OPT_NO_INTENSIVE,
-       OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA };
+       OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED };
+
+/* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
+ * a|conv_algo (auto, gemm, gemm_t, winograd or 0..3), v|vector_width, u|unroll) applied to
+ * g's blocks, replacing their schedules. The values are checked by the validator after. */
+static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *colon = strchr(buf, ':');
+  if (!colon) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': expected BLOCK:key=value,... (try --help)", spec);
+  *colon = 0;
+  long lo = 0, hi = (long)g->n_blocks - 1;
+  if (strcmp(buf, "all")) {
+    char *end;
+    lo = hi = strtol(buf, &end, 10);
+    if (*end || end == buf || lo < 0 || lo >= (long)g->n_blocks)
+      return ecg_errf(e, ECG_ERR_INPUT, "--set-schedule '%s': no block '%s' (the graph has %zu blocks)", spec, buf, g->n_blocks);
+  }
+  int k[4] = {0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll */
+  for (char *kv = strtok(colon + 1, ","); kv; kv = strtok(NULL, ",")) {
+    char *eq = strchr(kv, '=');
+    if (!eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not key=value", spec, kv);
+    *eq++ = 0;
+    int which = !strcmp(kv, "t") || !strcmp(kv, "threads") ? 0 : !strcmp(kv, "a") || !strcmp(kv, "conv_algo") ? 1
+              : !strcmp(kv, "v") || !strcmp(kv, "vector_width") ? 2 : !strcmp(kv, "u") || !strcmp(kv, "unroll") ? 3 : -1;
+    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll)", spec, kv);
+    char *end;
+    long v = strtol(eq, &end, 10);
+    if (which == 1 && (*end || end == eq))
+      for (v = 0; v < ECG_CONV_ALGO_COUNT && strcmp(eq, ecg_conv_algo_name((int)v)); v++) {}
+    else if (*end || end == eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not an integer", spec, eq);
+    if (which == 1 && v == ECG_CONV_ALGO_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': conv_algo '%s' (auto, gemm, gemm_t, winograd)", spec, eq);
+    k[which] = (int)v;
+  }
+  for (long b = lo; b <= hi; b++) {
+    if (ecg_block_set_schedule(g, (int)b, NULL, 0, k[2], k[3], false) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    g->blocks[b]->schedule->threads = k[0];
+    g->blocks[b]->schedule->conv_algo = k[1];
+  }
+  return ECG_OK;
+}
 
 /* An integer option value in [lo, hi] into *v; 0, or -1 (the caller reports usage). */
 static int int_opt(const char *val, long lo, long hi, int *v) {
@@ -227,7 +269,10 @@ int main(int argc, char **argv) {
       {"runs", 0, 1, OPT_RUNS},         {"warmup", 0, 1, OPT_WARMUP},         {"threads", 0, 1, OPT_THREADS},
       {"seed", 0, 1, OPT_SEED},         {"no-intensive", 0, 0, OPT_NO_INTENSIVE}, {"no-reformer", 0, 0, OPT_NO_REFORMER},
       {"emit-candidates", 0, 1, OPT_EMIT_CAND}, {"measure", 0, 1, OPT_MEASURE}, {"fit-data", 0, 1, OPT_FIT_DATA},
+      {"set-schedule", 0, 1, OPT_SET_SCHED},
       {0, 0, 0, 0}};
+  const char *set_sched[16];
+  int n_set = 0;
   pt_tune_opts to = {.budget = 100, .patience = 4, .runs = 10, .warmup = 2, .threads = 1, .seed = 1};
   int tune = 0, seed = 1;
   const char *measure = NULL;
@@ -324,6 +369,10 @@ int main(int argc, char **argv) {
     case OPT_EMIT_CAND: to.emit_dir = val; break;
     case OPT_MEASURE: measure = val; break;
     case OPT_FIT_DATA: to.fit_out = val; break;
+    case OPT_SET_SCHED:
+      if (n_set == 16) return cli_fail(PROG, ECG_ERR_USAGE, "--set-schedule given more than 16 times");
+      set_sched[n_set++] = val;
+      break;
     case OPT_OUTPUT: out = val; break;
     case OPT_REPORT: report = val; break;
     case OPT_ZSTD: zstd = 1; break;
@@ -341,6 +390,7 @@ int main(int argc, char **argv) {
   }
   if (!tune && (to.log || to.emit_dir || to.fit_out || to.no_intensive || to.no_reformer))
     return cli_fail(PROG, ECG_ERR_USAGE, "--tune-log, --emit-candidates, --fit-data, --no-intensive and --no-reformer go with --tune (try --help)");
+  if (tune && n_set) return cli_fail(PROG, ECG_ERR_USAGE, "--set-schedule and --tune exclude each other (the tuner chooses the schedules)");
   if (tune && (eop || sweeps)) return cli_fail(PROG, ECG_ERR_USAGE, "--tune excludes --eop and --emit-sweeps");
   if (!strcmp(in, "-") && isatty(fileno(stdin))) {
     fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n");
@@ -400,6 +450,8 @@ int main(int argc, char **argv) {
     snprintf(msg, sizeof msg, "%s", e.msg);
     rc = ecg_errf(&e, ECG_ERR_INTERNAL, "the partition is invalid: %s", msg);
   }
+  for (int i = 0; rc == ECG_OK && i < n_set; i++) rc = set_schedule(g, set_sched[i], &e);
+  if (rc == ECG_OK && n_set && (rc = ecg_validate(g, &e)) != ECG_OK) rc = ECG_ERR_INPUT; /* a knob out of range: the validator's message names it */
   pt_tune_stats ts = {0};
   if (rc == ECG_OK && tune) {
     to.w = &w;
