@@ -563,9 +563,14 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (rc == ECG_OK && !o->emit_dir) {
       if (T.tty) fprintf(stderr, "\r%*s\r", 100, "");
       if (!T.tty || o->verbose)
-        fprintf(stderr, "ecg-partition: tune: subgraph %zu/%zu: %d block%s, %d schedule%s, best %.4g ms (%d/%d spent)\n", s + 1,
-                g->n_subgraphs, n, n == 1 ? "" : "s", T.spent - spent0, T.spent - spent0 == 1 ? "" : "s", best_ms, T.spent,
+      {
+        char best[64];
+        if (isfinite(best_ms)) snprintf(best, sizeof best, "best %.4g ms", best_ms);
+        else snprintf(best, sizeof best, "stopped before JOIN (--timeout)");
+        fprintf(stderr, "ecg-partition: tune: subgraph %zu/%zu: %d block%s, %d schedule%s, %s (%d/%d spent)\n", s + 1,
+                g->n_subgraphs, n, n == 1 ? "" : "s", T.spent - spent0, T.spent - spent0 == 1 ? "" : "s", best, T.spent,
                 o->budget);
+      }
     }
   }
   if (T.tty && !o->emit_dir) fprintf(stderr, "\r%*s\r", 100, "");
