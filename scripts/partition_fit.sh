@@ -7,7 +7,8 @@
 # mini-subgraph (one fusion block: at most one complex operator), Eq. 1's product
 # P = sum over its operators of prod_l ln(s_l), its operator count n, and the schedules it
 # explored until its best stopped improving (--patience in a row without a 1% gain). Only
-# the mini-subgraphs whose search ended that way ("stable") are fitted: budget = c*P + b*n
+# the mini-subgraphs whose search ended that way ("stable": --patience reached; "exhausted": every
+# single-knob change of the best tried) are fitted: budget = c*P + b*n
 # (Eq. 1 summed over the operators, AGO's sum rule), least squares. Writes into OUT (default
 # tools/partition/data): fit_data.jsonl (the points), fit.json (c, b, points, R^2) and
 # weights_fitted.txt (weights.txt's format, fitted 1; max_weight = c * 1024 keeps the
@@ -38,7 +39,7 @@ done
 cp "$W/all.jsonl" "$OUT/fit_data.jsonl"
 # least squares budget = c*P + b*n over the stable points (2x2 normal equations)
 jq -s '
-  [.[] | select(.stopped == "stable")] as $p
+  [.[] | select(.stopped == "stable" or .stopped == "exhausted")] as $p
   | ($p | length) as $k
   | ([$p[] | .prod_log * .prod_log] | add) as $pp | ([$p[] | .prod_log * .ops] | add) as $pn
   | ([$p[] | .ops * .ops] | add) as $nn | ([$p[] | .prod_log * .trials] | add) as $py

@@ -352,7 +352,7 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
     if (rc == ECG_OK) {
       if (*invalid) {
         T->st->invalid++;
-        if (T->o->verbose > 1) fprintf(stderr, "ecg-partition: tune: %s refused: %s\n", sched, why);
+        if (T->o->verbose) fprintf(stderr, "ecg-partition: tune: %s refused: %s\n", sched, why);
       } else { T->spent++; T->st->measured++; }
       if (log_add(&T->log, key, *ms, *invalid)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       if (T->logf) log_line(T->logf, &T->log, T->o, key, sub, unit, sched, *ms, *invalid);
@@ -379,7 +379,7 @@ static int block_complex(const ecg_graph *g, int b) {
  * schedules in a row without a 1% gain. *best_ms: the best time, *trials the schedules
  * explored, *best_at the trial that found the best (1: the start). */
 static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, knobs *cur, int share, double *best_ms,
-                  int *trials, int *best_at, ecg_err *e) {
+                  int *trials, int *best_at, const char **why, ecg_err *e) {
   double ms;
   int invalid, start = T->spent;
   *trials = *best_at = 0;
@@ -401,6 +401,7 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
   if (!cand) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   unsigned rng = T->o->seed * 2654435761u + (unsigned)sub * 40503u + (unsigned)nb;
   int fails = 0, improved = 1, rc = ECG_OK;
+  *why = "exhausted"; /* every single-knob change of the best tried */
   while (improved && rc == ECG_OK) {
     improved = 0;
     nc = 0;
@@ -420,7 +421,8 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
       memcpy(cand[j], t, sizeof t);
     }
     for (int c = 0; c < nc && rc == ECG_OK; c++) {
-      if (T->spent - start >= share || out_of_budget(T) || (!T->o->emit_dir && fails >= T->o->patience)) break;
+      if (T->spent - start >= share || out_of_budget(T)) { *why = "budget"; improved = 0; break; }
+      if (!T->o->emit_dir && fails >= T->o->patience) { *why = "stable"; improved = 0; break; }
       knobs *k = malloc((size_t)nb * sizeof *k);
       if (!k) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
       memcpy(k, cur, (size_t)nb * sizeof *k);
@@ -538,24 +540,26 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
         if (sh < 1) sh = 1;
         if (sh > room) sh = room > 1 ? room : 1;
         double mms;
-        rc = search(&T, (int)s, "mini", &blk[i], 1, &cur[i], sh, &mms, &trials, &best_at, e);
+        const char *why = "";
+        rc = search(&T, (int)s, "mini", &blk[i], 1, &cur[i], sh, &mms, &trials, &best_at, &why, e);
         st->minis++;
         if (rc == ECG_OK && T.fitf && !o->emit_dir && trials > 0)
           fprintf(T.fitf, "{\"sub\": %zu, \"block\": %d, \"ops\": %d, \"prod_log\": %.6g, \"trials\": %d, \"best_at\": %d, \"stopped\": \"%s\", \"ms\": %.6g}\n",
-                  s, blk[i], no, pl, trials, best_at, trials >= sh ? "budget" : "stable", mms);
+                  s, blk[i], no, pl, trials, best_at, why, mms);
       }
     }
     /* JOIN (or AGO-NR, or a one-block subgraph): the composed schedule as the start */
     if (rc == ECG_OK && !out_of_budget(&T)) {
       int left = share - (T.spent - spent0);
       if (left < 1) left = 1;
-      rc = search(&T, (int)s, n > 1 ? "joined" : "mini", blk, n, cur, left, &best_ms, &trials, &best_at, e);
+      const char *why = "";
+      rc = search(&T, (int)s, n > 1 ? "joined" : "mini", blk, n, cur, left, &best_ms, &trials, &best_at, &why, e);
       if (n == 1) st->minis++;
       if (rc == ECG_OK && n == 1 && T.fitf && !o->emit_dir && trials > 0) {
         double pl; int no;
         blocks_weight(&T, blk, 1, &pl, &no);
         fprintf(T.fitf, "{\"sub\": %zu, \"block\": %d, \"ops\": %d, \"prod_log\": %.6g, \"trials\": %d, \"best_at\": %d, \"stopped\": \"%s\", \"ms\": %.6g}\n",
-                s, blk[0], no, pl, trials, best_at, trials >= left ? "budget" : "stable", best_ms);
+                s, blk[0], no, pl, trials, best_at, why, best_ms);
       }
     }
     st->subgraphs++;
