@@ -525,6 +525,7 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
   V->g = out->sg;
   V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
+  V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; /* schedules apply to the main graph's kernels */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
