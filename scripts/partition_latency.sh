@@ -86,7 +86,7 @@ jq -s '.' "$OUT.jsonl" > "$OUT.json"
 {
   echo "| model | size | untuned ms | AGO ms | AGO-NI ms | AGO-NR ms | ORT ms (median of the runs) | untuned/ORT | AGO/ORT | AGO-NI/ORT | AGO-NR/ORT |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
-  jq -rs 'group_by(.model + "/" + (.size | tostring))[]
+  jq -rs 'group_by([.model, .size])[]
     | (map({(.variant): .}) | add) as $r
     | [$r.untuned.model, ($r.untuned.size | tostring),
        ($r.untuned.ms, $r.ago.ms, $r["ago-ni"].ms, $r["ago-nr"].ms | . * 1000 | round / 1000 | tostring),

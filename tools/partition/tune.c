@@ -232,7 +232,7 @@ static int log_load(tlog *L, const char *path, int threads, ecg_err *e) {
 
 static void log_line(FILE *f, const tlog *L, const pt_tune_opts *o, uint64_t key, int sub, const char *unit,
                      const char *sched, double ms, int invalid) {
-  fprintf(f, "{\"key\": \"%016llx\", \"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"runs\": %d, \"sub\": %d, \"unit\": \"%s\", "
+  fprintf(f, "{\"key\": \"%016llx\", \"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\", \"runs\": %d, \"sub\": %d, \"unit\": \"%s\", "
              "\"sched\": \"%s\", \"ms\": ",
           (unsigned long long)key, L->cpu, L->isa, o->threads, o->runs, sub, unit, sched);
   if (isfinite(ms)) fprintf(f, "%.6g", ms);
