@@ -145,3 +145,20 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"nonexistent.ecg"* ]]
 }
+
+@test "schedule: every conv_algo forced on a 3x3 stride-1 conv (resnet18 at 56x56) stays correct against ONNX Runtime" {
+  local line path; line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' '$1 == "resnet18"'); path=$(cut -f2 <<<"$line")
+  require_file "$ROOT/$path"
+  "$BIN/onnx2ecg" "$ROOT/$path" --input-shape input=1x3x56x56 | "$BIN/ecg-fuse" | "$BIN/ecg-partition" -o "$ECG_OUT/r18.ecg"
+  local a res
+  for a in winograd gemm gemm_t; do
+    # block 1 is the first 3x3 stride-1 conv (64 channels, 14x14 after the stem)
+    "$BIN/ecg-partition" "$ECG_OUT/r18.ecg" --set-schedule "1:a=$a" -o "$ECG_OUT/r18-$a.ecg"
+    rm -rf "$ECG_OUT/r18-$a"
+    "$BIN/ecg-lower" -o "$ECG_OUT/r18-$a" "$ECG_OUT/r18-$a.ecg"
+    res=$("$BIN/ecg-bench" "$ECG_OUT/r18-$a" --random 1 --ort --check --runs 1 --warmup 0)
+    echo "$a: $res"
+    jq -e '.pass == true' <<<"$res"
+  done
+  ! cmp -s "$ECG_OUT/r18-winograd/model.c" "$ECG_OUT/r18-gemm/model.c"
+}
