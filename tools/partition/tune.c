@@ -252,6 +252,7 @@ typedef struct tuner {
   FILE *fitf;           /* --fit-data */
   char wd[PATH_MAX];    /* work directory */
   knobs *best;          /* per block: the chosen knobs */
+  unsigned char *tuned; /* per block: searched (its subgraph got budget) */
   unsigned char *bad;   /* per block, knob and value index: ecg-lower refused it */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
@@ -296,8 +297,8 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
   /* the schedules go on g's blocks for the copy, and come off again */
   ecg_schedule **saved = calloc((size_t)nb + 1, sizeof *saved);
   if (!saved) { free(keep); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-  int rc = ECG_OK;
-  for (int i = 0; i < nb && rc == ECG_OK; i++) {
+  int rc = ECG_OK, done = 0;
+  for (int i = 0; i < nb && rc == ECG_OK; i++, done++) {
     ecg_block *b = g->blocks[blk[i]];
     for (size_t m = 0; m < b->n_nodes; m++) keep[b->nodes[m]] = true;
     saved[i] = b->schedule;
@@ -309,7 +310,7 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
     }
   }
   if (rc == ECG_OK) rc = pt_extract(g, keep, out, e);
-  for (int i = 0; i < nb; i++) {
+  for (int i = 0; i < done; i++) {
     ecg_block *b = g->blocks[blk[i]];
     if (b->schedule) protobuf_c_message_free_unpacked(&b->schedule->base, NULL);
     b->schedule = saved[i];
@@ -489,9 +490,10 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   size_t nb = g->n_blocks;
   T.best = calloc(nb + 1, sizeof *T.best);
   T.bad = calloc((nb + 1) * K_N * 8, 1);
+  T.tuned = calloc(nb + 1, 1);
   int *blk = malloc((nb + 1) * sizeof *blk), *sub_of = malloc((nb + 1) * sizeof *sub_of);
   knobs *cur = calloc(nb + 1, sizeof *cur);
-  if (!T.best || !T.bad || !blk || !sub_of || !cur) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (!T.best || !T.bad || !T.tuned || !blk || !sub_of || !cur) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK && o->log) rc = log_load(&T.log, o->log, o->threads, e);
   if (rc == ECG_OK && o->log && !o->emit_dir && !(T.logf = fopen(o->log, "a"))) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->log, strerror(errno));
   if (rc == ECG_OK && o->fit_out && !(T.fitf = fopen(o->fit_out, "w"))) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->fit_out, strerror(errno));
@@ -563,7 +565,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
       }
     }
     st->subgraphs++;
-    for (int i = 0; i < n; i++) T.best[blk[i]] = cur[i];
+    for (int i = 0; i < n; i++) { T.best[blk[i]] = cur[i]; T.tuned[blk[i]] = 1; }
     if (rc == ECG_OK && !o->emit_dir) {
       if (T.tty) fprintf(stderr, "\r%*s\r", 100, "");
       if (!T.tty || o->verbose)
@@ -580,7 +582,12 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   if (T.tty && !o->emit_dir) fprintf(stderr, "\r%*s\r", 100, "");
   /* the chosen schedules into g */
   for (size_t b = 0; rc == ECG_OK && b < nb && !o->emit_dir; b++) {
-    if (knobs_default(&T.best[b])) continue;
+    if (!T.tuned[b]) continue; /* not reached within the budget: the input's schedule stays */
+    if (knobs_default(&T.best[b])) { /* the defaults won: no schedule */
+      if (g->blocks[b]->schedule) protobuf_c_message_free_unpacked(&g->blocks[b]->schedule->base, NULL);
+      g->blocks[b]->schedule = NULL;
+      continue;
+    }
     if (ecg_block_set_schedule(g, (int)b, NULL, 0, T.best[b].v[K_VEC], T.best[b].v[K_UNROLL], false) != ECG_OK) {
       rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       break;
@@ -598,7 +605,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (system(cmd) != 0 && o->verbose) fprintf(stderr, "ecg-partition: could not remove %s\n", T.wd);
   }
   st->seconds = now_s() - T.t0;
-  free(T.best); free(T.bad); free(blk); free(sub_of); free(cur); free(T.log.r);
+  free(T.best); free(T.bad); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
   return rc;
 }
 

@@ -57,7 +57,8 @@ typedef struct pt_tune_stats {
 } pt_tune_stats;
 
 /** Tune g (fused, partitioned: ecg-partition's subgraphs; static shapes) and store the chosen
- *  schedule of every block in g (blocks whose best is the default get none). Tool paths:
+ *  schedule of every block in g (blocks whose best is the default get none; blocks of
+ *  subgraphs the budget did not reach keep the schedule they had). Tool paths:
  *  ecg-lower and ecg-bench next to the running binary, else on PATH. Errors: ECG_ERR_INPUT
  *  when g has no subgraphs or a candidate cannot be extracted (the message names the node),
  *  or the log cannot be read or written (naming it), or the default schedule of a unit
