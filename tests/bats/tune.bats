@@ -114,6 +114,8 @@ setup() {
   jq -e '.partition.tune | .explored == 10 and .measured == 0 and .from_log == 10' "$d/r2.json"
   [ "$(wc -l < "$d/log.jsonl")" -eq "$nlog" ]
   cmp "$d/t1.ecg" "$d/t2.ecg"
+  # a node of no fusion block carries its schedule in a one-node block of plan "tune", only when a knob is set
+  "$BIN/ecg-dump" --json "$d/t1.ecg" | jq -e '[.blocks[] | select(.plan == "tune")] | all((.nodes | length) == 1 and .schedule != null)'
   rm -rf "$d/lo"
   "$BIN/ecg-lower" -o "$d/lo" "$d/t1.ecg"
   run --separate-stderr "$BIN/ecg-bench" "$d/lo" --random 1 --ort --check --runs 2 --warmup 0

@@ -503,7 +503,36 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     snprintf(T.wd, sizeof T.wd, "%s/ecg-tune.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(T.wd)) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", T.wd, strerror(errno));
   }
-  /* each block's subgraph (a block lies in one subgraph; nodes in no block have no schedule) */
+  /* a node in no fusion block gets a one-node block while tuning, so it can carry a schedule
+   * (a one-node block lowers exactly as a node of no block: kernels.c, LW_K_SINGLE); at the
+   * end only those whose chosen schedule sets a knob keep theirs */
+  size_t n_orig = g->n_blocks;
+  for (size_t i = 0; rc == ECG_OK && i < g->n_nodes; i++) {
+    int node = (int)i;
+    if (g->nodes[i]->fusion_block < 0 && ecg_block_add(g, &node, 1, -1, e) < 0) rc = ECG_ERR_INTERNAL;
+  }
+  if (rc == ECG_OK && g->n_blocks > nb) {
+    nb = g->n_blocks;
+    knobs *b2 = realloc(T.best, (nb + 1) * sizeof *b2);
+    if (b2) T.best = b2;
+    unsigned char *t2 = b2 ? realloc(T.tuned, nb + 1) : NULL;
+    if (t2) T.tuned = t2;
+    unsigned char *bad2 = t2 ? realloc(T.bad, (nb + 1) * K_N * 8) : NULL;
+    if (bad2) T.bad = bad2;
+    int *blk2 = bad2 ? realloc(blk, (nb + 1) * sizeof *blk2) : NULL;
+    if (blk2) blk = blk2;
+    int *sub2 = blk2 ? realloc(sub_of, (nb + 1) * sizeof *sub2) : NULL;
+    if (sub2) sub_of = sub2;
+    knobs *cur2 = sub2 ? realloc(cur, (nb + 1) * sizeof *cur2) : NULL;
+    if (cur2) cur = cur2;
+    if (!cur2) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    else {
+      memset(T.best, 0, (nb + 1) * sizeof *T.best);
+      memset(T.tuned, 0, nb + 1);
+      memset(T.bad, 0, (nb + 1) * K_N * 8);
+    }
+  }
+  /* each block's subgraph (a block lies in one subgraph) */
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) {
     sub_of[b] = -1;
     for (size_t s = 0; s < g->n_subgraphs && sub_of[b] < 0; s++)
@@ -581,7 +610,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   }
   if (T.tty && !o->emit_dir) fprintf(stderr, "\r%*s\r", 100, "");
   /* the chosen schedules into g */
-  for (size_t b = 0; rc == ECG_OK && b < nb && !o->emit_dir; b++) {
+  for (size_t b = 0; rc == ECG_OK && b < n_orig && !o->emit_dir; b++) {
     if (!T.tuned[b]) continue; /* not reached within the budget: the input's schedule stays */
     if (knobs_default(&T.best[b])) { /* the defaults won: no schedule */
       if (g->blocks[b]->schedule) protobuf_c_message_free_unpacked(&g->blocks[b]->schedule->base, NULL);
@@ -595,6 +624,40 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     g->blocks[b]->schedule->threads = T.best[b].v[K_THREADS];
     g->blocks[b]->schedule->conv_algo = T.best[b].v[K_ALGO];
     st->blocks_scheduled++;
+  }
+  /* the one-node blocks made above: kept (renumbered densely after the fusion blocks) only
+   * where a knob is set */
+  if (g->n_blocks > n_orig) {
+    size_t nk = 0;
+    int *keep_node = malloc((g->n_blocks - n_orig + 1) * sizeof *keep_node);
+    knobs *keep_k = malloc((g->n_blocks - n_orig + 1) * sizeof *keep_k);
+    if (!keep_node || !keep_k) { if (rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+    for (size_t b = n_orig; b < g->n_blocks; b++) {
+      ecg_block *blk1 = g->blocks[b];
+      int node = blk1->nodes[0];
+      if (keep_node && keep_k && rc == ECG_OK && !o->emit_dir && T.tuned[b] && !knobs_default(&T.best[b])) {
+        keep_node[nk] = node;
+        keep_k[nk++] = T.best[b];
+      }
+      g->nodes[node]->fusion_block = -1;
+      protobuf_c_message_free_unpacked(&blk1->base, NULL);
+      g->blocks[b] = NULL;
+    }
+    g->n_blocks = n_orig;
+    for (size_t k = 0; k < nk && rc == ECG_OK; k++) {
+      int id = ecg_block_add(g, &keep_node[k], 1, -1, e);
+      if (id < 0 || ecg_block_set_schedule(g, id, NULL, 0, keep_k[k].v[K_VEC], keep_k[k].v[K_UNROLL], false) != ECG_OK) {
+        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        break;
+      }
+      g->blocks[id]->schedule->threads = keep_k[k].v[K_THREADS];
+      g->blocks[id]->schedule->conv_algo = keep_k[k].v[K_ALGO];
+      g->blocks[id]->plan = strdup("tune");
+      if (!g->blocks[id]->plan) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      st->blocks_scheduled++;
+    }
+    free(keep_node);
+    free(keep_k);
   }
   if (T.logf && fclose(T.logf) != 0 && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->log, strerror(errno));
   if (T.fitf && fclose(T.fitf) != 0 && rc == ECG_OK) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: %s", o->fit_out, strerror(errno));

@@ -11,7 +11,8 @@
  *
  * SPLIT (§V): each partition subgraph S_i is cut into mini-subgraphs M_ij of at most one
  * complex operator: its fusion blocks (an intensive-fusion block, AGO §III-B, is one kernel
- * and stays one mini-subgraph). Each M_ij is tuned alone by coordinate search (one knob of
+ * and stays one mini-subgraph; a node of no block is a one-node block while tuning, kept in
+ * the output with plan "tune" only when its schedule sets a knob). Each M_ij is tuned alone by coordinate search (one knob of
  * one block changed at a time from the best so far, in a seeded random order) until its
  * best stops improving (--patience measurements in a row without a gain of 1%). JOIN: the
  * mini-subgraphs' best schedules are composed into S_i's, which is measured as one
