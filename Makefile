@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval check-rewrite-models rdp-models memplan-study dynamic-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval partition-fit partition-latency check-rewrite-models rdp-models memplan-study dynamic-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -280,6 +280,19 @@ rdp-models: all
 memplan-study: all
 	@mkdir -p out
 	sh scripts/memplan_study.sh | tee out/memplan_study.jsonl
+
+# AGO Eq. 1's c and b fitted on this machine (Fig. 8): tuning budgets of mini-subgraphs
+# until their best stopped improving, least squares; tools/partition/data/fit.json,
+# fit_data.jsonl, weights_fitted.txt (scripts/partition_fit.sh; FIT_SECONDS per model).
+partition-fit: all
+	sh scripts/partition_fit.sh tools/partition/data
+
+# AGO Fig. 10/13: mobilenet_v2 and mnasnet1_0 at 56, 112, 224: untuned, tuned AGO, AGO-NI,
+# AGO-NR with the same budget (TUNE_BUDGET), beside ONNX Runtime; out/partition_latency.md
+# and .json (scripts/partition_latency.sh; long).
+TUNE_BUDGET ?= 100
+partition-latency: all
+	sh scripts/partition_latency.sh out/partition_latency $(TUNE_BUDGET)
 
 # PatDNN per-layer times in the shape of Fig. 2.13 (dense, CSR, fkr, +LRE kernel level,
 # +LRE filter level, +tuning, each layer's tile and filters per tile tuned here) on the VGG-16 layers of Table 2.6 (spatial size divided by

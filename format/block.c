@@ -300,6 +300,11 @@ int ecg_block_add(ecg_graph *g, const int *nodes, int n, int seed, ecg_err *e) {
   return id;
 }
 
+const char *ecg_conv_algo_name(int a) {
+  static const char *const names[ECG_CONV_ALGO_COUNT] = {"auto", "gemm", "gemm_t", "winograd"};
+  return a >= 0 && a < ECG_CONV_ALGO_COUNT ? names[a] : "?";
+}
+
 int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
                            int unroll, bool intensive) {
   if (b < 0 || (size_t)b >= g->n_blocks || n_tile < 0) return ECG_ERR_INTERNAL;

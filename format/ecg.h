@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 5
+#define ECG_SCHEMA_VERSION 6
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -307,6 +307,20 @@ int ecg_row_space_of(const ecg_graph *g, const ecg_node *n, ecg_row_space *s);
  *  when the inner dims are all 1 anyway), whose every operand's trailing dims [a, r)
  *  (right-aligned broadcast) are all F's or all 1; -1 otherwise. */
 int ecg_row_level(const ecg_graph *g, const ecg_node *n, const ecg_row_space *s);
+
+/** Schedule knobs (Schedule in ecg.proto; schema 6 adds threads and conv_algo). Every
+ *  knob left 0 means "the lowering chooses", and a block whose knobs are all 0 lowers
+ *  byte for byte as one with no schedule. conv_algo: the strategy of the block's Conv
+ *  kernel (ecg_rt1_conv2d), which otherwise the runtime picks by its cost. */
+enum { ECG_CONV_ALGO_AUTO = 0, /**< the runtime's cost model (today's choice) */
+       ECG_CONV_ALGO_GEMM,     /**< implicit im2col packed into GEMM panels, plain orientation */
+       ECG_CONV_ALGO_GEMM_T,   /**< the same GEMM transposed (Y^T = X_col^T W^T) */
+       ECG_CONV_ALGO_WINOGRAD, /**< Winograd F(4x4, 3x3): group 1, 3x3, stride 1, >= 8 channels in and out */
+       ECG_CONV_ALGO_COUNT };
+/** Upper bounds the validator enforces on a schedule's knobs. */
+enum { ECG_SCHED_MAX_VECTOR = 64, ECG_SCHED_MAX_UNROLL = 32, ECG_SCHED_MAX_THREADS = 1024 };
+/** The name of conv algorithm a ("auto", "gemm", "gemm_t", "winograd"; "?" out of range). */
+const char *ecg_conv_algo_name(int a);
 
 /** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
  *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,

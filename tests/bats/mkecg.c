@@ -12,6 +12,7 @@
  *       blocks       y = Sigmoid(Relu(x)), both nodes in fusion block 0 (plan "dnnfusion")
  *       blockcycle   y = Sigmoid(Exp(Relu(x))) with Relu and Sigmoid in block 0 and Exp
  *                    outside: a cycle between a block and a node
+ *       badschedule  blocks, with block 0's schedule at threads -2 (out of range)
  * Built against build/libecg.a by the bats setup_file. Exit 0 on success, 2 usage. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(kind, "badout")) {
     int z = ecg_add_tensor(g, "z", ECG_FLOAT, 2, dims);
     ecg_add_node(g, "relu", "Relu", "", 13, 1, (int[]){x}, 1, (int[]){z});
-  } else if (!strcmp(kind, "blocks") || !strcmp(kind, "blockcycle")) {
+  } else if (!strcmp(kind, "blocks") || !strcmp(kind, "blockcycle") || !strcmp(kind, "badschedule")) {
     int a = ecg_add_tensor(g, "a", ECG_FLOAT, 2, dims), e1 = a;
     ecg_add_node(g, "relu", "Relu", "", 13, 1, (int[]){x}, 1, (int[]){a});
     if (!strcmp(kind, "blockcycle")) {
@@ -71,6 +72,10 @@ int main(int argc, char **argv) {
     int sig = ecg_add_node(g, "sig", "Sigmoid", "", 13, 1, (int[]){e1}, 1, (int[]){y});
     if (ecg_block_add(g, (int[]){0, sig}, 2, 0, NULL) != 0) return 3;
     g->blocks[0]->plan = strdup("dnnfusion");
+    if (!strcmp(kind, "badschedule")) {
+      if (ecg_block_set_schedule(g, 0, NULL, 0, 0, 0, false) != 0) return 3;
+      g->blocks[0]->schedule->threads = -2;
+    }
   } else {
     fprintf(stderr, "mkecg: unknown kind '%s'\n", kind);
     return 2;

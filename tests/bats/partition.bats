@@ -106,8 +106,10 @@ ecg() {
   [ "$status" -eq 2 ]; [[ "$stderr" == *"known: ago, relay"* ]]
   run --separate-stderr "$BIN/ecg-partition" --max-weight -3 "$ECG_OUT/mobilenet_v2.f.ecg" -o /dev/null
   [ "$status" -eq 2 ]
-  run --separate-stderr "$BIN/ecg-partition" --tune "$ECG_OUT/mobilenet_v2.f.ecg" -o /dev/null
+  run --separate-stderr "$BIN/ecg-partition" --tune --budget 0 "$ECG_OUT/mobilenet_v2.f.ecg" -o /dev/null
   [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-partition" --no-reformer "$ECG_OUT/mobilenet_v2.f.ecg" -o /dev/null
+  [ "$status" -eq 2 ]; [[ "$stderr" == *"go with --tune"* ]]
   run --separate-stderr "$BIN/ecg-partition" -o /dev/null /dev/null
   echo "empty input: exit $status: $stderr"
   [ "$status" -eq 1 ]

@@ -352,7 +352,8 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
       int h = lw_half(L, ops[i].tid);
       sb_printf(&body, "      p%d[off + i] = %sv%d%s;\n", i, h == 1 ? "ecg_f2h(" : h == 2 ? "ecg_f2bf(" : "", ops[i].tid, h ? ")" : "");
     }
-    sb_printf(c, "#pragma omp simd\n    for (size_t i = 0; i < m; i++) {\n%s    }\n", body.s ? body.s : "");
+    lw_inner_pragma(L, c, 0, "omp simd");
+    sb_printf(c, "    for (size_t i = 0; i < m; i++) {\n%s    }\n", body.s ? body.s : "");
     sb_printf(c, "    y += m;\n    off += m;\n    n -= m;\n  }\n}\n\n");
     sb_free(&body);
   }

@@ -38,6 +38,18 @@ void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t wo
   sb_printf(c, "%*sfor (int64_t %s = 0; %s < %lld; %s++) {\n", indent, "", var, var, (long long)n, var);
 }
 
+void lw_inner_pragma(ecg_lower *L, sbuf *c, int ind, const char *base) {
+  const ecg_schedule *s = L->target == LW_TARGET_C ? L->sched : NULL;
+  if (s && s->unroll > 0 && !strcmp(base, "omp simd")) {
+    sb_printf(c, "%*s#pragma GCC ivdep\n%*s#pragma GCC unroll %d\n", ind, "", ind, "", s->unroll);
+    L->sched_used |= LW_SCHED_SIMD;
+  } else if (s && s->vector_width > 0) {
+    sb_printf(c, "%*s#pragma %s simdlen(%d)\n", ind, "", base, s->vector_width);
+    L->sched_used |= LW_SCHED_SIMD;
+  } else
+    sb_printf(c, "%*s#pragma %s\n", ind, "", base);
+}
+
 void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body, int parallel) {
   int64_t D[ECG_MAX_RANK], S[LW_MAX_OPS][ECG_MAX_RANK];
@@ -93,10 +105,11 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
   for (int l = 0; l < r; l++) {
     int ind = 4 + 2 * l;
     int inner = l == r - 1;
-    if (l == 0 && parallel && numel >= PAR_MIN && S[0][0] != 0)
-      sb_printf(c, "%*s#pragma omp parallel for%s\n", ind, "", inner ? " simd" : "");
-    else if (inner && S[0][l] != 0)
-      sb_printf(c, "%*s#pragma omp simd\n", ind, "");
+    if (l == 0 && parallel && numel >= PAR_MIN && S[0][0] != 0) {
+      if (inner) lw_inner_pragma(L, c, ind, "omp parallel for simd");
+      else sb_printf(c, "%*s#pragma omp parallel for\n", ind, "");
+    } else if (inner && S[0][l] != 0)
+      lw_inner_pragma(L, c, ind, "omp simd");
     sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < %lld; i%d_%d++) {\n", ind, "", u, l, u, l, (long long)D[l], u, l);
     sb_printf(c, "%*s", ind + 2, "");
     for (int k = 0; k < n_ops; k++) {

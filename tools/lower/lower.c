@@ -281,6 +281,41 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   return rc;
 }
 
+/* ---------------------------------------------------------------- schedules */
+
+/* The schedule of kernel p (its fusion block's Schedule, set by ecg-partition --tune) into
+ * L->sched: NULL when there is none or every knob is 0, so such a kernel lowers byte for
+ * byte as before. Knobs the lowering cannot honour here are refused naming node n:
+ * schedules apply to --target c kernels outside c+opencl placements; tiles are not a knob
+ * of any kernel yet. */
+static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
+  const lw_kernel *K = &L->k[p];
+  int b = L->g->nodes[K->members[0]]->fusion_block;
+  const ecg_schedule *s = b >= 0 && (size_t)b < L->g->n_blocks ? L->g->blocks[b]->schedule : NULL;
+  L->sched = NULL;
+  L->sched_used = 0;
+  L->conv_algo_next = 0;
+  if (!s || (!s->n_tile && !s->vector_width && !s->unroll && !s->threads && !s->conv_algo)) return ECG_OK;
+  if (L->target != LW_TARGET_C || L->hetero)
+    return lw_node_err(L, n, e, "a tuned schedule (block %d) is honoured by --target c only", b);
+  if (s->n_tile) return lw_node_err(L, n, e, "schedule tiles (block %d) are not a knob of this kernel; set vector_width, unroll, threads or conv_algo", b);
+  if (s->vector_width && s->unroll)
+    return lw_node_err(L, n, e, "schedule vector_width %d and unroll %d (block %d) exclude each other (an OpenMP simd loop takes no unroll pragma)", s->vector_width, s->unroll, b);
+  L->sched = s;
+  return ECG_OK;
+}
+
+/* After kernel emission: a knob the kernel's code never took is an error naming node n. */
+static int kernel_schedule_used(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  const ecg_schedule *s = L->sched;
+  if (!s) return ECG_OK;
+  if ((s->vector_width || s->unroll) && !(L->sched_used & LW_SCHED_SIMD))
+    return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: this kernel has no generated loop they apply to", s->vector_width, s->unroll);
+  if (s->conv_algo && !(L->sched_used & LW_SCHED_CONV))
+    return lw_node_err(L, n, e, "schedule conv_algo %s: this kernel is no Conv through ecg_rt1_conv2d", ecg_conv_algo_name(s->conv_algo));
+  return ECG_OK;
+}
+
 /* ---------------------------------------------------------------- planning */
 
 /* Check every tensor a node touches has a static shape and a C type. */
@@ -592,6 +627,7 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->g = out->sg;
   V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
   V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
+  V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; /* schedules apply to the main graph's kernels */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
@@ -1217,14 +1253,24 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
       rc = lw_het_kernel(&L, p, &done, e);
       if (rc || done) continue;
     }
+    if ((rc = kernel_schedule(&L, p, n, e)) != ECG_OK) break;
     sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\n", p, K->nm, K->nm > 1 ? "s" : "",
               ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
               K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_ROW ? ", row reductions" : "");
+    const int nt = L.sched ? L.sched->threads : 0; /* the body runs as k<p>_, called on at most nt threads */
     if (L.target == LW_TARGET_OPENCL) sb_printf(&L.code, "__kernel void k%d(ECG_CL_ARGS) {\n", p);
-    else sb_printf(&L.code, "static void k%d(struct %s_ctx *ctx) {\n", p, prefix);
+    else sb_printf(&L.code, "static void k%d%s(struct %s_ctx *ctx) {\n", p, nt ? "_" : "", prefix);
     rc = lw_emit_kernel(&L, p, e);
     L.cur = NULL;
     sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
+    if (nt)
+      sb_printf(&L.code,
+                "/* kernel %d's schedule: at most %d thread%s (ecg-partition --tune) */\n"
+                "static void k%d(struct %s_ctx *ctx) {\n#ifdef _OPENMP\n  const int nt_ = omp_get_max_threads();\n"
+                "  omp_set_num_threads(nt_ < %d ? nt_ : %d);\n  k%d_(ctx);\n  omp_set_num_threads(nt_);\n#else\n  k%d_(ctx);\n#endif\n}\n\n",
+                p, nt, nt > 1 ? "s" : "", p, prefix, nt, nt, p, p);
+    if (rc == ECG_OK) rc = kernel_schedule_used(&L, n, e);
+    L.sched = NULL;
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
   if (L.hetero && L.het_host) L.arena_bytes = L.het_base + align_up(L.het_host);

@@ -179,6 +179,11 @@ typedef struct ecg_lower {
                               the ecg_act that applies the block's epilogue; NULL otherwise */
   int epi_used;          /**< the dominant node's emitter passed epi_act to its runtime call */
   const lw_kernel *cur;  /**< the kernel being emitted (its index maps serve lw_operand_view) */
+  const ecg_schedule *sched; /**< the tuner's schedule of the kernel being emitted (its fusion block's,
+                              ecg-partition --tune); NULL when none or all knobs 0 (the defaults) */
+  int conv_algo_next;    /**< ECG_CONV_ALGO_* the next lw_conv_params_decl records (emit_conv sets it) */
+  int sched_used;        /**< LW_SCHED_* bits: the knobs the kernel's code took (a set knob that
+                              no code took is refused, naming the node) */
   lw_sparse_mode sparse; /**< kernels for pattern-annotated convs (ecg-lower --sparse) */
   int n_sparse;          /**< convs lowered to a sparse kernel */
   lw_sparse_tune *tune;  /**< --sparse-tune records of this cpu, isa and thread count */
@@ -408,6 +413,18 @@ int lw_uid(ecg_lower *L);
  * operand allows it; the innermost loop gets `#pragma omp simd` when safe, the
  * outermost parallel loop is split across OpenMP threads when the space is large. */
 #define LW_MAX_OPS 8
+/** Which schedule knobs a kernel's code took (ecg_lower.sched_used). */
+enum { LW_SCHED_SIMD = 1, /**< vector_width / unroll: the innermost generated loop's pragmas */
+       LW_SCHED_CONV = 2  /**< conv_algo: the ecg_conv_params of a Conv's runtime call */ };
+/** Print, indented by ind, the pragma line(s) in front of the current kernel's innermost
+ *  generated loop, whose default pragma is `#pragma BASE` (BASE "omp simd" or "omp
+ *  parallel for simd"). AGO §V's tunable vector width and unroll: a schedule's
+ *  vector_width V adds " simdlen(V)"; its unroll U (BASE "omp simd" only; a parallel
+ *  loop keeps its pragma) replaces the line by "#pragma GCC ivdep" and "#pragma GCC unroll
+ *  U" (an OpenMP simd loop takes no other pragma, so unroll excludes vector_width: the
+ *  kernel_schedule check refuses both). Marks LW_SCHED_SIMD used when a knob went in. */
+void lw_inner_pragma(ecg_lower *L, sbuf *c, int ind, const char *base);
+
 void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
               int64_t strides[][ECG_MAX_RANK], const int64_t *base, const char *body,
               int parallel);

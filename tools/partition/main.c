@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ecg_measure.h"
 #include "partition.h"
+#include "tune.h"
 
 #define PROG "ecg-partition"
 
@@ -61,7 +62,26 @@ static void usage(FILE *f) {
           "                     CPU share S (0..1) along its rows dimension (else batch): forced\n"
           "                     ratios, so the split path of ecg-lower --target c+opencl runs\n"
           "                     whatever a plan would decide (0.5 = the paper's Equal baseline)\n"
-          "The SPLIT/JOIN schedule tuner of AGO §V is not implemented.\n");
+          "Tuning (AGO §V: SPLIT/JOIN over the subgraphs, every schedule measured here with the\n"
+          "lowered code: ecg-lower, then ecg-bench --random 1):\n"
+          "  --tune             partition, then choose each fusion block's schedule (threads,\n"
+          "                     conv_algo, vector_width, unroll) into the output ECG\n"
+          "  --budget N         schedules explored in all (default 100)\n"
+          "  --timeout S        no new measurement after S seconds\n"
+          "  --tune-log FILE    JSON lines, one per measurement (key, cpu, threads, schedule, ms),\n"
+          "                     appended to; candidates it holds for this CPU are not measured again\n"
+          "  --patience K       a search ends after K schedules without a 1%% gain (default 4)\n"
+          "  --runs R, --warmup W, --threads T   ecg-bench's timing per measurement (10, 2, 1)\n"
+          "  --seed S           order of the candidates (default 1)\n"
+          "  --no-intensive     AGO-NI: intensive-fusion blocks keep the default schedule\n"
+          "  --no-reformer      AGO-NR: no SPLIT/JOIN, each subgraph searched directly\n"
+          "  --emit-candidates DIR  write the first round's candidate ECGs (DIR/KEY.ecg), measure\n"
+          "                     none, write no ECG: measure them anywhere with --measure\n"
+          "  --measure FILE     lower and time one candidate ECG; print its tuning-log line\n"
+          "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
+          "                     a|conv_algo (auto, gemm, gemm_t, winograd), v|vector_width, u|unroll\n"
+          "  --fit-data FILE    per mini-subgraph: Eq. 1's product, operators, schedules explored\n"
+          "                     until the best stopped improving (scripts/partition_fit.sh)\n");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -98,7 +118,7 @@ static void jnum(FILE *f, double v) {
  * commit renames it into place). */
 static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_before, ecg_sizes after, const ecg_graph *g,
                         const char *strategy, const pt_weights *w, double td, const pt_cluster_stats *st, int max_complex,
-                        ecg_err *e) {
+                        const pt_tune_stats *ts, const pt_tune_opts *to, ecg_err *e) {
   int n = (int)g->n_subgraphs;
   double *wt = malloc(((size_t)n + 1) * sizeof *wt), *sorted = malloc(((size_t)n + 1) * sizeof *sorted);
   if (!wt || !sorted) {
@@ -153,6 +173,11 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   jnum(f, s.max);
   fprintf(f, ", \"jain\": ");
   jnum(f, s.jain);
+  if (ts)
+    fprintf(f, ", \"tune\": {\"budget\": %d, \"explored\": %d, \"measured\": %d, \"from_log\": %d, \"refused\": %d, \"seconds\": %.3f, "
+               "\"subgraphs\": %d, \"mini_subgraphs\": %d, \"blocks_scheduled\": %d, \"no_intensive\": %s, \"no_reformer\": %s, \"threads\": %d}",
+            to->budget, ts->measured + ts->reused, ts->measured, ts->reused, ts->invalid, ts->seconds, ts->subgraphs, ts->minis,
+            ts->blocks_scheduled, to->no_intensive ? "true" : "false", to->no_reformer ? "true" : "false", to->threads);
   fprintf(f, "}}\n");
   free(wt);
   free(sorted);
@@ -161,7 +186,58 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 }
 
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
-       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE };
+       OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE,
+       OPT_TUNE, OPT_BUDGET, OPT_TIMEOUT, OPT_TUNE_LOG, OPT_PATIENCE, OPT_RUNS, OPT_WARMUP, OPT_THREADS, OPT_SEED, OPT_NO_INTENSIVE,
+       OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED };
+
+/* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
+ * a|conv_algo (auto, gemm, gemm_t, winograd or 0..3), v|vector_width, u|unroll) applied to
+ * g's blocks, replacing their schedules. The values are checked by the validator after. */
+static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *colon = strchr(buf, ':');
+  if (!colon) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': expected BLOCK:key=value,... (try --help)", spec);
+  *colon = 0;
+  long lo = 0, hi = (long)g->n_blocks - 1;
+  if (strcmp(buf, "all")) {
+    char *end;
+    lo = hi = strtol(buf, &end, 10);
+    if (*end || end == buf || lo < 0 || lo >= (long)g->n_blocks)
+      return ecg_errf(e, ECG_ERR_INPUT, "--set-schedule '%s': no block '%s' (the graph has %zu blocks)", spec, buf, g->n_blocks);
+  }
+  int k[4] = {0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll */
+  for (char *kv = strtok(colon + 1, ","); kv; kv = strtok(NULL, ",")) {
+    char *eq = strchr(kv, '=');
+    if (!eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not key=value", spec, kv);
+    *eq++ = 0;
+    int which = !strcmp(kv, "t") || !strcmp(kv, "threads") ? 0 : !strcmp(kv, "a") || !strcmp(kv, "conv_algo") ? 1
+              : !strcmp(kv, "v") || !strcmp(kv, "vector_width") ? 2 : !strcmp(kv, "u") || !strcmp(kv, "unroll") ? 3 : -1;
+    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll)", spec, kv);
+    char *end;
+    long v = strtol(eq, &end, 10);
+    if (which == 1 && (*end || end == eq))
+      for (v = 0; v < ECG_CONV_ALGO_COUNT && strcmp(eq, ecg_conv_algo_name((int)v)); v++) {}
+    else if (*end || end == eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not an integer", spec, eq);
+    if (which == 1 && v == ECG_CONV_ALGO_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': conv_algo '%s' (auto, gemm, gemm_t, winograd)", spec, eq);
+    k[which] = (int)v;
+  }
+  for (long b = lo; b <= hi; b++) {
+    if (ecg_block_set_schedule(g, (int)b, NULL, 0, k[2], k[3], false) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    g->blocks[b]->schedule->threads = k[0];
+    g->blocks[b]->schedule->conv_algo = k[1];
+  }
+  return ECG_OK;
+}
+
+/* An integer option value in [lo, hi] into *v; 0, or -1 (the caller reports usage). */
+static int int_opt(const char *val, long lo, long hi, int *v) {
+  char *end;
+  long x = strtol(val, &end, 10);
+  if (*end || end == val || x < lo || x > hi) return -1;
+  *v = (int)x;
+  return 0;
+}
 
 /* --emit-sweeps DIR: the one-node ECGs and DIR/index.tsv (written under a temporary
  * name and renamed, so an index never lists files that were not written). */
@@ -188,8 +264,18 @@ int main(int argc, char **argv) {
       {"quiet", 'q', 0, OPT_QUIET},     {"emit-sweeps", 0, 1, OPT_SWEEPS},    {"points", 0, 1, OPT_POINTS},
       {"eop", 0, 0, OPT_EOP},           {"profiles", 0, 1, OPT_PROFILES},     {"cm", 0, 1, OPT_CM},
       {"objective", 0, 1, OPT_OBJECTIVE}, {"share", 0, 1, OPT_SHARE}, {"foreign-profiles", 0, 0, OPT_FOREIGN},
-      {"baseline", 0, 1, OPT_BASELINE},
+      {"baseline", 0, 1, OPT_BASELINE}, {"tune", 0, 0, OPT_TUNE}, {"budget", 0, 1, OPT_BUDGET},
+      {"timeout", 0, 1, OPT_TIMEOUT},   {"tune-log", 0, 1, OPT_TUNE_LOG},     {"patience", 0, 1, OPT_PATIENCE},
+      {"runs", 0, 1, OPT_RUNS},         {"warmup", 0, 1, OPT_WARMUP},         {"threads", 0, 1, OPT_THREADS},
+      {"seed", 0, 1, OPT_SEED},         {"no-intensive", 0, 0, OPT_NO_INTENSIVE}, {"no-reformer", 0, 0, OPT_NO_REFORMER},
+      {"emit-candidates", 0, 1, OPT_EMIT_CAND}, {"measure", 0, 1, OPT_MEASURE}, {"fit-data", 0, 1, OPT_FIT_DATA},
+      {"set-schedule", 0, 1, OPT_SET_SCHED},
       {0, 0, 0, 0}};
+  const char *set_sched[16];
+  int n_set = 0;
+  pt_tune_opts to = {.budget = 100, .patience = 4, .runs = 10, .warmup = 2, .threads = 1, .seed = 1};
+  int tune = 0, seed = 1;
+  const char *measure = NULL;
   double share = -1;
   const char *sweeps = NULL;
   int points = 6, eop = 0, n_prof = 0;
@@ -264,6 +350,29 @@ int main(int argc, char **argv) {
       if (*end || end == val || !(share >= 0 && share <= 1)) return cli_fail(PROG, ECG_ERR_USAGE, "--share expects a CPU share in [0, 1] (try --help)");
       break;
     }
+    case OPT_TUNE: tune = 1; break;
+    case OPT_BUDGET: if (int_opt(val, 1, 100000000, &to.budget)) return cli_fail(PROG, ECG_ERR_USAGE, "--budget expects a number of measurements >= 1 (try --help)"); break;
+    case OPT_PATIENCE: if (int_opt(val, 1, 100000, &to.patience)) return cli_fail(PROG, ECG_ERR_USAGE, "--patience expects an integer >= 1 (try --help)"); break;
+    case OPT_RUNS: if (int_opt(val, 1, 100000, &to.runs)) return cli_fail(PROG, ECG_ERR_USAGE, "--runs expects an integer >= 1 (try --help)"); break;
+    case OPT_WARMUP: if (int_opt(val, 0, 100000, &to.warmup)) return cli_fail(PROG, ECG_ERR_USAGE, "--warmup expects an integer >= 0 (try --help)"); break;
+    case OPT_THREADS: if (int_opt(val, 1, 1024, &to.threads)) return cli_fail(PROG, ECG_ERR_USAGE, "--threads expects an integer 1..1024 (try --help)"); break;
+    case OPT_SEED: if (int_opt(val, 0, 2147483647, &seed)) return cli_fail(PROG, ECG_ERR_USAGE, "--seed expects an integer >= 0 (try --help)"); to.seed = (unsigned)seed; break;
+    case OPT_TIMEOUT: {
+      char *end;
+      to.timeout = strtod(val, &end);
+      if (*end || end == val || !(to.timeout > 0) || !isfinite(to.timeout)) return cli_fail(PROG, ECG_ERR_USAGE, "--timeout expects seconds > 0 (try --help)");
+      break;
+    }
+    case OPT_TUNE_LOG: to.log = val; break;
+    case OPT_NO_INTENSIVE: to.no_intensive = true; break;
+    case OPT_NO_REFORMER: to.no_reformer = true; break;
+    case OPT_EMIT_CAND: to.emit_dir = val; break;
+    case OPT_MEASURE: measure = val; break;
+    case OPT_FIT_DATA: to.fit_out = val; break;
+    case OPT_SET_SCHED:
+      if (n_set == 16) return cli_fail(PROG, ECG_ERR_USAGE, "--set-schedule given more than 16 times");
+      set_sched[n_set++] = val;
+      break;
     case OPT_OUTPUT: out = val; break;
     case OPT_REPORT: report = val; break;
     case OPT_ZSTD: zstd = 1; break;
@@ -273,6 +382,16 @@ int main(int argc, char **argv) {
     case OPT_VERSION: printf(PROG " %s\n", ECG_VERSION_STRING); return 0;
     }
   }
+  if (measure) { /* one candidate, timed; its tuning-log line on stdout */
+    if (have_in || tune || eop || sweeps) return cli_fail(PROG, ECG_ERR_USAGE, "--measure FILE takes no other input or mode (try --help)");
+    int rc = pt_measure_file(measure, &to, stdout, &e);
+    if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
+    return rc;
+  }
+  if (!tune && (to.log || to.emit_dir || to.fit_out || to.no_intensive || to.no_reformer))
+    return cli_fail(PROG, ECG_ERR_USAGE, "--tune-log, --emit-candidates, --fit-data, --no-intensive and --no-reformer go with --tune (try --help)");
+  if (tune && n_set) return cli_fail(PROG, ECG_ERR_USAGE, "--set-schedule and --tune exclude each other (the tuner chooses the schedules)");
+  if (tune && (eop || sweeps)) return cli_fail(PROG, ECG_ERR_USAGE, "--tune excludes --eop and --emit-sweeps");
   if (!strcmp(in, "-") && isatty(fileno(stdin))) {
     fprintf(stderr, PROG ": no input (pipe an ECG in or name a file)\n");
     usage(stderr);
@@ -331,6 +450,27 @@ int main(int argc, char **argv) {
     snprintf(msg, sizeof msg, "%s", e.msg);
     rc = ecg_errf(&e, ECG_ERR_INTERNAL, "the partition is invalid: %s", msg);
   }
+  for (int i = 0; rc == ECG_OK && i < n_set; i++) rc = set_schedule(g, set_sched[i], &e);
+  if (rc == ECG_OK && n_set && (rc = ecg_validate(g, &e)) != ECG_OK) rc = ECG_ERR_INPUT; /* a knob out of range: the validator's message names it */
+  pt_tune_stats ts = {0};
+  if (rc == ECG_OK && tune) {
+    to.w = &w;
+    to.verbose = verbose;
+    rc = pt_tune(g, &to, &ts, &e);
+    if (rc == ECG_OK && (rc = ecg_validate(g, &e)) != ECG_OK) {
+      char msg[sizeof e.msg];
+      snprintf(msg, sizeof msg, "%s", e.msg);
+      rc = ecg_errf(&e, ECG_ERR_INTERNAL, "the tuned schedules are invalid: %s", msg);
+    }
+    if (rc == ECG_OK && to.emit_dir) {
+      if (verbose) fprintf(stderr, PROG ": %d candidate ECGs in %s\n", ts.emitted, to.emit_dir);
+      ecg_graph_free(g);
+      return 0;
+    }
+    if (rc == ECG_OK && verbose)
+      fprintf(stderr, PROG ": tune: %d schedules explored (%d measured, %d from the log, %d refused by ecg-lower) in %.1f s; %d blocks scheduled\n",
+              ts.measured + ts.reused, ts.measured, ts.reused, ts.invalid, ts.seconds, ts.blocks_scheduled);
+  }
   /* the report file is opened first, so a bad report path leaves no output ECG either */
   ecg_out rep = {.f = stderr};
   if (rc == ECG_OK && report && strcmp(report, "-")) rc = ecg_out_open(&rep, report, &e);
@@ -345,7 +485,8 @@ int main(int argc, char **argv) {
   double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   ecg_sizes after = ecg_measure(g, true);
   if (report &&
-      (rc = write_report(&rep, ms, before, sub_before, after, g, strategy, &w, strat == PT_RELAY ? INFINITY : td, &st, max_complex, &e))) {
+      (rc = write_report(&rep, ms, before, sub_before, after, g, strategy, &w, strat == PT_RELAY ? INFINITY : td, &st, max_complex,
+                                 tune ? &ts : NULL, &to, &e))) {
     fprintf(stderr, PROG ": %s\n", e.msg);
     ecg_graph_free(g);
     return rc;

@@ -6,7 +6,7 @@
  *              (units = fusion blocks and nodes in no block) for both strategies.
  *   eop.c:     EOP (VEE '22): performance patterns, partition ratios, joint tuning (eop.h);
  *              driven by ecg-partition --eop (eopplan.c); ecg-lower --target c+opencl runs the plan.
- * The SPLIT/JOIN tuner of AGO §V is not implemented here. */
+ *   tune.c:    the SPLIT/JOIN schedule tuner of AGO §V (tune.h), driven by ecg-partition --tune. */
 #ifndef ECG_PARTITION_H
 #define ECG_PARTITION_H
 #include <stdbool.h>

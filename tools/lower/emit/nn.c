@@ -68,11 +68,34 @@ int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *o
                             const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
   int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
   int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s};\n",
+  char algo[32] = ""; /* the schedule's forced strategy (emit_conv sets conv_algo_next) */
+  if (L->conv_algo_next) snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
+  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s%s};\n",
             u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)m, (long long)k[0], (long long)k[1],
             (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
-            (long long)p[2], (long long)p[3], (long long)group, act_none);
+            (long long)p[2], (long long)p[3], (long long)group, act_none, algo);
   return u;
+}
+
+/* The schedule's conv_algo for Conv node n (ecg-partition --tune), checked against what the
+ * runtime can run: gemm and gemm_t any non-depthwise conv (gemm_t a plane of >= 32
+ * positions, ecg_rt.h), winograd group 1, 3x3, stride 1, >= 8 channels in and out. Sets
+ * L->conv_algo_next for lw_conv_params_decl; ECG_ERR_INPUT naming the node otherwise. */
+static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int64_t *od, int64_t m,
+                           const int64_t *k, const int64_t *s, int64_t group, ecg_err *e) {
+  int a = L->sched ? L->sched->conv_algo : 0;
+  L->conv_algo_next = 0;
+  if (!a) return ECG_OK;
+  L->sched_used |= LW_SCHED_CONV;
+  int64_t c = xd[1], plane = (r == 4 ? od[2] : 1) * od[r - 1];
+  const char *why = NULL;
+  if (group > 1 && group == c && m % c == 0) why = "a depthwise conv has one kernel";
+  else if (a == ECG_CONV_ALGO_GEMM_T && plane < 32) why = "gemm_t needs an output plane of at least 32 positions";
+  else if (a == ECG_CONV_ALGO_WINOGRAD && (group != 1 || k[0] != 3 || k[1] != 3 || s[0] != 1 || s[1] != 1 || c < 8 || m < 8))
+    why = "winograd needs group 1, a 3x3 kernel, stride 1 and at least 8 channels in and out";
+  if (why) return lw_node_err(L, n, e, "schedule conv_algo %s does not apply: %s", ecg_conv_algo_name(a), why);
+  L->conv_algo_next = a;
+  return ECG_OK;
 }
 
 /** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_rt1_conv2d with weights packed
@@ -86,7 +109,9 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  ECG_TRY(conv_algo_check(L, n, r, xd, od, gm.m, k, s, gm.group, e));
   int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
+  L->conv_algo_next = 0;
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);

@@ -1064,6 +1064,8 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
  * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
  * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
 static int conv_swap(const ecg_conv_params *p) {
+  if (p->algo == ECG_RT_CONV_GEMM_T && !conv_is_dw(p)) return 1; /* a schedule's choice */
+  if (p->algo) return 0;
   if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 32) return 0;
   const int mg = p->m / p->group, n = p->oh * p->ow;
   const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
@@ -1770,7 +1772,7 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
  * mobilenet_v2's first conv 67 -> 77 GFLOP/s; resnet18's 7x7 (K = 147) the same as the
  * GEMM path, so it stays there (K <= 36). */
 static int conv_direct(const ecg_conv_params *p) {
-  return p->group == 1 && p->c <= 4 && (long)p->c * p->kh * p->kw <= 36 && p->kw <= ECG_DW_KWMAX &&
+  return p->algo == ECG_RT_CONV_AUTO && p->group == 1 && p->c <= 4 && (long)p->c * p->kh * p->kw <= 36 && p->kw <= ECG_DW_KWMAX &&
          (p->sw == 1 || p->sw == 2) && p->m >= 16 && p->ow >= 16;
 }
 
@@ -1906,6 +1908,7 @@ static int conv_wg(const ecg_conv_params *p) {
   if (p->group != 1 || p->kh != 3 || p->kw != 3 || p->sh != 1 || p->sw != 1 || p->dh < 1 || p->dw < 1 ||
       p->c < 8 || p->m < 8 || conv_direct(p))
     return 0;
+  if (p->algo) return p->algo == ECG_RT_CONV_WINOGRAD; /* a schedule's choice */
 #ifdef ECG_WG_OVERRIDE /* measuring and testing both paths: ECG_WG=0|1 */
   if (getenv("ECG_WG")) return atoi(getenv("ECG_WG"));
 #endif

@@ -161,7 +161,10 @@ typedef struct {
   int pt, pl, pb, pr; /* pads: top, left, bottom, right */
   int group;
   ecg_act act; /* applied after bias */
+  int algo;    /* ECG_RT_CONV_*: 0 = the cost below picks the strategy; else a tuned schedule forces it
+                  (ecg-partition --tune; the lowering checks it applies: ecg_conv_algo in format/ecg.h) */
 } ecg_conv_params;
+enum { ECG_RT_CONV_AUTO = 0, ECG_RT_CONV_GEMM = 1, ECG_RT_CONV_GEMM_T = 2, ECG_RT_CONV_WINOGRAD = 3 };
 
 /* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
  * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride 1,

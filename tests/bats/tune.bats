@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# Schedules (ECG schema 6) and ecg-partition --tune (AGO, INFOCOM 2023, §V: SPLIT/JOIN
+# over the subgraphs, every schedule measured with the lowered code): schedules round-trip
+# through ecg-dump and the validator, survive a renumbering stage, all-default knobs lower
+# byte for byte as no schedule, forced knobs change model.c and stay correct against ONNX
+# Runtime, a knob that does not apply is refused naming the node, a tiny tuning run writes
+# its log, resumes from it without measuring again, and its ECG lowers and passes.
+
+load helpers
+
+setup_file() {
+  build_gen mkecg build/libecg.a
+}
+
+setup() {
+  require_tools
+  require_file "$BIN/ecg-fuse" "$BIN/ecg-partition" "$BATS_FILE_TMPDIR/mkecg"
+  export ECG_OUT="$ROOT/build/bats-out-tune"
+  mkdir -p "$ECG_OUT"
+  M="$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+  require_file "$M"
+  [ -f "$ECG_OUT/cls.ecg" ] || "$BIN/onnx2ecg" "$M" --input-shape x=1x3x48x192 | "$BIN/ecg-fuse" --intensive | "$BIN/ecg-partition" -o "$ECG_OUT/cls.ecg"
+}
+
+@test "schedule: knobs round-trip through ecg-dump; out-of-range values are refused naming the node" {
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule 0:t=1,a=gemm,u=4 --set-schedule 2:v=8 -o "$ECG_OUT/s.ecg"
+  "$BIN/ecg-dump" --json "$ECG_OUT/s.ecg" > "$ECG_OUT/s.json"
+  jq -e '.blocks[0].schedule | .threads == 1 and .conv_algo == "gemm" and .unroll == 4 and .vector_width == 0' "$ECG_OUT/s.json"
+  jq -e '.blocks[2].schedule | .threads == 0 and .conv_algo == "auto" and .vector_width == 8' "$ECG_OUT/s.json"
+  jq -e '[.blocks[] | select(.schedule)] | length == 2' "$ECG_OUT/s.json"
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule 0:u=-1 -o "$ECG_OUT/bad.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"block 0 (node 'p2o.Conv.0', Conv)"*"unroll -1"* ]]
+  [ ! -e "$ECG_OUT/bad.ecg" ]
+  # a hand-made ECG whose schedule is out of range: every reader refuses it
+  "$BATS_FILE_TMPDIR/mkecg" badschedule "$ECG_OUT/badsched.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$ECG_OUT/badsched" "$ECG_OUT/badsched.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"node 'relu'"*"threads -2"*"out of range"* ]]
+  [ ! -e "$ECG_OUT/badsched" ]
+  run --separate-stderr "$BIN/ecg-dump" --json "$ECG_OUT/badsched.ecg"
+  [ "$status" -eq 1 ]
+}
+
+@test "schedule: kept on its block when the ECG is partitioned again (renumbering by sort and fold: tests/unit/graph_test.c test_schedules)" {
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule 5:v=16 -o "$ECG_OUT/r.ecg"
+  "$BIN/ecg-dump" --json "$ECG_OUT/r.ecg" | jq -c '.blocks[5] | [.nodes, .schedule.vector_width]' > "$ECG_OUT/r1.txt"
+  # relay replaces the subgraphs; ecg-fuse would re-form blocks and so drop them (its documented rule)
+  "$BIN/ecg-partition" --strategy relay "$ECG_OUT/r.ecg" -o "$ECG_OUT/r2.ecg"
+  "$BIN/ecg-dump" --json "$ECG_OUT/r2.ecg" | jq -c '.blocks[5] | [.nodes, .schedule.vector_width]' > "$ECG_OUT/r2.txt"
+  cmp "$ECG_OUT/r1.txt" "$ECG_OUT/r2.txt"
+  grep -q ',16]' "$ECG_OUT/r2.txt"
+}
+
+@test "schedule: all knobs 0 lower byte for byte as no schedule" {
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule all:t=0,a=auto,v=0,u=0 -o "$ECG_OUT/z.ecg"
+  "$BIN/ecg-dump" --json "$ECG_OUT/z.ecg" | jq -e '(.blocks | length) as $n | [.blocks[] | select(.schedule)] | length == $n'
+  rm -rf "$ECG_OUT/l0" "$ECG_OUT/lz"
+  "$BIN/ecg-lower" -o "$ECG_OUT/l0" "$ECG_OUT/cls.ecg"
+  "$BIN/ecg-lower" -o "$ECG_OUT/lz" "$ECG_OUT/z.ecg"
+  cmp "$ECG_OUT/l0/model.c" "$ECG_OUT/lz/model.c"
+}
+
+@test "schedule: forced knobs change model.c and the outputs stay correct against ONNX Runtime" {
+  rm -rf "$ECG_OUT/l0"
+  "$BIN/ecg-lower" -o "$ECG_OUT/l0" "$ECG_OUT/cls.ecg"
+  local spec nth=0 res
+  for spec in "0:a=gemm,u=4" "0:a=gemm_t" "all:t=1" "all:v=8"; do
+    nth=$((nth + 1))
+    "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule "$spec" -o "$ECG_OUT/f$nth.ecg"
+    rm -rf "$ECG_OUT/f$nth"
+    "$BIN/ecg-lower" -o "$ECG_OUT/f$nth" "$ECG_OUT/f$nth.ecg"
+    ! cmp -s "$ECG_OUT/l0/model.c" "$ECG_OUT/f$nth/model.c"
+    res=$("$BIN/ecg-bench" "$ECG_OUT/f$nth" --random 1 --ort --check --runs 2 --warmup 0)
+    echo "$spec: $res"
+    jq -e '.pass == true' <<<"$res"
+  done
+  # the two conv strategies really differ in the code: the params carry the forced algorithm
+  grep -q 'ECG_ACT_NONE, 0, 0, 0, 0}, 1}' "$ECG_OUT/f1/model.c"
+  grep -q 'ECG_ACT_NONE, 0, 0, 0, 0}, 2}' "$ECG_OUT/f2/model.c"
+  grep -q 'omp_set_num_threads(nt_ < 1 ? nt_ : 1)' "$ECG_OUT/f3/model.c"
+  grep -q 'simdlen(8)' "$ECG_OUT/f4/model.c"
+}
+
+@test "schedule: a knob its kernel cannot take is refused by ecg-lower naming the node" {
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule 3:a=winograd -o "$ECG_OUT/w.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$ECG_OUT/w" "$ECG_OUT/w.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"node '"*"(Conv): schedule conv_algo winograd does not apply"* ]]
+  [ ! -e "$ECG_OUT/w" ]
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule 0:v=8,u=2 -o "$ECG_OUT/vu.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$ECG_OUT/vu" "$ECG_OUT/vu.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"exclude each other"* ]]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --set-schedule 0:t=1
+  [ "$status" -eq 2 ]
+}
+
+@test "ecg-partition --tune: a tiny run writes its log, resumes without measuring, and its ECG passes against ONNX Runtime" {
+  local d="$ECG_OUT/tune"
+  rm -rf "$d"; mkdir -p "$d"
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 10 --runs 3 --warmup 1 --tune-log "$d/log.jsonl" --report "$d/r1.json" -o "$d/t1.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(wc -l < "$d/log.jsonl")" -ge 10 ]
+  jq -e '.partition.tune | .budget == 10 and .explored == 10 and .measured == 10 and .from_log == 0' "$d/r1.json"
+  jq -se 'all(.[]; (.key | length == 16) and (.cpu | length > 0) and .threads == 1 and (.invalid or .ms > 0))' "$d/log.jsonl"
+  # not a terminal: one plain line per subgraph
+  [[ "$stderr" == *"ecg-partition: tune: subgraph 1/"* ]]
+  [[ "$stderr" != *$'\r'* ]]
+  local nlog; nlog=$(wc -l < "$d/log.jsonl")
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 10 --runs 3 --warmup 1 --tune-log "$d/log.jsonl" --report "$d/r2.json" -o "$d/t2.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .explored == 10 and .measured == 0 and .from_log == 10' "$d/r2.json"
+  [ "$(wc -l < "$d/log.jsonl")" -eq "$nlog" ]
+  cmp "$d/t1.ecg" "$d/t2.ecg"
+  # a node of no fusion block carries its schedule in a one-node block of plan "tune", only when a knob is set
+  "$BIN/ecg-dump" --json "$d/t1.ecg" | jq -e '[.blocks[] | select(.plan == "tune")] | all((.nodes | length) == 1 and .schedule != null)'
+  rm -rf "$d/lo"
+  "$BIN/ecg-lower" -o "$d/lo" "$d/t1.ecg"
+  run --separate-stderr "$BIN/ecg-bench" "$d/lo" --random 1 --ort --check --runs 2 --warmup 0
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  jq -e '.pass == true' <<<"$output"
+}
+
+@test "ecg-partition --tune: --emit-candidates and --measure farm the first round out; the tuner reuses their lines" {
+  local d="$ECG_OUT/farm"
+  rm -rf "$d"; mkdir -p "$d"
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --emit-candidates "$d/cand"
+  local n; n=$(ls "$d/cand"/*.ecg | wc -l)
+  [ "$n" -ge 1 ] && [ "$n" -le 4 ]
+  local f
+  for f in "$d/cand"/*.ecg; do "$BIN/ecg-partition" --measure "$f" --runs 2 --warmup 0 >> "$d/log.jsonl"; done
+  [ "$(wc -l < "$d/log.jsonl")" -eq "$n" ]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .from_log >= 1 and .no_reformer' "$d/r.json"
+}
+
+@test "ecg-partition --tune: usage errors" {
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 0
+  [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune-log x.jsonl
+  [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-partition" --measure "$ECG_OUT/nonexistent.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"nonexistent.ecg"* ]]
+}
+
+@test "schedule: every conv_algo forced on a 3x3 stride-1 conv (resnet18 at 56x56) stays correct against ONNX Runtime" {
+  local line path; line=$(grep -v '^#' "$ROOT/scripts/models.tsv" | awk -F'\t' '$1 == "resnet18"'); path=$(cut -f2 <<<"$line")
+  require_file "$ROOT/$path"
+  "$BIN/onnx2ecg" "$ROOT/$path" --input-shape input=1x3x56x56 | "$BIN/ecg-fuse" | "$BIN/ecg-partition" -o "$ECG_OUT/r18.ecg"
+  local a res
+  for a in winograd gemm gemm_t; do
+    # block 1 is the first 3x3 stride-1 conv (64 channels, 14x14 after the stem)
+    "$BIN/ecg-partition" "$ECG_OUT/r18.ecg" --set-schedule "1:a=$a" -o "$ECG_OUT/r18-$a.ecg"
+    rm -rf "$ECG_OUT/r18-$a"
+    "$BIN/ecg-lower" -o "$ECG_OUT/r18-$a" "$ECG_OUT/r18-$a.ecg"
+    res=$("$BIN/ecg-bench" "$ECG_OUT/r18-$a" --random 1 --ort --check --runs 1 --warmup 0)
+    echo "$a: $res"
+    jq -e '.pass == true' <<<"$res"
+  done
+  ! cmp -s "$ECG_OUT/r18-winograd/model.c" "$ECG_OUT/r18-gemm/model.c"
+}
