@@ -784,6 +784,7 @@ int main(int argc, char **argv) {
   opts o;
   ecg_err e = {0};
   int rc = parse_args(argc, argv, &o, &e);
+  if (rc) free(o.datas);
   if (rc < 0) return 0;
   if (rc) {
     fprintf(stderr, "ecg-bench: %s\n%s", e.msg, "usage: ecg-bench DIR [--data DIR] [--random SEED] ... (--help)\n");
@@ -812,12 +813,17 @@ int main(int argc, char **argv) {
   }
   if ((rc = check_paths(&o, &e))) {
     fprintf(stderr, "ecg-bench: %s\n", e.msg);
+    free(o.datas);
     return rc;
   }
   atexit(cleanup_tmp);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
   signal(SIGPIPE, SIG_IGN);
+  if (o.n_data <= 1) { /* one data set (o.data) or none: the list has been checked and is not needed */
+    free(o.datas);
+    o.datas = NULL;
+  }
   if (o.n_data > 1) { /* one compiled model, several data sets: one JSON line each */
     int worst = ECG_OK;
     for (int i = 0; i < o.n_data; i++) {
