@@ -13,6 +13,7 @@
 #include <stdarg.h>
 
 #include "ecg.h"
+#include "runtime/ecg_plan.h"
 
 /** A growable string. */
 typedef struct sbuf {
@@ -65,13 +66,10 @@ typedef struct lw_sparse_tune {
 /* ---------------------------------------------------------------- memplan.c
  * Placing intermediates in the arena (SOD², Niu dissertation §5.4.2). */
 
-/** One buffer to place: size in bytes (aligned by the caller), lifetime [first, last] in
- *  kernel positions (inclusive), and the offset in bytes the plan gives it. */
-typedef struct lw_buf {
-  size_t bytes;
-  int first, last;
-  size_t offset;
-} lw_buf;
+/** One buffer to place (runtime/ecg_plan.h: the same planner serves the lowering and the
+ *  run-time plan of a dynamic-shape build): size in bytes (aligned by the caller), lifetime
+ *  [first, last] in kernel positions (inclusive), and the offset in bytes the plan gives it. */
+typedef ecg_plan_buf lw_buf;
 
 /** Placement algorithms: each puts buffers one at a time into a gap between the placed
  *  buffers whose lifetimes intersect its own. */
