@@ -1,6 +1,7 @@
 /* ecg-lower: the strided loop-nest generator every index-map kernel is built from
  * (lower.h lw_loops). DNNFusion §3.4.4: One-to-One, Reorganize, Shuffle and
  * One-to-Many operators are index maps from output to input coordinates. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower.h"
@@ -28,14 +29,21 @@ void lw_bcast_strides(int ro, const int64_t *odims, int ri, const int64_t *idims
 }
 
 void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold) {
+  char ns[32], ws[32];
+  snprintf(ns, sizeof ns, "%lld", (long long)n);
+  snprintf(ws, sizeof ws, "%lld", (long long)work);
+  if (L->target == LW_TARGET_OPENCL) lw_cl_work(L, n);
+  lw_par_for_expr(L, indent, var, ns, ws, threshold);
+}
+
+void lw_par_for_expr(ecg_lower *L, int indent, const char *var, const char *n, const char *work, int64_t threshold) {
   sbuf *c = &L->code;
   if (L->target == LW_TARGET_OPENCL) {
-    lw_cl_work(L, n);
-    sb_printf(c, "%*sfor (int64_t %s = get_global_id(0); %s < %lld; %s += get_global_size(0)) {\n", indent, "", var, var, (long long)n, var);
+    sb_printf(c, "%*sfor (int64_t %s = get_global_id(0); %s < %s; %s += get_global_size(0)) {\n", indent, "", var, var, n, var);
     return;
   }
-  sb_printf(c, "%*s#pragma omp parallel for if(%lld > %lld)\n", indent, "", (long long)work, (long long)threshold);
-  sb_printf(c, "%*sfor (int64_t %s = 0; %s < %lld; %s++) {\n", indent, "", var, var, (long long)n, var);
+  sb_printf(c, "%*s#pragma omp parallel for if(%s > %lld)\n", indent, "", work, (long long)threshold);
+  sb_printf(c, "%*sfor (int64_t %s = 0; %s < %s; %s++) {\n", indent, "", var, var, n, var);
 }
 
 void lw_inner_pragma(ecg_lower *L, sbuf *c, int ind, const char *base) {
@@ -122,6 +130,85 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
     sb_printf(c, "\n");
   }
   sb_printf(c, "%*s%s\n", 4 + 2 * r, "", body);
+  for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
+  sb_printf(c, "  }\n");
+}
+
+/* The dynamic-shape loop nest (lower.h): the same offsets o0.. as lw_loops, the extents and
+ * strides C expressions over the symbol constants, computed once per call. */
+void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RANK], const char *body) {
+  const ecg_tensor *t = L->g->tensors[out];
+  int rank = (int)t->n_dims, keep[ECG_MAX_RANK], grp[ECG_MAX_RANK + 1], r = 0;
+  /* drop unit dims; group neighbours along which every operand agrees (moves or stays) */
+  int nk = 0;
+  for (int d = 0; d < rank; d++) if (!lw_dyn_unit(L, out, d)) keep[nk++] = d;
+  for (int i = 0; i < nk; i++) {
+    int same = i > 0;
+    for (int k = 0; k < n_ops && same; k++) same = real[k][keep[i]] == real[k][keep[i - 1]];
+    if (!same) grp[r++] = i;
+  }
+  grp[r] = nk;
+  sbuf *c = &L->code;
+  int u = lw_uid(L);
+  sb_printf(c, "  {\n");
+  if (r == 0) {
+    sb_printf(c, "    ");
+    for (int k = 0; k < n_ops; k++) sb_printf(c, "const int64_t o%d = 0; ", k);
+    sb_printf(c, "\n    %s\n  }\n", body);
+    return;
+  }
+  /* extents: the product of a group's dims; strides: operand k's row-major stride along the
+   * group's innermost dim, the product of the output dims after it along which k moves */
+  for (int l = 0; l < r; l++) {
+    sb_printf(c, "    const int64_t D%d_%d = 1", u, l);
+    for (int i = grp[l]; i < grp[l + 1]; i++) sb_printf(c, " * %s", lw_dim(L, out, keep[i]));
+    sb_printf(c, ";\n");
+  }
+  for (int k = 0; k < n_ops; k++)
+    for (int l = 0; l < r; l++) {
+      if (!real[k][keep[grp[l]]]) continue;
+      sb_printf(c, "    const int64_t S%d_%d_%d = 1", u, k, l);
+      for (int d = keep[grp[l + 1] - 1] + 1; d < rank; d++)
+        if (real[k][d] && !lw_dyn_unit(L, out, d)) sb_printf(c, " * %s", lw_dim(L, out, d));
+      sb_printf(c, ";\n");
+    }
+  sb_printf(c, "    const int64_t N%d = 1", u);
+  for (int l = 0; l < r; l++) sb_printf(c, " * D%d_%d", u, l);
+  sb_printf(c, ";\n    (void)N%d;\n", u);
+  /* the outer loops perfectly nested (collapsed into one parallel space), the offsets of
+   * the outer coordinates at the top of the innermost loop's body */
+  int ind = 4 + 2 * (r - 1);
+  for (int l = 0; l < r; l++) {
+    int in = 4 + 2 * l, inner = l == r - 1;
+    if (l == 0 && inner) {
+      char base[64];
+      snprintf(base, sizeof base, "omp parallel for simd if(N%d >= %d)", u, PAR_MIN);
+      lw_inner_pragma(L, c, in, base);
+    } else if (l == 0) {
+      if (r > 2) sb_printf(c, "%*s#pragma omp parallel for collapse(%d) if(N%d >= %d)\n", in, "", r - 1, u, PAR_MIN);
+      else sb_printf(c, "%*s#pragma omp parallel for if(N%d >= %d)\n", in, "", u, PAR_MIN);
+    }
+    if (inner && l > 0) {
+      sb_printf(c, "%*s", in, "");
+      for (int k = 0; k < n_ops; k++) {
+        sb_printf(c, "const int64_t a%d = 0", k);
+        for (int q = 0; q < l; q++) if (real[k][keep[grp[q]]]) sb_printf(c, " + i%d_%d * S%d_%d_%d", u, q, u, k, q);
+        sb_printf(c, "; ");
+      }
+      sb_printf(c, "\n");
+      lw_inner_pragma(L, c, in, "omp simd");
+    }
+    sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < D%d_%d; i%d_%d++) {\n", in, "", u, l, u, l, u, l, u, l);
+  }
+  sb_printf(c, "%*s", ind + 2, "");
+  for (int k = 0; k < n_ops; k++) {
+    char st[64] = "0";
+    if (real[k][keep[grp[r - 1]]]) snprintf(st, sizeof st, "S%d_%d_%d", u, k, r - 1);
+    if (r > 1) sb_printf(c, "const int64_t o%d = a%d + i%d_%d * %s; ", k, k, u, r - 1, st);
+    else sb_printf(c, "const int64_t o%d = i%d_%d * %s; ", k, u, r - 1, st);
+  }
+  sb_printf(c, "\n");
+  sb_printf(c, "%*s%s\n", ind + 2, "", body);
   for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
   sb_printf(c, "  }\n");
 }

@@ -24,7 +24,10 @@ int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     return ECG_OK;
   }
   sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
-  sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
+  if (lw_tensor_dyn(L, out)) /* a dynamic build: the byte count at run time */
+    sb_printf(&L->code, "%s, (size_t)%s * %zu);\n", lw_ptr(L, in), lw_dim_prod(L, out, 0, (int)L->g->tensors[out]->n_dims),
+              ecg_dtype_size(L->g->tensors[out]->dtype));
+  else sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
   return ECG_OK;
 }
 

@@ -25,25 +25,36 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (axis < 0 && r > 0) return lw_node_err(L, n, e, "axis out of range");
   if (r == 0) axis = 0;
   split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
+  (void)outer; (void)inner;
+  /* sizes through lw_dim_prod: numbers, or run-time expressions in a dynamic build */
+  int x = n->inputs[0], end = legacy ? r : axis + 1;
+  char sK[768], sI[768], sKI[768], sO[1600], sW[768];
+  snprintf(sK, sizeof sK, "%s", lw_dim_prod(L, x, axis, end));
+  snprintf(sI, sizeof sI, "%s", lw_dim_prod(L, x, end, r));
+  snprintf(sKI, sizeof sKI, "%s", lw_dim_prod(L, x, axis, r));
+  snprintf(sW, sizeof sW, "%s", lw_dim_prod(L, x, 0, r));
+  if (lw_tensor_dyn(L, x)) snprintf(sO, sizeof sO, "(%s*%s)", lw_dim_prod(L, x, 0, axis), sI);
+  else snprintf(sO, sizeof sO, "%lld", (long long)(outer * inner));
   int logsm = lw_op(n) == ECG_OP_LogSoftmax;
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
-  lw_par_for(L, 4, "j", outer * inner, outer * K * inner, 16384);
-  sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld;\n", (long long)inner, (long long)(K * inner), (long long)inner);
-  sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; mx = v > mx ? v : mx; }\n", T,
-            (long long)K, T, (long long)inner);
-  sb_printf(c, "      if (mx != mx) { for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = mx; continue; }\n", (long long)K, (long long)inner);
+  lw_cl_work(L, outer * inner); /* OpenCL: its work-items (nothing for C) */
+  lw_par_for_expr(L, 4, "j", sO, sW, 16384);
+  sb_printf(c, "      int64_t base = (j / %s) * %s + j %% %s;\n", sI, sKI, sI);
+  sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %s; k++) { %s v = x[base + k * %s]; mx = v > mx ? v : mx; }\n", T,
+            sK, T, sI);
+  sb_printf(c, "      if (mx != mx) { for (int64_t k = 0; k < %s; k++) y[base + k * %s] = mx; continue; }\n", sK, sI);
   if (logsm) {
-    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) sum += ecg_exp(x[base + k * %lld] - mx);\n", T,
-              (long long)K, (long long)inner);
-    sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = x[base + k * %lld] - mx - ls;\n", T, T,
-              (long long)K, (long long)inner, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %s; k++) sum += ecg_exp(x[base + k * %s] - mx);\n", T,
+              sK, sI);
+    sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %s; k++) y[base + k * %s] = x[base + k * %s] - mx - ls;\n", T, T,
+              sK, sI, sI);
   } else {
-    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) { %s v = ecg_exp(x[base + k * %lld] - mx); y[base + k * %lld] = v; sum += v; }\n",
-              T, (long long)K, T, (long long)inner, (long long)inner);
-    sb_printf(c, "      %s inv = (%s)1 / sum;\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] *= inv;\n", T, T, (long long)K, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %s; k++) { %s v = ecg_exp(x[base + k * %s] - mx); y[base + k * %s] = v; sum += v; }\n",
+              T, sK, T, sI, sI);
+    sb_printf(c, "      %s inv = (%s)1 / sum;\n      for (int64_t k = 0; k < %s; k++) y[base + k * %s] *= inv;\n", T, T, sK, sI);
   }
   sb_printf(c, "    }\n  }\n");
   return ECG_OK;
