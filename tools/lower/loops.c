@@ -136,29 +136,26 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
 
 /* The dynamic-shape loop nest (lower.h): the same offsets o0.. as lw_loops, the extents and
  * strides C expressions over the symbol constants, computed once per call. */
-void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RANK], const char *body) {
+void lw_dloops_st(ecg_lower *L, int out, int n_ops, const char *const st[][ECG_MAX_RANK], const char *const *base,
+                  const unsigned char *merge, const char *body, int parallel) {
   const ecg_tensor *t = L->g->tensors[out];
   int rank = (int)t->n_dims, keep[ECG_MAX_RANK], grp[ECG_MAX_RANK + 1], r = 0;
-  /* drop unit dims; group neighbours along which every operand agrees (moves or stays) */
+  /* drop unit dims; a dim the caller lets merge joins the group of the kept dim before it */
   int nk = 0;
   for (int d = 0; d < rank; d++) if (!lw_dyn_unit(L, out, d)) keep[nk++] = d;
-  for (int i = 0; i < nk; i++) {
-    int same = i > 0;
-    for (int k = 0; k < n_ops && same; k++) same = real[k][keep[i]] == real[k][keep[i - 1]];
-    if (!same) grp[r++] = i;
-  }
+  for (int i = 0; i < nk; i++)
+    if (!(i > 0 && merge && merge[keep[i]])) grp[r++] = i;
   grp[r] = nk;
   sbuf *c = &L->code;
   int u = lw_uid(L);
   sb_printf(c, "  {\n");
   if (r == 0) {
     sb_printf(c, "    ");
-    for (int k = 0; k < n_ops; k++) sb_printf(c, "const int64_t o%d = 0; ", k);
+    for (int k = 0; k < n_ops; k++) sb_printf(c, "const int64_t o%d = %s; ", k, base && base[k] ? base[k] : "0");
     sb_printf(c, "\n    %s\n  }\n", body);
     return;
   }
-  /* extents: the product of a group's dims; strides: operand k's row-major stride along the
-   * group's innermost dim, the product of the output dims after it along which k moves */
+  /* extents: the product of a group's dims; strides: along the group's innermost dim */
   for (int l = 0; l < r; l++) {
     sb_printf(c, "    const int64_t D%d_%d = 1", u, l);
     for (int i = grp[l]; i < grp[l + 1]; i++) sb_printf(c, " * %s", lw_dim(L, out, keep[i]));
@@ -166,11 +163,8 @@ void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RA
   }
   for (int k = 0; k < n_ops; k++)
     for (int l = 0; l < r; l++) {
-      if (!real[k][keep[grp[l]]]) continue;
-      sb_printf(c, "    const int64_t S%d_%d_%d = 1", u, k, l);
-      for (int d = keep[grp[l + 1] - 1] + 1; d < rank; d++)
-        if (real[k][d] && !lw_dyn_unit(L, out, d)) sb_printf(c, " * %s", lw_dim(L, out, d));
-      sb_printf(c, ";\n");
+      const char *x = st[k][keep[grp[l + 1] - 1]];
+      if (x) sb_printf(c, "    const int64_t S%d_%d_%d = %s;\n", u, k, l, x);
     }
   sb_printf(c, "    const int64_t N%d = 1", u);
   for (int l = 0; l < r; l++) sb_printf(c, " * D%d_%d", u, l);
@@ -178,12 +172,19 @@ void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RA
   /* the outer loops perfectly nested (collapsed into one parallel space), the offsets of
    * the outer coordinates at the top of the innermost loop's body */
   int ind = 4 + 2 * (r - 1);
+  /* as lw_loops: the loops are parallel only where operand 0 (the store) moves along every
+   * one of them, the innermost simd only where it moves along it (else a reduction) */
+  int simd = st[0][keep[grp[r] - 1]] != NULL;
+  for (int l = 0; l < r - 1; l++) parallel &= st[0][keep[grp[l + 1] - 1]] != NULL;
+  parallel &= simd || r > 1;
   for (int l = 0; l < r; l++) {
     int in = 4 + 2 * l, inner = l == r - 1;
-    if (l == 0 && inner) {
-      char base[64];
-      snprintf(base, sizeof base, "omp parallel for simd if(N%d >= %d)", u, PAR_MIN);
-      lw_inner_pragma(L, c, in, base);
+    if (!parallel) {
+      if (inner && simd) lw_inner_pragma(L, c, in, "omp simd");
+    } else if (l == 0 && inner) {
+      char pb[64];
+      snprintf(pb, sizeof pb, "omp parallel for simd if(N%d >= %d)", u, PAR_MIN);
+      lw_inner_pragma(L, c, in, pb);
     } else if (l == 0) {
       if (r > 2) sb_printf(c, "%*s#pragma omp parallel for collapse(%d) if(N%d >= %d)\n", in, "", r - 1, u, PAR_MIN);
       else sb_printf(c, "%*s#pragma omp parallel for if(N%d >= %d)\n", in, "", u, PAR_MIN);
@@ -191,24 +192,55 @@ void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RA
     if (inner && l > 0) {
       sb_printf(c, "%*s", in, "");
       for (int k = 0; k < n_ops; k++) {
-        sb_printf(c, "const int64_t a%d = 0", k);
-        for (int q = 0; q < l; q++) if (real[k][keep[grp[q]]]) sb_printf(c, " + i%d_%d * S%d_%d_%d", u, q, u, k, q);
+        sb_printf(c, "const int64_t a%d = %s", k, base && base[k] ? base[k] : "0");
+        for (int q = 0; q < l; q++) if (st[k][keep[grp[q + 1] - 1]]) sb_printf(c, " + i%d_%d * S%d_%d_%d", u, q, u, k, q);
         sb_printf(c, "; ");
       }
       sb_printf(c, "\n");
-      lw_inner_pragma(L, c, in, "omp simd");
+      if (simd) lw_inner_pragma(L, c, in, "omp simd");
     }
     sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < D%d_%d; i%d_%d++) {\n", in, "", u, l, u, l, u, l, u, l);
   }
   sb_printf(c, "%*s", ind + 2, "");
   for (int k = 0; k < n_ops; k++) {
-    char st[64] = "0";
-    if (real[k][keep[grp[r - 1]]]) snprintf(st, sizeof st, "S%d_%d_%d", u, k, r - 1);
-    if (r > 1) sb_printf(c, "const int64_t o%d = a%d + i%d_%d * %s; ", k, k, u, r - 1, st);
-    else sb_printf(c, "const int64_t o%d = i%d_%d * %s; ", k, u, r - 1, st);
+    char sx[64] = "0";
+    if (st[k][keep[grp[r] - 1]]) snprintf(sx, sizeof sx, "S%d_%d_%d", u, k, r - 1);
+    if (r > 1) sb_printf(c, "const int64_t o%d = a%d + i%d_%d * %s; ", k, k, u, r - 1, sx);
+    else sb_printf(c, "const int64_t o%d = %s + i%d_%d * %s; ", k, base && base[k] ? base[k] : "0", u, r - 1, sx);
   }
   sb_printf(c, "\n");
   sb_printf(c, "%*s%s\n", ind + 2, "", body);
   for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
   sb_printf(c, "  }\n");
+}
+
+void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RANK], const char *body) {
+  int rank = (int)L->g->tensors[out]->n_dims;
+  static __thread char sbuf_[LW_MAX_OPS][ECG_MAX_RANK][768];
+  const char *st[LW_MAX_OPS][ECG_MAX_RANK];
+  unsigned char merge[ECG_MAX_RANK];
+  /* operand k, row-major in its own shape (its dims the output's where it moves, 1 where it
+   * stays): its stride along d is the product of the output dims after d along which it moves */
+  for (int k = 0; k < n_ops; k++)
+    for (int d = 0; d < rank; d++) {
+      st[k][d] = NULL;
+      if (!real[k][d]) continue;
+      char *b = sbuf_[k][d];
+      int len = snprintf(b, 768, "1");
+      for (int q = d + 1; q < rank; q++)
+        if (real[k][q] && !lw_dyn_unit(L, out, q) && len < 700) len += snprintf(b + len, (size_t)(768 - len), " * %s", lw_dim(L, out, q));
+      st[k][d] = b;
+    }
+  /* neighbours along which every operand agrees (moves or stays) merge */
+  int prev = -1;
+  for (int d = 0; d < rank; d++) {
+    merge[d] = 0;
+    if (lw_dyn_unit(L, out, d)) continue;
+    if (prev >= 0) {
+      merge[d] = 1;
+      for (int k = 0; k < n_ops; k++) merge[d] &= real[k][d] == real[k][prev];
+    }
+    prev = d;
+  }
+  lw_dloops_st(L, out, n_ops, st, NULL, merge, body, 1);
 }

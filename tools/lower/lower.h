@@ -285,6 +285,16 @@ int lw_dyn_packed_slot(ecg_lower *L);
  *  dims along which every operand agrees merge; the outer loop is parallel above 32768
  *  elements, decided at run time. */
 void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RANK], const char *body);
+/** Dynamic mode: the general loop nest over the dims of output tensor out: operand k's
+ *  element offset moves by the C expression st[k][d] along output dim d (NULL: it stays)
+ *  from base[k] (NULL array or entry: 0); dim d joins the loop of the kept dim before it
+ *  where merge[d] (NULL: none merge; the caller guarantees every operand's offsets stay
+ *  affine over the merged loop: its stride before equals its stride after times the dim).
+ *  Unit dims drop out. With parallel, the outer loops are collapsed into one parallel space
+ *  above 32768 elements (decided at run time) where operand 0 moves along each of them; the
+ *  innermost loop is simd where operand 0 moves along it (else it accumulates: a reduction). */
+void lw_dloops_st(ecg_lower *L, int out, int n_ops, const char *const st[][ECG_MAX_RANK], const char *const *base,
+                  const unsigned char *merge, const char *body, int parallel);
 
 /** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
 const char *lw_gq(const ecg_lower *L);

@@ -77,7 +77,8 @@ ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EM
  * it does not cover yet. Every other emitter is refused on a symbolic shape by lower.c. */
 int lw_emit_dynamic(ecg_emit_fn fn) {
   static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_conv, emit_pool, emit_global_pool,
-                                   emit_copy, emit_matmul, emit_softmax, emit_shape};
+                                   emit_copy, emit_matmul, emit_softmax, emit_shape, emit_transpose, emit_concat,
+                                   emit_split, emit_slice, emit_reduce};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
     if (ok[i] == fn) return 1;
   return 0;

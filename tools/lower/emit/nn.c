@@ -302,6 +302,24 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   /* a dynamic build: symbolic dims only among A's rows (the batch and M dims), B a static
    * [K, N] matrix: one GEMM of run-time rows */
   int dyn = lw_node_dyn(L, n);
+  int plain = va == n->inputs[0] && vb == n->inputs[1] && vo == n->outputs[0], same_batch = plain && ra == rb && ra == ro && ra >= 3;
+  for (int i = 0; same_batch && i < ro - 2; i++)
+    same_batch = lw_dyn_same_dim(L, n->inputs[0], i, n->outputs[0], i) && lw_dyn_same_dim(L, n->inputs[1], i, n->outputs[0], i);
+  if (dyn && same_batch && !L->epi_act) {
+    /* a dynamic build, both operands [batch..., rows, cols] with the same batch dims: one GEMM per batch */
+    int A = n->inputs[0], B = n->inputs[1], C = n->outputs[0];
+    char m_[768], n_[768], k_[768];
+    snprintf(m_, sizeof m_, "%s", lw_dim(L, A, ra - 2));
+    snprintf(n_, sizeof n_, "%s", lw_dim(L, B, rb - 1));
+    snprintf(k_, sizeof k_, "%s", lw_dim(L, A, ra - 1));
+    sb_printf(&L->code, "  {\n    const int64_t M_ = %s, N_ = %s, K_ = %s, B_ = %s;\n", m_, n_, k_, lw_dim_prod(L, C, 0, ro - 2));
+    sb_printf(&L->code, "    const float *a_ = %s;\n", lw_ptr(L, A));
+    sb_printf(&L->code, "    const float *b_ = %s;\n", lw_ptr(L, B));
+    sb_printf(&L->code, "    float *c_ = %s;\n", lw_ptr(L, C));
+    sb_printf(&L->code, "    for (int64_t bt = 0; bt < B_; bt++)\n"
+                        "      ecg_rt1_sgemm(0, 0, M_, N_, K_, 1.0f, a_ + bt * M_ * K_, K_, b_ + bt * K_ * N_, N_, 0.0f, c_ + bt * M_ * N_, N_);\n  }\n");
+    return ECG_OK;
+  }
   if (dyn && (!one_gemm || rb != 2 || lw_tensor_dyn(L, n->inputs[1]) || ra < 2 ||
               (lw_tensor_dyn(L, n->inputs[0]) && L->dexpr[n->inputs[0]][ra - 1])))
     return lw_node_err(L, n, e, "a MatMul with symbolic dims other than the rows of A (B a static matrix) is not supported with symbolic dims yet");

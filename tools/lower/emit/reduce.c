@@ -141,7 +141,9 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], st[2][ECG_MAX_RANK], xst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
   if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
-    return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant axes") : emit_reduce_runtime(L, n, e);
+    return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant axes")
+           : lw_node_dyn(L, n)            ? lw_node_err(L, n, e, "run-time axes are not supported with symbolic dims yet")
+                                          : emit_reduce_runtime(L, n, e);
   if (ecg_reduced_dims(L->g, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
@@ -151,8 +153,34 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     st[1][d] = xst[d];
   }
   const char *T = lw_ctype(L, n->outputs[0]), *init;
-  char acc[256], fin[256], count_c[64];
+  char acc[2048], fin[2048], count_c[800];
   snprintf(count_c, sizeof count_c, "(%s)%lld", T, (long long)count);
+  if (lw_node_dyn(L, n)) { /* a dynamic build: the same loop nest over run-time sizes */
+    int x = n->inputs[0], y = n->outputs[0];
+    char cnt[768] = "1", sy[ECG_MAX_RANK][768], sx[ECG_MAX_RANK][768], on[768];
+    const char *stp[2][ECG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+      if (red[d] && strlen(cnt) < 700) snprintf(cnt + strlen(cnt), sizeof cnt - strlen(cnt), "*%.60s", lw_dim(L, x, d));
+      int len = snprintf(sy[d], sizeof sy[d], "1");
+      for (int q = d + 1; q < r; q++)
+        if (!red[q] && len < 700) len += snprintf(sy[d] + len, sizeof sy[d] - (size_t)len, "*%.60s", lw_dim(L, x, q));
+      snprintf(sx[d], sizeof sx[d], "%s", lw_dim_prod(L, x, d + 1, r));
+      stp[0][d] = red[d] ? NULL : sy[d];
+      stp[1][d] = sx[d];
+    }
+    snprintf(count_c, sizeof count_c, "(%s)(%s)", T, cnt);
+    snprintf(on, sizeof on, "%s", lw_dim_prod(L, y, 0, (int)L->g->tensors[y]->n_dims));
+    ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
+    sb_printf(&L->code, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, x));
+    sb_printf(&L->code, "  %s *y = %s;\n", T, lw_ptr(L, y));
+    sb_printf(&L->code, "  for (int64_t i = 0; i < %s; i++) y[i] = (%s)%s;\n", on, T, init);
+    char body[2100];
+    snprintf(body, sizeof body, "y[o0] = %s;", acc);
+    lw_dloops_st(L, x, 2, stp, NULL, NULL, body, 1);
+    if (fin[0]) sb_printf(&L->code, "  for (int64_t i = 0; i < %s; i++) y[i] = (%s)(%s);\n", on, T, fin);
+    sb_printf(&L->code, "  }\n");
+    return ECG_OK;
+  }
   ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
@@ -160,7 +188,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
   sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
-  char body[300];
+  char body[2100];
   snprintf(body, sizeof body, "y[o0] = %s;", acc);
   lw_loops(L, r, xd, 2, st, NULL, body, 0);
   if (fin[0]) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);
