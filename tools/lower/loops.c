@@ -134,6 +134,41 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
   sb_printf(c, "  }\n");
 }
 
+/* One loop nest of lw_dloops_st: the outer loops perfectly nested (collapsed into one
+ * parallel space when par), the offsets of the outer coordinates at the top of the
+ * innermost loop's body. */
+static void dloops_nest(ecg_lower *L, sbuf *c, int u, int r, int n_ops, const int *keep, const int *grp,
+                        const char *const st[][ECG_MAX_RANK], const char *const *base, const char *body, int simd, int par) {
+  int ind = 4 + 2 * (r - 1);
+  for (int l = 0; l < r; l++) {
+    int in = 4 + 2 * l, inner = l == r - 1;
+    if (par && l == 0 && inner) lw_inner_pragma(L, c, in, simd ? "omp parallel for simd" : "omp parallel for");
+    else if (par && l == 0 && r > 2) sb_printf(c, "%*s#pragma omp parallel for collapse(%d)\n", in, "", r - 1);
+    else if (par && l == 0) sb_printf(c, "%*s#pragma omp parallel for\n", in, "");
+    if (inner && l > 0) {
+      sb_printf(c, "%*s", in, "");
+      for (int k = 0; k < n_ops; k++) {
+        sb_printf(c, "const int64_t a%d = %s", k, base && base[k] ? base[k] : "0");
+        for (int q = 0; q < l; q++) if (st[k][keep[grp[q + 1] - 1]]) sb_printf(c, " + i%d_%d * S%d_%d_%d", u, q, u, k, q);
+        sb_printf(c, "; ");
+      }
+      sb_printf(c, "\n");
+    }
+    if (inner && simd && !(par && l == 0)) lw_inner_pragma(L, c, in, "omp simd");
+    sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < D%d_%d; i%d_%d++) {\n", in, "", u, l, u, l, u, l, u, l);
+  }
+  sb_printf(c, "%*s", ind + 2, "");
+  for (int k = 0; k < n_ops; k++) {
+    char sx[64] = "0";
+    if (st[k][keep[grp[r] - 1]]) snprintf(sx, sizeof sx, "S%d_%d_%d", u, k, r - 1);
+    if (r > 1) sb_printf(c, "const int64_t o%d = a%d + i%d_%d * %s; ", k, k, u, r - 1, sx);
+    else sb_printf(c, "const int64_t o%d = %s + i%d_%d * %s; ", k, base && base[k] ? base[k] : "0", u, r - 1, sx);
+  }
+  sb_printf(c, "\n");
+  sb_printf(c, "%*s%s\n", ind + 2, "", body);
+  for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
+}
+
 /* The dynamic-shape loop nest (lower.h): the same offsets o0.. as lw_loops, the extents and
  * strides C expressions over the symbol constants, computed once per call. */
 void lw_dloops_st(ecg_lower *L, int out, int n_ops, const char *const st[][ECG_MAX_RANK], const char *const *base,
@@ -169,48 +204,21 @@ void lw_dloops_st(ecg_lower *L, int out, int n_ops, const char *const st[][ECG_M
   sb_printf(c, "    const int64_t N%d = 1", u);
   for (int l = 0; l < r; l++) sb_printf(c, " * D%d_%d", u, l);
   sb_printf(c, ";\n    (void)N%d;\n", u);
-  /* the outer loops perfectly nested (collapsed into one parallel space), the offsets of
-   * the outer coordinates at the top of the innermost loop's body */
-  int ind = 4 + 2 * (r - 1);
   /* as lw_loops: the loops are parallel only where operand 0 (the store) moves along every
-   * one of them, the innermost simd only where it moves along it (else a reduction) */
+   * one of them, the innermost simd only where it moves along it (else a reduction); the
+   * choice by size is made at run time: a parallel nest above PAR_MIN elements, else the
+   * same nest serial (an OpenMP region with a false if() still costs a call and hides the
+   * restrict pointers from the vectoriser) */
   int simd = st[0][keep[grp[r] - 1]] != NULL;
   for (int l = 0; l < r - 1; l++) parallel &= st[0][keep[grp[l + 1] - 1]] != NULL;
-  parallel &= simd || r > 1;
-  for (int l = 0; l < r; l++) {
-    int in = 4 + 2 * l, inner = l == r - 1;
-    if (!parallel) {
-      if (inner && simd) lw_inner_pragma(L, c, in, "omp simd");
-    } else if (l == 0 && inner) {
-      char pb[64];
-      snprintf(pb, sizeof pb, "omp parallel for simd if(N%d >= %d)", u, PAR_MIN);
-      lw_inner_pragma(L, c, in, pb);
-    } else if (l == 0) {
-      if (r > 2) sb_printf(c, "%*s#pragma omp parallel for collapse(%d) if(N%d >= %d)\n", in, "", r - 1, u, PAR_MIN);
-      else sb_printf(c, "%*s#pragma omp parallel for if(N%d >= %d)\n", in, "", u, PAR_MIN);
-    }
-    if (inner && l > 0) {
-      sb_printf(c, "%*s", in, "");
-      for (int k = 0; k < n_ops; k++) {
-        sb_printf(c, "const int64_t a%d = %s", k, base && base[k] ? base[k] : "0");
-        for (int q = 0; q < l; q++) if (st[k][keep[grp[q + 1] - 1]]) sb_printf(c, " + i%d_%d * S%d_%d_%d", u, q, u, k, q);
-        sb_printf(c, "; ");
-      }
-      sb_printf(c, "\n");
-      if (simd) lw_inner_pragma(L, c, in, "omp simd");
-    }
-    sb_printf(c, "%*sfor (int64_t i%d_%d = 0; i%d_%d < D%d_%d; i%d_%d++) {\n", in, "", u, l, u, l, u, l, u, l);
+  if (r == 1) parallel &= simd; /* the one loop is the parallel one */
+  if (parallel) {
+    sb_printf(c, "    if (N%d >= %d) {\n", u, PAR_MIN);
+    dloops_nest(L, c, u, r, n_ops, keep, grp, st, base, body, simd, 1);
+    sb_printf(c, "    } else {\n");
   }
-  sb_printf(c, "%*s", ind + 2, "");
-  for (int k = 0; k < n_ops; k++) {
-    char sx[64] = "0";
-    if (st[k][keep[grp[r] - 1]]) snprintf(sx, sizeof sx, "S%d_%d_%d", u, k, r - 1);
-    if (r > 1) sb_printf(c, "const int64_t o%d = a%d + i%d_%d * %s; ", k, k, u, r - 1, sx);
-    else sb_printf(c, "const int64_t o%d = %s + i%d_%d * %s; ", k, base && base[k] ? base[k] : "0", u, r - 1, sx);
-  }
-  sb_printf(c, "\n");
-  sb_printf(c, "%*s%s\n", ind + 2, "", body);
-  for (int l = r - 1; l >= 0; l--) sb_printf(c, "%*s}\n", 4 + 2 * l, "");
+  dloops_nest(L, c, u, r, n_ops, keep, grp, st, base, body, simd, 0);
+  if (parallel) sb_printf(c, "    }\n");
   sb_printf(c, "  }\n");
 }
 
