@@ -5,6 +5,8 @@
  *
  * KIND: relu         y = Relu(x), x float32 [1,4]                     (valid)
  *       symbolic     y = Relu(x), x float32 [N,4] (N a dim_param)     (valid, symbolic)
+ *       symbolic_hardmax  a = Relu(x); y = Hardmax(a), x float32 [N,4]   (valid, symbolic; Hardmax
+ *                    not yet lowered with symbolic dims: the dynamic build's refusal)
  *       unknown1     a = FrobnicateOp(x); y = Relu(a)                 (one unsupported op)
  *       unknown2     a = FrobnicateOp(x); b = Relu(a); y = WibbleOp(b) (two unsupported ops)
  *       window       ARGS = OP AUTO_PAD STRIDE DILATION XDIMS KDIMS [CHANNELS_OUT]:
@@ -164,6 +166,10 @@ int main(int argc, char **argv) {
   } else if (!strcmp(kind, "symbolic")) {
     sym = "N";
     nodes[nn++] = node("relu", "Relu", "x", "y");
+  } else if (!strcmp(kind, "symbolic_hardmax")) {
+    sym = "N";
+    nodes[nn++] = node("relu", "Relu", "x", "a");
+    nodes[nn++] = node("hmax", "Hardmax", "a", "y");
   } else if (!strcmp(kind, "unknown1")) {
     nodes[nn++] = node("frob", "FrobnicateOp", "x", "a");
     nodes[nn++] = node("relu", "Relu", "a", "y");
