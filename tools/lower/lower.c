@@ -1135,7 +1135,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     /* placed buffers only: an alias (a zero-copy Reorganize output, or the dominant output
      * of an epilogue block, written into the block output's buffer and overwritten there
      * tile by tile while in cache) has no place of its own */
-    if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0) continue;
+    if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0 || L->dyn) continue; /* dyn: planned at run time */
     sb_printf(&b, "%s{\"tensor\": ", first ? "" : ", ");
     lw_json_str(&b, L->g->tensors[t]->name);
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
@@ -1146,8 +1146,17 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "\"optimum\": %zu, \"optimum_exact\": %s}", pc->buffers, pc->lower_bound, pc->arena[LW_PLAN_PEAK],
             pc->arena[LW_PLAN_BESTFIT], pc->arena[LW_PLAN_SIZE], pc->optimum, pc->optimum_exact ? "true" : "false");
   sb_printf(&b, ", \"kernel_costs\": [");
-  json_kernel_costs(&b, L);
-  sb_printf(&b, "], \"inputs\": ");
+  if (!L->dyn) json_kernel_costs(&b, L); /* dyn: the work depends on the run's sizes */
+  sb_printf(&b, "]");
+  if (L->dyn) { /* the dynamic-shape build: its symbols (-1 dims in the shapes below) and run-time buffers */
+    sb_printf(&b, ", \"dynamic\": {\"symbols\": [");
+    for (int i = 0; i < L->n_sym; i++) {
+      if (i) sb_printf(&b, ", ");
+      lw_json_str(&b, L->syms[i]);
+    }
+    sb_printf(&b, "], \"buffers\": %d}", L->n_dbuf);
+  }
+  sb_printf(&b, ", \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);
   sb_printf(&b, ", \"outputs\": ");
   json_io(&b, L->g, L->g->outputs, L->g->n_outputs);
