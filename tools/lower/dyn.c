@@ -269,23 +269,12 @@ void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b) {
             L->prefix);
 }
 
-/** The C string literal of s (quotes, backslashes and non-printable bytes escaped). */
-static void c_lit(sbuf *b, const char *s) {
-  sb_printf(b, "\"");
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f) sb_printf(b, "\\%03o", (unsigned char)*s);
-    else sb_printf(b, "%c", *s);
-  }
-  sb_printf(b, "\"");
-}
-
 void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   const ecg_graph *g = L->g;
   const char *P = L->prefix;
   sb_printf(b, "/* ---- dynamic shapes: sizes bound at run time (LOWERED.md \"Dynamic shapes\") */\n");
   sb_printf(b, "static const char *const sym_names_[NSYM + 1] = {");
-  for (int i = 0; i < L->n_sym; i++) { c_lit(b, L->syms[i]); sb_printf(b, ", "); }
+  for (int i = 0; i < L->n_sym; i++) { lw_c_str(b, L->syms[i]); sb_printf(b, ", "); }
   sb_printf(b, "\"\"};\n");
   /* per input dim: the symbol it binds, -1 for a number */
   sb_printf(b, "static const signed char in_sym_[NIN][8] = {\n");
@@ -337,7 +326,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
       if (seen) continue;
       sb_printf(b, "  if ((%s) < 1) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
                 x);
-      c_lit(b, g->tensors[t]->name);
+      lw_c_str(b, g->tensors[t]->name);
       sb_printf(b, ", %zu, (long long)(%s)); return -3; }\n", d, x);
     }
   }

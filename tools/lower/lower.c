@@ -781,7 +781,7 @@ void lw_json_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
 }
 
-static void c_str(sbuf *b, const char *s) {
+void lw_c_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
@@ -796,7 +796,7 @@ static void io_info_table(ecg_lower *L, sbuf *b, const char *which, const int32_
   for (size_t k = 0; k < n; k++) {
     const ecg_tensor *t = L->g->tensors[ids[k]];
     sb_printf(b, "  {");
-    c_str(b, t->name);
+    lw_c_str(b, t->name);
     sb_printf(b, ", %d, %zu, {", t->dtype, t->n_dims);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
     sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
@@ -928,7 +928,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     for (int m = 0; m < L->k[p].nm; m++) sb_printf(&full, "%s%s", m ? "+" : "", g->nodes[L->k[p].members[m]]->op_type);
     sb_printf(&full, " %s", ecg_node_label(g, g->nodes[L->k[p].members[0]], lb, sizeof lb));
     sb_printf(&b, "  ");
-    c_str(&b, full.s ? full.s : "");
+    lw_c_str(&b, full.s ? full.s : "");
     sb_printf(&b, ",\n");
     sb_free(&full);
   }
@@ -983,7 +983,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     sb_printf(&b, "  if (strcmp(name, ");
-    c_str(&b, g->tensors[id]->name);
+    lw_c_str(&b, g->tensors[id]->name);
     sb_printf(&b, ") == 0) { ctx->io[%zu] = data; return 0; }\n", k);
   }
   sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");

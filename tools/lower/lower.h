@@ -306,6 +306,8 @@ void lw_cl_work(ecg_lower *L, int64_t n);
  *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
  *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
 const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Append s to b as a C string literal (quotes, backslashes and non-printable bytes escaped). */
+void lw_c_str(sbuf *b, const char *s);
 /** Append s to b as a JSON string literal (quotes, backslashes and control characters escaped). */
 void lw_json_str(sbuf *b, const char *s);
 /** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
