@@ -168,12 +168,16 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
           }
           if (!ok) {
             sb_free(&p.out);
+            const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
             return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s: dim %zu ('%s') is %s, so no build for every input "
-                            "size exists; fix dims with --input-shape", ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name,
+                            "size exists; %s", ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name,
                             ecg_shape_str(t, sh, sizeof sh), d, x->symbol ? x->symbol : "?",
                             x->kind == ECG__DIM_KIND__DIM_NAC ? "not a constant expression of the input sizes (RDP: nac)"
                             : x->kind == ECG__DIM_KIND__DIM_UNDEF ? "undetermined (RDP: undef)"
-                            : "not an expression over the graph inputs' symbols");
+                            : "not an expression over the graph inputs' symbols",
+                            pass && op && (op->props & ECG_PROP_CONTROL)
+                                ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
+                                : "fix dims with --input-shape");
           }
           L->dexpr[id][d] = p.out.s;
         }
@@ -295,24 +299,26 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
                "    if (strcmp(name, t->name) != 0) continue;\n", P, P);
   sb_printf(b, "    if (rank != t->rank) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': rank %%d given, the model's is %%d\", name, rank, t->rank); return -3; }\n");
   sb_printf(b, "    for (int d = 0; d < rank; d++) {\n"
-               "      if (dims[d] < 1 || dims[d] > ((int64_t)1 << 40)) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld (sizes from 1 to 2^40)\", name, d, (long long)dims[d]); return -3; }\n"
+               "      if (dims[d] < 0 || dims[d] > ((int64_t)1 << 40)) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld (sizes from 0 to 2^40)\", name, d, (long long)dims[d]); return -3; }\n"
                "      if (t->dims[d] >= 0 && dims[d] != t->dims[d]) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld, the model's is %%lld\", name, d, (long long)dims[d], (long long)t->dims[d]); return -3; }\n"
                "    }\n");
   sb_printf(b, "    for (int d = 0; d < rank; d++) ctx->in_dims[i][d] = dims[d];\n    ctx->in_set[i] = 1;\n    ctx->dirty = 1;\n    ctx->bound = 0;\n    return 0;\n  }\n"
                "  snprintf(ctx->msg, sizeof ctx->msg, \"'%%s' is not a graph input\", name);\n  return -1;\n}\n\n");
   /* bind_: symbols from the inputs, then every symbolic dim of every tensor checked >= 1 */
   sb_printf(b, "/* The symbols from the input shapes: a symbol in two places must have one value; every\n"
-               " * intermediate dim (RDP's expressions) must be at least 1. 0, or -3 with ctx->msg. */\n"
-               "static int bind_(struct %s_ctx *ctx) {\n  int from[NSYM + 1][2];\n  for (int s = 0; s < NSYM; s++) from[s][0] = -1;\n", P);
+               " * intermediate dim (RDP's expressions) must be at least 1 (at least 0 when an input is\n"
+               " * empty: ONNX's empty tensors). 0, or -3 with ctx->msg. */\n"
+               "static int bind_(struct %s_ctx *ctx) {\n  int from[NSYM + 1][2], empty = 0;\n  for (int s = 0; s < NSYM; s++) from[s][0] = -1;\n", P);
   sb_printf(b, "  for (int i = 0; i < NIN; i++) {\n    const %s_tensor_info *t = &%s_inputs_info_[i];\n"
                "    if (!ctx->in_set[i]) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': shape not set (%s_set_input_shape)\", t->name); return -3; }\n"
-               "    for (int d = 0; d < t->rank; d++) {\n      int s = in_sym_[i][d];\n      if (s < 0) continue;\n"
+               "    for (int d = 0; d < t->rank; d++) {\n      int s = in_sym_[i][d];\n      empty |= ctx->in_dims[i][d] == 0;\n      if (s < 0) continue;\n"
                "      if (from[s][0] < 0) { ctx->sym[s] = ctx->in_dims[i][d]; from[s][0] = i; from[s][1] = d; continue; }\n"
                "      if (ctx->sym[s] != ctx->in_dims[i][d]) {\n"
                "        snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld, but it is symbol '%%s', which input '%%s' dim %%d sets to %%lld\",\n"
                "                 t->name, d, (long long)ctx->in_dims[i][d], sym_names_[s], %s_inputs_info_[from[s][0]].name, from[s][1], (long long)ctx->sym[s]);\n"
                "        return -3;\n      }\n    }\n  }\n", P, P, P, P);
   lw_dyn_prologue(L, b, "ctx->sym");
+  sb_printf(b, "  (void)empty;\n");
   /* each distinct expression once, naming the first tensor that has it */
   for (size_t t = 0; t < g->n_tensors; t++) {
     if (!lw_tensor_dyn(L, (int)t)) continue;
@@ -324,7 +330,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
         for (size_t f = 0; lw_tensor_dyn(L, (int)u) && f < g->tensors[u]->n_dims && !seen; f++)
           if ((u < t || f < d) && L->dexpr[u][f] && !strcmp(L->dexpr[u][f], x)) seen = 1;
       if (seen) continue;
-      sb_printf(b, "  if ((%s) < 1) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
+      sb_printf(b, "  if ((%s) < !empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
                 x);
       lw_c_str(b, g->tensors[t]->name);
       sb_printf(b, ", %zu, (long long)(%s)); return -3; }\n", d, x);
@@ -386,7 +392,7 @@ void lw_dyn_write_header(const ecg_lower *L, sbuf *b) {
                " * reason, naming the input, in %s_error(). After the shapes are set, output_shape gives\n"
                " * each output's shape (bind buffers of that size). run plans the intermediates and packs\n"
                " * size-dependent weights when the shapes changed since the last run. */\n#define ECG_MODEL_DYNAMIC 1\n", P);
-  sb_printf(b, "/** Set graph input name's shape (rank dims, each 1..2^40; the model's numeric dims must match):\n"
+  sb_printf(b, "/** Set graph input name's shape (rank dims, each 0..2^40; the model's numeric dims must match):\n"
                " *  0, -1 for an unknown name, -3 for a shape that does not fit (%s_error says why). */\n"
                "int %s_set_input_shape(%s_ctx *ctx, const char *name, int rank, const int64_t *dims);\n", P, P, P);
   sb_printf(b, "/** Output i's shape for the input shapes set: 0; -1 when i is out of range; -3 when the input\n"
