@@ -3,7 +3,8 @@
 # list, checked against ONNX Runtime and timed side by side:
 #   sh scripts/dynamic_models.sh [NAME...]     (make dynamic-models)
 # Per model: onnx2ecg converts the model ONCE without --input-shape (symbols kept, SOD²'s
-# RDP), ecg-fuse fuses that symbolic ECG, and ecg-lower lowers it ONCE without
+# RDP; with the line's --dim-multiple hints), ecg-fuse fuses that symbolic ECG, and
+# ecg-lower lowers it ONCE without
 # --input-shape into a dynamic-shape build (kernels over run-time sizes, tools/lower/
 # LOWERED.md "Dynamic shapes"), built once and run at every size ("build": "dynamic").
 # Next to it, each size is also bound by `ecg-lower --input-shape` into a static build from
@@ -30,11 +31,14 @@ want=" $* "
 status=0
 tab=$(printf '\t')
 grep "^#dyn$tab" scripts/models.tsv > "$out/list" || { echo "dynamic_models.sh: no #dyn lines in scripts/models.tsv" >&2; exit 1; }
-while IFS="$tab" read -r _ name path sizes values; do
+while IFS="$tab" read -r _ name path sizes values mults; do
   [ "$want" = "  " ] || case $want in *" $name "*) ;; *) continue ;; esac
   [ -f "$path" ] || { echo "dynamic_models.sh: $path missing (run make models)" >&2; status=1; continue; }
   build=bound
-  if ! bin/onnx2ecg "$path" -o "$out/$name.ecg" 2> "$out/$name.err" || ! bin/ecg-fuse < "$out/$name.ecg" > "$out/$name.f.ecg"; then
+  hints=""
+  [ -z "${mults:-}" ] || [ "$mults" = "-" ] || for m in $(printf '%s' "$mults" | tr ',' ' '); do hints="$hints --dim-multiple $m"; done
+  # shellcheck disable=SC2086
+  if ! bin/onnx2ecg "$path" $hints -o "$out/$name.ecg" 2> "$out/$name.err" || ! bin/ecg-fuse < "$out/$name.ecg" > "$out/$name.f.ecg"; then
     echo "dynamic_models.sh: $name: the symbolic conversion is refused, converting per size: $(cat "$out/$name.err")" >&2
     build="converted per size"
   else

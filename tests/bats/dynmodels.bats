@@ -43,10 +43,14 @@ setup() {
   "$BIN/ecg-dump" "$T/dynamic/ppocr_v4_rec.ecg" | head -c 20000 | grep -q '"name":"x","dtype":"float32","shape":\["[^"]*",3,48,"[^"]*"\]'
 }
 
-@test "dynamic models: PP-OCRv4 det at 320x320, bound from the symbolic ECG" {
+@test "dynamic models: PP-OCRv4 det at 320x320 from one dynamic build (heights and widths multiples of 32); another size refused naming the input" {
   require_file "$ROOT/models/ch_PP-OCRv4_det_infer.onnx"
   run --separate-stderr env DYN_SIZES=1 RUNS=1 ECG_OUT="$T" sh "$ROOT/scripts/dynamic_models.sh" ppocr_v4_det
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$(echo "$output" | jq -s '[.[] | select(.pass == true and .build == "bound")] | length')" -eq 1 ]
+  [ "$(echo "$output" | jq -s '[.[] | select(.pass == true and .build == "dynamic")] | length')" -eq 1 ]
+  # the --dim-multiple hint: the input's height is 32 times a symbol, and a height of 330 is refused
+  head -c $((4 * 3 * 330 * 320)) /dev/zero > "$T/x.bin"
+  run --separate-stderr "$T/dynamic/ppocr_v4_det.dyn/runner" --shape x=1x3x330x320 --in "x=$T/x.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'x': dim 2 is 330, but this build takes multiples of 32 there"* ]]
 }

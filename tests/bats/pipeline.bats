@@ -254,3 +254,21 @@ setup() {
   "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
   grep -q 'ecg_fdiv_((s0-1), 2)' "$T/d/model.c"
 }
+
+@test "onnx2ecg --dim-multiple: the hinted input dim is K times a new symbol (RDP), the dynamic build refuses other sizes; a malformed hint exits 2" {
+  require_file "$SQUEEZE"
+  "$BIN/onnx2ecg" "$SQUEEZE" --dim-multiple height=32 -o "$T/h.ecg" --report "$T/r.json"
+  [ "$(jq .onnx2ecg.rdp.nac "$T/r.json")" -eq 0 ]
+  [ "$("$BIN/ecg-dump" "$T/h.ecg" | jq -c '.tensors[0].shape')" = '[1,3,"32*height:32","width"]' ]
+  "$BIN/ecg-lower" -o "$T/d" "$T/h.ecg"
+  make -s -C "$T/d" runner
+  head -c $((4 * 3 * 100 * 96)) /dev/zero > "$T/x.bin"
+  run --separate-stderr "$T/d/runner" --shape input=1x3x100x96 --in "input=$T/x.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'input': dim 2 is 100, but this build takes multiples of 32 there"* ]]
+  head -c $((4 * 3 * 96 * 96)) /dev/zero > "$T/y.bin"
+  "$T/d/runner" --shape input=1x3x96x96 --in "input=$T/y.bin" > /dev/null
+  for bad in height height=1 =32 height=x; do
+    run --separate-stderr "$BIN/onnx2ecg" "$SQUEEZE" --dim-multiple "$bad" -o "$T/never.ecg"
+    [ "$status" -eq 2 ]; [[ "$stderr" == *"--dim-multiple: expected SYMBOL=K"* ]]; [ ! -e "$T/never.ecg" ]
+  done
+}

@@ -114,6 +114,24 @@ static int sym_index(ecg_lower *L, const char *name, int add) {
   return L->n_sym++;
 }
 
+/** The symbol of graph input dim x: a DIM_SYMBOL is its own symbol (*mult 1); a DIM_EXPR
+ *  "K*NAME" (onnx2ecg --dim-multiple: RDP's K * the atom NAME) is NAME with *mult K. Returns
+ *  the symbol's index in L->syms (added when add), -1 when x is neither form or the symbol
+ *  is unknown, -2 on out of memory. */
+static int input_dim_sym(ecg_lower *L, const Ecg__Dim *x, int add, int64_t *mult) {
+  *mult = 1;
+  if (!x->symbol || !x->symbol[0]) return -1;
+  if (x->kind == ECG__DIM_KIND__DIM_SYMBOL) return sym_index(L, x->symbol, add);
+  if (x->kind != ECG__DIM_KIND__DIM_EXPR) return -1;
+  char *end;
+  long long k = strtoll(x->symbol, &end, 10);
+  if (end == x->symbol || *end != '*' || k < 2 || !end[1]) return -1;
+  for (const char *c = end + 1; *c; c++)
+    if (strchr("+-*/() ", *c)) return -1;
+  *mult = k;
+  return sym_index(L, end + 1, add);
+}
+
 int lw_graph_symbolic(const ecg_graph *g) {
   for (size_t i = 0; i < g->n_tensors; i++)
     if (g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1;
@@ -133,11 +151,13 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
       return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has an unknown rank; a dynamic-shape build needs every input's rank", t->name);
     for (size_t d = 0; d < t->n_dims; d++) {
       const Ecg__Dim *x = t->dims[d];
+      int64_t mult;
       if (x->value >= 0) continue;
-      if (x->kind != ECG__DIM_KIND__DIM_SYMBOL)
+      int si = input_dim_sym(L, x, 1, &mult);
+      if (si == -2) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      if (si < 0)
         return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' dim %zu ('%s') is not a symbol RDP analysed (convert with this onnx2ecg, "
                         "or fix dims with --input-shape)", t->name, d, x->symbol ? x->symbol : "?");
-      if (sym_index(L, x->symbol, 1) == -2) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     }
   }
   L->dexpr = calloc(g->n_tensors + 1, sizeof *L->dexpr);
@@ -280,19 +300,28 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   sb_printf(b, "static const char *const sym_names_[NSYM + 1] = {");
   for (int i = 0; i < L->n_sym; i++) { lw_c_str(b, L->syms[i]); sb_printf(b, ", "); }
   sb_printf(b, "\"\"};\n");
-  /* per input dim: the symbol it binds, -1 for a number */
+  /* per input dim: the symbol it binds (-1 for a number) and the multiple it must be of
+   * (onnx2ecg --dim-multiple: the symbol is the size / K) */
+  sbuf mul = {0};
   sb_printf(b, "static const signed char in_sym_[NIN][8] = {\n");
+  sb_printf(&mul, "static const int in_mul_[NIN][8] = {\n");
   for (size_t k = 0; k < g->n_inputs; k++) {
     const ecg_tensor *t = g->tensors[g->inputs[k]];
     sb_printf(b, "  {");
+    sb_printf(&mul, "  {");
     for (int d = 0; d < 8; d++) {
       int si = -1;
-      if ((size_t)d < t->n_dims && t->dims[d]->value < 0) si = sym_index(L, t->dims[d]->symbol, 0);
+      int64_t m = 1;
+      if ((size_t)d < t->n_dims && t->dims[d]->value < 0) si = input_dim_sym(L, t->dims[d], 0, &m);
       sb_printf(b, "%s%d", d ? ", " : "", si);
+      sb_printf(&mul, "%s%lld", d ? ", " : "", (long long)m);
     }
     sb_printf(b, "},\n");
+    sb_printf(&mul, "},\n");
   }
-  sb_printf(b, "};\n\n");
+  sb_printf(b, "};\n%s};\n\n", mul.s ? mul.s : "");
+  if (mul.oom) b->oom = 1;
+  sb_free(&mul);
   sb_printf(b, "const char *%s_error(const %s_ctx *ctx) { return ctx->msg; }\n\n", P, P);
   sb_printf(b, "int %s_set_input_shape(%s_ctx *ctx, const char *name, int rank, const int64_t *dims) {\n", P, P);
   sb_printf(b, "  for (int i = 0; i < NIN; i++) {\n    const %s_tensor_info *t = &%s_inputs_info_[i];\n"
@@ -311,11 +340,13 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
                "static int bind_(struct %s_ctx *ctx) {\n  int from[NSYM + 1][2], empty = 0;\n  for (int s = 0; s < NSYM; s++) from[s][0] = -1;\n", P);
   sb_printf(b, "  for (int i = 0; i < NIN; i++) {\n    const %s_tensor_info *t = &%s_inputs_info_[i];\n"
                "    if (!ctx->in_set[i]) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': shape not set (%s_set_input_shape)\", t->name); return -3; }\n"
-               "    for (int d = 0; d < t->rank; d++) {\n      int s = in_sym_[i][d];\n      empty |= ctx->in_dims[i][d] == 0;\n      if (s < 0) continue;\n"
-               "      if (from[s][0] < 0) { ctx->sym[s] = ctx->in_dims[i][d]; from[s][0] = i; from[s][1] = d; continue; }\n"
-               "      if (ctx->sym[s] != ctx->in_dims[i][d]) {\n"
+               "    for (int d = 0; d < t->rank; d++) {\n      int s = in_sym_[i][d];\n      int64_t k = in_mul_[i][d], v = ctx->in_dims[i][d] / k;\n"
+               "      empty |= ctx->in_dims[i][d] == 0;\n      if (s < 0) continue;\n"
+               "      if (ctx->in_dims[i][d] %% k) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld, but this build takes multiples of %%lld there (onnx2ecg --dim-multiple)\", t->name, d, (long long)ctx->in_dims[i][d], (long long)k); return -3; }\n"
+               "      if (from[s][0] < 0) { ctx->sym[s] = v; from[s][0] = i; from[s][1] = d; continue; }\n"
+               "      if (ctx->sym[s] != v) {\n"
                "        snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': dim %%d is %%lld, but it is symbol '%%s', which input '%%s' dim %%d sets to %%lld\",\n"
-               "                 t->name, d, (long long)ctx->in_dims[i][d], sym_names_[s], %s_inputs_info_[from[s][0]].name, from[s][1], (long long)ctx->sym[s]);\n"
+               "                 t->name, d, (long long)ctx->in_dims[i][d], sym_names_[s], %s_inputs_info_[from[s][0]].name, from[s][1], (long long)(ctx->sym[s] * k));\n"
                "        return -3;\n      }\n    }\n  }\n", P, P, P, P);
   lw_dyn_prologue(L, b, "ctx->sym");
   sb_printf(b, "  (void)empty;\n");

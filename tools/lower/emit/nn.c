@@ -203,12 +203,40 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** ConvTranspose (1-D, 2-D) through ecg_rt1_convtranspose2d; output shape from inference. */
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int dyn = lw_node_dyn(L, n);
+  if (dyn && (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4))
+    return lw_node_err(L, n, e, "a ConvTranspose other than 1-D or 2-D float32 is not supported with symbolic dims yet");
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_convtranspose_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  if (dyn) { /* a dynamic build: the parameters from the run-time sizes; scratch sized in prepare_ */
+    ECG_TRY(dyn_pads(L, n, p, e));
+    int x = n->inputs[0], y = n->outputs[0], u = lw_uid(L);
+    char dims[6][768];
+    snprintf(dims[0], sizeof dims[0], "%s", lw_dim(L, x, 0));
+    snprintf(dims[1], sizeof dims[1], "%s", lw_dim(L, x, 1));
+    snprintf(dims[2], sizeof dims[2], "%s", r == 4 ? lw_dim(L, x, 2) : "1");
+    snprintf(dims[3], sizeof dims[3], "%s", lw_dim(L, x, r - 1));
+    snprintf(dims[4], sizeof dims[4], "%s", r == 4 ? lw_dim(L, y, 2) : "1");
+    snprintf(dims[5], sizeof dims[5], "%s", lw_dim(L, y, r - 1));
+    const char *dim6[6] = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
+    sb_printf(&L->prep, "  { /* %s */\n    const ecg_conv_params cp = ", n->name ? n->name : "");
+    conv_params_init(&L->prep, L, dim6, gm.m, k, s, d, p, gm.group);
+    sb_printf(&L->prep, ";\n    size_t sf = ecg_rt1_convtranspose2d_scratch_floats(&cp);\n    if (sf > scratch) scratch = sf;\n  }\n");
+    sb_printf(&L->code, "  %secg_conv_params cp%d = ", L->epi_act ? "" : "const ", u);
+    conv_params_init(&L->code, L, dim6, gm.m, k, s, d, p, gm.group);
+    sb_printf(&L->code, ";\n");
+    if (L->epi_act) sb_printf(&L->code, "  cp%d.act = %s;\n", u, lw_act_arg(L));
+    char bias[200] = "NULL";
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+    sb_printf(&L->code, "  ecg_rt1_convtranspose2d(&cp%d, %s, ", u, lw_ptr(L, x));
+    sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
+    sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, y));
+    return ECG_OK;
+  }
   int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_convtranspose2d_scratch_floats(&cp%d)", u);
