@@ -138,9 +138,50 @@ int lw_graph_symbolic(const ecg_graph *g) {
   return 0;
 }
 
+/* The C expressions of tensor id's symbolic dims into L->dexpr[id] (once per tensor); n the
+ * node that touches it (out: as an output), NULL for a graph input or output, for the
+ * message. Errors: an unknown rank, a dim that is not an expression over the symbols. */
+static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  char lb[256], sh[128], who[400];
+  if (id < 0 || L->dexpr[id]) return ECG_OK;
+  const ecg_tensor *t = g->tensors[id];
+  if (n) snprintf(who, sizeof who, "node '%s' (%s): tensor", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+  else snprintf(who, sizeof who, "graph %s", out ? "output" : "input");
+  if (!t->shape_known)
+    return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has an unknown rank; a dynamic-shape build needs every rank (fix dims with --input-shape)",
+                    who, t->name);
+  if (ecg_tensor_static(t)) return ECG_OK;
+  if (!(L->dexpr[id] = calloc(t->n_dims + 1, sizeof(char *)))) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t d = 0; d < t->n_dims; d++) {
+    const Ecg__Dim *x = t->dims[d];
+    if (x->value >= 0) continue;
+    int ok = x->kind == ECG__DIM_KIND__DIM_SYMBOL || x->kind == ECG__DIM_KIND__DIM_EXPR;
+    xp p = {.s = x->symbol ? x->symbol : "", .sym = L->syms, .n_sym = L->n_sym};
+    if (ok) {
+      xp_sum(&p);
+      xp_ws(&p);
+      if (*p.s || p.bad || p.out.oom || !p.out.s) ok = 0;
+    }
+    if (!ok) {
+      sb_free(&p.out);
+      const ecg_op_info *op = n ? ecg_op_lookup(n->op_type, n->domain) : NULL;
+      return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has shape %s: dim %zu ('%s') is %s, so no build for every input size exists; %s", who,
+                      t->name, ecg_shape_str(t, sh, sizeof sh), d, x->symbol ? x->symbol : "?",
+                      x->kind == ECG__DIM_KIND__DIM_NAC ? "not a constant expression of the input sizes (RDP: nac)"
+                      : x->kind == ECG__DIM_KIND__DIM_UNDEF ? "undetermined (RDP: undef)"
+                      : "not an expression over the graph inputs' symbols",
+                      out && op && (op->props & ECG_PROP_CONTROL)
+                          ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
+                          : "fix dims with --input-shape");
+    }
+    L->dexpr[id][d] = p.out.s;
+  }
+  return ECG_OK;
+}
+
 int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
   const ecg_graph *g = L->g;
-  char lb[256], sh[128];
   L->dyn = 1;
   if (L->target != LW_TARGET_C || L->hetero)
     return ecg_errf(e, ECG_ERR_INPUT, "symbolic dims (a dynamic-shape build) are lowered for --target c only; fix dims with --input-shape");
@@ -162,48 +203,17 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
   }
   L->dexpr = calloc(g->n_tensors + 1, sizeof *L->dexpr);
   if (!L->dexpr) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  /* every tensor a node touches: each dim a number or an expression over the symbols */
+  /* every tensor a node touches, and the graph's inputs and outputs: each dim a number or
+   * an expression over the symbols */
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
-    for (int pass = 0; pass < 2; pass++) {
-      size_t cnt = pass ? n->n_outputs : n->n_inputs;
-      for (size_t k = 0; k < cnt; k++) {
-        int id = pass ? (k < n->n_outputs ? n->outputs[k] : -1) : n->inputs[k];
-        if (id < 0 || L->dexpr[id]) continue;
-        const ecg_tensor *t = g->tensors[id];
-        if (!t->shape_known)
-          return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has an unknown rank; a dynamic-shape build needs every rank "
-                          "(fix dims with --input-shape)", ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name);
-        if (ecg_tensor_static(t)) continue;
-        if (!(L->dexpr[id] = calloc(t->n_dims + 1, sizeof(char *)))) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-        for (size_t d = 0; d < t->n_dims; d++) {
-          const Ecg__Dim *x = t->dims[d];
-          if (x->value >= 0) continue;
-          int ok = x->kind == ECG__DIM_KIND__DIM_SYMBOL || x->kind == ECG__DIM_KIND__DIM_EXPR;
-          xp p = {.s = x->symbol ? x->symbol : "", .sym = L->syms, .n_sym = L->n_sym};
-          if (ok) {
-            xp_sum(&p);
-            xp_ws(&p);
-            if (*p.s || p.bad || p.out.oom || !p.out.s) ok = 0;
-          }
-          if (!ok) {
-            sb_free(&p.out);
-            const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-            return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s: dim %zu ('%s') is %s, so no build for every input "
-                            "size exists; %s", ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name,
-                            ecg_shape_str(t, sh, sizeof sh), d, x->symbol ? x->symbol : "?",
-                            x->kind == ECG__DIM_KIND__DIM_NAC ? "not a constant expression of the input sizes (RDP: nac)"
-                            : x->kind == ECG__DIM_KIND__DIM_UNDEF ? "undetermined (RDP: undef)"
-                            : "not an expression over the graph inputs' symbols",
-                            pass && op && (op->props & ECG_PROP_CONTROL)
-                                ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
-                                : "fix dims with --input-shape");
-          }
-          L->dexpr[id][d] = p.out.s;
-        }
-      }
+    for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+      int out = k >= n->n_inputs, id = out ? n->outputs[k - n->n_inputs] : n->inputs[k];
+      ECG_TRY(dyn_tensor(L, id, n, out, e));
     }
   }
+  for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++)
+    ECG_TRY(dyn_tensor(L, k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs], NULL, k >= g->n_inputs, e));
   return ECG_OK;
 }
 
