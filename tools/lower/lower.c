@@ -1309,7 +1309,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     if (L.dyn) { /* symbolic dims: only the emitters converted to lw_dim, one node per kernel */
       const ecg_node *dn = NULL;
       for (int m = 0; m < K->nm && !dn; m++) if (lw_node_dyn(&L, g->nodes[K->members[m]])) dn = g->nodes[K->members[m]];
-      if (dn && (K->kind != LW_K_SINGLE || !lw_emit_dynamic(fn))) {
+      if (dn && (K->kind == LW_K_EW ? 0 : K->kind != LW_K_SINGLE || !lw_emit_dynamic(fn))) {
         rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s is not supported with symbolic dims yet; fix dims with --input-shape",
                       ecg_node_label(g, dn, lb, sizeof lb), dn->op_type,
                       K->kind != LW_K_SINGLE ? "a fusion block (lower it unfused, ecg-fuse --plan none)" : "this operator");
