@@ -52,7 +52,7 @@ for t in ops graph rdp partition memplan eop layout rt rt_port rt_nchwc rt_aarch
          exe=./build/eop_test ;;
     layout) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Itools/lower tests/unit/layout_test.c tools/lower/layout.c -lm -o build/layout_test"
          exe=./build/layout_test ;;
-    memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c -o build/memplan_test"
+    memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c tools/lower/runtime/ecg_plan.c -o build/memplan_test"
          exe=./build/memplan_test ;;
     ops|graph|rdp) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
          exe=./build/${t}_test ;;
