@@ -103,19 +103,25 @@ static int dyn_pads(ecg_lower *L, const ecg_node *n, const int64_t *p, ecg_err *
   return ECG_OK;
 }
 
+/* The run-time sizes of a 1-D or 2-D NCHW window operator from input x (rank r) to output
+ * y, as ecg_conv_params takes them: n, c, h, w, oh, ow (lw_dim's expressions) into dims,
+ * dim6 pointing at them. */
+static void dyn_conv_dims(const ecg_lower *L, int x, int y, int r, char dims[6][768], const char **dim6) {
+  const int t[6] = {x, x, x, x, y, y}, d[6] = {0, 1, 2, r - 1, 2, r - 1};
+  for (int i = 0; i < 6; i++) {
+    snprintf(dims[i], 768, "%s", (i == 2 || i == 4) && r != 4 ? "1" : lw_dim(L, t[i], d[i]));
+    dim6[i] = dims[i];
+  }
+}
+
 static int emit_conv_dyn(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *gm, const int64_t *k, const int64_t *s,
                          const int64_t *d, const int64_t *p, ecg_err *e) {
   int x = n->inputs[0], y = n->outputs[0], r = (int)L->g->tensors[x]->n_dims;
   if (L->sched) return lw_node_err(L, n, e, "a tuned schedule is not supported with symbolic dims yet");
   ECG_TRY(dyn_pads(L, n, p, e));
   char dims[6][768];
-  snprintf(dims[0], sizeof dims[0], "%s", lw_dim(L, x, 0));
-  snprintf(dims[1], sizeof dims[1], "%s", lw_dim(L, x, 1));
-  snprintf(dims[2], sizeof dims[2], "%s", r == 4 ? lw_dim(L, x, 2) : "1");
-  snprintf(dims[3], sizeof dims[3], "%s", lw_dim(L, x, r - 1));
-  snprintf(dims[4], sizeof dims[4], "%s", r == 4 ? lw_dim(L, y, 2) : "1");
-  snprintf(dims[5], sizeof dims[5], "%s", lw_dim(L, y, r - 1));
-  const char *dim6[6] = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
+  const char *dim6[6];
+  dyn_conv_dims(L, x, y, r, dims, dim6);
   int slot = lw_dyn_packed_slot(L), u = lw_uid(L), wconst = L->t[n->inputs[1]].where == LW_CONST;
   char wp[200];
   snprintf(wp, sizeof wp, "%s", lw_ptr(L, n->inputs[1]));
@@ -216,13 +222,8 @@ int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     ECG_TRY(dyn_pads(L, n, p, e));
     int x = n->inputs[0], y = n->outputs[0], u = lw_uid(L);
     char dims[6][768];
-    snprintf(dims[0], sizeof dims[0], "%s", lw_dim(L, x, 0));
-    snprintf(dims[1], sizeof dims[1], "%s", lw_dim(L, x, 1));
-    snprintf(dims[2], sizeof dims[2], "%s", r == 4 ? lw_dim(L, x, 2) : "1");
-    snprintf(dims[3], sizeof dims[3], "%s", lw_dim(L, x, r - 1));
-    snprintf(dims[4], sizeof dims[4], "%s", r == 4 ? lw_dim(L, y, 2) : "1");
-    snprintf(dims[5], sizeof dims[5], "%s", lw_dim(L, y, r - 1));
-    const char *dim6[6] = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
+    const char *dim6[6];
+    dyn_conv_dims(L, x, y, r, dims, dim6);
     sb_printf(&L->prep, "  { /* %s */\n    const ecg_conv_params cp = ", n->name ? n->name : "");
     conv_params_init(&L->prep, L, dim6, gm.m, k, s, d, p, gm.group);
     sb_printf(&L->prep, ";\n    size_t sf = ecg_rt1_convtranspose2d_scratch_floats(&cp);\n    if (sf > scratch) scratch = sf;\n  }\n");
