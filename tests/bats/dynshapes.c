@@ -1,7 +1,8 @@
 /* dynshapes: one context of a dynamic-shape build (tools/lower/LOWERED.md "Dynamic shapes";
  * tests/bats/dynamic.bats) run at several input shapes in turn, A, B, A: the shape change
  * re-plans the arena and re-packs the weights inside one context, and the second run at A
- * must give the bytes of the first. The model has one float32 input and one float32 output.
+ * must give the bytes of the first, and B again on more OpenMP threads the bytes of the first
+ * B (the scratch re-sized). The model has one float32 input and one float32 output.
  *
  *   dynshapes DIR SHAPE_A SHAPE_B         (SHAPE e.g. 1x3x48x192)
  *
@@ -15,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "model.h"
 
 /* "1x3x48x192" into dims; the rank, or -1. */
@@ -80,6 +84,17 @@ int main(int argc, char **argv) {
   int bad = run_at(ctx, argv[1], argv[2], 1, &a1, &na1) || run_at(ctx, argv[1], argv[3], 1, &b, &nb) ||
             run_at(ctx, argv[1], argv[2], 0, &a2, &na2);
   if (!bad && (na1 != na2 || memcmp(a1, a2, na1))) { fprintf(stderr, "dynshapes: the second run at %s differs from the first\n", argv[2]); bad = 1; }
+#ifdef _OPENMP
+  /* more threads than the scratch was sized for: run prepares again, same shape, same result */
+  float *b2 = NULL;
+  size_t nb2 = 0;
+  omp_set_num_threads(omp_get_max_threads() + 2);
+  if (!bad && (run_at(ctx, argv[1], argv[3], 0, &b2, &nb2) || nb2 != nb || memcmp(b, b2, nb))) {
+    fprintf(stderr, "dynshapes: the run at %s on more threads differs\n", argv[3]);
+    bad = 1;
+  }
+  free(b2);
+#endif
   /* a rank the model cannot take: refused with a message, no run */
   int64_t wrong[1] = {5};
   if (!bad && (ECG_MODEL(set_input_shape)(ctx, ECG_MODEL(input_info)(0)->name, 1, wrong) != -3 || !ECG_MODEL(error)(ctx)[0])) {

@@ -299,6 +299,7 @@ void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b) {
                "  size_t off[NBUF];          /* the run-time memory plan: each buffer's arena offset */\n"
                "  size_t arena_cap, scratch_cap, pk_cap[NPACKED]; /* bytes of arena, floats of scratch and packed weights held */\n"
                "  size_t arena_used;         /* bytes of the current plan */\n"
+               "  int threads;               /* the OpenMP threads the scratch was sized for */\n"
                "  char msg[512];             /* the last shape error */\n",
             L->prefix);
 }
@@ -419,7 +420,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
                "  for (int i = 0; i < NBUF; i++) ctx->off[i] = b[i].offset;\n  free(b);\n"
                "  if (top > ctx->arena_cap) {\n    free(ctx->arena);\n"
                "    if (!(ctx->arena = alloc64(top))) { ctx->arena_cap = 0; snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (arena of %%zu bytes)\", top); return -4; }\n"
-               "    ctx->arena_cap = top;\n  }\n  ctx->arena_used = top;\n  ctx->dirty = 0;\n  return 0;\n}\n\n",
+               "    ctx->arena_cap = top;\n  }\n  ctx->arena_used = top;\n  ctx->threads = threads;\n  ctx->dirty = 0;\n  return 0;\n}\n\n",
             (int)L->plan);
 }
 

@@ -969,7 +969,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
     sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
     sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
-    if (L->dyn) sb_printf(&b, "  if (ctx->dirty || !ctx->bound) { int rc = prepare_(ctx); if (rc) return rc; }\n");
+    if (L->dyn) /* new shapes, or more threads than the scratch was sized for: prepare again */
+      sb_printf(&b, "  int nt_ = 1;\n#ifdef _OPENMP\n  nt_ = omp_get_max_threads();\n#endif\n"
+                    "  if (ctx->dirty || !ctx->bound || nt_ > ctx->threads) { int rc = prepare_(ctx); if (rc) return rc; }\n");
     sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
