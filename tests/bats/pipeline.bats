@@ -272,3 +272,17 @@ setup() {
     [ "$status" -eq 2 ]; [[ "$stderr" == *"--dim-multiple: expected SYMBOL=K"* ]]; [ ! -e "$T/never.ecg" ]
   done
 }
+
+@test "symbolic shapes: two inputs sharing symbol N: one dynamic build right at N=3 against ONNX Runtime; N=2 and N=3 together refused naming both inputs" {
+  require_file "$BATS_FILE_TMPDIR/mkonnx"
+  require_cmd node
+  "$BATS_FILE_TMPDIR/mkonnx" symbolic_add "$T/add.onnx"
+  "$BIN/onnx2ecg" "$T/add.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$T/add.onnx" --out "$T/set" --input-shape x=3x4 --input-shape x2=3x4
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --data "$T/set" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+  head -c 32 /dev/zero > "$T/a.bin"; head -c 48 /dev/zero > "$T/b.bin"
+  run --separate-stderr "$T/d/runner" --shape x=2x4 --shape x2=3x4 --in "x=$T/a.bin" --in "x2=$T/b.bin"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"input 'x2': dim 0 is 3, but it is symbol 'N', which input 'x' dim 0 sets to 2"* ]]
+}

@@ -414,14 +414,15 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
     sb_printf(b, "  b[%d].bytes = ((size_t)%s * %zu + 63) / 64 * 64;\n", i, lw_dim_prod(L, t, 0, (int)g->tensors[t]->n_dims),
               ecg_dtype_size(g->tensors[t]->dtype));
   }
-  sb_printf(b, "  for (int i = 0; i < NBUF; i++) { if (!b[i].bytes) b[i].bytes = 64; b[i].first = buf_life_[i][0]; b[i].last = buf_life_[i][1]; }\n"
-               "  size_t top = ecg_rt1_plan_place(b, NBUF, %d);\n"
+  /* the buffers planned: L->n_dbuf of them (NBUF is at least 1, for the arrays) */
+  sb_printf(b, "  for (int i = 0; i < %d; i++) { if (!b[i].bytes) b[i].bytes = 64; b[i].first = buf_life_[i][0]; b[i].last = buf_life_[i][1]; }\n"
+               "  size_t top = ecg_rt1_plan_place(b, %d, %d);\n"
                "  if (top == (size_t)-1) { free(b); snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (plan)\"); return -4; }\n"
-               "  for (int i = 0; i < NBUF; i++) ctx->off[i] = b[i].offset;\n  free(b);\n"
+               "  for (int i = 0; i < %d; i++) ctx->off[i] = b[i].offset;\n  free(b);\n"
                "  if (top > ctx->arena_cap) {\n    free(ctx->arena);\n"
                "    if (!(ctx->arena = alloc64(top))) { ctx->arena_cap = 0; snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (arena of %%zu bytes)\", top); return -4; }\n"
                "    ctx->arena_cap = top;\n  }\n  ctx->arena_used = top;\n  ctx->threads = threads;\n  ctx->dirty = 0;\n  return 0;\n}\n\n",
-            (int)L->plan);
+            L->n_dbuf, L->n_dbuf, (int)L->plan, L->n_dbuf);
 }
 
 void lw_dyn_write_header(const ecg_lower *L, sbuf *b) {
