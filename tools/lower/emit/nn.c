@@ -68,8 +68,9 @@ int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *o
                             const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
   int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
   int u = lw_uid(L);
-  char algo[32] = ""; /* the schedule's forced strategy (emit_conv sets conv_algo_next) */
-  if (L->conv_algo_next) snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
+  char algo[32]; /* the schedule's forced strategy (emit_conv sets conv_algo_next; 0: the runtime picks),
+                  * always written: -Wextra's missing-field-initializers rejects an omitted field */
+  snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
   sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s%s};\n",
             u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)m, (long long)k[0], (long long)k[1],
             (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
