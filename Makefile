@@ -53,7 +53,7 @@ LIB_SRCS := $(wildcard format/*.c format/ops/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/ecg.pb-c.o
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/common/*.c)) $(BUILD)/gen/onnx.pb-c.o
 
-.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval partition-fit partition-latency check-rewrite-models rdp-models memplan-study dynamic-models \
+.PHONY: all setup models test test-fast demo san bench bench-contention clean conformance profile-db bench-fusion bench-layout test-eop bench-search cost-db eop-eval partition-fit partition-latency check-rewrite-models check-partition-models rdp-models memplan-study dynamic-models \
         install uninstall man viz runtime bench-prune fuzz fuzz-build fuzz-harnesses test-lowered
 all: $(PROGS) man $(if $(SAN),,runtime)
 
@@ -286,6 +286,12 @@ memplan-study: all
 # fit_data.jsonl, weights_fitted.txt (scripts/partition_fit.sh; FIT_SECONDS per model).
 partition-fit: all
 	sh scripts/partition_fit.sh tools/partition/data
+
+# Issue 12's first "Done means": every model of scripts/models.tsv after ecg-fuse | ecg-partition,
+# untuned and tuned (PARTITION_BUDGET schedules measured per model, default 20), checked
+# against ONNX Runtime (scripts/partition_models.sh; long): out/partition_models.jsonl
+check-partition-models: all
+	sh scripts/partition_models.sh out
 
 # AGO Fig. 10/13: mobilenet_v2 and mnasnet1_0 at 56, 112, 224: untuned, tuned AGO, AGO-NI,
 # AGO-NR with the same budget (TUNE_BUDGET), beside ONNX Runtime; out/partition_latency.md

@@ -65,7 +65,10 @@ setup() {
   rm -rf "$ECG_OUT/l0"
   "$BIN/ecg-lower" -o "$ECG_OUT/l0" "$ECG_OUT/cls.ecg"
   local spec nth=0 res
-  for spec in "0:a=gemm,u=4" "0:a=gemm_t" "all:t=1" "all:v=8"; do
+  # vector_width on block 2 (a generated epilogue loop), not on all: a Conv whose activation
+  # runs as the runtime kernel's builtin epilogue has no generated loop, and ecg-lower
+  # refuses the knob there (the next test)
+  for spec in "0:a=gemm,u=4" "0:a=gemm_t" "all:t=1" "2:v=8"; do
     nth=$((nth + 1))
     "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule "$spec" -o "$ECG_OUT/f$nth.ecg"
     rm -rf "$ECG_OUT/f$nth"
@@ -92,6 +95,11 @@ setup() {
   run --separate-stderr "$BIN/ecg-lower" -o "$ECG_OUT/vu" "$ECG_OUT/vu.ecg"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"exclude each other"* ]]
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --set-schedule all:v=8 -o "$ECG_OUT/va.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$ECG_OUT/va" "$ECG_OUT/va.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"(Conv): schedule vector_width 8 / unroll 0: this kernel has no generated loop they apply to"* ]]
+  [ ! -e "$ECG_OUT/va" ]
   run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --set-schedule 0:t=1
   [ "$status" -eq 2 ]
 }

@@ -69,8 +69,9 @@ const char *lw_conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
  * the rest numbers; the schedule's forced strategy (L->conv_algo_next) last. */
 static void conv_params_init(sbuf *b, ecg_lower *L, const char *const *dim6, int64_t m, const int64_t *k, const int64_t *s,
                              const int64_t *d, const int64_t *p, int64_t group) {
-  char algo[32] = ""; /* the schedule's forced strategy (emit_conv sets conv_algo_next) */
-  if (L->conv_algo_next) snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
+  char algo[32]; /* the schedule's forced strategy (emit_conv sets conv_algo_next; 0: the runtime picks),
+                  * always written: -Wextra's missing-field-initializers rejects an omitted field */
+  snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
   sb_printf(b, "{%s, %s, %s, %s, %lld, %lld, %lld, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s%s}",
             dim6[0], dim6[1], dim6[2], dim6[3], (long long)m, (long long)k[0], (long long)k[1], dim6[4], dim6[5], (long long)s[0],
             (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
