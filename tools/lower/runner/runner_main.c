@@ -277,7 +277,6 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     if (!outpath[k]) continue;
-    const INFO *t = ECG_MODEL(output_info)(k);
     FILE *f = fopen(outpath[k], "wb");
     if (!f || (outbytes[k] && fwrite(outbuf[k], 1, outbytes[k], f) != outbytes[k]) || fclose(f) != 0) {
       fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
