@@ -149,7 +149,7 @@ static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err 
   if (n) snprintf(who, sizeof who, "node '%s' (%s): tensor", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
   else snprintf(who, sizeof who, "graph %s", out ? "output" : "input");
   if (!t->shape_known)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has an unknown rank; a dynamic-shape build needs every rank (fix dims with --input-shape)",
+    return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has an unknown rank, not static: a dynamic-shape build of it is not supported (fix dims with --input-shape)",
                     who, t->name);
   if (ecg_tensor_static(t)) return ECG_OK;
   if (!(L->dexpr[id] = calloc(t->n_dims + 1, sizeof(char *)))) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -166,7 +166,7 @@ static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err 
     if (!ok) {
       sb_free(&p.out);
       const ecg_op_info *op = n ? ecg_op_lookup(n->op_type, n->domain) : NULL;
-      return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has shape %s: dim %zu ('%s') is %s, so no build for every input size exists; %s", who,
+      return ecg_errf(e, ECG_ERR_INPUT, "%s '%s' has shape %s, not static: dim %zu ('%s') is %s, so a build for every input size is not supported; %s", who,
                       t->name, ecg_shape_str(t, sh, sizeof sh), d, x->symbol ? x->symbol : "?",
                       x->kind == ECG__DIM_KIND__DIM_NAC ? "not a constant expression of the input sizes (RDP: nac)"
                       : x->kind == ECG__DIM_KIND__DIM_UNDEF ? "undetermined (RDP: undef)"
@@ -184,12 +184,12 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
   const ecg_graph *g = L->g;
   L->dyn = 1;
   if (L->target != LW_TARGET_C || L->hetero)
-    return ecg_errf(e, ECG_ERR_INPUT, "symbolic dims (a dynamic-shape build) are lowered for --target c only; fix dims with --input-shape");
+    return ecg_errf(e, ECG_ERR_INPUT, "symbolic dims (a dynamic-shape build) are supported by --target c only; fix dims with --input-shape");
   /* the symbols: the graph inputs' DIM_SYMBOL dims, in order of first appearance */
   for (size_t k = 0; k < g->n_inputs; k++) {
     const ecg_tensor *t = g->tensors[g->inputs[k]];
     if (!t->shape_known)
-      return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has an unknown rank; a dynamic-shape build needs every input's rank", t->name);
+      return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has an unknown rank, not static: a dynamic-shape build of it is not supported", t->name);
     for (size_t d = 0; d < t->n_dims; d++) {
       const Ecg__Dim *x = t->dims[d];
       int64_t mult;
@@ -197,7 +197,7 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
       int si = input_dim_sym(L, x, 1, &mult);
       if (si == -2) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       if (si < 0)
-        return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' dim %zu ('%s') is not a symbol RDP analysed (convert with this onnx2ecg, "
+        return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' dim %zu ('%s') is not static and not a symbol RDP analysed: not supported (convert with this onnx2ecg, "
                         "or fix dims with --input-shape)", t->name, d, x->symbol ? x->symbol : "?");
     }
   }
