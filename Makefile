@@ -118,7 +118,7 @@ $(BUILD)/libecg.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 define TOOL_RULE
-$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(if $(filter partition,$(1)),$(BUILD)/gen/pt_weights_blob.o) $(if $(filter bench,$(1)),$(BUILD)/tools/partition/eop.o) $(COMMON_OBJS) $(BUILD)/libecg.a
+$(BIN)/$(name_$(1)): $(patsubst %.c,$(BUILD)/%.o,$(filter-out tools/lower/runtime/% tools/lower/runner/%,$(wildcard tools/$(1)/*.c tools/$(1)/*/*.c))) $(if $(filter lower,$(1)),$(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o $(BUILD)/tools/lower/runtime/ecg_plan.o) $(if $(filter rewrite,$(1)),$(BUILD)/gen/rules_blob.o) $(if $(filter partition,$(1)),$(BUILD)/gen/pt_weights_blob.o) $(if $(filter bench,$(1)),$(BUILD)/tools/partition/eop.o) $(COMMON_OBJS) $(BUILD)/libecg.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
@@ -141,7 +141,7 @@ tool_objs = $(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(filter-out tools
 fuzz_deps_onnx     := $(call tool_objs,onnx2ecg)
 fuzz_deps_ecg      :=
 fuzz_deps_tensorpb := $(call tool_objs,bench) $(BUILD)/tools/partition/eop.o
-fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o
+fuzz_deps_lower    := $(call tool_objs,lower) $(BUILD)/gen/runtime_blob.o $(BUILD)/tools/lower/runtime/ecg_resize.o $(BUILD)/tools/lower/runtime/ecg_plan.o
 fuzz_deps_rules    := $(call tool_objs,rewrite) $(BUILD)/gen/rules_blob.o
 fuzz_deps_profiledb := $(call tool_objs,fuse)
 fuzz_deps_eopprof  := $(call tool_objs,partition) $(BUILD)/gen/pt_weights_blob.o

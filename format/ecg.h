@@ -786,6 +786,19 @@ typedef struct ecg_rdp_stats {
  *  st (may be NULL) receives the counts. Errors: ECG_ERR_INPUT (a cycle),
  *  ECG_ERR_INTERNAL (out of memory). */
 int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e);
+/** A graph input symbol known to take only multiples of `multiple` (> 1): a model whose
+ *  branches agree only then (PP-OCRv4 det: its FPN Concat's inputs have the same height
+ *  only for heights that are multiples of 32). */
+typedef struct ecg_rdp_hint {
+  const char *symbol;
+  int64_t multiple;
+} ecg_rdp_hint;
+/** ecg_rdp_run with hints: each hinted input dim is multiple * the atom "SYMBOL:K" (a new
+ *  symbol; the stored input dim becomes the DIM_EXPR "K*SYMBOL:K"), so floor divisions by
+ *  divisors of K cancel and expressions that agree on those sizes meet equal instead of nac.
+ *  A build from such an ECG takes only those sizes (tools/lower/LOWERED.md). Errors as
+ *  ecg_rdp_run. */
+int ecg_rdp_run_hinted(ecg_graph *g, const ecg_rdp_hint *hints, int n_hints, ecg_rdp_stats *st, ecg_err *e);
 
 /** Shape/dtype function: set dtype and shape of every output of node n from its
  *  inputs (constant inputs may be read). Shapes may stay symbolic. Returns ECG_OK or

@@ -68,6 +68,8 @@ struct ecg_rdp {
   int *producer;
   bool edo_nac; /* phase 2: execution-determined outputs still undef become nac */
   bool oom;
+  const ecg_rdp_hint *hints; /* input symbols known to be multiples (ecg_rdp_run_hinted) */
+  int n_hints;
 };
 
 /* ---------------------------------------------------------------- expressions */
@@ -796,9 +798,14 @@ static int rdp_init(ecg_rdp *r, ecg_graph *g) {
         char nm[256];
         if (d->symbol && d->symbol[0] && strcmp(d->symbol, "?")) snprintf(nm, sizeof nm, "%s", d->symbol);
         else snprintf(nm, sizeof nm, "%s.%d", x->name, k);
+        int64_t mult = 1; /* a hinted multiple K: the dim is K * (the atom "SYMBOL:K") */
+        for (int h = 0; h < r->n_hints; h++)
+          if (!strcmp(r->hints[h].symbol, nm) && r->hints[h].multiple > 1) mult = r->hints[h].multiple;
+        if (mult > 1) { size_t l = strlen(nm); snprintf(nm + l, sizeof nm - l, ":%lld", (long long)mult); }
         int id = atom_intern(r, 0, nm, NULL, 0);
         if (id < 0) { free(is_in); return ECG_ERR_INTERNAL; }
         r->dims[t][k] = sx_atomv(id);
+        if (mult > 1) { sx km = sx_k(mult); r->dims[t][k] = sx_mul(r, &km, &r->dims[t][k]); }
       }
     }
     if (x->is_const && r->nval[t] >= 0 && ne == r->nval[t])
@@ -808,8 +815,10 @@ static int rdp_init(ecg_rdp *r, ecg_graph *g) {
   return r->oom ? ECG_ERR_INTERNAL : ECG_OK;
 }
 
-int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e) {
-  ecg_rdp r = {0};
+int ecg_rdp_run(ecg_graph *g, ecg_rdp_stats *st, ecg_err *e) { return ecg_rdp_run_hinted(g, NULL, 0, st, e); }
+
+int ecg_rdp_run_hinted(ecg_graph *g, const ecg_rdp_hint *hints, int n_hints, ecg_rdp_stats *st, ecg_err *e) {
+  ecg_rdp r = {.hints = hints, .n_hints = n_hints};
   int rc = ECG_OK;
   int *order = malloc((g->n_nodes + 1) * sizeof *order);
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");

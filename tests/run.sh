@@ -52,7 +52,7 @@ for t in ops graph rdp partition memplan eop layout rt rt_port rt_nchwc rt_aarch
          exe=./build/eop_test ;;
     layout) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Itools/lower tests/unit/layout_test.c tools/lower/layout.c -lm -o build/layout_test"
          exe=./build/layout_test ;;
-    memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c -o build/memplan_test"
+    memplan) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c tools/lower/runtime/ecg_plan.c -o build/memplan_test"
          exe=./build/memplan_test ;;
     ops|graph|rdp) cmd="$CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen tests/unit/${t}_test.c build/libecg.a -lprotobuf-c -lzstd -lm -o build/${t}_test"
          exe=./build/${t}_test ;;
@@ -72,7 +72,7 @@ for t in ops graph rdp partition memplan eop layout rt rt_port rt_nchwc rt_aarch
 done
 # One source of truth for One-to-One operators: every scalar.def expression folded
 # (libecg) and generated (ecg-lower's lw_scalar_stmt, compiled like a lowered model).
-LOBJ="$(ls build/tools/lower/*.o build/tools/lower/emit/*.o build/tools/common/*.o | grep -v '/main\.o$') build/gen/runtime_blob.o build/gen/onnx.pb-c.o build/tools/lower/runtime/ecg_resize.o"
+LOBJ="$(ls build/tools/lower/*.o build/tools/lower/emit/*.o build/tools/common/*.o | grep -v '/main\.o$') build/gen/runtime_blob.o build/gen/onnx.pb-c.o build/tools/lower/runtime/ecg_resize.o build/tools/lower/runtime/ecg_plan.o"
 # shellcheck disable=SC2086
 if $CC -std=gnu11 -O1 -g -fsanitize=address,undefined -Iformat -Ibuild/gen -Itools/lower tests/unit/scalar_test.c $LOBJ build/libecg.a \
      -lprotobuf-c -lzstd -lm -o build/scalar_test && ./build/scalar_test build/scalar_gen.c > build/scalar_test.log 2>&1 &&

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# Issue 9 (SOD², dynamic shapes), the parts without symbolic code generation: data sets at
-# several sizes (make_data.mjs --size) run against one compiled model (ecg-bench --data D1
-# --data D2 ...), a set of another shape refused naming the input and both shapes.
-# RDP itself: tests/unit/rdp_test.c and pipeline.bats; memory plans: memplan.bats.
+# Issue 9 (SOD², dynamic shapes): data sets at several sizes (make_data.mjs --size) run
+# against one compiled model (ecg-bench --data D1 --data D2 ...), a set of another shape
+# refused naming the input and both shapes; the dynamic-shape build (ecg-lower without
+# --input-shape on a symbolic ECG: one build, run at sizes it never saw, shapes the model
+# cannot take refused naming the input). RDP itself: tests/unit/rdp_test.c and
+# pipeline.bats; memory plans: memplan.bats.
 
 load helpers
 
@@ -72,8 +74,6 @@ setup() {
   require_file "$CLS"
   node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320 --size x=2x3x48x256
   "$BIN/onnx2ecg" "$CLS" | "$BIN/ecg-fuse" -o "$T/sym.ecg"
-  run --separate-stderr "$BIN/ecg-lower" -o "$T/never" "$T/sym.ecg"
-  [ "$status" -eq 1 ]; [[ "$stderr" == *"node '"*"not static; fix dims with --input-shape"* ]]; [ ! -e "$T/never" ]
   local k=0 s
   for s in 1x3x48x192 1x3x48x320 2x3x48x256; do
     "$BIN/ecg-lower" --input-shape "x=$s" -o "$T/l$k" "$T/sym.ecg"
@@ -89,4 +89,55 @@ setup() {
   [ "$status" -eq 1 ]; [[ "$stderr" == *"'y' is not a graph input (inputs: 'x')"* ]]
   run --separate-stderr "$BIN/ecg-lower" --input-shape x=1x3x48 -o "$T/never" "$T/sym.ecg"
   [ "$status" -eq 1 ]; [[ "$stderr" == *"rank 3 given"* ]]; [ ! -e "$T/never" ]
+}
+
+@test "dynamic-shape build: PP-OCR cls converted, fused, lowered and built once, right against ONNX Runtime at four sizes it never saw; bad shapes named" {
+  require_file "$CLS"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x96 --size x=1x3x48x320 --size x=2x3x48x192 --size x=1x3x64x480
+  "$BIN/onnx2ecg" "$CLS" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/dyn"
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/dyn/model.h"
+  [ "$(jq -c '.inputs[0].shape' "$T/dyn/model.json")" = "[-1,3,-1,-1]" ]
+  run --separate-stderr "$BIN/ecg-bench" "$T/dyn" --data "$T/sets/test_data_set_0" --data "$T/sets/test_data_set_1" \
+    --data "$T/sets/test_data_set_2" --data "$T/sets/test_data_set_3" --runs 1 --warmup 0
+  echo "$output"; echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -s '[.[] | select(.pass == true and .mismatches == 0)] | length')" -eq 4 ]
+  # built once: a second run at another size rebuilds nothing
+  local t0; t0=$(stat -c %y "$T/dyn/runner")
+  run --separate-stderr "$BIN/ecg-bench" "$T/dyn" --data "$T/sets/test_data_set_2" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+  [ "$(stat -c %y "$T/dyn/runner")" = "$t0" ]
+  # the check can fail: set 1's inputs with set 0's expected output (the same [1, 2] shape)
+  mkdir "$T/bad"; cp "$T/sets/test_data_set_1/input_0.pb" "$T/bad/"; cp "$T/sets/test_data_set_0/output_0.pb" "$T/bad/"
+  run --separate-stderr "$BIN/ecg-bench" "$T/dyn" --data "$T/bad" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]; [ "$(jq .pass <<<"$output")" = false ]
+  # shapes the model cannot take: named, exit 1, never a crash
+  head -c $((4 * 4 * 48 * 192)) /dev/zero > "$T/x4.bin"
+  run --separate-stderr "$T/dyn/runner" --shape x=1x4x48x192 --in x="$T/x4.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'x': dim 1 is 4, the model's is 3"* ]]
+  head -c $((4 * 3)) /dev/zero > "$T/x1.bin"
+  run --separate-stderr "$T/dyn/runner" --shape x=1x3x1x1 --in x="$T/x1.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"the input shapes are too small for the model: tensor '"*"' dim 2 would be 0"* ]]
+  run --separate-stderr "$T/dyn/runner" --in x="$T/x1.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'x' has symbolic dims: give its shape with --shape x=DIMS"* ]]
+  # without data sets there are no shapes to run at
+  run --separate-stderr "$BIN/ecg-bench" "$T/dyn" --runs 1 --warmup 0
+  [ "$status" -eq 2 ]; [[ "$stderr" == *"dynamic-shape build"*"--data"* ]]
+}
+
+@test "dynamic-shape build: one context run at 1x3x48x320, 2x3x48x96, then 1x3x48x320 again (re-planned, re-packed) gives the runner's bytes at each" {
+  require_file "$CLS"
+  "$BIN/onnx2ecg" "$CLS" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/dyn"
+  make -s -C "$T/dyn" > /dev/null
+  cc -std=gnu11 -Wall -Wextra -Werror -O1 -fopenmp -I"$T/dyn" "$BATS_TEST_DIRNAME/dynshapes.c" "$T/dyn/libecg_model.a" -lm -o "$T/dynshapes"
+  run --separate-stderr "$T/dynshapes" "$T/dyn" 1x3x48x320 2x3x48x96
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  local s
+  for s in 1x3x48x320 2x3x48x96; do
+    "$T/dyn/runner" --shape "x=$s" --in "x=$T/dyn/in_$s.raw" --out "softmax_0.tmp_0=$T/r_$s.raw" > /dev/null
+    cmp "$T/r_$s.raw" "$T/dyn/out_$s.raw"
+  done
+  # the comparison can fail: the two shapes' outputs differ
+  ! cmp -s "$T/dyn/out_1x3x48x320.raw" <(head -c 8 "$T/dyn/out_2x3x48x96.raw")
 }

@@ -5,6 +5,10 @@
  *
  * KIND: relu         y = Relu(x), x float32 [1,4]                     (valid)
  *       symbolic     y = Relu(x), x float32 [N,4] (N a dim_param)     (valid, symbolic)
+ *       symbolic_hardmax  a = Relu(x); y = Hardmax(a), x float32 [N,4]   (valid, symbolic; Hardmax
+ *                    not yet lowered with symbolic dims: the dynamic build's refusal)
+ *       symbolic_add y = Add(x, x2), x and x2 float32 [N,4], one symbol N (valid, symbolic:
+ *                    the two inputs' first dims must agree at run time)
  *       unknown1     a = FrobnicateOp(x); y = Relu(a)                 (one unsupported op)
  *       unknown2     a = FrobnicateOp(x); b = Relu(a); y = WibbleOp(b) (two unsupported ops)
  *       window       ARGS = OP AUTO_PAD STRIDE DILATION XDIMS KDIMS [CHANNELS_OUT]:
@@ -164,6 +168,20 @@ int main(int argc, char **argv) {
   } else if (!strcmp(kind, "symbolic")) {
     sym = "N";
     nodes[nn++] = node("relu", "Relu", "x", "y");
+  } else if (!strcmp(kind, "symbolic_hardmax")) {
+    sym = "N";
+    nodes[nn++] = node("relu", "Relu", "x", "a");
+    nodes[nn++] = node("hmax", "Hardmax", "a", "y");
+  } else if (!strcmp(kind, "symbolic_add")) {
+    sym = "N";
+    static const char *add_in[2] = {"x", "x2"};
+    static char *add_out[1] = {"y"};
+    static Onnx__NodeProto add;
+    onnx__node_proto__init(&add);
+    add.name = "add"; add.op_type = "Add";
+    add.n_input = 2; add.input = (char **)add_in;
+    add.n_output = 1; add.output = add_out;
+    nodes[nn++] = &add;
   } else if (!strcmp(kind, "unknown1")) {
     nodes[nn++] = node("frob", "FrobnicateOp", "x", "a");
     nodes[nn++] = node("relu", "Relu", "a", "y");
@@ -183,7 +201,8 @@ int main(int argc, char **argv) {
   /* window: y's shape is inferred; ConvInteger gives int32 */
   int y_type = x_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8 ? ONNX__TENSOR_PROTO__DATA_TYPE__INT32 : x_type;
   Onnx__ValueInfoProto *out = nodes[0] == &wnode ? value("y", y_type, 0, NULL, NULL) : value("y", x_type, rank, xdims, sym);
-  gr.n_input = 1; gr.input = &in;
+  Onnx__ValueInfoProto *ins[2] = {in, value("x2", x_type, rank, xdims, sym)};
+  gr.n_input = strcmp(kind, "symbolic_add") ? 1 : 2; gr.input = ins;
   gr.n_output = 1; gr.output = &out;
   if (init) { gr.n_initializer = 1; gr.initializer = &init; }
   Onnx__OperatorSetIdProto ops;

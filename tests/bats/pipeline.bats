@@ -133,28 +133,36 @@ setup() {
   [ ! -e "$T/x.ecg" ]
 }
 
-@test "symbolic shapes: lowering without --input-shape fails, mentioning --input-shape" {
+@test "symbolic shapes: lowering without --input-shape gives one dynamic-shape build (runner --info shows the symbols as ?)" {
   require_file "$SQUEEZE"
   "$BIN/onnx2ecg" "$SQUEEZE" -o "$T/sym.ecg"
   "$BIN/ecg-dump" "$T/sym.ecg" | jq -e '.tensors[0].shape | map(type) | index("string") != null'
-  run --separate-stderr "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"--input-shape"* ]]
-  [ ! -e "$T/d" ]
+  "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/d/model.h"
+  grep -q 'ecg_model_set_input_shape' "$T/d/model.h"
+  [ "$(jq -c '.inputs[0].shape' "$T/d/model.json")" = "[1,3,-1,-1]" ]
+  make -s -C "$T/d" runner
+  [ "$("$T/d/runner" --info | head -1)" = "$(printf 'input\tinput\t1\t1x3x?x?')" ]
 }
 
-@test "symbolic shapes: a generated [N,4] model fails to lower, --input-shape x=2x4 fixes it" {
+@test "symbolic shapes: a generated [N,4] model lowers dynamically; an operator not converted yet is refused naming it, --input-shape fixes it" {
   require_file "$BATS_FILE_TMPDIR/mkonnx"
   "$BATS_FILE_TMPDIR/mkonnx" symbolic "$T/sym.onnx"
   "$BIN/onnx2ecg" "$T/sym.onnx" -o "$T/sym.ecg"
-  run --separate-stderr "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
+  "$BIN/ecg-lower" -o "$T/ok" "$T/sym.ecg"
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/ok/model.h"
+  "$BATS_FILE_TMPDIR/mkonnx" symbolic_hardmax "$T/hm.onnx"
+  "$BIN/onnx2ecg" "$T/hm.onnx" -o "$T/hm.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$T/d" "$T/hm.ecg"
   [ "$status" -eq 1 ]
-  [[ "$stderr" == *"--input-shape"* ]]
+  [[ "$stderr" == *"node 'hmax' (Hardmax): this operator is not supported with symbolic dims yet; fix dims with --input-shape"* ]]
   [ ! -e "$T/d" ]
-  "$BIN/onnx2ecg" "$T/sym.onnx" --input-shape x=2x4 -o "$T/fixed.ecg"
+  ! ls "$T" | grep -q 'ecg-lower-tmp'
+  "$BIN/onnx2ecg" "$T/hm.onnx" --input-shape x=2x4 -o "$T/fixed.ecg"
   "$BIN/ecg-lower" -o "$T/d" "$T/fixed.ecg"
   [ "$(jq -c '.inputs[0].shape' "$T/d/model.json")" = "[2,4]" ]
   [ "$(jq -c '.outputs[0].shape' "$T/d/model.json")" = "[2,4]" ]
+  ! grep -q 'ECG_MODEL_DYNAMIC' "$T/d/model.h"
 }
 
 @test "lowered dir: model.h model.c weights.bin model.json Makefile; make builds runner, .a, .so" {
@@ -242,7 +250,39 @@ setup() {
   # a wrong binding is caught: the checker can fail
   run node "$ROOT/scripts/rdp_check.mjs" "$T/sym.json" "$T/static.json" height=225 width=160
   [ "$status" -eq 1 ]
-  # ecg-lower still needs static shapes: it names the first node and the symbolic dims
-  run --separate-stderr "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
-  [ "$status" -eq 1 ]; [[ "$stderr" == *"node '"*"height"*"--input-shape"* ]]; [ ! -e "$T/d" ]
+  # ecg-lower turns the expressions into C over the run-time symbols (the dynamic build)
+  "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
+  grep -q 'ecg_fdiv_((s0-1), 2)' "$T/d/model.c"
+}
+
+@test "onnx2ecg --dim-multiple: the hinted input dim is K times a new symbol (RDP), the dynamic build refuses other sizes; a malformed hint exits 2" {
+  require_file "$SQUEEZE"
+  "$BIN/onnx2ecg" "$SQUEEZE" --dim-multiple height=32 -o "$T/h.ecg" --report "$T/r.json"
+  [ "$(jq .onnx2ecg.rdp.nac "$T/r.json")" -eq 0 ]
+  [ "$("$BIN/ecg-dump" "$T/h.ecg" | jq -c '.tensors[0].shape')" = '[1,3,"32*height:32","width"]' ]
+  "$BIN/ecg-lower" -o "$T/d" "$T/h.ecg"
+  make -s -C "$T/d" runner
+  head -c $((4 * 3 * 100 * 96)) /dev/zero > "$T/x.bin"
+  run --separate-stderr "$T/d/runner" --shape input=1x3x100x96 --in "input=$T/x.bin"
+  [ "$status" -eq 1 ]; [[ "$stderr" == *"input 'input': dim 2 is 100, but this build takes multiples of 32 there"* ]]
+  head -c $((4 * 3 * 96 * 96)) /dev/zero > "$T/y.bin"
+  "$T/d/runner" --shape input=1x3x96x96 --in "input=$T/y.bin" > /dev/null
+  for bad in height height=1 =32 height=x; do
+    run --separate-stderr "$BIN/onnx2ecg" "$SQUEEZE" --dim-multiple "$bad" -o "$T/never.ecg"
+    [ "$status" -eq 2 ]; [[ "$stderr" == *"--dim-multiple: expected SYMBOL=K"* ]]; [ ! -e "$T/never.ecg" ]
+  done
+}
+
+@test "symbolic shapes: two inputs sharing symbol N: one dynamic build right at N=3 against ONNX Runtime; N=2 and N=3 together refused naming both inputs" {
+  require_file "$BATS_FILE_TMPDIR/mkonnx"
+  require_cmd node
+  "$BATS_FILE_TMPDIR/mkonnx" symbolic_add "$T/add.onnx"
+  "$BIN/onnx2ecg" "$T/add.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  node "$ROOT/tools/bench/make_data.mjs" --model "$T/add.onnx" --out "$T/set" --input-shape x=3x4 --input-shape x2=3x4
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --data "$T/set" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]; [ "$(jq .pass <<<"$output")" = true ]
+  head -c 32 /dev/zero > "$T/a.bin"; head -c 48 /dev/zero > "$T/b.bin"
+  run --separate-stderr "$T/d/runner" --shape x=2x4 --shape x2=3x4 --in "x=$T/a.bin" --in "x2=$T/b.bin"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"input 'x2': dim 0 is 3, but it is symbol 'N', which input 'x' dim 0 sets to 2"* ]]
 }

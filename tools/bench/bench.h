@@ -27,6 +27,8 @@ typedef struct bt_tensor {
   size_t nelem;                  /**< product of dims (1 for rank 0) */
   size_t bytes;                  /**< nelem * ecg_dtype_size(dtype) */
   void *data;                    /**< owned, `bytes` bytes; NULL until loaded */
+  unsigned sym;                  /**< bit i: dim i is symbolic (a dynamic-shape model's --info '?';
+                                      dims[i] is 0 until a data set gives the size) */
 } bt_tensor;
 
 /* ---------------------------------------------------------------- dtype.c */
@@ -125,6 +127,8 @@ void bt_proc_clear(bt_proc *p);
 typedef struct bt_io {
   bt_tensor *in, *out;
   int n_in, n_out;
+  bool dynamic;                  /**< some dim is symbolic: a dynamic-shape build, which takes the input
+                                      shapes at run time (runner --shape) and reports the outputs' */
 } bt_io;
 
 /** Timing summary in ms: percentiles by linear interpolation between sorted samples. */
@@ -164,9 +168,11 @@ int bt_runner_info(const char *dir, const bt_target *t, bt_io *io, ecg_err *e);
 void bt_io_clear(bt_io *io);
 /** Run dir/runner (through qemu when tg->emulated) on input files in_paths[i] (io->in order) writing outputs to
  *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. profile (NULL: none) is
- *  passed as `--profile FILE`: the runner writes its per-kernel mean times there. Errors:
+ *  passed as `--profile FILE`: the runner writes its per-kernel mean times there. A dynamic
+ *  io (io->dynamic) passes each input's shape (`--shape NAME=DIMS`) and takes each output's
+ *  shape from the runner's "output_shape NAME DIMS" lines into io->out. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
-int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
+int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);

@@ -59,7 +59,8 @@ char *bt_dims_str(const bt_tensor *t, char *buf, size_t cap) {
   size_t len = 0;
   buf[0] = 0;
   for (int i = 0; i < t->rank && len < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? "x" : "", (long long)t->dims[i]);
+    len += (t->sym >> i & 1) ? (size_t)snprintf(buf + len, cap - len, "%s?", i ? "x" : "")
+                              : (size_t)snprintf(buf + len, cap - len, "%s%lld", i ? "x" : "", (long long)t->dims[i]);
   return buf;
 }
 

@@ -59,7 +59,9 @@ static const char usage_text[] =
     "                 model: one JSON line each, with \"data\": DIR (a set that fails to\n"
     "                 load or run gets \"pass\": false and \"error\"); exit 1 if any fails.\n"
     "                 The inputs must have the shapes the model was compiled for (a set\n"
-    "                 of another shape is an error naming the input and both shapes)\n"
+    "                 of another shape is an error naming the input and both shapes);\n"
+    "                 a dynamic-shape build (ecg-lower without --input-shape) runs each\n"
+    "                 set at its own input shapes, and needs --data\n"
     "  --random SEED  seeded random inputs\n"
     "  --ort          run ONNX Runtime (node tools/bench/ort_run.mjs; script from\n"
     "                 $ECG_BENCH_ORT, node from $ECG_NODE) on the same inputs: time it side\n"
@@ -290,12 +292,19 @@ static int match(const bt_tensor *want, int nw, const pbset *have, const char *w
     bt_tensor *h = &have->t[map[i]];
     /* ONNX's backend test data stores bfloat16 tensors as uint16 bits */
     if (w->dtype == ECG_BFLOAT16 && h->dtype == ECG_UINT16) h->dtype = ECG_BFLOAT16;
-    if (w->dtype != h->dtype || !bt_same_shape(w, h)) {
+    bool same = bt_same_shape(w, h);
+    if (w->sym && w->rank == h->rank) { /* a dynamic-shape build: the numeric dims must match */
+      same = true;
+      for (int d = 0; d < w->rank; d++) same &= (w->sym >> d & 1) || w->dims[d] == h->dims[d];
+    }
+    if (w->dtype != h->dtype || !same) {
       char a[256], b[256];
       return ecg_errf(e, ECG_ERR_INPUT, "%s '%s': %s/%s_%d.pb has %s [%s], the model expects %s [%s]%s", what,
                       w->name, dir, what, map[i], ecg_dtype_name(h->dtype), bt_dims_str(h, b, sizeof b),
                       ecg_dtype_name(w->dtype), bt_dims_str(w, a, sizeof a),
-                      w->dtype == h->dtype ? " (a lowered model runs at the shapes it was compiled for; other shapes are not supported)" : "");
+                      w->dtype != h->dtype ? ""
+                      : w->sym ? " (the numeric dims of a dynamic-shape build are fixed)"
+                               : " (a lowered model runs at the shapes it was compiled for; other shapes are not supported)");
     }
   }
   return ECG_OK;
@@ -635,6 +644,16 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (dout.n == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: no output_0.pb", o->data); goto out; }
     if ((rc = match(io.in, io.n_in, &din, "input", o->data, o->verbose, imap, e))) goto out;
     if ((rc = match(io.out, io.n_out, &dout, "output", o->data, o->verbose, omap, e))) goto out;
+    for (int i = 0; i < io.n_in && !rc; i++) { /* a dynamic-shape build runs at the data set's input shapes */
+      if (!io.in[i].sym) continue;
+      bt_tensor nt;
+      if ((rc = bt_tensor_init(&nt, io.in[i].name, io.in[i].dtype, din.t[imap[i]].rank, din.t[imap[i]].dims, e))) goto out;
+      bt_tensor_clear(&io.in[i]);
+      io.in[i] = nt;
+    }
+  } else if (io.dynamic) {
+    rc = ecg_errf(e, ECG_ERR_USAGE, "%s is a dynamic-shape build: give the inputs (and so their shapes) with --data DIR", o->dir);
+    goto out;
   } else {
     rnd = calloc((size_t)io.n_in + 1, sizeof *rnd);
     if (!rnd) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }

@@ -91,6 +91,12 @@ static int parse_dims(const char *s, int64_t *dims) {
   if (strcmp(s, "scalar") == 0) return 0;
   int rank = 0;
   for (;;) {
+    if (rank < ECG_MAX_RANK && *s == '?' && (s[1] == 0 || s[1] == 'x')) { /* a symbolic dim: -1 */
+      dims[rank++] = -1;
+      if (!*++s) return rank;
+      s++;
+      continue;
+    }
     if (rank == ECG_MAX_RANK || *s < '0' || *s > '9') return -1;
     char *end;
     errno = 0;
@@ -124,7 +130,12 @@ static int info_line(char *line, bt_io *io, ecg_err *e) {
   bt_tensor *na = realloc(*arr, sizeof **arr * (size_t)(*n + 1));
   if (!na) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   *arr = na;
+  unsigned sym = 0;
+  for (int d = 0; d < rank; d++)
+    if (dims[d] < 0) { sym |= 1u << d; dims[d] = 0; }
   ECG_TRY(bt_tensor_init(&na[*n], f[1], (int)dtype, rank, dims, e));
+  na[*n].sym = sym;
+  io->dynamic |= sym != 0;
   (*n)++;
   return ECG_OK;
 }
@@ -190,9 +201,28 @@ void bt_timing_from(double *samples, int n, bt_timing *t) {
   t->p90_ms = quantile(samples, n, 0.9);
 }
 
-int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_paths, char **out_paths,
+/** "NAME TAB DIMS" of the runner's output_shape line: output NAME of io takes that shape. */
+static int output_shape_line(char *s, bt_io *io, ecg_err *e) {
+  char *tab = strchr(s, '\t');
+  int64_t dims[ECG_MAX_RANK];
+  int rank = tab ? parse_dims(tab + 1, dims) : -1;
+  if (rank < 0) return ecg_errf(e, ECG_ERR_INPUT, "runner: malformed output_shape line '%.200s'", s);
+  *tab = 0;
+  for (int i = 0; i < io->n_out; i++) {
+    bt_tensor *o = &io->out[i];
+    if (strcmp(o->name, s)) continue;
+    bt_tensor nt;
+    ECG_TRY(bt_tensor_init(&nt, o->name, o->dtype, rank, dims, e));
+    bt_tensor_clear(o);
+    *o = nt;
+    return ECG_OK;
+  }
+  return ecg_errf(e, ECG_ERR_INPUT, "runner: output_shape of an unknown output '%.200s'", s);
+}
+
+int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, char **out_paths,
                   int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e) {
-  int argc = 0, cap = 17 + 2 * (io->n_in + io->n_out);
+  int argc = 0, cap = 17 + 2 * (2 * io->n_in + io->n_out);
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ECG_OK;
@@ -212,6 +242,11 @@ int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_pat
   if (tg->device >= 0) { /* OpenCL only: main.c refuses --device for a C directory */
     argv[argc++] = strdup("--device");
     argv[argc++] = xasprintf("%d", tg->device);
+  }
+  for (int i = 0; io->dynamic && i < io->n_in; i++) { /* a dynamic-shape build: the shapes of this run */
+    char dims[256];
+    argv[argc++] = strdup("--shape");
+    argv[argc++] = xasprintf("%s=%s", io->in[i].name, io->in[i].rank ? bt_dims_str(&io->in[i], dims, sizeof dims) : "");
   }
   for (int i = 0; i < io->n_in; i++) {
     argv[argc++] = strdup("--in");
@@ -235,6 +270,10 @@ int bt_runner_run(const char *dir, bt_target *tg, const bt_io *io, char **in_pat
     char *save = NULL;
     for (char *line = rc ? NULL : strtok_r(p.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
       if (!strncmp(line, "device ", 7)) { snprintf(tg->device_name, sizeof tg->device_name, "%s", line + 7); continue; }
+      if (!strncmp(line, "output_shape\t", 13) && !rc) { /* a dynamic-shape build: this run's output shape */
+        rc = output_shape_line(line + 13, io, e);
+        continue;
+      }
       if (strncmp(line, "time_ms", 7) != 0 || (line[7] != ' ' && line[7] != '\t')) continue;
       char *end;
       double v = strtod(line + 8, &end);

@@ -13,7 +13,9 @@
  * (One-to-Many) operators whose outputs have the block's element count, after at most
  * one Many-to-Many operator with one float32 output that comes first (the kernels
  * ecg-lower generates: one loop nest, or a runtime kernel with a generated epilogue);
- * at most MAX_MEMBERS members; never a cycle between blocks.
+ * at most MAX_MEMBERS members; never a cycle between blocks. On an ECG kept symbolic
+ * (onnx2ecg without --input-shape), element counts are compared as RDP's shapes
+ * (tensor_key): tensors of the same dims, numbers or RDP expressions, have equal counts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ typedef struct {
   int *queue;
   const fuse_opts *o;
   ecg_err *e;
+  char **keys;           /* element counts of symbolic tensors (their dims joined by '*'), interned */
+  int nkeys;
   int err;               /* a candidate could not be written */
 } fctx;
 
@@ -53,15 +57,43 @@ ecg_mapping fuse_node_mapping(const ecg_graph *g, const ecg_node *n) {
   return ECG_MAP_ONE_TO_ONE;
 }
 
-static int64_t out_numel(const fctx *c, int v) {
-  const ecg_tensor *y = ecg_node_output(c->g, c->g->nodes[v], 0);
-  return y ? ecg_tensor_numel(y) : -1;
+/* The element count of tensor t as a key: the number (>= 0) for a static shape; for a
+ * shape with symbolic dims that RDP expressed (an ECG kept symbolic: SOD²'s fusion over RDP's
+ * shapes, Niu §5.4.2), -2 - k for the k-th distinct string of its dims joined by '*', so two
+ * tensors of the same symbolic shape share a key; -1 when unknown or not expressed. */
+static int64_t tensor_key(const fctx *c, const ecg_tensor *t) {
+  int64_t n = t ? ecg_tensor_numel(t) : -1;
+  if (n >= 0 || !t || !t->shape_known) return n;
+  char buf[1024];
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t d = 0; d < t->n_dims; d++) {
+    const Ecg__Dim *x = t->dims[d];
+    if (x->value < 0 && (x->kind != ECG__DIM_KIND__DIM_SYMBOL && x->kind != ECG__DIM_KIND__DIM_EXPR)) return -1;
+    int w = x->value >= 0 ? snprintf(buf + len, sizeof buf - len, "%s%lld", d ? "*" : "", (long long)x->value)
+                          : snprintf(buf + len, sizeof buf - len, "%s(%s)", d ? "*" : "", x->symbol ? x->symbol : "");
+    if (w < 0 || (size_t)w >= sizeof buf - len) return -1;
+    len += (size_t)w;
+  }
+  fctx *m = (fctx *)c; /* the interning table only grows */
+  for (int k = 0; k < m->nkeys; k++) if (!strcmp(m->keys[k], buf)) return -2 - k;
+  char **nk = realloc(m->keys, sizeof *nk * ((size_t)m->nkeys + 1));
+  if (!nk) return -1;
+  m->keys = nk;
+  if (!(m->keys[m->nkeys] = strdup(buf))) return -1;
+  return -2 - m->nkeys++;
 }
 
-/* A One-to-One member ecg-lower can put in a block of `numel` elements. */
+static int64_t out_numel(const fctx *c, int v) {
+  const ecg_tensor *y = ecg_node_output(c->g, c->g->nodes[v], 0);
+  return tensor_key(c, y);
+}
+
+/* A One-to-One member ecg-lower can put in a block of `numel` elements (a key of
+ * tensor_key: a symbolic count is <= -2). */
 static int member_ok(const fctx *c, int v, int64_t numel) {
   const ecg_node *n = c->g->nodes[v];
-  return n->n_outputs == 1 && out_numel(c, v) == numel && numel > 0 && ecg_is_scalar_node(c->g, n);
+  return n->n_outputs == 1 && out_numel(c, v) == numel && (numel > 0 || numel <= -2) && ecg_is_scalar_node(c->g, n);
 }
 
 /* A Many-to-Many operator that can lead a block of `numel` elements (never a control-flow
@@ -72,7 +104,7 @@ static int dominant_ok(const fctx *c, int v, int64_t numel) {
   const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
   if (!op || (op->props & ECG_PROP_CONTROL)) return 0;
   return fuse_node_mapping(c->g, n) == ECG_MAP_MANY_TO_MANY && n->n_outputs == 1 && y && y->dtype == ECG_FLOAT &&
-         ecg_tensor_numel(y) == numel;
+         tensor_key(c, y) == numel;
 }
 
 /* Would block b plus node v have a path leaving the block and coming back? */
@@ -416,5 +448,7 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   if (rc == ECG_OK) rc = write_blocks(&c, nblk, seed, type, order, plan_names[plan], st, e);
   free(order); free(c.pos); free(c.cons_start); free(c.cons); free(c.prod); free(c.graph_out); free(c.blk);
   free(c.mark); free(c.queue); free(seed); free(seeds); free(type);
+  for (int k = 0; k < c.nkeys; k++) free(c.keys[k]);
+  free(c.keys);
   return rc;
 }

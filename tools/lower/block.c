@@ -103,6 +103,29 @@ int lw_tensor_used_outside(const ecg_lower *L, int tid, const int *members, int 
   return 0;
 }
 
+/* Dynamic mode (lw_dloops): along which dims of output tensor out operand tid, seen with
+ * rank vr and dims vd (its ecg_scalar_view: numpy broadcasting, right-aligned; -1 for a
+ * symbolic dim), moves: where its dim provably equals the output's (the same number or the
+ * same RDP expression) into real[d] = 1; a unit dim broadcasts (0). A dim that may or may
+ * not be 1 at run time has no single loop nest: refused, naming node n. */
+static int dyn_real(ecg_lower *L, const ecg_node *n, int tid, int vr, const int64_t *vd, int out, unsigned char *real,
+                    ecg_err *e) {
+  int r = (int)L->g->tensors[out]->n_dims, tr = (int)L->g->tensors[tid]->n_dims;
+  for (int d = 0; d < r; d++) {
+    int j = d - (r - vr);
+    real[d] = 0;
+    if (j < 0 || vd[j] == 1) continue;
+    int same = vd[j] >= 0 ? !lw_tensor_dyn(L, out) || !L->dexpr[out][d] ? vd[j] == L->g->tensors[out]->dims[d]->value : 0
+                          : vr == tr && lw_dyn_same_dim(L, tid, j, out, d);
+    if (!same && !lw_dyn_unit(L, out, d))
+      return lw_node_err(L, n, e, "operand '%s' dim %d (%s) and the output's dim %d (%s) are not provably equal, and a broadcast "
+                         "decided at run time is not supported with symbolic dims yet", L->g->tensors[tid]->name, j,
+                         vd[j] >= 0 || vr != tr ? "a number" : lw_dim(L, tid, j), d, lw_dim(L, out, d));
+    real[d] = !lw_dyn_unit(L, out, d);
+  }
+  return ECG_OK;
+}
+
 /* Find or add operand (tid, dims) to ops[*n]; returns its index or -1 when full. */
 static int add_operand(ew_opnd *ops, int *n, int max, int tid, int rank, const int64_t *dims, int store) {
   for (int i = 0; i < *n; i++)
@@ -169,7 +192,7 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
     rc = ecg_scalar_view_of(g, n, &views[i], e);
     if (rc) break;
     int y = n->outputs[0];
-    if (ecg_tensor_numel(g->tensors[y]) != numel) {
+    if (!lw_tensor_dyn(L, y) && ecg_tensor_numel(g->tensors[y]) != numel) {
       rc = lw_node_err(L, n, e, "fusion block member's output has %lld elements, the block's loop %lld",
                        (long long)ecg_tensor_numel(g->tensors[y]), (long long)numel);
       break;
@@ -197,14 +220,16 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
   /* slots: non-scalar operands, at most LW_MAX_OPS */
   int nslots = 0;
   int64_t st[LW_MAX_OPS][ECG_MAX_RANK];
+  unsigned char real[LW_MAX_OPS][ECG_MAX_RANK];
   for (int i = 0; i < nops && rc == ECG_OK; i++) {
     int64_t m = 1;
-    for (int d = 0; d < ops[i].rank; d++) m *= ops[i].dims[d];
+    for (int d = 0; d < ops[i].rank; d++) m *= ops[i].dims[d] < 0 ? 2 : ops[i].dims[d]; /* a symbolic dim: not a scalar */
     ops[i].scalar = !ops[i].store && m == 1;
     if (ops[i].scalar) { lw_const_literal(L, ops[i].tid, ops[i].lit, sizeof ops[i].lit); continue; }
     if (nslots == LW_MAX_OPS) { rc = lw_node_err(L, last, e, "fusion block needs more than %d memory streams", LW_MAX_OPS); break; }
     ops[i].slot = nslots;
-    lw_bcast_strides(r, od, ops[i].rank, ops[i].dims, st[nslots]);
+    if (L->dyn) rc = dyn_real(L, last, ops[i].tid, ops[i].rank, ops[i].dims, last->outputs[0], real[nslots], e);
+    else lw_bcast_strides(r, od, ops[i].rank, ops[i].dims, st[nslots]);
     nslots++;
   }
   if (rc == ECG_OK) {
@@ -232,7 +257,8 @@ int lw_emit_ew_block(ecg_lower *L, const int *members, int nm, ecg_err *e) {
       sb_printf(&body, "p%d[o%d] = %sv%d%s; ", ops[i].slot, ops[i].slot, h == 1 ? "ecg_f2h(" : h == 2 ? "ecg_f2bf(" : "",
                 ops[i].tid, h ? ")" : "");
     }
-    if (rc == ECG_OK) lw_loops(L, r, od, nslots, st, NULL, body.s ? body.s : ";", 1);
+    if (rc == ECG_OK && L->dyn) lw_dloops(L, last->outputs[0], nslots, real, body.s ? body.s : ";");
+    else if (rc == ECG_OK) lw_loops(L, r, od, nslots, st, NULL, body.s ? body.s : ";", 1);
     sb_printf(c, "  }\n");
     sb_free(&body);
   }

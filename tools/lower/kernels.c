@@ -11,6 +11,10 @@
  *   - row reductions with One-to-One members over one [rows, inner] space (LW_K_ROW):
  *     one loop over rows, reductions and row values in registers (rowblock.c);
  *   - anything else is split into one-node kernels (said on stderr).
+ * A dynamic-shape build (dyn.c) keeps only the One-to-One blocks over symbolic shapes; a
+ * dominant node's block becomes the dominant alone plus its members as one One-to-One
+ * kernel (its generated epilogue addresses operands with static strides), other kinds are
+ * split into one-node kernels.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,10 +187,22 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     for (int m = ncore; m < nm && kind >= 0; m++)
       for (int j = 0; j < ncore; j++)
         if (ncore > 1 && g->nodes[buf[j]]->n_outputs && g->nodes[buf[j]]->outputs[0] == g->nodes[buf[m]]->inputs[0]) kind = -1;
+    int dyn = 0; /* a dynamic build (dyn.c) lowers elementwise blocks as one kernel; a Conv-like
+                    dominant node's block becomes the dominant alone plus its members as one
+                    elementwise kernel; any other block kind node by node */
+    for (int i = 0; i < nm && L->dyn && kind > LW_K_SINGLE; i++) dyn |= lw_node_dyn(L, g->nodes[buf[i]]);
+    if (dyn && kind == LW_K_EPI && ncore == nm && nm > 2) {
+      if (add_kernel(L, buf, 1, LW_K_SINGLE, -1, 1) || add_kernel(L, buf + 1, nm - 1, LW_K_EW, -1, 1))
+        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      for (int i = 0; i < nm; i++) done[buf[i]] = 1;
+      continue;
+    }
+    if (dyn && (kind != LW_K_EW || ncore != nm)) kind = -2;
     if (kind < 0) {
       char lb[256];
-      fprintf(stderr, "ecg-lower: fusion block %d (at node '%s') cannot be one kernel; lowered node by node\n",
-              g->blocks[grp[v]]->id, ecg_node_label(g, g->nodes[v], lb, sizeof lb));
+      if (kind == -1)
+        fprintf(stderr, "ecg-lower: fusion block %d (at node '%s') cannot be one kernel; lowered node by node\n",
+                g->blocks[grp[v]]->id, ecg_node_label(g, g->nodes[v], lb, sizeof lb));
       for (int i = 0; i < nm; i++) {
         if (add_kernel(L, &buf[i], 1, LW_K_SINGLE, -1, 1)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
         done[buf[i]] = 1;

@@ -96,7 +96,11 @@ const char *lw_ptr(ecg_lower *L, int id) {
   switch (t->where) {
   case LW_INPUT: case LW_OUTPUT: snprintf(b, 160, "((%s *)ctx->io[%d])", ct, t->io_index); break;
   case LW_CONST: snprintf(b, 160, "((const %s *)(ctx->w + %zu))", ct, t->offset); break;
-  case LW_ARENA: snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset); break;
+  case LW_ARENA:
+    if (L->dyn && t->offset) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d] + %zu))", ct, t->dbuf, t->offset);
+    else if (L->dyn) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d]))", ct, t->dbuf);
+    else snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset);
+    break;
   default: snprintf(b, 160, "((%s *)0)", ct); break;
   }
   return b;
@@ -318,8 +322,9 @@ static int kernel_schedule_used(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /* ---------------------------------------------------------------- planning */
 
-/* Check every tensor a node touches has a static shape and a C type. */
-static int check_static(const ecg_graph *g, ecg_err *e) {
+/* Check every tensor a node touches has a static shape (dyn: symbolic dims are checked by
+ * lw_dyn_setup instead) and a C type. */
+static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
   char lb[256], sh[128];
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
@@ -329,7 +334,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
         if (!t) continue;
         const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-        if (!ecg_tensor_static(t))
+        if (!dyn && !ecg_tensor_static(t))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
                           pass && op && (op->props & ECG_PROP_CONTROL)
@@ -344,7 +349,7 @@ static int check_static(const ecg_graph *g, ecg_err *e) {
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
-    if (!ecg_tensor_static(t))
+    if (!dyn && !ecg_tensor_static(t))
       return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
     if (!storage_ctype(t->dtype))
@@ -368,7 +373,8 @@ static int root_of(const ecg_lower *L, int t) {
 
 int lw_same_storage(const ecg_lower *L, int a, int b) {
   const lw_tensor *x = &L->t[a], *y = &L->t[b];
-  return x->where == y->where && x->offset == y->offset && x->io_index == y->io_index;
+  return x->where == y->where && x->offset == y->offset && x->io_index == y->io_index &&
+         (!L->dyn || x->where != LW_ARENA || x->dbuf == y->dbuf); /* dyn: offsets within run-time buffers */
 }
 
 /* Reorganize nodes (Reshape, Flatten, Squeeze, Unsqueeze: DNNFusion Table 3.2) do not
@@ -389,7 +395,7 @@ static void find_aliases(ecg_lower *L, const int *order) {
    * not given twice) is placed in its slab (alias_off): its producer writes the result in
    * place and the Concat moves nothing (emit_concat skips a piece already in its slab).
    * The plan then keeps the whole output live from the first producer on. C target only. */
-  if (L->target != LW_TARGET_C || L->hetero) return;
+  if (L->target != LW_TARGET_C || L->hetero || L->dyn) return; /* dyn: slab offsets are run-time sizes */
   /* a tensor written by a block in a blocked layout (GCD², layout_sel.c) has NCHWc bytes, not
    * an NCHW slab: neither it nor a Concat reading one is placed in place */
   bool *blocked = calloc(g->n_tensors + 1, 1);
@@ -490,9 +496,40 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     size_t need = 0;
     L->region_off[p] = 0;
     if (!op || !(op->props & ECG_PROP_CONTROL) || L->k[p].nm != 1) continue;
+    if (L->dyn) { /* its subgraphs would be planned inside a region of run-time size */
+      char lb[256];
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): control flow is not supported with symbolic dims yet; fix dims with --input-shape",
+                    ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+      break;
+    }
     if ((rc = region_need(L, n, &need, e)) != ECG_OK || !need) continue;
     region_k[nr] = p;
     bufs[nl + nr++] = (lw_buf){.bytes = align_up(need), .first = p, .last = p};
+  }
+  if (rc == ECG_OK && L->dyn) { /* sizes are known at run time: the plan is made there (prepare_) */
+    L->n_dbuf = nl;
+    L->dbuf_tensor = malloc(sizeof(int) * ((size_t)nl + 1));
+    L->dbuf_life = malloc(sizeof(int) * 2 * ((size_t)nl + 1));
+    if (!L->dbuf_tensor || !L->dbuf_life) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    for (int i = 0; rc == ECG_OK && i < nl; i++) {
+      L->dbuf_tensor[i] = list[i];
+      L->dbuf_life[2 * i] = def[list[i]];
+      L->dbuf_life[2 * i + 1] = last[list[i]];
+      L->t[list[i]].dbuf = i;
+      L->t[list[i]].offset = 0;
+    }
+    for (size_t t = 0; rc == ECG_OK && t < nt; t++)
+      if (L->t[t].alias_of >= 0) {
+        size_t off = 0;
+        for (int u = (int)t; L->t[u].alias_of >= 0; u = L->t[u].alias_of) off += L->t[u].alias_off;
+        const lw_tensor *r = &L->t[root_of(L, (int)t)];
+        L->t[t].where = r->where;
+        L->t[t].offset = r->offset + off;
+        L->t[t].io_index = r->io_index;
+        L->t[t].dbuf = r->dbuf;
+      }
+    free(def); free(last); free(list); free(bufs); free(region_k);
+    return rc;
   }
   if (rc != ECG_OK) {
     free(def); free(last); free(list); free(bufs); free(region_k);
@@ -628,12 +665,13 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
   V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
   V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; /* schedules apply to the main graph's kernels */
+  V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (a dynamic build refuses them) */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
   int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
   int rc = order ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
-  if (rc == ECG_OK) rc = check_static(out->sg, &sub);
+  if (rc == ECG_OK) rc = check_static(out->sg, 0, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
   if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
   if (rc == ECG_OK) find_aliases(V, order);
@@ -743,7 +781,7 @@ void lw_json_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
 }
 
-static void c_str(sbuf *b, const char *s) {
+void lw_c_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
   for (; *s; s++) {
     if (*s == '"' || *s == '\\') sb_printf(b, "\\%c", *s);
@@ -758,10 +796,10 @@ static void io_info_table(ecg_lower *L, sbuf *b, const char *which, const int32_
   for (size_t k = 0; k < n; k++) {
     const ecg_tensor *t = L->g->tensors[ids[k]];
     sb_printf(b, "  {");
-    c_str(b, t->name);
+    lw_c_str(b, t->name);
     sb_printf(b, ", %d, %zu, {", t->dtype, t->n_dims);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
-    sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", tensor_bytes(t));
+    sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
   }
   if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0},\n");
   sb_printf(b, "};\n");
@@ -813,6 +851,7 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
                 "int %s_profile(%s_ctx *ctx, int on);\n", P, P);
   sb_printf(&b, "/** Kernel i's \"OpType node-name\" and accumulated ms; 0, or -1 when i is out of range or profiling is off. */\n"
                 "int %s_profile_read(const %s_ctx *ctx, int i, const char **name, double *ms);\n", P, P);
+  lw_dyn_write_header(L, &b);
   sb_printf(&b, "int %s_num_inputs(void);\nint %s_num_outputs(void);\n", P, P);
   sb_printf(&b, "const %s_tensor_info *%s_input_info(int i);\nconst %s_tensor_info *%s_output_info(int i);\n", P, P, P, P);
   sb_printf(&b, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
@@ -830,7 +869,8 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "/* Generated by ecg-lower %s: %zu nodes, weights %zu bytes, arena %zu bytes. */\n",
               ECG_VERSION_STRING, g->n_nodes, L->weights_bytes, L->arena_bytes);
     sb_printf(&b, "#include <errno.h>\n#include <time.h>\n#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
-    sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n\n");
+    sb_printf(&b, "#include <tgmath.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n#include \"model.h\"\n#include \"ecg_rt.h\"\n#include \"ecg_resize.h\"\n%s\n",
+              L->dyn ? "#include \"ecg_plan.h\"\n" : "");
     if (L->hetero) sb_printf(&b, "#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\n#define NCLK %d\n#define DEV_BYTES ((size_t)%zu)\n\n", L->n_clk, L->het_dev);
     sb_printf(&b, "/* Scalar helpers of the elementwise expressions (format/ops/scalar.def): shared with\n"
                   " * constant folding, so folded and computed values agree. */\n#include \"ecg_scalar.h\"\n"
@@ -865,9 +905,15 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                   "\n");
     sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
               L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
+    if (L->dyn)
+      sb_printf(&b, "#define NSYM %d\n#define NBUF %d\n#define NIN %zu\n"
+                    "/* floor division (RDP's (E/K)) */\n"
+                    "static inline int64_t ecg_fdiv_(int64_t a, int64_t b) { int64_t q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
+                L->n_sym > 0 ? L->n_sym : 1, L->n_dbuf > 0 ? L->n_dbuf : 1, g->n_inputs > 0 ? g->n_inputs : 1);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
                   "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
+    lw_dyn_ctx_fields(L, &b);
     sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
@@ -882,7 +928,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     for (int m = 0; m < L->k[p].nm; m++) sb_printf(&full, "%s%s", m ? "+" : "", g->nodes[L->k[p].members[m]]->op_type);
     sb_printf(&full, " %s", ecg_node_label(g, g->nodes[L->k[p].members[0]], lb, sizeof lb));
     sb_printf(&b, "  ");
-    c_str(&b, full.s ? full.s : "");
+    lw_c_str(&b, full.s ? full.s : "");
     sb_printf(&b, ",\n");
     sb_free(&full);
   }
@@ -902,14 +948,19 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     }
     /* kernels */
     sb_printf(&b, "%s\n%s\n", L->decls.s ? L->decls.s : "", L->code.s ? L->code.s : "");
+    if (L->dyn) lw_dyn_write_api(L, &b);
     /* graph outputs that are constants, graph inputs or repeated need copies */
     sb_printf(&b, "static void copy_outputs(struct %s_ctx *ctx) {\n", P);
+    lw_dyn_prologue(L, &b, "ctx->sym");
     for (size_t k = 0; k < g->n_outputs; k++) {
       int id = g->outputs[k];
       const lw_tensor *t = &L->t[id];
       int slot = (int)g->n_inputs + (int)k;
       if (t->where == LW_OUTPUT && t->io_index == slot) continue;
-      sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
+      if (lw_tensor_dyn(L, id))
+        sb_printf(&b, "  memcpy(ctx->io[%d], %s, (size_t)%s * %zu);\n", slot, lw_ptr(L, id),
+                  lw_dim_prod(L, id, 0, (int)g->tensors[id]->n_dims), ecg_dtype_size(g->tensors[id]->dtype));
+      else sb_printf(&b, "  memcpy(ctx->io[%d], %s, %zu);\n", slot, lw_ptr(L, id), t->bytes);
     }
     sb_printf(&b, "  (void)ctx;\n}\n\n");
     sb_printf(&b, "static void (*const kernels_[%d])(struct %s_ctx *) = {", L->nk ? L->nk : 1, P);
@@ -918,6 +969,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
     sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
     sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
+    if (L->dyn) /* new shapes, or more threads than the scratch was sized for: prepare again */
+      sb_printf(&b, "  int nt_ = 1;\n#ifdef _OPENMP\n  nt_ = omp_get_max_threads();\n#endif\n"
+                    "  if (ctx->dirty || !ctx->bound || nt_ > ctx->threads) { int rc = prepare_(ctx); if (rc) return rc; }\n");
     sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
@@ -931,7 +985,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     sb_printf(&b, "  if (strcmp(name, ");
-    c_str(&b, g->tensors[id]->name);
+    lw_c_str(&b, g->tensors[id]->name);
     sb_printf(&b, ") == 0) { ctx->io[%zu] = data; return 0; }\n", k);
   }
   sb_printf(&b, "  (void)ctx; (void)data;\n  return -1;\n}\n\n");
@@ -946,7 +1000,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "  if (strcmp(ecg_rt1_build_id(), ECG_RT_BUILD_ID) != 0) { errno = ENOEXEC; return NULL; }\n");
     sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
     sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
-              L->scratch_expr.s ? L->scratch_expr.s : "");
+              L->scratch_expr.s && !L->dyn ? L->scratch_expr.s : ""); /* dyn: sized in prepare_ */
     sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
                   "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
                   "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
@@ -1083,7 +1137,7 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
     /* placed buffers only: an alias (a zero-copy Reorganize output, or the dominant output
      * of an epilogue block, written into the block output's buffer and overwritten there
      * tile by tile while in cache) has no place of its own */
-    if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0) continue;
+    if (L->t[t].where != LW_ARENA || L->t[t].alias_of >= 0 || L->dyn) continue; /* dyn: planned at run time */
     sb_printf(&b, "%s{\"tensor\": ", first ? "" : ", ");
     lw_json_str(&b, L->g->tensors[t]->name);
     sb_printf(&b, ", \"offset\": %zu, \"bytes\": %zu}", L->t[t].offset, L->t[t].bytes);
@@ -1094,8 +1148,17 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
             "\"optimum\": %zu, \"optimum_exact\": %s}", pc->buffers, pc->lower_bound, pc->arena[LW_PLAN_PEAK],
             pc->arena[LW_PLAN_BESTFIT], pc->arena[LW_PLAN_SIZE], pc->optimum, pc->optimum_exact ? "true" : "false");
   sb_printf(&b, ", \"kernel_costs\": [");
-  json_kernel_costs(&b, L);
-  sb_printf(&b, "], \"inputs\": ");
+  if (!L->dyn) json_kernel_costs(&b, L); /* dyn: the work depends on the run's sizes */
+  sb_printf(&b, "]");
+  if (L->dyn) { /* the dynamic-shape build: its symbols (-1 dims in the shapes below) and run-time buffers */
+    sb_printf(&b, ", \"dynamic\": {\"symbols\": [");
+    for (int i = 0; i < L->n_sym; i++) {
+      if (i) sb_printf(&b, ", ");
+      lw_json_str(&b, L->syms[i]);
+    }
+    sb_printf(&b, "], \"buffers\": %d}", L->n_dbuf);
+  }
+  sb_printf(&b, ", \"inputs\": ");
   json_io(&b, L->g, L->g->inputs, L->g->n_inputs);
   sb_printf(&b, ", \"outputs\": ");
   json_io(&b, L->g, L->g->outputs, L->g->n_outputs);
@@ -1203,7 +1266,9 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   int *order = malloc(sizeof(int) * (g->n_nodes + 1));
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   int rc = ecg_validate(g, e);
-  if (rc == ECG_OK) rc = check_static(g, e);
+  int dyn = rc == ECG_OK && lw_graph_symbolic(g); /* symbolic dims left: the dynamic-shape build (dyn.c) */
+  if (rc == ECG_OK) rc = check_static(g, dyn, e);
+  if (rc == ECG_OK && dyn) rc = lw_dyn_setup(&L, e);
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
   if (rc == ECG_OK) find_aliases(&L, order);
@@ -1243,6 +1308,21 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
         break;
       }
     }
+    if (L.dyn) { /* symbolic dims: only the emitters converted to lw_dim, one node per kernel */
+      const ecg_node *dn = NULL;
+      for (int m = 0; m < K->nm && !dn; m++) if (lw_node_dyn(&L, g->nodes[K->members[m]])) dn = g->nodes[K->members[m]];
+      if (dn && (K->kind == LW_K_EW ? 0 : K->kind != LW_K_SINGLE || !lw_emit_dynamic(fn))) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): %s is not supported with symbolic dims yet; fix dims with --input-shape",
+                      ecg_node_label(g, dn, lb, sizeof lb), dn->op_type,
+                      K->kind != LW_K_SINGLE ? "a fusion block (lower it unfused, ecg-fuse --plan none)" : "this operator");
+        break;
+      }
+      if (L.klay && L.klay[p]) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): NCHWc layouts are not supported with symbolic dims yet",
+                      ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+        break;
+      }
+    }
     if (K->kind == LW_K_SINGLE && node_touches_half(&L, n) && !half_capable(fn)) {
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel",
                     ecg_node_label(g, n, lb, sizeof lb), n->op_type);
@@ -1260,6 +1340,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     const int nt = L.sched ? L.sched->threads : 0; /* the body runs as k<p>_, called on at most nt threads */
     if (L.target == LW_TARGET_OPENCL) sb_printf(&L.code, "__kernel void k%d(ECG_CL_ARGS) {\n", p);
     else sb_printf(&L.code, "static void k%d%s(struct %s_ctx *ctx) {\n", p, nt ? "_" : "", prefix);
+    lw_dyn_prologue(&L, &L.code, "ctx->sym");
     rc = lw_emit_kernel(&L, p, e);
     L.cur = NULL;
     sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
@@ -1303,5 +1384,6 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   sb_free(&L.het_json);
   sb_free(&L.het_notes);
   free(L.blob);
+  lw_dyn_free(&L);
   return rc;
 }

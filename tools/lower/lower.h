@@ -13,6 +13,7 @@
 #include <stdarg.h>
 
 #include "ecg.h"
+#include "runtime/ecg_plan.h"
 
 /** A growable string. */
 typedef struct sbuf {
@@ -39,6 +40,8 @@ typedef struct lw_tensor {
                           the memory plan never places it */
   int pinned;        /**< live through every kernel (a subgraph's inputs and outputs, which the
                           control-flow code around the kernels reads and writes) */
+  int dbuf;          /**< dynamic mode (ecg_lower.dyn), LW_ARENA: the run-time plan's buffer holding it
+                          (ctx->off[dbuf] + offset); unused otherwise */
 } lw_tensor;
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
@@ -65,13 +68,10 @@ typedef struct lw_sparse_tune {
 /* ---------------------------------------------------------------- memplan.c
  * Placing intermediates in the arena (SOD², Niu dissertation §5.4.2). */
 
-/** One buffer to place: size in bytes (aligned by the caller), lifetime [first, last] in
- *  kernel positions (inclusive), and the offset in bytes the plan gives it. */
-typedef struct lw_buf {
-  size_t bytes;
-  int first, last;
-  size_t offset;
-} lw_buf;
+/** One buffer to place (runtime/ecg_plan.h: the same planner serves the lowering and the
+ *  run-time plan of a dynamic-shape build): size in bytes (aligned by the caller), lifetime
+ *  [first, last] in kernel positions (inclusive), and the offset in bytes the plan gives it. */
+typedef ecg_plan_buf lw_buf;
 
 /** Placement algorithms: each puts buffers one at a time into a gap between the placed
  *  buffers whose lifetimes intersect its own. */
@@ -212,7 +212,89 @@ typedef struct ecg_lower {
   int *klay;             /**< per kernel: the layout it computes in (0, 8, 16) */
   char **ptr_over;       /**< per tensor: what lw_ptr returns instead (its reordered copy, while one kernel is emitted) */
   size_t lay_base, lay_bytes; /**< the reorder buffers: arena bytes [lay_base, lay_base + lay_bytes) */
+  /* ---- dynamic shapes (dyn.c; issue 9 item 2, SOD² §5.4): symbolic dims kept, sizes at run time */
+  int dyn;               /**< 1: the ECG keeps symbolic dims and no --input-shape bound them */
+  char **syms;           /**< the graph inputs' symbols (ECG names), n_sym: run-time variables s0.. */
+  int n_sym;
+  char ***dexpr;         /**< per tensor with a symbolic dim, per dim: its C expression over s0.. (NULL
+                              for a number); NULL for a static tensor */
+  int n_dbuf;            /**< buffers of the run-time memory plan (ctx->off[]) */
+  int *dbuf_tensor;      /**< per run-time buffer: the tensor (alias root) it holds */
+  int *dbuf_life;        /**< per run-time buffer: first and last kernel position (2 ints) */
+  sbuf prep;             /**< statements of the generated prepare_ (run when the input shapes change):
+                              conv parameters, scratch sizes, weight packing */
 } ecg_lower;
+
+/* ---------------------------------------------------------------- dyn.c: dynamic shapes
+ * The one abstraction through which converted emitters print a dim, an element count or a
+ * stride: static, the number exactly as the static lowering prints it; dynamic, a C
+ * expression over the symbol constants s0.. that every generated kernel declares
+ * (lw_dyn_prologue). Emitters not converted yet are refused on symbolic shapes (lower.c,
+ * lw_emit_dynamic). */
+
+/** Give every dim that RDP proved equal to a number (DIM_EXPR whose expression is an integer,
+ *  e.g. a Reshape's "200" numeric inference missed) that number as its value, so the lowering
+ *  sees it as static. Nothing else changes. */
+void lw_dyn_numbers(ecg_graph *g);
+/** 1 when some tensor of g has a known rank and a dim that is not a number. */
+int lw_graph_symbolic(const ecg_graph *g);
+/** Enter the dynamic mode: collect the graph inputs' symbols (L->syms) and translate every
+ *  symbolic dim of a tensor some node touches into C (L->dexpr; RDP's (E/K) floor division
+ *  becomes ecg_fdiv_(E, K)). Errors (ECG_ERR_INPUT, naming the node, the operator and the
+ *  tensor): a dim RDP left nac or undef, an unknown rank, a target other than C;
+ *  ECG_ERR_INTERNAL (out of memory). */
+int lw_dyn_setup(ecg_lower *L, ecg_err *e);
+/** Free what lw_dyn_setup and the dynamic planning allocated. */
+void lw_dyn_free(ecg_lower *L);
+/** 1 when tensor id has a symbolic dim (dynamic mode only). */
+int lw_tensor_dyn(const ecg_lower *L, int id);
+/** 1 when node n reads or writes a tensor with a symbolic dim. */
+int lw_node_dyn(const ecg_lower *L, const ecg_node *n);
+/** C expression of dim d of tensor id: its number ("48"), or the symbolic expression
+ *  ("ecg_fdiv_((s1+15), 16)"). A small rotating buffer: copy if kept long. */
+const char *lw_dim(const ecg_lower *L, int id, int d);
+/** C expression of the product of dims [from, to) of tensor id (an element count, or a
+ *  row-major stride when to is the rank): a number when they are all numbers ("1152"),
+ *  else "(K*(e1)*(e2))". The same rotating buffer as lw_dim. */
+const char *lw_dim_prod(const ecg_lower *L, int id, int from, int to);
+/** Append "  const int64_t s0 = SRC[0], s1 = SRC[1];" (the symbol constants a dynamic
+ *  kernel's expressions use; SRC e.g. "ctx->sym") to c; nothing in the static mode. */
+void lw_dyn_prologue(const ecg_lower *L, sbuf *c, const char *src);
+/** 1 when dim da of tensor a and dim db of tensor b are provably equal (the same number,
+ *  or the same RDP expression). */
+int lw_dyn_same_dim(const ecg_lower *L, int a, int da, int b, int db);
+/** 1 when dim d of tensor id is the number 1. */
+int lw_dyn_unit(const ecg_lower *L, int id, int d);
+/** model.c of a dynamic build: the context's fields for the run-time sizes (symbols, input
+ *  shapes, the plan's offsets ctx->off[], capacities, the error message). */
+void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b);
+/** model.c of a dynamic build: P_error, P_set_input_shape, bind_ (symbols from the input
+ *  shapes, a symbol met twice checked, every symbolic dim checked >= 1: -3 with the message
+ *  naming the input or tensor), P_output_shape, and prepare_ (scratch from L->scratch_expr,
+ *  L->prep's packing, the run-time memory plan with ecg_rt1_plan_place, arena grown). */
+void lw_dyn_write_api(ecg_lower *L, sbuf *b);
+/** model.h of a dynamic build: ECG_MODEL_DYNAMIC and the declarations of the shape API. */
+void lw_dyn_write_header(const ecg_lower *L, sbuf *b);
+/** Dynamic mode: a prepacked-weight slot ctx->pk[slot] that prepare_ (re)allocates and fills
+ *  (L->prep) instead of create. Returns the slot. */
+int lw_dyn_packed_slot(ecg_lower *L);
+/** Dynamic mode: the loop nest of an elementwise kernel over the dims of output tensor out
+ *  (loops.c): operand k (0 = the output) is row-major in its own shape and moves along the
+ *  output dims d where real[k][d] is 1 (its dim equals the output's there), stays where 0
+ *  (broadcast); body uses the offsets o0.. as with lw_loops. Unit dims drop out, adjacent
+ *  dims along which every operand agrees merge; the outer loop is parallel above 32768
+ *  elements, decided at run time. */
+void lw_dloops(ecg_lower *L, int out, int n_ops, unsigned char real[][ECG_MAX_RANK], const char *body);
+/** Dynamic mode: the general loop nest over the dims of output tensor out: operand k's
+ *  element offset moves by the C expression st[k][d] along output dim d (NULL: it stays)
+ *  from base[k] (NULL array or entry: 0); dim d joins the loop of the kept dim before it
+ *  where merge[d] (NULL: none merge; the caller guarantees every operand's offsets stay
+ *  affine over the merged loop: its stride before equals its stride after times the dim).
+ *  Unit dims drop out. With parallel, the outer loops are collapsed into one parallel space
+ *  above 32768 elements (decided at run time) where operand 0 moves along each of them; the
+ *  innermost loop is simd where operand 0 moves along it (else it accumulates: a reduction). */
+void lw_dloops_st(ecg_lower *L, int out, int n_ops, const char *const st[][ECG_MAX_RANK], const char *const *base,
+                  const unsigned char *merge, const char *body, int parallel);
 
 /** "__global " when L prints OpenCL C (every pointer into a device buffer carries it), "" for C. */
 const char *lw_gq(const ecg_lower *L);
@@ -224,6 +306,8 @@ void lw_cl_work(ecg_lower *L, int64_t n);
  *  which model.cl's prelude declares overloadable for float and double (OpenCL has no
  *  function designators in expressions). Written into tmp (sb_free it); returns tmp's text. */
 const char *lw_cl_expr(sbuf *tmp, const char *x);
+/** Append s to b as a C string literal (quotes, backslashes and non-printable bytes escaped). */
+void lw_c_str(sbuf *b, const char *s);
 /** Append s to b as a JSON string literal (quotes, backslashes and control characters escaped). */
 void lw_json_str(sbuf *b, const char *s);
 /** Write n bytes of data to dir/name. ECG_OK, or ECG_ERR_INPUT naming the path and the
@@ -372,6 +456,9 @@ typedef int (*ecg_emit_fn)(ecg_lower *L, const ecg_node *n, ecg_err *e);
 
 /** The emitter for op id, or NULL (tools/lower/emit/emitters.c). */
 ecg_emit_fn ecg_emitter(ecg_op_id id);
+/** Whether emitter fn handles symbolic dims (emit/emitters.c: the emitters converted to
+ *  lw_dim so far); the others are refused on a symbolic shape, naming the node. */
+int lw_emit_dynamic(ecg_emit_fn fn);
 /** OpenCL: the emitter printing kernel code for C emitter fn, or NULL when the OpenCL printer
  *  cannot express that operator yet (opencl.c). The index-map emitters (lw_loops based) are
  *  their own OpenCL emitters; Conv, Gemm, MatMul and pooling have OpenCL loop nests. */
@@ -435,6 +522,9 @@ void lw_loops(ecg_lower *L, int rank, const int64_t *dims, int n_ops,
  *  the work-items; lw_cl_work(n)). The printer piece of the emitters that write their own
  *  loop over output elements (Softmax, Gather, Pad). */
 void lw_par_for(ecg_lower *L, int indent, const char *var, int64_t n, int64_t work, int64_t threshold);
+/** lw_par_for with the iteration count n and the work as C expressions (lw_dim_prod's: numbers,
+ *  or run-time sizes in a dynamic build); the OpenCL caller records its work-items itself. */
+void lw_par_for_expr(ecg_lower *L, int indent, const char *var, const char *n, const char *work, int64_t threshold);
 /** Row-major contiguous strides of dims into st; returns numel. */
 int64_t lw_strides(int rank, const int64_t *dims, int64_t *st);
 /** Strides of an input of rank ri broadcast to the output rank ro (numpy rules:

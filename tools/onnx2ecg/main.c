@@ -32,6 +32,10 @@ static void usage(FILE *f) {
           "  --input-shape NAME=DIMS   fix the dynamic dims of graph input NAME, e.g.\n"
           "                            input=1x3x224x224 (repeatable; a dim may be a\n"
           "                            symbol such as N to keep it dynamic)\n"
+          "  --dim-multiple SYM=K      input symbol SYM takes only multiples of K (RDP works\n"
+          "                            with SYM = K * SYM:K, so a model whose branches agree\n"
+          "                            only for such sizes keeps expressions, not nac;\n"
+          "                            repeatable; a dynamic build then takes only them)\n"
           "  --no-fold                 do not fold constant subgraphs (shapes are still\n"
           "                            inferred)\n"
           "  --no-infer                skip folding, shape inference and validation:\n"
@@ -111,7 +115,10 @@ static void print_model_ops(const Onnx__ModelProto *m) {
 }
 
 enum { OPT_OUTPUT = 1, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_INPUT_SHAPE, OPT_ZSTD, OPT_REPORT, OPT_LIST_OPS, OPT_NO_FOLD, OPT_NO_INFER,
-       OPT_VERSION, OPT_MODEL_OPS };
+       OPT_VERSION, OPT_MODEL_OPS, OPT_DIM_MULTIPLE };
+
+/** Most --dim-multiple hints. */
+#define MAX_HINTS 16
 
 /** The whole tool; shapes (argc + 1 zeroed slots, owned by main) receives the
  *  --input-shape bindings.  Returns the exit code. */
@@ -120,7 +127,10 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       {"input-shape", 0, 1, OPT_INPUT_SHAPE}, {"zstd", 0, 0, OPT_ZSTD},       {"report", 0, 1, OPT_REPORT},
       {"list-ops", 0, 0, OPT_LIST_OPS},       {"model-ops", 0, 0, OPT_MODEL_OPS}, {"no-fold", 0, 0, OPT_NO_FOLD},
       {"no-infer", 0, 0, OPT_NO_INFER},       {"verbose", 'v', 0, OPT_VERBOSE}, {"quiet", 'q', 0, OPT_QUIET}, {"help", 'h', 0, OPT_HELP},
-      {"version", 0, 0, OPT_VERSION},         {"output", 'o', 1, OPT_OUTPUT},   {0, 0, 0, 0}};
+      {"version", 0, 0, OPT_VERSION},         {"output", 'o', 1, OPT_OUTPUT},   {"dim-multiple", 0, 1, OPT_DIM_MULTIPLE},
+      {0, 0, 0, 0}};
+  ecg_rdp_hint hints[MAX_HINTS];
+  int n_hints = 0;
   const char *out_path = "-", *model = NULL, *val;
   const char *report = NULL;
   bool zstd = false, fold = true, infer = true, verbose = false, model_ops = false;
@@ -158,6 +168,19 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
       if (cli_parse_shape(val, &shapes[n_shapes], &e) != ECG_OK) return fail(e.code, e.msg);
       n_shapes++;
       break;
+    case OPT_DIM_MULTIPLE: {
+      const char *eq = strrchr(val, '=');
+      char *end;
+      long long k = eq ? strtoll(eq + 1, &end, 10) : 0;
+      if (!eq || eq == val || !eq[1] || *end || k < 2 || k > (1 << 20))
+        return fail(ECG_ERR_USAGE, "--dim-multiple: expected SYMBOL=K with K from 2 to 2^20, e.g. H=32");
+      if (n_hints == MAX_HINTS) return fail(ECG_ERR_USAGE, "at most 16 --dim-multiple");
+      static char names[MAX_HINTS][256];
+      snprintf(names[n_hints], sizeof names[n_hints], "%.*s", (int)(eq - val), val);
+      hints[n_hints] = (ecg_rdp_hint){names[n_hints], k};
+      n_hints++;
+      break;
+    }
     }
   }
   if (n_models != 1)
@@ -235,7 +258,7 @@ static int run(int argc, char **argv, onnx2ecg_shape *shapes) {
   if (rc == ECG_OK && infer) rc = ecg_validate(g, &e);
   /* SOD² RDP: symbolic dims get their symbol, expression or nac (format/rdp.c) */
   ecg_rdp_stats rdp = {0};
-  if (rc == ECG_OK && infer) rc = ecg_rdp_run(g, &rdp, &e);
+  if (rc == ECG_OK && infer) rc = ecg_rdp_run_hinted(g, hints, n_hints, &rdp, &e);
   if (rc != ECG_OK) { ecg_graph_free(g); return fail(rc, e.msg); }
   if (verbose && n_if) fprintf(stderr, PROG ": %d If nodes with a constant condition replaced by their taken branch\n", n_if);
   if (verbose && infer && rdp.symbols)

@@ -100,6 +100,7 @@ static int emit_batchnorm_training(ecg_lower *L, const ecg_node *n, double eps) 
 int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (lw_op(n) == ECG_OP_BatchNormalization &&
       (ecg_attr_i(n, "training_mode", 0) || (n->n_outputs > 1 && (n->outputs[1] >= 0 || (n->n_outputs > 2 && n->outputs[2] >= 0))))) {
+    if (lw_node_dyn(L, n)) return lw_node_err(L, n, e, "training-mode BatchNormalization is not supported with symbolic dims yet");
     if (n->opset < 14 || n->n_outputs > 3 || lw_half(L, n->inputs[0]))
       return lw_node_err(L, n, e, "training-mode outputs before opset 14 (or float16) are not supported");
     return emit_batchnorm_training(L, n, ecg_attr_f(n, "epsilon", 1e-5f));

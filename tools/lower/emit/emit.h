@@ -88,6 +88,7 @@ int emit_stft(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_space_depth(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_shape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_deform_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_convtranspose_nd(ecg_lower *L, const ecg_node *n, ecg_err *e);

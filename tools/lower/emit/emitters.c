@@ -45,7 +45,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_Expand] = emit_expand, [ECG_OP_Gather] = emit_gather, [ECG_OP_Tile] = emit_tile,
   [ECG_OP_NegativeLogLikelihoodLoss] = emit_loss, [ECG_OP_SoftmaxCrossEntropyLoss] = emit_loss,
   [ECG_OP_GatherElements] = emit_gather_elements, [ECG_OP_Trilu] = emit_trilu,
-  [ECG_OP_ConstantOfShape] = emit_constant_of_shape, [ECG_OP_Range] = emit_range,
+  [ECG_OP_ConstantOfShape] = emit_constant_of_shape, [ECG_OP_Range] = emit_range, [ECG_OP_Shape] = emit_shape,
   [ECG_OP_Pad] = emit_pad, [ECG_OP_CenterCropPad] = emit_center_crop_pad, [ECG_OP_Col2Im] = emit_col2im, [ECG_OP_Resize] = emit_resize, [ECG_OP_Upsample] = emit_resize,
   /* sampling and signal processing (signal.c) */
   [ECG_OP_GridSample] = emit_grid_sample, [ECG_OP_RoiAlign] = emit_roi_align,
@@ -71,4 +71,16 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
 };
 
 ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EMITTERS[id] : NULL; }
+
+/* The emitters that print their sizes through lw_dim / lw_dim_prod (dyn.c), so they lower
+ * nodes with symbolic dims (a dynamic-shape build); each refuses, naming the node, the cases
+ * it does not cover yet. Every other emitter is refused on a symbolic shape by lower.c. */
+int lw_emit_dynamic(ecg_emit_fn fn) {
+  static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_conv, emit_pool, emit_global_pool,
+                                   emit_copy, emit_matmul, emit_softmax, emit_shape, emit_transpose, emit_concat,
+                                   emit_split, emit_slice, emit_reduce, emit_resize, emit_convtranspose};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+    if (ok[i] == fn) return 1;
+  return 0;
+}
 

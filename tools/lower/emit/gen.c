@@ -36,3 +36,20 @@ int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(&L->code, "    for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(start + (%s)i * delta);\n  }\n", (long long)numel, T, T);
   return ECG_OK;
 }
+
+/** Shape (and its opset-15 start/end): the input's dims from start to end as int64, each a
+ *  number or, in a dynamic build, the run-time size (lw_dim). A static Shape is folded by
+ *  onnx2ecg and never reaches the lowering. */
+int emit_shape(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0], r = (int)L->g->tensors[x]->n_dims;
+  if (L->g->tensors[y]->dtype != ECG_INT64) return lw_node_err(L, n, e, "the output must be int64");
+  int64_t st = ecg_attr_i(n, "start", 0), en = ecg_attr_i(n, "end", r);
+  if (st < 0) st += r;
+  if (en < 0) en += r;
+  st = st < 0 ? 0 : st > r ? r : st;
+  en = en < 0 ? 0 : en > r ? r : en;
+  sb_printf(&L->code, "  {\n    int64_t *y = %s;\n", lw_ptr(L, y));
+  for (int64_t d = st; d < en; d++) sb_printf(&L->code, "    y[%lld] = %s;\n", (long long)(d - st), lw_dim(L, x, (int)d));
+  sb_printf(&L->code, "  }\n");
+  return ECG_OK;
+}

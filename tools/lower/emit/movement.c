@@ -24,7 +24,10 @@ int emit_copy(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     return ECG_OK;
   }
   sb_printf(&L->code, "  memcpy(%s, ", lw_ptr(L, out));
-  sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
+  if (lw_tensor_dyn(L, out)) /* a dynamic build: the byte count at run time */
+    sb_printf(&L->code, "%s, (size_t)%s * %zu);\n", lw_ptr(L, in), lw_dim_prod(L, out, 0, (int)L->g->tensors[out]->n_dims),
+              ecg_dtype_size(L->g->tensors[out]->dtype));
+  else sb_printf(&L->code, "%s, %zu);\n", lw_ptr(L, in), L->t[out].bytes);
   return ECG_OK;
 }
 
@@ -41,6 +44,27 @@ static void strided_copy(ecg_lower *L, int out, int in, int r, const int64_t *di
 }
 
 /** Transpose: out[i] = in[perm^-1(i)]; perm defaults to reversing the axes. */
+/* A dynamic build's strided copy (lw_dloops_st): dst[o0] = src[o1] over the dims of tensor
+ * space, dst's offset moving by st_dst[d] along dim d from base_dst, src's likewise (C
+ * expressions, lw_dim_prod's). */
+static void dyn_copy(ecg_lower *L, int space, int dst, int src, char st_dst[][768], char st_src[][768], const char *base_dst,
+                     const char *base_src) {
+  const char *st[2][ECG_MAX_RANK];
+  int r = (int)L->g->tensors[space]->n_dims;
+  for (int d = 0; d < r; d++) { st[0][d] = st_dst[d]; st[1][d] = st_src[d]; }
+  const char *base[2] = {base_dst, base_src};
+  char body[512];
+  snprintf(body, sizeof body, "%s[o0] = ", lw_ptr(L, dst));
+  snprintf(body + strlen(body), sizeof body - strlen(body), "%s[o1];", lw_ptr(L, src));
+  lw_dloops_st(L, space, 2, st, base, NULL, body, 1);
+}
+
+/* Row-major element strides of tensor t as C expressions into st[d] (lw_dim_prod). */
+static void dyn_strides(const ecg_lower *L, int t, char st[][768]) {
+  int r = (int)L->g->tensors[t]->n_dims;
+  for (int d = 0; d < r; d++) snprintf(st[d], 768, "%s", lw_dim_prod(L, t, d + 1, r));
+}
+
 int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], pst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
@@ -49,6 +73,14 @@ int emit_transpose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_strides(r, od, ost);
   int perm[ECG_MAX_RANK];
   if (ecg_perm_attr(n, r, perm)) return lw_node_err(L, n, e, "perm is not a permutation of the input's dims");
+  if (lw_node_dyn(L, n)) { /* a dynamic build: the input's strides permuted, as expressions */
+    char so[ECG_MAX_RANK][768], si[ECG_MAX_RANK][768], sp[ECG_MAX_RANK][768];
+    dyn_strides(L, n->outputs[0], so);
+    dyn_strides(L, n->inputs[0], si);
+    for (int d = 0; d < r; d++) memcpy(sp[d], si[perm[d]], sizeof sp[d]);
+    dyn_copy(L, n->outputs[0], n->outputs[0], n->inputs[0], so, sp, NULL, NULL);
+    return ECG_OK;
+  }
   for (int d = 0; d < r; d++) pst[d] = ist[perm[d]];
   strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, pst, 0, 0);
   return ECG_OK;
@@ -102,6 +134,26 @@ static int concat_split(ecg_lower *L, const ecg_node *n, ecg_err *e, int split) 
   lw_strides(r, bd, bst);
   int axis = lw_axis(ecg_attr_i(n, "axis", split ? 0 : 1), r);
   if (axis < 0) return lw_node_err(L, n, e, "axis out of range");
+  if (lw_node_dyn(L, n)) { /* a dynamic build: each piece's slab starts at the run-time sum of the dims before it */
+    char sb_[ECG_MAX_RANK][768], sp[ECG_MAX_RANK][768], base[1600];
+    sbuf off = {0};
+    dyn_strides(L, big, sb_);
+    sb_printf(&off, "0");
+    size_t cnt = split ? n->n_outputs : n->n_inputs;
+    for (size_t k = 0; k < cnt; k++) {
+      int piece = split ? n->outputs[k] : n->inputs[k];
+      if (piece < 0) continue;
+      dyn_strides(L, piece, sp);
+      if (off.len > 700) { sb_free(&off); return lw_node_err(L, n, e, "too many pieces for a dynamic build's offset expression"); }
+      snprintf(base, sizeof base, "(%.700s) * %.768s", off.s ? off.s : "0", sb_[axis]);
+      if (split) dyn_copy(L, piece, piece, big, sp, sb_, NULL, base);
+      else dyn_copy(L, piece, big, piece, sb_, sp, base, NULL);
+      sb_printf(&off, " + %s", lw_dim(L, piece, axis));
+    }
+    int oom = off.oom;
+    sb_free(&off);
+    return oom ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : ECG_OK;
+  }
   int64_t off = 0;
   size_t cnt = split ? n->n_outputs : n->n_inputs;
   for (size_t k = 0; k < cnt; k++) {
@@ -183,7 +235,9 @@ static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
 /** Slice with negative indices, clamping and negative steps (ONNX Slice-13). */
 int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   for (size_t k = 1; k < n->n_inputs && k < 5; k++)
-    if (n->inputs[k] >= 0 && !L->g->tensors[n->inputs[k]]->is_const) return emit_slice_runtime(L, n);
+    if (n->inputs[k] >= 0 && !L->g->tensors[n->inputs[k]]->is_const)
+      return lw_node_dyn(L, n) ? lw_node_err(L, n, e, "a Slice with run-time starts/ends is not supported with symbolic dims yet")
+                               : emit_slice_runtime(L, n);
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], ost[ECG_MAX_RANK], sst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
   lw_dims(L, n->outputs[0], od);
@@ -212,6 +266,24 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   for (int d = 0; d < r; d++) {
     sst[d] = ist[d] * step[d];
     base += start[d] * ist[d];
+  }
+  if (lw_node_dyn(L, n)) { /* a dynamic build: sliced along numeric dims only (their clamping is static) */
+    char so[ECG_MAX_RANK][768], si[ECG_MAX_RANK][768], bs[1600];
+    int len = snprintf(bs, sizeof bs, "0");
+    dyn_strides(L, n->outputs[0], so);
+    dyn_strides(L, n->inputs[0], si);
+    for (int d = 0; d < r; d++) {
+      if ((start[d] || step[d] != 1 || !lw_dyn_same_dim(L, n->inputs[0], d, n->outputs[0], d)) && id[d] < 0)
+        return lw_node_err(L, n, e, "a Slice along a symbolic dim (%d) is not supported with symbolic dims yet", d);
+      if (start[d] && len < 1500) len += snprintf(bs + len, sizeof bs - (size_t)len, " + %lld * %s", (long long)start[d], si[d]);
+      if (step[d] != 1) {
+        char t[800];
+        snprintf(t, sizeof t, "%lld * %.740s", (long long)step[d], si[d]);
+        snprintf(si[d], sizeof si[d], "%.767s", t);
+      }
+    }
+    dyn_copy(L, n->outputs[0], n->outputs[0], n->inputs[0], so, si, NULL, bs);
+    return ECG_OK;
   }
   strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, sst, 0, base);
   return ECG_OK;

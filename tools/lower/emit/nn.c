@@ -64,18 +64,88 @@ const char *lw_conv_params_ref(ecg_lower *L, int u, char *buf, size_t n) {
 
 /* Declare `static const ecg_conv_params cp<u>` for a 1-D or 2-D NCHW operator with input
  * dims xd (rank r), output dims od, m output channels; returns u. */
-int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
-                            const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
-  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
-  int u = lw_uid(L);
+/* The initialiser of an ecg_conv_params into b: the input dims n, c, h, w and output dims oh,
+ * ow as C expressions (numbers in a static lowering, lw_dim's expressions in a dynamic one),
+ * the rest numbers; the schedule's forced strategy (L->conv_algo_next) last. */
+static void conv_params_init(sbuf *b, ecg_lower *L, const char *const *dim6, int64_t m, const int64_t *k, const int64_t *s,
+                             const int64_t *d, const int64_t *p, int64_t group) {
   char algo[32]; /* the schedule's forced strategy (emit_conv sets conv_algo_next; 0: the runtime picks),
                   * always written: -Wextra's missing-field-initializers rejects an omitted field */
   snprintf(algo, sizeof algo, ", %d", L->conv_algo_next);
-  sb_printf(&L->decls, "static const ecg_conv_params cp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s%s};\n",
-            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)m, (long long)k[0], (long long)k[1],
-            (long long)OH, (long long)OW, (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1],
-            (long long)p[2], (long long)p[3], (long long)group, act_none, algo);
+  sb_printf(b, "{%s, %s, %s, %s, %lld, %lld, %lld, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s%s}",
+            dim6[0], dim6[1], dim6[2], dim6[3], (long long)m, (long long)k[0], (long long)k[1], dim6[4], dim6[5], (long long)s[0],
+            (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
+            (long long)group, act_none, algo);
+}
+
+int lw_conv_params_decl(ecg_lower *L, int r, const int64_t *xd, const int64_t *od, int64_t m, const int64_t *k,
+                            const int64_t *s, const int64_t *d, const int64_t *p, int64_t group) {
+  int64_t v[6] = {xd[0], xd[1], r == 4 ? xd[2] : 1, xd[r - 1], r == 4 ? od[2] : 1, od[r - 1]};
+  char num[6][24];
+  const char *dim6[6];
+  for (int i = 0; i < 6; i++) { snprintf(num[i], sizeof num[i], "%lld", (long long)v[i]); dim6[i] = num[i]; }
+  int u = lw_uid(L);
+  sb_printf(&L->decls, "static const ecg_conv_params cp%d = ", u);
+  conv_params_init(&L->decls, L, dim6, m, k, s, d, p, group);
+  sb_printf(&L->decls, ";\n");
   return u;
+}
+
+/* Conv of a dynamic-shape build (dyn.c): the parameters from the run-time sizes, built where
+ * they are used (prepare_ and the kernel, both of which hold the symbol constants); the
+ * weights packed in prepare_ for the sizes of the run (the runtime picks the strategy and the
+ * packed layout from them: Winograd, transposed GEMM, direct first layer are decided at run
+ * time), into a buffer prepare_ grows. */
+/* A windowed node's pads must be numbers in a dynamic build: auto_pad SAME on a symbolic
+ * spatial size gives pads that depend on the size (refused, naming the node). */
+static int dyn_pads(ecg_lower *L, const ecg_node *n, const int64_t *p, ecg_err *e) {
+  for (int i = 0; i < 4; i++)
+    if (p[i] < 0) return lw_node_err(L, n, e, "auto_pad SAME on a symbolic spatial size (pads decided at run time) is not supported with symbolic dims yet");
+  return ECG_OK;
+}
+
+/* The run-time sizes of a 1-D or 2-D NCHW window operator from input x (rank r) to output
+ * y, as ecg_conv_params takes them: n, c, h, w, oh, ow (lw_dim's expressions) into dims,
+ * dim6 pointing at them. */
+static void dyn_conv_dims(const ecg_lower *L, int x, int y, int r, char dims[6][768], const char **dim6) {
+  const int t[6] = {x, x, x, x, y, y}, d[6] = {0, 1, 2, r - 1, 2, r - 1};
+  for (int i = 0; i < 6; i++) {
+    snprintf(dims[i], 768, "%s", (i == 2 || i == 4) && r != 4 ? "1" : lw_dim(L, t[i], d[i]));
+    dim6[i] = dims[i];
+  }
+}
+
+static int emit_conv_dyn(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *gm, const int64_t *k, const int64_t *s,
+                         const int64_t *d, const int64_t *p, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0], r = (int)L->g->tensors[x]->n_dims;
+  if (L->sched) return lw_node_err(L, n, e, "a tuned schedule is not supported with symbolic dims yet");
+  ECG_TRY(dyn_pads(L, n, p, e));
+  char dims[6][768];
+  const char *dim6[6];
+  dyn_conv_dims(L, x, y, r, dims, dim6);
+  int slot = lw_dyn_packed_slot(L), u = lw_uid(L), wconst = L->t[n->inputs[1]].where == LW_CONST;
+  char wp[200];
+  snprintf(wp, sizeof wp, "%s", lw_ptr(L, n->inputs[1]));
+  sb_printf(&L->prep, "  { /* %s */\n    const ecg_conv_params cp = ", n->name ? n->name : "");
+  conv_params_init(&L->prep, L, dim6, gm->m, k, s, d, p, gm->group);
+  sb_printf(&L->prep, ";\n    size_t sf = ecg_rt1_conv2d_scratch_floats(&cp, threads), pf = ecg_rt1_conv2d_packed_floats(&cp);\n"
+                      "    if (sf > scratch) scratch = sf;\n"
+                      "    if (pf > ctx->pk_cap[%d] || !ctx->pk[%d]) {\n      free(ctx->pk[%d]);\n"
+                      "      if (!(ctx->pk[%d] = alloc64(sizeof(float) * pf))) { ctx->pk_cap[%d] = 0; snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (packed weights)\"); return -4; }\n"
+                      "      ctx->pk_cap[%d] = pf;\n    }\n",
+            slot, slot, slot, slot, slot, slot);
+  if (wconst) sb_printf(&L->prep, "    ecg_rt1_conv2d_pack(&cp, %s, ctx->pk[%d]);\n", wp, slot);
+  sb_printf(&L->prep, "  }\n");
+  sb_printf(&L->code, "  %secg_conv_params cp%d = ", L->epi_act ? "" : "const ", u);
+  conv_params_init(&L->code, L, dim6, gm->m, k, s, d, p, gm->group);
+  sb_printf(&L->code, ";\n");
+  if (L->epi_act) sb_printf(&L->code, "  cp%d.act = %s;\n", u, lw_act_arg(L));
+  if (!wconst) sb_printf(&L->code, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, slot);
+  char bias[200] = "NULL";
+  if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+  sb_printf(&L->code, "  ecg_rt1_conv2d(&cp%d, %s, ctx->pk[%d], %s, ", u, lw_ptr(L, x), slot, bias);
+  sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, y));
+  return ECG_OK;
 }
 
 /* The schedule's conv_algo for Conv node n (ecg-partition --tune), checked against what the
@@ -102,14 +172,19 @@ static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t
 /** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_rt1_conv2d with weights packed
  *  in create (or in the kernel when the weights are a graph input). */
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int dyn = lw_node_dyn(L, n);
+  if (dyn && (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4))
+    return lw_node_err(L, n, e, "a conv other than 1-D or 2-D float32 is not supported with symbolic dims yet");
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_conv_nd(L, n, e);
   int si = L->sparse != LW_SPARSE_DENSE ? ecg_sparse_find(L->g, lw_node_index(L, n)) : -1;
+  if (si >= 0 && dyn) return lw_node_err(L, n, e, "a pattern-sparse conv is not supported with symbolic dims yet");
   if (si >= 0) return emit_conv_sparse(L, n, si, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  if (dyn) return emit_conv_dyn(L, n, &gm, k, s, d, p, e);
   ECG_TRY(conv_algo_check(L, n, r, xd, od, gm.m, k, s, gm.group, e));
   int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   L->conv_algo_next = 0;
@@ -135,12 +210,35 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** ConvTranspose (1-D, 2-D) through ecg_rt1_convtranspose2d; output shape from inference. */
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int dyn = lw_node_dyn(L, n);
+  if (dyn && (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4))
+    return lw_node_err(L, n, e, "a ConvTranspose other than 1-D or 2-D float32 is not supported with symbolic dims yet");
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4) return emit_convtranspose_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
+  if (dyn) { /* a dynamic build: the parameters from the run-time sizes; scratch sized in prepare_ */
+    ECG_TRY(dyn_pads(L, n, p, e));
+    int x = n->inputs[0], y = n->outputs[0], u = lw_uid(L);
+    char dims[6][768];
+    const char *dim6[6];
+    dyn_conv_dims(L, x, y, r, dims, dim6);
+    sb_printf(&L->prep, "  { /* %s */\n    const ecg_conv_params cp = ", n->name ? n->name : "");
+    conv_params_init(&L->prep, L, dim6, gm.m, k, s, d, p, gm.group);
+    sb_printf(&L->prep, ";\n    size_t sf = ecg_rt1_convtranspose2d_scratch_floats(&cp);\n    if (sf > scratch) scratch = sf;\n  }\n");
+    sb_printf(&L->code, "  %secg_conv_params cp%d = ", L->epi_act ? "" : "const ", u);
+    conv_params_init(&L->code, L, dim6, gm.m, k, s, d, p, gm.group);
+    sb_printf(&L->code, ";\n");
+    if (L->epi_act) sb_printf(&L->code, "  cp%d.act = %s;\n", u, lw_act_arg(L));
+    char bias[200] = "NULL";
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+    sb_printf(&L->code, "  ecg_rt1_convtranspose2d(&cp%d, %s, ", u, lw_ptr(L, x));
+    sb_printf(&L->code, "%s, %s, ", lw_ptr(L, n->inputs[1]), bias);
+    sb_printf(&L->code, "%s, ctx->scratch);\n", lw_ptr(L, y));
+    return ECG_OK;
+  }
   int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_convtranspose2d_scratch_floats(&cp%d)", u);
@@ -231,7 +329,34 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     int j = i - (rbat - (ra > 2 ? ra - 2 : 0));
     if (od[i] != 1 && (j < 0 || ad[j] != od[i])) one_gemm = 0;
   }
+  /* a dynamic build: symbolic dims only among A's rows (the batch and M dims), B a static
+   * [K, N] matrix: one GEMM of run-time rows */
+  int dyn = lw_node_dyn(L, n);
+  int plain = va == n->inputs[0] && vb == n->inputs[1] && vo == n->outputs[0], same_batch = plain && ra == rb && ra == ro && ra >= 3;
+  for (int i = 0; same_batch && i < ro - 2; i++)
+    same_batch = lw_dyn_same_dim(L, n->inputs[0], i, n->outputs[0], i) && lw_dyn_same_dim(L, n->inputs[1], i, n->outputs[0], i);
+  if (dyn && same_batch && !L->epi_act) {
+    /* a dynamic build, both operands [batch..., rows, cols] with the same batch dims: one GEMM per batch */
+    int A = n->inputs[0], B = n->inputs[1], C = n->outputs[0];
+    char m_[768], n_[768], k_[768];
+    snprintf(m_, sizeof m_, "%s", lw_dim(L, A, ra - 2));
+    snprintf(n_, sizeof n_, "%s", lw_dim(L, B, rb - 1));
+    snprintf(k_, sizeof k_, "%s", lw_dim(L, A, ra - 1));
+    sb_printf(&L->code, "  {\n    const int64_t M_ = %s, N_ = %s, K_ = %s, B_ = %s;\n", m_, n_, k_, lw_dim_prod(L, C, 0, ro - 2));
+    sb_printf(&L->code, "    const float *a_ = %s;\n", lw_ptr(L, A));
+    sb_printf(&L->code, "    const float *b_ = %s;\n", lw_ptr(L, B));
+    sb_printf(&L->code, "    float *c_ = %s;\n", lw_ptr(L, C));
+    sb_printf(&L->code, "    for (int64_t bt = 0; bt < B_; bt++)\n"
+                        "      ecg_rt1_sgemm(0, 0, M_, N_, K_, 1.0f, a_ + bt * M_ * K_, K_, b_ + bt * K_ * N_, N_, 0.0f, c_ + bt * M_ * N_, N_);\n  }\n");
+    return ECG_OK;
+  }
+  if (dyn && (!one_gemm || rb != 2 || lw_tensor_dyn(L, n->inputs[1]) || ra < 2 ||
+              (lw_tensor_dyn(L, n->inputs[0]) && L->dexpr[n->inputs[0]][ra - 1])))
+    return lw_node_err(L, n, e, "a MatMul with symbolic dims other than the rows of A (B a static matrix) is not supported with symbolic dims yet");
   if (!one_gemm) return matmul_strided(L, n, va, sa, vb, sb, vo, so, e);
+  char rows[768];
+  if (dyn) snprintf(rows, sizeof rows, "%s", lw_dim_prod(L, n->inputs[0], 0, ra - 1));
+  else snprintf(rows, sizeof rows, "%lld", (long long)(batches * M));
   char Ab[200], Bb[200], Ob[200];
   snprintf(Ab, sizeof Ab, "%s", lw_ptr(L, n->inputs[0]));
   snprintf(Bb, sizeof Bb, "%s", lw_ptr(L, n->inputs[1]));
@@ -241,8 +366,8 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int off = lw_packed_slot(L, sz);
   sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
   sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-  sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
-            (long long)(batches * M), (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
+  sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %s, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
+            rows, (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
   return ECG_OK;
 }
 
@@ -300,17 +425,28 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /** MaxPool / AveragePool, 1-D and 2-D (ceil_mode via the inferred output shape). */
 int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int dyn = lw_node_dyn(L, n);
   if (!all_float32(L, n) || L->g->tensors[n->inputs[0]]->n_dims > 4 || (n->n_outputs > 1 && n->outputs[1] >= 0))
-    return emit_pool_nd(L, n, e);
+    return dyn ? lw_node_err(L, n, e, "pooling other than 1-D or 2-D float32 without indices is not supported with symbolic dims yet")
+               : emit_pool_nd(L, n, e);
   int64_t xd[ECG_MAX_RANK], od[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
   ecg_conv_geom gm;
   int r = lw_dims(L, n->inputs[0], xd);
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
-  int u = lw_uid(L);
-  int64_t H = r == 4 ? xd[2] : 1, W = xd[r - 1], OH = r == 4 ? od[2] : 1, OW = od[r - 1];
-  sb_printf(&L->decls, "static const ecg_pool_params pp%d = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
-            u, (long long)xd[0], (long long)xd[1], (long long)H, (long long)W, (long long)k[0], (long long)k[1], (long long)OH, (long long)OW,
+  if (dyn) ECG_TRY(dyn_pads(L, n, p, e));
+  int u = lw_uid(L), x = n->inputs[0], y = n->outputs[0];
+  (void)od;
+  /* the sizes through lw_dim: numbers (file-scope constant), or run-time expressions (a local) */
+  char H[768], W[768], OH[768], OW[768];
+  snprintf(H, sizeof H, "%s", r == 4 ? lw_dim(L, x, 2) : "1");
+  snprintf(W, sizeof W, "%s", lw_dim(L, x, r - 1));
+  snprintf(OH, sizeof OH, "%s", r == 4 ? lw_dim(L, y, 2) : "1");
+  snprintf(OW, sizeof OW, "%s", lw_dim(L, y, r - 1));
+  sbuf *to = dyn ? &L->code : &L->decls;
+  sb_printf(to, "%sconst ecg_pool_params pp%d = {%s, ", to == &L->code ? "  " : "static ", u, lw_dim(L, x, 0));
+  sb_printf(to, "%s, %s, %s, %lld, %lld, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
+            lw_dim(L, x, 1), H, W, (long long)k[0], (long long)k[1], OH, OW,
             (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
             (long long)ecg_attr_i(n, "count_include_pad", 0));
   const char *fn = lw_op(n) == ECG_OP_MaxPool ? "ecg_rt1_maxpool2d" : "ecg_rt1_avgpool2d";
@@ -322,12 +458,11 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 /** GlobalAveragePool / GlobalMaxPool over every spatial dim. */
 int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (!all_float32(L, n)) return lw_node_err(L, n, e, "only float32 pooling is supported");
-  int64_t xd[ECG_MAX_RANK];
-  int r = lw_dims(L, n->inputs[0], xd);
-  int64_t hw = 1;
-  for (int i = 2; i < r; i++) hw *= xd[i];
-  sb_printf(&L->code, "  %s(%lld, %lld, %s, ", lw_op(n) == ECG_OP_GlobalMaxPool ? "ecg_rt1_global_maxpool" : "ecg_rt1_global_avgpool",
-            (long long)(xd[0] * xd[1]), (long long)hw, lw_ptr(L, n->inputs[0]));
+  int x = n->inputs[0], r = (int)L->g->tensors[x]->n_dims;
+  char nc[768];
+  snprintf(nc, sizeof nc, "%s", lw_dim_prod(L, x, 0, 2));
+  sb_printf(&L->code, "  %s(%s, %s, %s, ", lw_op(n) == ECG_OP_GlobalMaxPool ? "ecg_rt1_global_maxpool" : "ecg_rt1_global_avgpool",
+            nc, lw_dim_prod(L, x, 2, r), lw_ptr(L, x));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
   return ECG_OK;
 }

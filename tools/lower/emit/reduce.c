@@ -25,25 +25,36 @@ int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (axis < 0 && r > 0) return lw_node_err(L, n, e, "axis out of range");
   if (r == 0) axis = 0;
   split3(r, xd, axis, legacy ? r : axis + 1, &outer, &K, &inner);
+  (void)outer; (void)inner;
+  /* sizes through lw_dim_prod: numbers, or run-time expressions in a dynamic build */
+  int x = n->inputs[0], end = legacy ? r : axis + 1;
+  char sK[768], sI[768], sKI[768], sO[1600], sW[768];
+  snprintf(sK, sizeof sK, "%s", lw_dim_prod(L, x, axis, end));
+  snprintf(sI, sizeof sI, "%s", lw_dim_prod(L, x, end, r));
+  snprintf(sKI, sizeof sKI, "%s", lw_dim_prod(L, x, axis, r));
+  snprintf(sW, sizeof sW, "%s", lw_dim_prod(L, x, 0, r));
+  if (lw_tensor_dyn(L, x)) snprintf(sO, sizeof sO, "(%s*%s)", lw_dim_prod(L, x, 0, axis), sI);
+  else snprintf(sO, sizeof sO, "%lld", (long long)(outer * inner));
   int logsm = lw_op(n) == ECG_OP_LogSoftmax;
   const char *T = lw_ctype(L, n->outputs[0]);
   sbuf *c = &L->code;
   sb_printf(c, "  {\n    %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
-  lw_par_for(L, 4, "j", outer * inner, outer * K * inner, 16384);
-  sb_printf(c, "      int64_t base = (j / %lld) * %lld + j %% %lld;\n", (long long)inner, (long long)(K * inner), (long long)inner);
-  sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %lld; k++) { %s v = x[base + k * %lld]; mx = v > mx ? v : mx; }\n", T,
-            (long long)K, T, (long long)inner);
-  sb_printf(c, "      if (mx != mx) { for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = mx; continue; }\n", (long long)K, (long long)inner);
+  lw_cl_work(L, outer * inner); /* OpenCL: its work-items (nothing for C) */
+  lw_par_for_expr(L, 4, "j", sO, sW, 16384);
+  sb_printf(c, "      int64_t base = (j / %s) * %s + j %% %s;\n", sI, sKI, sI);
+  sb_printf(c, "      %s mx = x[base];\n      #pragma omp simd reduction(max:mx)\n      for (int64_t k = 1; k < %s; k++) { %s v = x[base + k * %s]; mx = v > mx ? v : mx; }\n", T,
+            sK, T, sI);
+  sb_printf(c, "      if (mx != mx) { for (int64_t k = 0; k < %s; k++) y[base + k * %s] = mx; continue; }\n", sK, sI);
   if (logsm) {
-    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) sum += ecg_exp(x[base + k * %lld] - mx);\n", T,
-              (long long)K, (long long)inner);
-    sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] = x[base + k * %lld] - mx - ls;\n", T, T,
-              (long long)K, (long long)inner, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %s; k++) sum += ecg_exp(x[base + k * %s] - mx);\n", T,
+              sK, sI);
+    sb_printf(c, "      %s ls = (%s)log(sum);\n      for (int64_t k = 0; k < %s; k++) y[base + k * %s] = x[base + k * %s] - mx - ls;\n", T, T,
+              sK, sI, sI);
   } else {
-    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %lld; k++) { %s v = ecg_exp(x[base + k * %lld] - mx); y[base + k * %lld] = v; sum += v; }\n",
-              T, (long long)K, T, (long long)inner, (long long)inner);
-    sb_printf(c, "      %s inv = (%s)1 / sum;\n      for (int64_t k = 0; k < %lld; k++) y[base + k * %lld] *= inv;\n", T, T, (long long)K, (long long)inner);
+    sb_printf(c, "      %s sum = 0;\n      #pragma omp simd reduction(+:sum)\n      for (int64_t k = 0; k < %s; k++) { %s v = ecg_exp(x[base + k * %s] - mx); y[base + k * %s] = v; sum += v; }\n",
+              T, sK, T, sI, sI);
+    sb_printf(c, "      %s inv = (%s)1 / sum;\n      for (int64_t k = 0; k < %s; k++) y[base + k * %s] *= inv;\n", T, T, sK, sI);
   }
   sb_printf(c, "    }\n  }\n");
   return ECG_OK;
@@ -130,7 +141,9 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t xd[ECG_MAX_RANK], st[2][ECG_MAX_RANK], xst[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], xd), red[ECG_MAX_RANK];
   if (!ecg_attr_find(n, "axes") && n->n_inputs > 1 && n->inputs[1] >= 0 && !L->g->tensors[n->inputs[1]]->is_const)
-    return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant axes") : emit_reduce_runtime(L, n, e);
+    return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant axes")
+           : lw_node_dyn(L, n)            ? lw_node_err(L, n, e, "run-time axes are not supported with symbolic dims yet")
+                                          : emit_reduce_runtime(L, n, e);
   if (ecg_reduced_dims(L->g, n, r, red)) return lw_node_err(L, n, e, "axes must be a constant within the rank");
   lw_strides(r, xd, xst);
   int64_t s = 1, count = 1;
@@ -140,8 +153,34 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     st[1][d] = xst[d];
   }
   const char *T = lw_ctype(L, n->outputs[0]), *init;
-  char acc[256], fin[256], count_c[64];
+  char acc[2048], fin[2048], count_c[800];
   snprintf(count_c, sizeof count_c, "(%s)%lld", T, (long long)count);
+  if (lw_node_dyn(L, n)) { /* a dynamic build: the same loop nest over run-time sizes */
+    int x = n->inputs[0], y = n->outputs[0];
+    char cnt[768] = "1", sy[ECG_MAX_RANK][768], sx[ECG_MAX_RANK][768], on[768];
+    const char *stp[2][ECG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+      if (red[d] && strlen(cnt) < 700) snprintf(cnt + strlen(cnt), sizeof cnt - strlen(cnt), "*%.60s", lw_dim(L, x, d));
+      int len = snprintf(sy[d], sizeof sy[d], "1");
+      for (int q = d + 1; q < r; q++)
+        if (!red[q] && len < 700) len += snprintf(sy[d] + len, sizeof sy[d] - (size_t)len, "*%.60s", lw_dim(L, x, q));
+      snprintf(sx[d], sizeof sx[d], "%s", lw_dim_prod(L, x, d + 1, r));
+      stp[0][d] = red[d] ? NULL : sy[d];
+      stp[1][d] = sx[d];
+    }
+    snprintf(count_c, sizeof count_c, "(%s)(%s)", T, cnt);
+    snprintf(on, sizeof on, "%s", lw_dim_prod(L, y, 0, (int)L->g->tensors[y]->n_dims));
+    ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
+    sb_printf(&L->code, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, x));
+    sb_printf(&L->code, "  %s *y = %s;\n", T, lw_ptr(L, y));
+    sb_printf(&L->code, "  for (int64_t i = 0; i < %s; i++) y[i] = (%s)%s;\n", on, T, init);
+    char body[2100];
+    snprintf(body, sizeof body, "y[o0] = %s;", acc);
+    lw_dloops_st(L, x, 2, stp, NULL, NULL, body, 1);
+    if (fin[0]) sb_printf(&L->code, "  for (int64_t i = 0; i < %s; i++) y[i] = (%s)(%s);\n", on, T, fin);
+    sb_printf(&L->code, "  }\n");
+    return ECG_OK;
+  }
   ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));
   int64_t on = ecg_tensor_numel(L->g->tensors[n->outputs[0]]);
   sbuf *c = &L->code;
@@ -149,7 +188,7 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n  const %s *x = %s;\n", T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "  %s *y = %s;\n", T, lw_ptr(L, n->outputs[0]));
   sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)%s;\n", (long long)on, T, init);
-  char body[300];
+  char body[2100];
   snprintf(body, sizeof body, "y[o0] = %s;", acc);
   lw_loops(L, r, xd, 2, st, NULL, body, 0);
   if (fin[0]) sb_printf(c, "  for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(%s);\n", (long long)on, T, fin);

@@ -139,6 +139,50 @@ static int emit_resize_runtime(ecg_lower *L, const ecg_node *n, const ecg_resize
 /** Resize / Upsample over static shapes with constant scales/sizes (and roi for
  *  tf_crop_and_resize): y[x] = sum over the taps of the interpolating axes of the
  *  product of their weights times x at the tapped input element. */
+/* Resize of a dynamic-shape build (dyn.c): nearest, asymmetric coordinates, floor, whole
+ * scales s_d >= 1 on every axis (an FPN's upsampling): output index o reads input index
+ * min(o / s_d, in_d - 1) along each axis, over run-time sizes; anything else is refused
+ * naming the node. */
+static int resize_dyn(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o, int r, const double *scale, ecg_err *e) {
+  int x = n->inputs[0], y = n->outputs[0];
+  int64_t s[ECG_MAX_RANK];
+  for (int d = 0; d < r; d++) {
+    s[d] = (int64_t)scale[d];
+    if ((double)s[d] != scale[d] || s[d] < 1)
+      return lw_node_err(L, n, e, "a scale that is not a whole number (%g) is not supported with symbolic dims yet", scale[d]);
+  }
+  if (o->mode != 0 || o->ctm != ECG_RZ_ASYMMETRIC || o->nm != ECG_RZ_FLOOR || r < 1)
+    return lw_node_err(L, n, e, "only nearest, asymmetric, floor Resize is supported with symbolic dims yet");
+  sbuf *c = &L->code;
+  const char *T = lw_ctype(L, y);
+  int u = lw_uid(L);
+  sb_printf(c, "  {\n    const %s *x = %s;\n", T, lw_ptr(L, x));
+  sb_printf(c, "    %s *y = %s;\n", T, lw_ptr(L, y));
+  for (int d = 0; d < r; d++) {
+    sb_printf(c, "    const int64_t I%d_%d = %s;\n", u, d, lw_dim(L, x, d));
+    sb_printf(c, "    const int64_t O%d_%d = %s;\n", u, d, lw_dim(L, y, d));
+  }
+  sb_printf(c, "    #pragma omp parallel for%s if(%s >= 32768)\n", r > 2 ? " collapse(2)" : "", lw_dim_prod(L, y, 0, r));
+  for (int d = 0; d < r - 1; d++) sb_printf(c, "%*sfor (int64_t o%d = 0; o%d < O%d_%d; o%d++)%s\n", 4 + 2 * d, "", d, d, u, d, d,
+                                            d == r - 2 ? " {" : "");
+  if (r == 1) sb_printf(c, "    {\n");
+  int ind = 4 + 2 * (r - 1);
+  /* the input row and the output row at the outer coordinates */
+  sb_printf(c, "%*sint64_t src = 0, dst = 0;\n", ind, "");
+  for (int d = 0; d < r - 1; d++) {
+    char in[64];
+    if (s[d] == 1) snprintf(in, sizeof in, "o%d", d);
+    else snprintf(in, sizeof in, "(o%d / %lld < I%d_%d ? o%d / %lld : I%d_%d - 1)", d, (long long)s[d], u, d, d, (long long)s[d], u, d);
+    sb_printf(c, "%*ssrc = src * I%d_%d + %s; dst = dst * O%d_%d + o%d;\n", ind, "", u, d, in, u, d, d);
+  }
+  int l = r - 1;
+  sb_printf(c, "%*ssrc *= I%d_%d; dst *= O%d_%d;\n", ind, "", u, l, u, l);
+  sb_printf(c, "%*sfor (int64_t q = 0; q < O%d_%d; q++) { int64_t i = q / %lld; y[dst + q] = x[src + (i < I%d_%d ? i : I%d_%d - 1)]; }\n",
+            ind, "", u, l, (long long)s[l], u, l, u, l);
+  sb_printf(c, "    }\n  }\n");
+  return ECG_OK;
+}
+
 int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK], axes[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
@@ -193,7 +237,9 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       char pol[32];
       ecg_attr_s(n, "keep_aspect_ratio_policy", "stretch", pol, sizeof pol);
       if (strcmp(pol, "stretch")) return lw_node_err(L, n, e, "keep_aspect_ratio_policy with run-time operands is not supported");
-      return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant scales, sizes and roi") : emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
+      return L->target == LW_TARGET_OPENCL ? lw_node_err(L, n, e, "--target opencl needs constant scales, sizes and roi")
+             : lw_node_dyn(L, n)            ? lw_node_err(L, n, e, "run-time scales are not supported with symbolic dims yet")
+                                            : emit_resize_runtime(L, n, &o, r, id, od, ist, axes, na, si, crop);
     }
   }
   double scale[ECG_MAX_RANK], r0[ECG_MAX_RANK], r1[ECG_MAX_RANK];
@@ -204,6 +250,11 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     r0[d] = 0;
     r1[d] = 1;
     if (!(scale[d] > 0)) return lw_node_err(L, n, e, "a non-positive scale is not supported");
+  }
+  if (lw_node_dyn(L, n)) {
+    if (!ecg_attr_find(n, "scales") && !const_input(L, n, legacy ? 1 : 2))
+      return lw_node_err(L, n, e, "a Resize by sizes is not supported with symbolic dims yet (constant scales are)");
+    return resize_dyn(L, n, &o, r, scale, e);
   }
   if (crop) {
     const ecg_tensor *roi = const_input(L, n, 1);

@@ -1,12 +1,16 @@
 /* runner: the command-line driver of a lowered model (tools/lower/LOWERED.md, "Runner
  * protocol"). Copied into every lowered directory by ecg-lower; built by its Makefile.
  *   runner --info
- *   runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] [--profile FILE|-] --in NAME=FILE ... [--out NAME=FILE ...]
+ *   runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] [--profile FILE|-] [--shape NAME=DIMS ...] --in NAME=FILE ... [--out NAME=FILE ...]
  * --profile writes mean milliseconds per kernel (per node) over the timed runs.
  * Inputs and outputs are raw little-endian files of exactly the tensor's bytes; one
  * "time_ms <float>" line per timed run goes to stdout; an OpenCL model (ecg-lower --target
  * opencl) runs on OpenCL device N (--device, else ECG_CL_DEVICE, else 0) and prints
- * "device <CL_DEVICE_NAME>" first. Exit 0 ok, 1 bad input, 2 usage. */
+ * "device <CL_DEVICE_NAME>" first. A dynamic-shape model (model.h defines ECG_MODEL_DYNAMIC)
+ * takes each input's shape with --shape NAME=DIMS (e.g. x=1x3x48x192; --info prints its
+ * symbolic dims as '?'), prints "output_shape NAME DIMS" for each output before the
+ * timings, and writes outputs of those shapes; a shape the model cannot take exits 1 with
+ * the model's message naming the input. Exit 0 ok, 1 bad input, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +30,10 @@
 static void print_info(const char *kind, const INFO *t) {
   printf("%s\t%s\t%d\t", kind, t->name, t->dtype);
   if (t->rank == 0) printf("scalar");
-  for (int d = 0; d < t->rank; d++) printf("%s%lld", d ? "x" : "", (long long)t->dims[d]);
+  for (int d = 0; d < t->rank; d++) {
+    if (t->dims[d] < 0) printf("%s?", d ? "x" : ""); /* a symbolic dim (dynamic-shape model) */
+    else printf("%s%lld", d ? "x" : "", (long long)t->dims[d]);
+  }
   printf("\n");
 }
 
@@ -45,15 +52,44 @@ static double now_ms(void) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: runner --info | runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] --in NAME=FILE ... [--out NAME=FILE ...]\n");
+  fprintf(stderr, "usage: runner --info | runner [--weights FILE] [--device N] [--threads N] [--warmup W] [--runs R] [--shape NAME=DIMS ...] --in NAME=FILE ... [--out NAME=FILE ...]\n");
   return 2;
+}
+
+/* Bytes of one element of ONNX dtype code dt (0 when unknown). */
+static size_t dtype_size(int dt) {
+  switch (dt) {
+  case 2: case 3: case 9: return 1;      /* uint8, int8, bool */
+  case 4: case 5: case 10: case 16: return 2; /* uint16, int16, float16, bfloat16 */
+  case 1: case 6: case 12: return 4;     /* float, int32, uint32 */
+  case 7: case 11: case 13: return 8;    /* int64, double, uint64 */
+  default: return 0;
+  }
+}
+
+/* "1x3x48x192" into dims (at most 8); the rank, or -1 when malformed. */
+static int parse_dims(const char *s, int64_t *dims) {
+  int r = 0;
+  while (*s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || r == 8 || v < 0) return -1;
+    dims[r++] = v;
+    if (*end == 'x') end++;
+    else if (*end) return -1;
+    s = end;
+  }
+  return r;
 }
 
 /* Everything main() allocates, freed by finish() on every exit path (the runner is built
  * under ASan/LeakSanitizer by the sanitizer end-to-end tests, issue 10 item 3). */
 static int n_in, n_out;
 static void **inbuf, **outbuf;
-static const char **outpath;
+static const char **outpath, **inpath;
+static size_t *outbytes, *inbytes;
+static int64_t (*shape)[8]; /* --shape per input */
+static int *srank;          /* its rank, -1 when not given */
 static ECG_MODEL(ctx) *ctx;
 
 /* Free what main() allocated and return rc. */
@@ -61,7 +97,7 @@ static int finish(int rc) {
   if (ctx) ECG_MODEL(destroy)(ctx);
   for (int k = 0; inbuf && k < n_in; k++) free(inbuf[k]);
   for (int k = 0; outbuf && k < n_out; k++) free(outbuf[k]);
-  free(inbuf); free(outbuf); free(outpath);
+  free(inbuf); free(outbuf); free(outpath); free(inpath); free(outbytes); free(shape); free(srank);
   return rc;
 }
 
@@ -71,7 +107,13 @@ int main(int argc, char **argv) {
   n_in = ECG_MODEL(num_inputs)(); n_out = ECG_MODEL(num_outputs)();
   inbuf = calloc((size_t)n_in + 1, sizeof(void *)); outbuf = calloc((size_t)n_out + 1, sizeof(void *));
   outpath = calloc((size_t)n_out + 1, sizeof(char *));
-  if (!inbuf || !outbuf || !outpath) return finish(3);
+  inpath = calloc((size_t)n_in + 1, sizeof(char *));
+  outbytes = calloc((size_t)n_out + 1, sizeof(size_t));
+  shape = calloc((size_t)n_in + 1, sizeof *shape);
+  srank = calloc((size_t)n_in + 1, sizeof *srank);
+  inbytes = calloc((size_t)n_in + 1, sizeof *inbytes);
+  if (!inbuf || !outbuf || !outpath || !inpath || !outbytes || !shape || !srank || !inbytes) return finish(3);
+  for (int k = 0; k < n_in; k++) srank[k] = -1;
   /* default weights next to the runner binary */
   static char wpath[4096];
   const char *slash = strrchr(argv[0], '/');
@@ -109,16 +151,50 @@ int main(int argc, char **argv) {
       int idx = 0;
       if (is_out) { while (ECG_MODEL(output_info)(idx) != t) idx++; outpath[idx] = eq + 1; continue; }
       while (ECG_MODEL(input_info)(idx) != t) idx++;
-      FILE *f = fopen(eq + 1, "rb");
-      if (!f) { fprintf(stderr, "runner: %s: %s\n", eq + 1, strerror(errno)); return finish(1); }
-      free(inbuf[idx]); /* given twice: the last one counts */
-      inbuf[idx] = malloc(t->bytes ? t->bytes : 1);
-      if (!inbuf[idx]) { fclose(f); return finish(3); }
-      size_t got = t->bytes ? fread(inbuf[idx], 1, t->bytes, f) : 0;
-      int extra = fgetc(f);
-      fclose(f);
-      if (got != t->bytes || extra != EOF) { fprintf(stderr, "runner: %s: expected exactly %zu bytes for input '%s'\n", eq + 1, t->bytes, name); return finish(1); }
+      inpath[idx] = eq + 1; /* given twice: the last one counts; read once the shapes are known */
+    } else if (!strcmp(a, "--shape")) {
+      const char *eq = strchr(v, '=');
+      if (!eq) return finish(usage());
+      int idx = -1;
+      for (int k = 0; k < n_in; k++)
+        if (strlen(ECG_MODEL(input_info)(k)->name) == (size_t)(eq - v) && !strncmp(ECG_MODEL(input_info)(k)->name, v, (size_t)(eq - v))) idx = k;
+      if (idx < 0) { fprintf(stderr, "runner: no graph input named '%.*s' (--shape)\n", (int)(eq - v), v); return finish(1); }
+      if ((srank[idx] = parse_dims(eq + 1, shape[idx])) < 0) { fprintf(stderr, "runner: --shape %s: expected NAME=DIMS, e.g. x=1x3x48x192\n", v); return finish(2); }
     } else return finish(usage());
+  }
+  /* each input's bytes: the model's, or those of its --shape (a dynamic-shape model) */
+  for (int k = 0; k < n_in; k++) {
+    const INFO *t = ECG_MODEL(input_info)(k);
+    inbytes[k] = t->bytes;
+    int dyn = 0;
+    for (int d = 0; d < t->rank; d++) dyn |= t->dims[d] < 0;
+    if (srank[k] >= 0 && !dyn) { /* a static input: --shape may only repeat its shape */
+      int same = srank[k] == t->rank;
+      for (int d = 0; same && d < t->rank; d++) same = shape[k][d] == t->dims[d];
+      if (!same) { fprintf(stderr, "runner: input '%s': --shape differs from the shape this model was compiled for\n", t->name); return finish(1); }
+    } else if (srank[k] >= 0) {
+      size_t b = dtype_size(t->dtype);
+      for (int d = 0; d < srank[k]; d++) b *= (size_t)shape[k][d];
+      inbytes[k] = b;
+    } else if (dyn) {
+      fprintf(stderr, "runner: input '%s' has symbolic dims: give its shape with --shape %s=DIMS\n", t->name, t->name);
+      return finish(1);
+    }
+  }
+  for (int k = 0; k < n_in; k++) {
+    const INFO *t = ECG_MODEL(input_info)(k);
+    if (!inpath[k]) continue;
+    FILE *f = fopen(inpath[k], "rb");
+    if (!f) { fprintf(stderr, "runner: %s: %s\n", inpath[k], strerror(errno)); return finish(1); }
+    inbuf[k] = malloc(inbytes[k] ? inbytes[k] : 1);
+    if (!inbuf[k]) { fclose(f); return finish(3); }
+    size_t got = inbytes[k] ? fread(inbuf[k], 1, inbytes[k], f) : 0;
+    int extra = fgetc(f);
+    fclose(f);
+    if (got != inbytes[k] || extra != EOF) {
+      fprintf(stderr, "runner: %s: expected exactly %zu bytes for input '%s'\n", inpath[k], inbytes[k], t->name);
+      return finish(1);
+    }
   }
   if (runs < 1 || warmup < 0) return finish(usage());
 #ifdef _OPENMP
@@ -142,6 +218,31 @@ int main(int argc, char **argv) {
   }
 #endif
   if (!ctx) { fprintf(stderr, "runner: cannot load weights '%s': %s\n", weights, strerror(errno)); return finish(1); }
+  for (int k = 0; k < n_out; k++) outbytes[k] = ECG_MODEL(output_info)(k)->bytes;
+#ifdef ECG_MODEL_DYNAMIC
+  /* the input shapes, then each output's shape for them */
+  for (int k = 0; k < n_in; k++) {
+    const INFO *t = ECG_MODEL(input_info)(k);
+    int rc = srank[k] >= 0 ? ECG_MODEL(set_input_shape)(ctx, t->name, srank[k], shape[k]) : 0;
+    if (srank[k] < 0) { /* a static input: its own shape */
+      rc = ECG_MODEL(set_input_shape)(ctx, t->name, t->rank, t->dims);
+    }
+    if (rc) { fprintf(stderr, "runner: %s\n", ECG_MODEL(error)(ctx)); return finish(1); }
+  }
+  for (int k = 0; k < n_out; k++) {
+    const INFO *t = ECG_MODEL(output_info)(k);
+    int rank;
+    int64_t dims[8];
+    if (ECG_MODEL(output_shape)(ctx, k, &rank, dims)) { fprintf(stderr, "runner: %s\n", ECG_MODEL(error)(ctx)); return finish(1); }
+    size_t b = dtype_size(t->dtype);
+    printf("output_shape\t%s\t", t->name);
+    if (!rank) printf("scalar");
+    for (int d = 0; d < rank; d++) { printf("%s%lld", d ? "x" : "", (long long)dims[d]); b *= (size_t)dims[d]; }
+    printf("\n");
+    outbytes[k] = b;
+  }
+#endif
+ 
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
     if (!inbuf[k]) { fprintf(stderr, "runner: input '%s' not given (--in %s=FILE)\n", t->name, t->name); return finish(1); }
@@ -149,11 +250,17 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     const INFO *t = ECG_MODEL(output_info)(k);
-    outbuf[k] = calloc(1, t->bytes ? t->bytes : 1);
+    outbuf[k] = calloc(1, outbytes[k] ? outbytes[k] : 1);
     if (!outbuf[k]) return finish(3);
     ECG_MODEL(bind)(ctx, t->name, outbuf[k]);
   }
-  for (int r = 0; r < warmup; r++) ECG_MODEL(run)(ctx);
+  for (int r = 0; r < warmup; r++) {
+    int rc = ECG_MODEL(run)(ctx);
+#ifdef ECG_MODEL_DYNAMIC
+    if (rc == -3) { fprintf(stderr, "runner: %s\n", ECG_MODEL(error)(ctx)); return finish(1); }
+#endif
+    (void)rc;
+  }
   if (profile && ECG_MODEL(profile)(ctx, 1) != 0) return finish(3);
   for (int r = 0; r < runs; r++) {
     double t0 = now_ms();
@@ -161,6 +268,8 @@ int main(int argc, char **argv) {
     if (rc != 0) {
       fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
               rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for"
+              : rc == -3 ? "the input shapes do not fit the model"
+              : rc == -4 ? "out of memory"
                        : "an input or output is unbound");
       return finish(1);
     }
@@ -168,9 +277,8 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     if (!outpath[k]) continue;
-    const INFO *t = ECG_MODEL(output_info)(k);
     FILE *f = fopen(outpath[k], "wb");
-    if (!f || (t->bytes && fwrite(outbuf[k], 1, t->bytes, f) != t->bytes) || fclose(f) != 0) {
+    if (!f || (outbytes[k] && fwrite(outbuf[k], 1, outbytes[k], f) != outbytes[k]) || fclose(f) != 0) {
       fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
       return finish(1);
     }
