@@ -170,7 +170,7 @@ static int resize_dyn(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o,
   /* the input row and the output row at the outer coordinates */
   sb_printf(c, "%*sint64_t src = 0, dst = 0;\n", ind, "");
   for (int d = 0; d < r - 1; d++) {
-    char in[64];
+    char in[160]; /* room for every int and long long the two forms print */
     if (s[d] == 1) snprintf(in, sizeof in, "o%d", d);
     else snprintf(in, sizeof in, "(o%d / %lld < I%d_%d ? o%d / %lld : I%d_%d - 1)", d, (long long)s[d], u, d, d, (long long)s[d], u, d);
     sb_printf(c, "%*ssrc = src * I%d_%d + %s; dst = dst * O%d_%d + o%d;\n", ind, "", u, d, in, u, d, d);
