@@ -33,7 +33,7 @@ while IFS='	' read -r name path shapes; do
     jq -cn --arg m "$name" --arg e "$(tail -1 "$T/err")" '{model: $m, error: $e}'; status=1
   fi
 done < "$T/models"
-$CC -std=gnu11 -O2 -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c \
+$CC -std=gnu11 -O2 -Iformat -Ibuild/gen -Itools/lower -Itools/common tests/unit/memplan_test.c tools/lower/memplan.c tools/lower/runtime/ecg_plan.c \
   -o "$T/study" || exit 3
 "$T/study" --study "${STUDY_GRAPHS:-1000}" "${STUDY_SEED:-1}" | jq -c '{random_graphs: .}'
 jq -sc '{models: length,
