@@ -640,6 +640,13 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1), threads);
   test_conv(conv_p(1, 128, 7, 7, 600, 1, 1, 1, 1, 0, 1), threads);
   test_conv(conv_p(1, 64, 20, 20, 96, 3, 3, 2, 1, 1, 1), threads);
+  /* planes of 2..31 positions (56x56 inputs' last stages: 2x2, 4x4), transposed too:
+   * positions fewer than a micro-kernel's rows, a 3x3 conv on 3x3, groups, batches */
+  test_conv(conv_p(1, 192, 2, 2, 1152, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(2, 1152, 2, 2, 320, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 96, 4, 4, 576, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 256, 3, 3, 256, 3, 3, 1, 1, 1, 2), threads);
+  test_conv(conv_p(1, 64, 1, 5, 600, 1, 1, 1, 1, 0, 1), threads);
   /* 3x3 depthwise on wide and tall planes (AVX-512 dw512_blk3: 1..4 chunks of 16 columns,
    * up to 8 rows per block, strides 1 and 2, unpadded) */
   {

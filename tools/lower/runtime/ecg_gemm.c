@@ -1061,12 +1061,16 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
  * transposed (a 1x1 conv: read in place plain, about 2 per float transposed); the
  * transposed store costs about 16 per output. Measured on Zen 4 (rt_test --bench): 3x3 on
  * 7x7 and 14x14 planes and 1x1 on 7x7 planes 1.16-1.6x faster transposed, 1x1 on 14x14
- * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
- * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
+ * planes 0.95x (kept plain by the cost). Planes of 2..31 positions (a 56x56 input's last
+ * stages: 2x2, 4x4) fill at most one vector of the plain orientation (the 8 x 16 edge tile
+ * for 4 positions: 4x the multiply-adds, 8 broadcasts per 8 FMAs) but a 4 x 48 tile
+ * transposed: mnasnet1_0 at 56x56, 1 thread, 1.18 -> 1.00 ms end to end (its 2x2 1x1
+ * convs, 0.72 of the 1.2 ms, were at 30 GFLOP/s). Never for a 1x1 plane (conv_gemv, and
+ * the pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
 static int conv_swap(const ecg_conv_params *p) {
   if (p->algo == ECG_RT_CONV_GEMM_T && !conv_is_dw(p)) return 1; /* a schedule's choice */
   if (p->algo) return 0;
-  if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 32) return 0;
+  if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 2) return 0;
   const int mg = p->m / p->group, n = p->oh * p->ow;
   const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
 #ifdef ECG_AVX512
