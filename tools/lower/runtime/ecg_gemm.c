@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -1904,19 +1905,61 @@ typedef struct {
                                    * V/Y row length per band, channels per GEMM block */
 } wg_geom;
 
-static wg_geom wg_shape(const ecg_conv_params *p) {
+/* The geometry of p with bands of `rows` tile rows (clipped to 1 .. all of them). */
+static wg_geom wg_shape_rows(const ecg_conv_params *p, int rows) {
   wg_geom g;
   g.tx = cdiv(cdiv(p->ow, p->dw), 4); /* tiles of the largest phase (dilation: see conv_wg_run) */
   g.ty = cdiv(cdiv(p->oh, p->dh), 4);
-  /* bands of about WG_TILES tiles, as even as whole tile rows allow (7 rows of 7 tiles:
-   * 4 + 3, not 6 + 1, whose last band would fill a third of its column vector) */
-  const int rmax = imin(g.ty, imax(1, WG_TILES / g.tx));
-  g.rows = cdiv(g.ty, cdiv(g.ty, rmax));
+  g.rows = imax(1, imin(g.ty, rows));
   g.tch = g.rows * g.tx;
   g.ldv = cdiv(g.tch, WG_VW) * WG_VW;
   if (g.ldv % 64 == 0) g.ldv += WG_VW; /* rows 256 bytes apart would share L1 sets */
   g.mb = imin(WG_MB, cdiv(p->m, MR) * MR);
   return g;
+}
+
+/* One thread's geometry: bands of about WG_TILES tiles, as even as whole tile rows allow
+ * (7 rows of 7 tiles: 4 + 3, not 6 + 1, whose last band would fill a third of its column
+ * vector). */
+static wg_geom wg_shape(const ecg_conv_params *p) {
+  const int tx = cdiv(cdiv(p->ow, p->dw), 4), ty = cdiv(cdiv(p->oh, p->dh), 4);
+  const int rmax = imin(ty, imax(1, WG_TILES / tx));
+  return wg_shape_rows(p, cdiv(ty, cdiv(ty, rmax)));
+}
+
+/* Most tile rows per band that T > 1 threads may take (wg_shape_threads): as many as keep
+ * a band's V and Y (36 floats per tile and input or output channel of a block) within this
+ * CPU's L2 (sysconf; 1 MiB where it does not say), and never fewer than one thread's. */
+static int wg_rows_cap(const ecg_conv_params *p) {
+  const wg_geom g1 = wg_shape(p);
+  long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (l2 <= 0) l2 = 1L << 20;
+  const long tiles = l2 / (36L * (long)sizeof(float) * (p->c + g1.mb));
+  return imax(g1.rows, imin(g1.ty, (int)(tiles / g1.tx)));
+}
+
+/* The geometry T threads run p with. One thread: wg_shape. More: the band height, from
+ * wg_rows_cap down to bands of 2 * WG_VW tiles (or one thread's, if shorter), minimising
+ * rounds of bands over the threads x the tiles of a band, ties to the taller band (fewer
+ * input transforms); conv_wg_run then splits channel blocks when the bands are too few.
+ * resnet18's 64x56x56 layers (14 x 14 tiles) took one thread's 5 bands of 3 rows, 10 jobs
+ * of half the channels each repeating the input transform: 2 threads 1.41x one; 2 bands
+ * of 7 rows: 1.93x (rt_test --bench, 5 interleaved rounds, 418 -> 575 GFLOP/s). */
+static wg_geom wg_shape_threads(const ecg_conv_params *p, int T) {
+  wg_geom best = wg_shape(p);
+  if (T <= 1) return best;
+  const int rmin = imin(best.rows, cdiv(2 * WG_VW, best.tx));
+  double bcost = -1;
+  for (int r = wg_rows_cap(p); r >= rmin; r--) {
+    const wg_geom g = wg_shape_rows(p, r);
+    const long jobs = (long)p->n * cdiv(g.ty, g.rows);
+    const double cost = (double)((jobs + T - 1) / T) * g.tch;
+    if (bcost < 0 || cost < bcost) { bcost = cost; best = g; }
+  }
+  return best;
 }
 
 /* Whether conv p runs as Winograd F(4x4, 3x3): group 1, 3x3, strides 1 (any dilation), at
@@ -1946,8 +1989,9 @@ static size_t wg_buf(const wg_geom *g) {
   return 12 * (4 * txp + 16) + 4 * (txp + 16) + 30 * (size_t)g->ldv + 4 * txp + 64;
 }
 
+/* Scratch floats per thread for any thread count: the tallest band any may take. */
 static size_t wg_per_thread(const ecg_conv_params *p) {
-  const wg_geom g = wg_shape(p);
+  const wg_geom g = wg_shape_rows(p, wg_rows_cap(p));
   return 36 * (size_t)g.ldv * (p->c + g.mb) + wg_buf(&g) + 3 * 32;
 }
 
@@ -2172,9 +2216,9 @@ static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, c
 
 static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U, const float *bias, float *y,
                         float *scratch) {
-  const wg_geom g = wg_shape(p);
-  const int bands = cdiv(g.ty, g.rows);
   int T = ecg_threads();
+  const wg_geom g = wg_shape_threads(p, T);
+  const int bands = cdiv(g.ty, g.rows);
   /* channel blocks (multiples of MR) to balance the jobs over the threads: nmb from 1 to
    * 4 minimising rounds of jobs x job size, each block repeating the input transform (about
    * 3% of a job's work); one thread: 1 */
