@@ -646,6 +646,7 @@ int main(int argc, char **argv) {
   test_conv(conv_p(2, 1152, 2, 2, 320, 1, 1, 1, 1, 0, 1), threads);
   test_conv(conv_p(1, 96, 4, 4, 576, 1, 1, 1, 1, 0, 1), threads);
   test_conv(conv_p(1, 256, 3, 3, 256, 3, 3, 1, 1, 1, 2), threads);
+  test_conv(conv_p(1, 128, 4, 4, 96, 3, 3, 1, 1, 1, 1), threads);
   test_conv(conv_p(1, 64, 1, 5, 600, 1, 1, 1, 1, 0, 1), threads);
   /* 3x3 depthwise on wide and tall planes (AVX-512 dw512_blk3: 1..4 chunks of 16 columns,
    * up to 8 rows per block, strides 1 and 2, unpadded) */
