@@ -866,7 +866,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "#define NIO %d\n#define NPACKED %d\n#define WEIGHTS_BYTES ((size_t)%zu)\n#define ARENA_BYTES ((size_t)%zu)\n",
               L->n_io > 0 ? L->n_io : 1, L->n_packed > 0 ? L->n_packed : 1, L->weights_bytes, L->arena_bytes);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n", P);
+                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     sb_printf(&b, "};\n\n");
   }
@@ -918,8 +918,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
     sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
     sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
-    sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
-                  "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
+    sb_printf(&b, "  ecg_rt1_team_begin(&ctx->team, ctx->prof_ms != NULL);\n  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
+                  "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n"
+                  "  ecg_rt1_team_end(&ctx->team);\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
     else sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
   }
