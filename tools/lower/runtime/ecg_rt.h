@@ -95,8 +95,8 @@ const char *ecg_rt1_build_id(void);
  * has one region per kernel). Runs use T threads; after two, one run on 1 thread
  * measures the alternative; from then on each run takes the count with the lower mean
  * (an exponential mean, weight 1/2 per run, of the runs on that count) and the other
- * count is measured again after `every` runs: 8 after the choice changed, doubling up to
- * 64 while it holds; such a probe replaces its count's mean (the load it was measured
+ * count is measured again after `every` runs: 8 after the choice changed to T, doubling
+ * up to 64 while it holds (4 up to 16 while one thread is chosen); such a probe replaces its count's mean (the load it was measured
  * under may be gone), and a wrong switch corrects itself as the new count's runs
  * average in. The first run (page faults, cold caches) is not counted. A context
  * with profiling on, one thread, a run started inside a parallel region, or the runtime
@@ -109,7 +109,7 @@ typedef struct {
   int threads;    /* T: omp_get_max_threads() of the runs measured so far */
   int runs;       /* runs started with T > 1 since T was last seen */
   int since;      /* runs since the count not chosen was last measured */
-  int every;      /* measure it again after this many runs (8 .. 64) */
+  int every;      /* measure it again after this many runs (8 .. 64 on T, 4 .. 16 on 1) */
   int cur;        /* this run's count: 0 one thread, 1 T; -1 not chosen (fixed, T = 1) */
   int probe;      /* this run measures the count not chosen */
 } ecg_team;

@@ -5,8 +5,14 @@
 #include <omp.h>
 #endif
 
+/* Runs between probes of the count not chosen: 8 .. 64 while T is chosen (a probe of one
+ * thread costs a slower run), 4 .. 16 while one thread is (a load on the other cores
+ * often comes and goes: mnasnet1_0 at 224x224, 2 threads, beside another engineer's build,
+ * stayed on one thread for most of a 23-run benchmark with 8 .. 64) */
 #define TEAM_EVERY_MIN 8
 #define TEAM_EVERY_MAX 64
+#define TEAM_EVERY_MIN_1 4
+#define TEAM_EVERY_MAX_1 16
 
 /* The count with the lower mean (T on a tie or while either is unmeasured). */
 static int team_best(const ecg_team *t) { return t->ms[0] > 0 && t->ms[1] > 0 && t->ms[0] < t->ms[1] ? 0 : 1; }
@@ -31,8 +37,8 @@ void ecg_rt1_team_record(ecg_team *t, double ms) {
     return;
   }
   t->since = 0;
-  if (team_best(t) != before) t->every = TEAM_EVERY_MIN;
-  else if (t->every < TEAM_EVERY_MAX) t->every = 2 * t->every < TEAM_EVERY_MAX ? 2 * t->every : TEAM_EVERY_MAX;
+  const int best = team_best(t), lo = best ? TEAM_EVERY_MIN : TEAM_EVERY_MIN_1, hi = best ? TEAM_EVERY_MAX : TEAM_EVERY_MAX_1;
+  t->every = best != before ? lo : 2 * t->every < lo ? lo : 2 * t->every > hi ? hi : 2 * t->every;
 }
 
 void ecg_rt1_team_begin(ecg_team *t, int fixed) {
