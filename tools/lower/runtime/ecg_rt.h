@@ -98,7 +98,7 @@ const char *ecg_rt1_build_id(void);
  * interrupt, does not switch; a mean did, and a 23-run benchmark spent 7 runs on one
  * thread after one 9 ms run of mobilenet_v2's 4.2), and the other count is measured
  * again after `every` runs: 8 after the choice changed to T, doubling up to 64 while it
- * holds (4 up to 16 while one thread is chosen). Such a probe replaces its count's runs
+ * holds (2 up to 16 while one thread is chosen). Such a probe replaces its count's runs
  * (the load they were measured under may be gone); a wrong switch corrects itself as the
  * new count's runs come in. A probe of T takes two runs and measures the second: the
  * first wakes T's threads, whose idle cores (a virtual machine's vCPUs) take long to
@@ -114,7 +114,7 @@ typedef struct {
   int threads;    /* T: omp_get_max_threads() of the runs measured so far */
   int runs;       /* runs started with T > 1 since T was last seen */
   int since;      /* runs since the count not chosen was last measured */
-  int every;      /* measure it again after this many runs (8 .. 64 on T, 4 .. 16 on 1) */
+  int every;      /* measure it again after this many runs (8 .. 64 on T, 2 .. 16 on 1) */
   int cur;        /* this run's count: 0 one thread, 1 T; -1 not chosen (fixed, T = 1) */
   int probe;      /* this run measures the count not chosen (1), or wakes T's threads for
                    * the next run, which does (2: not measured) */

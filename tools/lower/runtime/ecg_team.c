@@ -6,12 +6,13 @@
 #endif
 
 /* Runs between probes of the count not chosen: 8 .. 64 while T is chosen (a probe of one
- * thread costs a slower run), 4 .. 16 while one thread is (a load on the other cores
+ * thread costs a slower run), 2 .. 16 while one thread is (a load on the other cores
  * often comes and goes: mnasnet1_0 at 224x224, 2 threads, beside another engineer's build,
- * stayed on one thread for most of a 23-run benchmark with 8 .. 64) */
+ * stayed on one thread for most of a 23-run benchmark with 8 .. 64, and for 5 of 20 quiet
+ * runs after a burst with 4 .. 16) */
 #define TEAM_EVERY_MIN 8
 #define TEAM_EVERY_MAX 64
-#define TEAM_EVERY_MIN_1 4
+#define TEAM_EVERY_MIN_1 2
 #define TEAM_EVERY_MAX_1 16
 
 /* The time of count c: the median of its last 3 runs, the faster of 2, or its one run;
