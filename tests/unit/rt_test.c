@@ -570,6 +570,62 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
   printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", "sgemm 1024^3", g1, g2);
 }
 
+/* ------------------------------------------------------------------ threads per run */
+
+/* n runs through ecg_rt1_team_pick / ecg_rt1_team_record with runs on T threads taking
+ * ms_t and runs on one thread ms_1 milliseconds; the counts chosen go to got[0..n). */
+static void team_runs(ecg_team *t, int n, double ms_1, double ms_t, int *got) {
+  for (int r = 0; r < n; r++) {
+    t->runs++;
+    t->cur = ecg_rt1_team_pick(t);
+    got[r] = t->cur;
+    ecg_rt1_team_record(t, t->cur ? ms_t : ms_1);
+  }
+}
+
+/* The thread-count policy (ecg_rt.h "Threads per run"): T while it is faster, one probe
+ * of 1 thread after four runs, then probes 8, 16, 32, 64, 64 runs apart; when one thread
+ * turns faster the runs switch, and back when T does; one slow run on T does not. */
+static void test_team(void) {
+  ecg_team t;
+  memset(&t, 0, sizeof t);
+  t.threads = 2;
+  t.every = 8;
+  int got[400], ok = 1;
+  team_runs(&t, 200, 20.0, 10.0, got); /* quiet: T twice as fast */
+  int ones = 0, first1 = -1, gap_ok = 1, last = -1;
+  for (int r = 0; r < 200; r++)
+    if (!got[r]) {
+      ones++;
+      if (first1 < 0) first1 = r;
+      if (last >= 0 && r - last - 1 > 64) gap_ok = 0;
+      last = r;
+    }
+  ok &= got[0] == 1 && got[3] == 1 && first1 == 4 && ones >= 4 && ones <= 8 && gap_ok;
+  team_runs(&t, 100, 20.0, 40.0, got); /* the other core loaded: T twice as slow */
+  int ones2 = 0;
+  for (int r = 0; r < 100; r++) ones2 += got[r] == 0;
+  ok &= ones2 >= 80;
+  team_runs(&t, 100, 20.0, 10.0, got); /* quiet again */
+  int ts = 0;
+  for (int r = 50; r < 100; r++) ts += got[r] == 1;
+  ok &= ts >= 45;
+  /* one slow run on T (an interrupt) among fast ones does not switch to one thread */
+  int spike = 1;
+  for (int r = 0; r < 40; r++) {
+    t.runs++;
+    t.cur = ecg_rt1_team_pick(&t);
+    if (r > 20 && !t.probe) spike &= t.cur == 1;
+    ecg_rt1_team_record(&t, t.cur ? (r == 20 ? 40.0 : 10.0) : 20.0);
+  }
+  ok &= spike;
+  if (ok) n_pass++;
+  else {
+    n_fail++;
+    printf("FAIL team: quiet first1 %d ones %d gaps %d; loaded ones %d; quiet again T %d of 50; spike kept T %d\n", first1, ones, gap_ok, ones2, ts, spike);
+  }
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv) {
@@ -640,6 +696,14 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 72, 7, 7, 40, 3, 3, 1, 1, 1, 1), threads);
   test_conv(conv_p(1, 128, 7, 7, 600, 1, 1, 1, 1, 0, 1), threads);
   test_conv(conv_p(1, 64, 20, 20, 96, 3, 3, 2, 1, 1, 1), threads);
+  /* planes of 2..31 positions (56x56 inputs' last stages: 2x2, 4x4), transposed too:
+   * positions fewer than a micro-kernel's rows, a 3x3 conv on 3x3, groups, batches */
+  test_conv(conv_p(1, 192, 2, 2, 1152, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(2, 1152, 2, 2, 320, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 96, 4, 4, 576, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 256, 3, 3, 256, 3, 3, 1, 1, 1, 2), threads);
+  test_conv(conv_p(1, 128, 4, 4, 96, 3, 3, 1, 1, 1, 1), threads);
+  test_conv(conv_p(1, 64, 1, 5, 600, 1, 1, 1, 1, 0, 1), threads);
   /* 3x3 depthwise on wide and tall planes (AVX-512 dw512_blk3: 1..4 chunks of 16 columns,
    * up to 8 rows per block, strides 1 and 2, unpadded) */
   {
@@ -777,6 +841,7 @@ int main(int argc, char **argv) {
   test_global(7, 49);
   test_global(100, 3);
   test_global(3, 3136);
+  test_team();
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }

@@ -911,7 +911,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                     "static inline int64_t ecg_fdiv_(int64_t a, int64_t b) { int64_t q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
                 L->n_sym > 0 ? L->n_sym : 1, L->n_dbuf > 0 ? L->n_dbuf : 1, g->n_inputs > 0 ? g->n_inputs : 1);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
-                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n", P);
+                  "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
     sb_printf(&b, "};\n\n");
@@ -972,8 +972,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (L->dyn) /* new shapes, or more threads than the scratch was sized for: prepare again */
       sb_printf(&b, "  int nt_ = 1;\n#ifdef _OPENMP\n  nt_ = omp_get_max_threads();\n#endif\n"
                     "  if (ctx->dirty || !ctx->bound || nt_ > ctx->threads) { int rc = prepare_(ctx); if (rc) return rc; }\n");
-    sb_printf(&b, "  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
-                  "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n");
+    sb_printf(&b, "  ecg_rt1_team_begin(&ctx->team, ctx->prof_ms != NULL);\n  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
+                  "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n"
+                  "  ecg_rt1_team_end(&ctx->team);\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
     else sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
   }

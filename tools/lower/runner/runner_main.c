@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -101,7 +102,37 @@ static int finish(int rc) {
   return rc;
 }
 
+#ifndef ECG_RUNNER_SPINCOUNT
+#define ECG_RUNNER_SPINCOUNT "10000"
+#endif
+/* libgomp's idle threads spin GOMP_SPINCOUNT times (default 300000, with OMP_WAIT_POLICY
+ * unset) before they sleep; with a pause instruction per spin that is milliseconds on this
+ * machine's Xeon, and a thread that spins that long spends the CPU time another process
+ * on its core wanted: when that process and our worker share a core, the scheduler lets
+ * each region's worker in late and every parallel region waits for it (resnet18 at 224,
+ * 2 threads, a busy loop on the other core: 69 ms against 26 ms on 1 thread; ORT 24 ms).
+ * 10000 spins (about a kernel gap: regions follow each other within microseconds) keep
+ * quiet-machine runs within 2% (squeezenet1_1, 3 interleaved rounds: 3.30 vs 3.35 ms)
+ * and make contended ones about 1-thread speed (resnet18: 36 ms, 30000: 45, default:
+ * 160, measured beside another engineer's build); OMP_WAIT_POLICY=PASSIVE (sleep at
+ * once) costs a futex wake per region, 3.30 -> 5.0 ms. libgomp reads the variable when
+ * it loads, before main(): so set it and exec this program again, once, unless the user
+ * set GOMP_SPINCOUNT or OMP_WAIT_POLICY, or argv[0] is not a path (or the exec fails:
+ * then run as we are). */
+static void spin_policy(char **argv) {
+#ifdef _OPENMP
+  /* a bare name would be looked up in PATH, which may hold another program */
+  if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY") || !argv[0] || !strchr(argv[0], '/')) return;
+  if (setenv("GOMP_SPINCOUNT", ECG_RUNNER_SPINCOUNT, 1) != 0) return;
+  execv(argv[0], argv);
+  unsetenv("GOMP_SPINCOUNT"); /* not re-executed: the variable would only mislead */
+#else
+  (void)argv;
+#endif
+}
+
 int main(int argc, char **argv) {
+  spin_policy(argv);
   const char *weights = "weights.bin", *profile = NULL;
   int threads = 0, warmup = 1, runs = 1;
   n_in = ECG_MODEL(num_inputs)(); n_out = ECG_MODEL(num_outputs)();

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -294,6 +295,18 @@ static inline __mmask16 col_mask(int base, int w) {
 /* c[mr, nr] (row stride ldc) = ep(alpha * sum_k a[k*MR + i] * b[k*bs + j] + beta * c),
  * nv = ceil(nr/16) vectors per row; c is not read when beta == 0; columns >= nr untouched.
  * b must be readable for nv*16 columns per row. */
+/* Tiles of at most ECG_PF_ROWS rows prefetch b ECG_PF_DIST rows ahead: with few rows, b is
+ * the stream (a swapped conv's weights on a plane of a few positions: resnet18 at 56x56,
+ * layer4's 3x3 convs on 2x2, 9.4 MB of weights each, 0.60 -> 0.41 ms, 15.7 -> 23 GB/s of
+ * the 27 a plain read loop gets), and the hardware prefetcher alone left it short; wider
+ * tiles are bound by their FMAs. Distances 8, 16 and 32 and rows <= 8 measured the same
+ * (resnet18 and mnasnet1_0 at 56x56, 3 interleaved rounds); no prefetch was 7-12% slower. */
+#ifndef ECG_PF_ROWS
+#define ECG_PF_ROWS 4
+#endif
+#ifndef ECG_PF_DIST
+#define ECG_PF_DIST 16
+#endif
 ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, const float *restrict b,
                  ptrdiff_t bs, float *restrict c, ptrdiff_t ldc, int nr, float alpha, float beta,
                  const ep_t *ep) {
@@ -304,6 +317,9 @@ ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, co
     for (int v = 0; v < nv; v++) acc[i][v] = _mm512_setzero_ps();
   for (int k = 0; k < kc; k++) {
     __m512 bv[3];
+    if (mr <= ECG_PF_ROWS)
+#pragma GCC unroll 3
+      for (int v = 0; v < nv; v++) _mm_prefetch((const char *)(b + ECG_PF_DIST * bs + 16 * v), _MM_HINT_T0);
 #pragma GCC unroll 3
     for (int v = 0; v < nv; v++) bv[v] = _mm512_loadu_ps(b + 16 * v);
 #pragma GCC unroll 8
@@ -1061,12 +1077,16 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
  * transposed (a 1x1 conv: read in place plain, about 2 per float transposed); the
  * transposed store costs about 16 per output. Measured on Zen 4 (rt_test --bench): 3x3 on
  * 7x7 and 14x14 planes and 1x1 on 7x7 planes 1.16-1.6x faster transposed, 1x1 on 14x14
- * planes 0.95x (kept plain by the cost). Never for planes under 32 positions (the
- * 1x1-plane pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
+ * planes 0.95x (kept plain by the cost). Planes of 2..31 positions (a 56x56 input's last
+ * stages: 2x2, 4x4) fill at most one vector of the plain orientation (the 8 x 16 edge tile
+ * for 4 positions: 4x the multiply-adds, 8 broadcasts per 8 FMAs) but a 4 x 48 tile
+ * transposed: mnasnet1_0 at 56x56, 1 thread, 1.18 -> 1.00 ms end to end (its 2x2 1x1
+ * convs, 0.72 of the 1.2 ms, were at 30 GFLOP/s). Never for a 1x1 plane (conv_gemv, and
+ * the pointwise convs of ecg_ibr.c keep the A-panel layout they rely on). */
 static int conv_swap(const ecg_conv_params *p) {
   if (p->algo == ECG_RT_CONV_GEMM_T && !conv_is_dw(p)) return 1; /* a schedule's choice */
   if (p->algo) return 0;
-  if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 32) return 0;
+  if (conv_is_dw(p) || conv_direct(p) || conv_wg(p) || (long)p->oh * p->ow < 2) return 0;
   const int mg = p->m / p->group, n = p->oh * p->ow;
   const double K = (double)(p->c / p->group) * p->kh * p->kw, pw1 = conv_is_1x1(p);
 #ifdef ECG_AVX512
@@ -1074,7 +1094,17 @@ static int conv_swap(const ecg_conv_params *p) {
 #else
   const double rows_m = cdiv(mg, MR) * MR, rows_n = cdiv(n, MR) * MR, cols_n = cdiv(n, NR) * NR, cols_m = cdiv(mg, NR) * NR;
 #endif
-  const double plain = rows_m * cols_n * K + (pw1 ? 1.0 : 6.0 * cdiv(mg, MCMAX)) * n * K;
+#ifdef ECG_AVX512
+  /* one 16-column vector per tile row: 8 broadcasts and 1 load per 8 FMAs, bound by the
+   * loads (9/8 of the FMA time); 2 and 3 vectors are bound by the FMAs. Im2col convs
+   * only: resnet18 at 56x56 (3x3 convs on 4x4 planes turn transposed), 1 thread, 3.89 ->
+   * 3.74 ms; the 1x1 convs of mnasnet1_0 and mobilenet_v2 at 56x56 on 4x4 planes measured
+   * 1-2% slower transposed (5 interleaved rounds each) */
+  const double vec1 = cols_n == 16 && !pw1 ? 9.0 / 8.0 : 1.0;
+#else
+  const double vec1 = 1.0;
+#endif
+  const double plain = vec1 * rows_m * cols_n * K + (pw1 ? 1.0 : 6.0 * cdiv(mg, MCMAX)) * n * K;
   const double swapped = rows_n * cols_m * K + (pw1 ? 2.0 : 6.0 * cdiv(mg, SW_CH)) * n * K + 16.0 * mg * n;
 #ifdef ECG_SWAP_OVERRIDE /* measuring and testing both orientations: ECG_SWAP=0|1 */
   if (getenv("ECG_SWAP")) return atoi(getenv("ECG_SWAP"));
@@ -1885,19 +1915,61 @@ typedef struct {
                                    * V/Y row length per band, channels per GEMM block */
 } wg_geom;
 
-static wg_geom wg_shape(const ecg_conv_params *p) {
+/* The geometry of p with bands of `rows` tile rows (clipped to 1 .. all of them). */
+static wg_geom wg_shape_rows(const ecg_conv_params *p, int rows) {
   wg_geom g;
   g.tx = cdiv(cdiv(p->ow, p->dw), 4); /* tiles of the largest phase (dilation: see conv_wg_run) */
   g.ty = cdiv(cdiv(p->oh, p->dh), 4);
-  /* bands of about WG_TILES tiles, as even as whole tile rows allow (7 rows of 7 tiles:
-   * 4 + 3, not 6 + 1, whose last band would fill a third of its column vector) */
-  const int rmax = imin(g.ty, imax(1, WG_TILES / g.tx));
-  g.rows = cdiv(g.ty, cdiv(g.ty, rmax));
+  g.rows = imax(1, imin(g.ty, rows));
   g.tch = g.rows * g.tx;
   g.ldv = cdiv(g.tch, WG_VW) * WG_VW;
   if (g.ldv % 64 == 0) g.ldv += WG_VW; /* rows 256 bytes apart would share L1 sets */
   g.mb = imin(WG_MB, cdiv(p->m, MR) * MR);
   return g;
+}
+
+/* One thread's geometry: bands of about WG_TILES tiles, as even as whole tile rows allow
+ * (7 rows of 7 tiles: 4 + 3, not 6 + 1, whose last band would fill a third of its column
+ * vector). */
+static wg_geom wg_shape(const ecg_conv_params *p) {
+  const int tx = cdiv(cdiv(p->ow, p->dw), 4), ty = cdiv(cdiv(p->oh, p->dh), 4);
+  const int rmax = imin(ty, imax(1, WG_TILES / tx));
+  return wg_shape_rows(p, cdiv(ty, cdiv(ty, rmax)));
+}
+
+/* Most tile rows per band that T > 1 threads may take (wg_shape_threads): as many as keep
+ * a band's V and Y (36 floats per tile and input or output channel of a block) within this
+ * CPU's L2 (sysconf; 1 MiB where it does not say), and never fewer than one thread's. */
+static int wg_rows_cap(const ecg_conv_params *p) {
+  const wg_geom g1 = wg_shape(p);
+  long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (l2 <= 0) l2 = 1L << 20;
+  const long tiles = l2 / (36L * (long)sizeof(float) * (p->c + g1.mb));
+  return imax(g1.rows, imin(g1.ty, (int)(tiles / g1.tx)));
+}
+
+/* The geometry T threads run p with. One thread: wg_shape. More: the band height, from
+ * wg_rows_cap down to bands of 2 * WG_VW tiles (or one thread's, if shorter), minimising
+ * rounds of bands over the threads x the tiles of a band, ties to the taller band (fewer
+ * input transforms); conv_wg_run then splits channel blocks when the bands are too few.
+ * resnet18's 64x56x56 layers (14 x 14 tiles) took one thread's 5 bands of 3 rows, 10 jobs
+ * of half the channels each repeating the input transform: 2 threads 1.41x one; 2 bands
+ * of 7 rows: 1.93x (rt_test --bench, 5 interleaved rounds, 418 -> 575 GFLOP/s). */
+static wg_geom wg_shape_threads(const ecg_conv_params *p, int T) {
+  wg_geom best = wg_shape(p);
+  if (T <= 1) return best;
+  const int rmin = imin(best.rows, cdiv(2 * WG_VW, best.tx));
+  double bcost = -1;
+  for (int r = wg_rows_cap(p); r >= rmin; r--) {
+    const wg_geom g = wg_shape_rows(p, r);
+    const long jobs = (long)p->n * cdiv(g.ty, g.rows);
+    const double cost = (double)((jobs + T - 1) / T) * g.tch;
+    if (bcost < 0 || cost < bcost) { bcost = cost; best = g; }
+  }
+  return best;
 }
 
 /* Whether conv p runs as Winograd F(4x4, 3x3): group 1, 3x3, strides 1 (any dilation), at
@@ -1927,8 +1999,9 @@ static size_t wg_buf(const wg_geom *g) {
   return 12 * (4 * txp + 16) + 4 * (txp + 16) + 30 * (size_t)g->ldv + 4 * txp + 64;
 }
 
+/* Scratch floats per thread for any thread count: the tallest band any may take. */
 static size_t wg_per_thread(const ecg_conv_params *p) {
-  const wg_geom g = wg_shape(p);
+  const wg_geom g = wg_shape_rows(p, wg_rows_cap(p));
   return 36 * (size_t)g.ldv * (p->c + g.mb) + wg_buf(&g) + 3 * 32;
 }
 
@@ -2153,9 +2226,9 @@ static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, c
 
 static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U, const float *bias, float *y,
                         float *scratch) {
-  const wg_geom g = wg_shape(p);
-  const int bands = cdiv(g.ty, g.rows);
   int T = ecg_threads();
+  const wg_geom g = wg_shape_threads(p, T);
+  const int bands = cdiv(g.ty, g.rows);
   /* channel blocks (multiples of MR) to balance the jobs over the threads: nmb from 1 to
    * 4 minimising rounds of jobs x job size, each block repeating the input transform (about
    * 3% of a job's work); one thread: 1 */

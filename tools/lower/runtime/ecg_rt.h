@@ -85,6 +85,55 @@ extern "C" {
  * sizes. Equal strings mean the same sources and the same ISA-dependent data. */
 const char *ecg_rt1_build_id(void);
 
+/* ------------------------------------------------------------------ Threads per run */
+
+/* The thread count of each run of one model context, chosen by measured run time: all
+ * the threads OpenMP offers (omp_get_max_threads() when the run starts) or one. A run on
+ * T threads waits at every parallel region for each of them, so when another process
+ * loads their cores the run can take longer than on one thread (mobilenet_v2 at 224x224,
+ * 2 threads, beside another engineer's build: 20 ms against 9 ms on 1; a lowered model
+ * has one region per kernel). Runs use T threads; after four, one run on 1 thread
+ * measures the alternative; from then on each run takes the count with the lower time
+ * (the median of its last 3 runs, or the faster of 2: one slow run, a page fault or an
+ * interrupt, does not switch; a mean did, and a 23-run benchmark spent 7 runs on one
+ * thread after one 9 ms run of mobilenet_v2's 4.2), and the other count is measured
+ * again after `every` runs: 8 after the choice changed to T, doubling up to 64 while it
+ * holds (2 up to 16 while one thread is chosen). Such a probe replaces its count's runs
+ * (the load they were measured under may be gone); a wrong switch corrects itself as the
+ * new count's runs come in. A probe of T takes two runs and measures the second: the
+ * first wakes T's threads, whose idle cores (a virtual machine's vCPUs) take long to
+ * resume (mobilenet_v2's first runs on 2 threads after runs on one took 12 ms, then 4). The first run (page faults, cold caches) is not counted. A
+ * context with profiling on, one thread, a run started inside a parallel region, or the
+ * runtime built with ECG_TEAM_FIXED always uses T.
+ * Zero-initialised is the starting state. Not safe for concurrent runs of one context
+ * (a model context never is). */
+typedef struct {
+  double ms[2][3]; /* the last runs' milliseconds on 1 thread [0] and on T [1], oldest first */
+  int nms[2];     /* how many of ms[c] hold runs (0 .. 3) */
+  double t0;      /* when this run started (omp_get_wtime, seconds) */
+  int threads;    /* T: omp_get_max_threads() of the runs measured so far */
+  int runs;       /* runs started with T > 1 since T was last seen */
+  int since;      /* runs since the count not chosen was last measured */
+  int every;      /* measure it again after this many runs (8 .. 64 on T, 2 .. 16 on 1) */
+  int cur;        /* this run's count: 0 one thread, 1 T; -1 not chosen (fixed, T = 1) */
+  int probe;      /* this run measures the count not chosen (1), or wakes T's threads for
+                   * the next run, which does (2: not measured) */
+  int warm;       /* the next run measures T (after a run with probe 2) */
+} ecg_team;
+
+/* Start a run: choose its thread count (above) and, for one thread, call
+ * omp_set_num_threads(1); `fixed` nonzero (profiling) keeps T. Pair with ecg_rt1_team_end
+ * after the run, on the same thread. Without OpenMP: nothing. */
+void ecg_rt1_team_begin(ecg_team *t, int fixed);
+/* End the run that ecg_rt1_team_begin started: restore omp_set_num_threads(T) and add
+ * the run's time to its count's last runs. */
+void ecg_rt1_team_end(ecg_team *t);
+/* The decision alone, for tests: the count (0: one thread, 1: T) that the next run of t
+ * would take, with t->probe set when that run measures the count not chosen. */
+int ecg_rt1_team_pick(ecg_team *t);
+/* The bookkeeping alone, for tests: add a run of `ms` milliseconds on count t->cur. */
+void ecg_rt1_team_record(ecg_team *t, double ms);
+
 /* Fused epilogue activation applied after bias. */
 typedef enum {
   ECG_ACT_NONE = 0,
