@@ -172,6 +172,18 @@ int main(int argc, char **argv) {
     CHECK(top < bf, "two peaks: peak-first %zu not below best-fit %zu", top, bf);
     CHECK(bf > opt, "two peaks: best-fit %zu reaches the optimum %zu (the case no longer shows the problem)", bf, opt);
   }
+  /* lifetimes before the first kernel (position -1, as the lowering gives buffers no kernel
+   * writes) and an empty one (first > last): every planner places them, the lower bound counts
+   * position -1 (libFuzzer found place_peak indexing its per-position table at -1) */
+  {
+    lw_buf nb[] = {{64, -1, -1, 0}, {64, -1, -1, 0}, {128, -1, 0, 0}, {32, 0, 1, 0}, {16, 3, 2, 0}};
+    int nn = (int)(sizeof nb / sizeof *nb);
+    CHECK(lw_plan_lower_bound(nb, nn) == 256, "negative lifetimes: lower bound %zu, expected 256", lw_plan_lower_bound(nb, nn));
+    for (int a = 0; a < 3; a++) {
+      size_t top = lw_plan_place(nb, nn, (lw_plan_algo)a);
+      CHECK(valid(nb, nn, top) && top >= 256, "negative lifetimes: %s placement invalid (%zu)", lw_plan_name((lw_plan_algo)a), top);
+    }
+  }
   /* an empty plan and a single buffer */
   CHECK(lw_plan_place(b, 0, LW_PLAN_PEAK) == 0, "empty plan");
   b[0] = (lw_buf){.bytes = 128, .first = 0, .last = 0};

@@ -54,11 +54,23 @@ static size_t place_in_order(ecg_plan_buf *b, const int *order, int n, int best_
   return top;
 }
 
+/* The positions the buffers' lifetimes cover: [*lo, *hi). Positions may be negative (a buffer
+ * live only before the first kernel has lifetime [-1, -1]); an empty lifetime (first > last)
+ * covers none. */
+static void plan_span(const ecg_plan_buf *b, int n, int *lo, int *hi) {
+  *lo = 0; *hi = 0;
+  for (int i = 0; i < n; i++) {
+    if (b[i].first > b[i].last) continue;
+    if (b[i].first < *lo) *lo = b[i].first;
+    if (b[i].last + 1 > *hi) *hi = b[i].last + 1;
+  }
+}
+
 size_t ecg_rt1_plan_lower_bound(const ecg_plan_buf *b, int n) {
-  int span = 0;
-  for (int i = 0; i < n; i++) if (b[i].last + 1 > span) span = b[i].last + 1;
+  int lo, hi;
+  plan_span(b, n, &lo, &hi);
   size_t best = 0;
-  for (int p = 0; p < span; p++) {
+  for (int p = lo; p < hi; p++) {
     size_t live = 0;
     for (int i = 0; i < n; i++) if (b[i].first <= p && p <= b[i].last) live += b[i].bytes;
     if (live > best) best = live;
@@ -120,19 +132,19 @@ static void sort_order(int *order, int n, const order_ctx *c, order_cmp cmp) {
  * first, are placed before its large ones). Both start at the peak: its buffers come first.
  * order: 2n ints. */
 static size_t place_peak(ecg_plan_buf *b, int n, int *order) {
-  int span = 0;
-  for (int i = 0; i < n; i++) if (b[i].last + 1 > span) span = b[i].last + 1;
-  size_t *live = calloc((size_t)span + 1, sizeof *live);
+  int lo, hi; /* live[p - lo]: the bytes live at position p */
+  plan_span(b, n, &lo, &hi);
+  size_t *live = calloc((size_t)(hi - lo) + 1, sizeof *live);
   size_t *blive = calloc((size_t)n + 1, sizeof *blive);
   size_t *off = malloc(sizeof *off * (size_t)n + 1);
   if (!live || !blive || !off) { free(live); free(blive); free(off); return (size_t)-1; }
   for (int i = 0; i < n; i++)
-    for (int p = b[i].first; p <= b[i].last; p++) live[p] += b[i].bytes;
+    for (int p = b[i].first; p <= b[i].last; p++) live[p - lo] += b[i].bytes;
   size_t best = 0;
-  order_ctx c = {b, 0, blive}; /* the peak-memory position: the first with the largest live total */
-  for (int p = 0; p < span; p++) if (live[p] > best) { best = live[p]; c.peak = p; }
+  order_ctx c = {b, lo, blive}; /* the peak-memory position: the first with the largest live total */
+  for (int p = lo; p < hi; p++) if (live[p - lo] > best) { best = live[p - lo]; c.peak = p; }
   for (int i = 0; i < n; i++)
-    for (int p = b[i].first; p <= b[i].last; p++) if (live[p] > blive[i]) blive[i] = live[p];
+    for (int p = b[i].first; p <= b[i].last; p++) if (live[p - lo] > blive[i]) blive[i] = live[p - lo];
   size_t top = (size_t)-1;
   for (int v = 0; v < 2; v++) {
     sort_order(order, n, &c, v ? by_live : by_peak);

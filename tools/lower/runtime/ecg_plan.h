@@ -13,7 +13,8 @@ extern "C" {
 #endif
 
 /** One buffer to place: size in bytes (aligned by the caller), lifetime [first, last] in
- *  kernel positions (inclusive), and the offset in bytes the plan gives it. */
+ *  kernel positions (inclusive; a position may be negative, -1 being before the first kernel,
+ *  and first > last is an empty lifetime), and the offset in bytes the plan gives it. */
 typedef struct ecg_plan_buf {
   size_t bytes;
   int first, last;
