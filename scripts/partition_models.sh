@@ -21,6 +21,7 @@ set -u
 out=${1:-out}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. scripts/ort_noise.sh
 budget=${PARTITION_BUDGET:-20}
 timeout=${PARTITION_TIMEOUT:-120}
 models=${PARTITION_MODELS:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
@@ -40,9 +41,7 @@ for m in $models; do
     [ -n "$pass" ] || pass=null
     how=data
     if [ "$pass" != true ] && [ -d "$out/$m" ] && [ -f "$out/$m.data/test_data_set_0/output_0.pb" ]; then
-      bin/ecg-bench "$out/$m" --data "$out/$m.data/test_data_set_0" --runs 1 --ort-noise > "$out/$m.partition.$cfg.noise" 2>> "$out/$m.partition.$cfg.err"
-      if tail -n 1 "$out/$m.partition.$cfg.noise" | jq -e '.ort_noise_mismatches != null and .mismatches <= .ort_noise_mismatches
-           and .max_abs_err <= .ort_noise_max_abs_err' > /dev/null 2>&1; then
+      if ort_noise_pass "$out/$m" "$out/$m.data/test_data_set_0" "$out/$m.partition.$cfg.noise" "$out/$m.partition.$cfg.err"; then
         pass=true; how=ort_noise
       fi
     fi

@@ -20,6 +20,7 @@ set -u
 out=${1:-out}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. scripts/ort_noise.sh
 algos=${REWRITE_ALGOS:-"greedy taso enu pruning dpp sampling"}
 budget=${REWRITE_TIMEOUT:-5}
 steps=${REWRITE_STEPS:-10}
@@ -44,11 +45,9 @@ for m in $models; do
     [ -n "$pass" ] || pass=null
     how=data
     if [ "$pass" != true ] && [ -d "$out/$m" ] && [ -f "$out/$m.rewrite.$cfg.json" ]; then
-      # the criterion tests/bats/models.bats holds mlsd to: no further from the reference
-      # than ONNX Runtime without graph optimisations is from it (--ort-noise)
-      bin/ecg-bench "$out/$m" --data "$out/$m.data/test_data_set_0" --runs 1 --ort-noise > "$out/$m.rewrite.$cfg.noise" 2>> "$out/$m.rewrite.$cfg.err"
-      if tail -n 1 "$out/$m.rewrite.$cfg.noise" | jq -e '.ort_noise_mismatches != null and .mismatches <= .ort_noise_mismatches
-          and .max_abs_err <= .ort_noise_max_abs_err' > /dev/null 2>&1; then pass=true how=ort_noise rc=0; fi
+      if ort_noise_pass "$out/$m" "$out/$m.data/test_data_set_0" "$out/$m.rewrite.$cfg.noise" "$out/$m.rewrite.$cfg.err"; then
+        pass=true how=ort_noise rc=0
+      fi
     fi
     line=$(jq -cn --arg m "$m" --arg c "$cfg" --argjson rc "$rc" --arg pass "$pass" --arg how "$how" --slurpfile r "$rep" '
       {model: $m, config: $c, exit: $rc, pass: ($pass == "true"), checked: $how,
