@@ -775,6 +775,29 @@ int main(int argc, char **argv) {
     if (ecg_rt1_conv2d_macs(&a) == 36.0 * 14 * 14 * 64 * 64 && ecg_rt1_conv2d_macs(&b) == 56.0 * 56 * 64 * 64) n_pass++;
     else { n_fail++; printf("FAIL conv2d_macs: %g %g\n", ecg_rt1_conv2d_macs(&a), ecg_rt1_conv2d_macs(&b)); }
   }
+  /* The blocked direct sum (conv_blocked_run in ecg_gemm.c; forced here by algo
+   * ECG_RT_CONV_BLOCKED: AVX-512 builds run it, others fall back to the GEMM path): channel
+   * counts not a multiple of 16 (lanes past c and m), one and two output blocks, rows of one
+   * to 14 positions and rows cut into segments, strides, dilations, asymmetric pads,
+   * batches, 1x1 to 7x7 kernels; the generated epilogue once per element. */
+  {
+    ecg_conv_params bk[] = {conv_p(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1), conv_p(1, 512, 7, 7, 48, 3, 3, 1, 1, 1, 1),
+                            conv_p(2, 20, 9, 31, 17, 3, 3, 2, 1, 1, 1), conv_p(1, 33, 5, 3, 40, 1, 1, 1, 1, 0, 1),
+                            conv_p(1, 16, 23, 57, 64, 5, 3, 1, 2, 2, 1), conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1),
+                            conv_p(1, 24, 12, 12, 24, 7, 7, 2, 1, 3, 1), conv_p(1, 40, 1, 29, 8, 1, 3, 1, 1, 0, 1)};
+    bk[4].pr = 0; bk[4].pb = 3; bk[7].pl = 1; bk[7].pr = 2;
+    for (size_t i = 0; i < sizeof bk / sizeof bk[0]; i++) bk[i].algo = ECG_RT_CONV_BLOCKED;
+    test_convs_act(bk, sizeof bk / sizeof bk[0], threads);
+    for (int i = 0; i < 3; i++) test_conv_fn(bk[i], threads);
+    for (int r = 0; r < 40; r++) {
+      ecg_conv_params p = conv_p(ri(1, 2), ri(1, 70), ri(1, 16), ri(1, 40), ri(1, 70), ri(1, 5), ri(1, 5), 1, 1, 0, 1);
+      p.sh = ri(1, 2); p.sw = ri(1, 3); p.dh = ri(1, 2); p.dw = ri(1, 2);
+      p.pt = ri(0, 2); p.pb = ri(0, 2); p.pl = ri(0, 3); p.pr = ri(0, 2);
+      p.act = rand_act();
+      p.algo = ECG_RT_CONV_BLOCKED;
+      test_conv(p, threads);
+    }
+  }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
     q.act = rand_act();

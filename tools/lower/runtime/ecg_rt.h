@@ -213,7 +213,10 @@ typedef struct {
   int algo;    /* ECG_RT_CONV_*: 0 = the cost below picks the strategy; else a tuned schedule forces it
                   (ecg-partition --tune; the lowering checks it applies: ecg_conv_algo in format/ecg.h) */
 } ecg_conv_params;
-enum { ECG_RT_CONV_AUTO = 0, ECG_RT_CONV_GEMM = 1, ECG_RT_CONV_GEMM_T = 2, ECG_RT_CONV_WINOGRAD = 3 };
+/* ECG_RT_CONV_BLOCKED (the blocked direct sum, AVX-512 builds; elsewhere the GEMM path)
+ * is not yet a schedule's choice (format/ecg.h's conv_algo stops at WINOGRAD): the default
+ * choice and the runtime's tests use it. */
+enum { ECG_RT_CONV_AUTO = 0, ECG_RT_CONV_GEMM = 1, ECG_RT_CONV_GEMM_T = 2, ECG_RT_CONV_WINOGRAD = 3, ECG_RT_CONV_BLOCKED = 4 };
 
 /* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
  * (the nominal count), except for convs computed as Winograd F(4x4, 3x3) (3x3, stride 1,
@@ -239,7 +242,13 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * AVX-512 builds compute convs with few input channels and taps directly (group 1, c <= 4,
  * c*kh*kw <= 36, kw <= 8, sw 1 or 2, m >= 16, ow >= 16: a CNN's first 3x3 layer) from
  * blocks of 16 output channels per tap: ceil(m/16) blocks of K x 16 floats (element
- * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch. */
+ * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch.
+ * AVX-512 builds compute other group-1 convs with at least 16 input and output channels and
+ * a kernel of 2 or more taps as a blocked direct sum on 16-channel blocks (ecg_gemm.c
+ * "blocked direct conv"; issue 13 item 2), except 3x3 stride-1 convs whose Winograd
+ * transform U (36 * c * m floats) fits in 4 MiB, and wherever a schedule forces
+ * ECG_RT_CONV_BLOCKED (any group-1 conv): ceil(m/16) * ceil(c/16) * kh * kw blocks of
+ * 16 x 16 floats, [out block][in block][ky][kx][16 in][16 out], zero past c and m. */
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_rt1_conv2d_packed_floats(p)]. */
 void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
@@ -257,7 +266,11 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * Hb = (nb-1)*sh + (kh-1)*dh + 1); for a
  * Winograd conv (ecg_rt1_conv2d_macs) one band's transformed input and a block's
  * transformed output, 36 * ldv * (c + min(64, m)) floats (ldv: the band's tiles, at most
- * about 64, rounded to the micro-kernel's column vectors) plus row buffers.
+ * about 64, rounded to the micro-kernel's column vectors) plus row buffers; for a blocked
+ * direct conv one zero-padded NCHWc16 input plane shared by the threads,
+ * ceil(c/16) * Hp * Wp * 16 + 16 floats (Hp as above, Wp = (ow-1)*sw + (kw-1)*dw + 1),
+ * plus per thread R * ceil(ow/14) * 448 floats of partial sums (R = min(oh, max(1, 56/ow))
+ * output rows per work item).
  * The call uses omp_get_max_threads() threads, so `threads` must be at least that. */
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
