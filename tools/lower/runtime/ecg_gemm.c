@@ -1917,6 +1917,10 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 #define BK_WG_U_BYTES (4.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
 
+/* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
+ * CNN's first layer: 3), so its plane is not padded to 16 channels. */
+static int bk_lanes(const ecg_conv_params *p) { return p->c < 16 ? p->c : 16; }
+
 static void bk_geom(const ecg_conv_params *p, int *Hp, int *Wp) {
   *Hp = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
   *Wp = (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1;
@@ -1926,7 +1930,7 @@ static void bk_geom(const ecg_conv_params *p, int *Hp, int *Wp) {
 static size_t bk_plane_floats(const ecg_conv_params *p) {
   int Hp, Wp;
   bk_geom(p, &Hp, &Wp);
-  return (size_t)cdiv(p->c, 16) * Hp * Wp * 16 + 16;
+  return (size_t)cdiv(p->c, 16) * Hp * Wp * bk_lanes(p) + 16;
 }
 
 /* The OB x RW register tile at output row oy, columns ox0 .. ox0+RW-1, of the output
@@ -1945,16 +1949,16 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const ecg_conv_par
       if (OB > 1) a1[r] = _mm512_loadu_ps((const float *)&part[BK_RW + r]);
     }
   }
-  const int kh = p->kh, kw = p->kw;
-  const size_t xs = XS ? (size_t)XS : (size_t)p->sw * 16; /* floats between positions */
+  const int kh = p->kh, kw = p->kw, cl = bk_lanes(p);
+  const size_t xs = XS ? (size_t)XS : (size_t)p->sw * cl; /* floats between positions */
   for (int cb = cb0; cb < cb1; cb++)
     for (int ky = 0; ky < kh; ky++) {
-      const float *xr = xp + (((size_t)cb * Hp + (size_t)oy * p->sh + (size_t)ky * p->dh) * Wp + (size_t)ox0 * p->sw) * 16;
+      const float *xr = xp + (((size_t)cb * Hp + (size_t)oy * p->sh + (size_t)ky * p->dh) * Wp + (size_t)ox0 * p->sw) * cl;
       const float *wk = wq + ((size_t)cb * kh + ky) * kw * 256;
       for (int kx = 0; kx < kw; kx++, wk += 256) {
-        const float *xk = xr + (size_t)kx * p->dw * 16;
+        const float *xk = xr + (size_t)kx * p->dw * cl;
 #pragma GCC unroll 4
-        for (int ic = 0; ic < 16; ic++) {
+        for (int ic = 0; ic < cl; ic++) {
           const __m512 w0 = _mm512_loadu_ps(wk + ic * 16);
           const __m512 w1 = OB > 1 ? _mm512_loadu_ps(wk + wstride + ic * 16) : w0;
 #pragma GCC unroll 14
@@ -2060,7 +2064,7 @@ static void conv_blocked_run(const ecg_conv_params *p, const float *x, const flo
   const int CB = cdiv(p->c, 16), MB = cdiv(p->m, 16), pairs = cdiv(MB, 2);
   const int nseg = cdiv(p->ow, BK_RW), rw = cdiv(p->ow, nseg), oh = p->oh, bands = cdiv(oh, R);
   const size_t wblk = (size_t)CB * p->kh * p->kw * 256; /* floats of one output block's weights */
-  const int xsel = p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
+  const int cl = bk_lanes(p), xsel = cl < 16 ? 0 : p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
   float *parts = xp + bk_plane_floats(p);
   const size_t pf = bk_part_floats(p);
   int T = ecg_threads();
@@ -2073,13 +2077,13 @@ static void conv_blocked_run(const ecg_conv_params *p, const float *x, const flo
       ECG_PRAGMA(omp for schedule(static))
       for (long t = 0; t < (long)CB * Hp; t++) { /* padded row t of xp */
         const int cb = (int)(t / Hp), iy = (int)(t % Hp) - p->pt;
-        float *row = xp + (size_t)t * Wp * 16;
-        memset(row, 0, (size_t)Wp * 16 * sizeof(float));
+        float *row = xp + (size_t)t * Wp * cl;
+        memset(row, 0, (size_t)Wp * cl * sizeof(float));
         if (iy < 0 || iy >= p->h) continue;
         const int x0 = imax(0, p->pl), x1 = imin(Wp, p->w + p->pl); /* padded columns holding input */
         for (int l = 0; l < 16 && cb * 16 + l < p->c; l++) {
           const float *src = xb + ((size_t)(cb * 16 + l) * p->h + iy) * p->w;
-          for (int c = x0; c < x1; c++) row[(size_t)c * 16 + l] = src[c - p->pl];
+          for (int c = x0; c < x1; c++) row[(size_t)c * cl + l] = src[c - p->pl];
         }
       }
       __m512 *part = (__m512 *)(void *)(parts + (size_t)ecg_tid() * pf);
