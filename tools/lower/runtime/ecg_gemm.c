@@ -2091,12 +2091,21 @@ static void conv_blocked_run(const ecg_conv_params *p, const float *x, const flo
       for (long it = 0; it < (long)pairs * bands; it++) {
         const int q = 2 * (int)(it / bands), oy0 = (int)(it % bands) * R, rows = imin(R, oh - oy0), OB = imin(2, MB - q);
         const float *wq = wp + (size_t)q * wblk;
+        const int ntile = rows * nseg;
         for (int cb0 = 0; cb0 < CB; cb0 += CBK) {
           const int cb1 = imin(CB, cb0 + CBK);
+          /* the next chunk's weights (both blocks) into L2 while this one computes, a share
+           * per register tile: inside a model the weights come from memory on every run */
+          const size_t nl = cb1 < CB ? (size_t)imin(CB - cb1, CBK) * p->kh * p->kw * 16 : 0; /* lines per block */
+          const float *nw = wq + (size_t)cb1 * p->kh * p->kw * 256;
           for (int r = 0; r < rows; r++)
             for (int sg = 0; sg < nseg; sg++) {
-              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0);
-              __m512 *slot = part + (size_t)(r * nseg + sg) * 2 * BK_RW;
+              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * nseg + sg;
+              for (size_t l = nl * ti / ntile; l < nl * (ti + 1) / ntile; l++) {
+                _mm_prefetch((const char *)(nw + l * 16), _MM_HINT_T1);
+                if (OB > 1) _mm_prefetch((const char *)(nw + wblk + l * 16), _MM_HINT_T1);
+              }
+              __m512 *slot = part + (size_t)ti * 2 * BK_RW;
               bk_fns[xsel][OB - 1][RW](p, xp, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot);
               if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
             }
