@@ -14,16 +14,6 @@
 
 /* Threads for `work` multiply-adds or element visits: one inside a parallel region or
  * under 5e4, else all of omp_get_max_threads(). */
-static int nchwc_threads(double work) {
-#ifdef _OPENMP
-  if (omp_in_parallel() || work < 5e4) return 1;
-  return omp_get_max_threads() > 1 ? omp_get_max_threads() : 1;
-#else
-  (void)work;
-  return 1;
-#endif
-}
-
 /* 64-byte vectors in a build without AVX-512 are passed differently between functions
  * (GCC's -Wpsabi note); these helpers are static and inlined, so no ABI is crossed. */
 #if defined(__GNUC__) && !defined(__clang__)

@@ -125,7 +125,7 @@ static void NCS(conv)(const ecg_conv_params *p, const float *x, const float *pw,
   int cbo = (p->m + NC - 1) / NC;
   long items = (long)p->n * cbo * p->oh;
   double work = (double)items * p->ow * p->kh * p->kw * (dwc ? NC : (double)p->c * NC);
-  int T = nchwc_threads(work);
+  int T = ecg_rt1_kernel_threads(work);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
@@ -164,7 +164,7 @@ static void NCS(pack)(const ecg_conv_params *p, const float *w, float *packed) {
 static void NCS(to)(int n, int c, int hw, const float *x, float *y) {
   int cbs = (c + NC - 1) / NC;
   long items = (long)n * cbs;
-  int T = nchwc_threads((double)items * hw * NC);
+  int T = ecg_rt1_kernel_threads((double)items * hw * NC);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
@@ -179,7 +179,7 @@ static void NCS(to)(int n, int c, int hw, const float *x, float *y) {
 static void NCS(from)(int n, int c, int hw, const float *x, float *y) {
   int cbs = (c + NC - 1) / NC;
   long items = (long)n * c;
-  int T = nchwc_threads((double)items * hw);
+  int T = ecg_rt1_kernel_threads((double)items * hw);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
@@ -193,7 +193,7 @@ static void NCS(from)(int n, int c, int hw, const float *x, float *y) {
 static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, float *y) {
   int cbs = (p->c + NC - 1) / NC;
   long items = (long)p->n * cbs * p->oh;
-  int T = nchwc_threads((double)items * p->ow * p->kh * p->kw * NC);
+  int T = ecg_rt1_kernel_threads((double)items * p->ow * p->kh * p->kw * NC);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
@@ -233,7 +233,7 @@ static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, floa
 static void NCS(gap)(int n, int c, int hw, const float *x, float *y) {
   int cbs = (c + NC - 1) / NC;
   long items = (long)n * cbs;
-  int T = nchwc_threads((double)items * hw * NC);
+  int T = ecg_rt1_kernel_threads((double)items * hw * NC);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
@@ -248,7 +248,7 @@ static void NCS(gap)(int n, int c, int hw, const float *x, float *y) {
 static void NCS(add_act)(int n, int c, int hw, const float *a, const float *b, ecg_act act, float *y) {
   int cbs = (c + NC - 1) / NC;
   long items = (long)n * cbs;
-  int T = nchwc_threads((double)items * hw * NC);
+  int T = ecg_rt1_kernel_threads((double)items * hw * NC);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {

@@ -48,16 +48,6 @@ static inline pv_t pv_cols(const float *r, int sw) { return sw == 1 ? vld1q_f32(
 #define ECG_PRAGMA(x)
 #endif
 
-static int pool_threads(double work) {
-#ifdef _OPENMP
-  if (omp_in_parallel() || work < 5e4) return 1;
-  return omp_get_max_threads() > 1 ? omp_get_max_threads() : 1;
-#else
-  (void)work;
-  return 1;
-#endif
-}
-
 /* Output columns ox with 0 <= ox*s + off < w: [*lo, *hi). */
 static void col_range(int ow, int w, int s, int off, int *lo, int *hi) {
   int a = off >= 0 ? 0 : (-off + s - 1) / s;
@@ -124,7 +114,7 @@ static void maxpool_row512(const ecg_pool_params *p, const float *const *xr, int
 static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
   const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw, sw = p->sw;
   const long planes = (long)p->n * p->c;
-  int T = pool_threads((double)planes * oh * ow * kh * kw);
+  int T = ecg_rt1_kernel_threads((double)planes * oh * ow * kh * kw);
   (void)T;
   /* Interior columns [ilo, ihi): every window column inside the input. */
   int ilo = 0, ihi = ow;
@@ -185,7 +175,7 @@ void ecg_rt1_maxpool2d(const ecg_pool_params *p, const float *x, float *y) { poo
 void ecg_rt1_avgpool2d(const ecg_pool_params *p, const float *x, float *y) { pool2d(p, x, y, 0); }
 
 void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y) {
-  int T = pool_threads((double)nc * hw);
+  int T = ecg_rt1_kernel_threads((double)nc * hw);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (int i = 0; i < nc; i++) {
@@ -218,7 +208,7 @@ void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y) {
 }
 
 void ecg_rt1_global_maxpool(int nc, int hw, const float *x, float *y) {
-  int T = pool_threads((double)nc * hw);
+  int T = ecg_rt1_kernel_threads((double)nc * hw);
   (void)T;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (int i = 0; i < nc; i++) {

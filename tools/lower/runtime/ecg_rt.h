@@ -87,6 +87,13 @@ const char *ecg_rt1_build_id(void);
 
 /* ------------------------------------------------------------------ Threads per run */
 
+/* The OpenMP threads a kernel of `work` elementary steps (multiply-adds, window taps,
+ * elements; any unit, compared with 5e4) runs on: 1 inside a parallel region, for less
+ * work than 5e4 steps (the fork and join would cost more than they save) or without
+ * OpenMP; omp_get_max_threads() otherwise. Errors: none. */
+int ecg_rt1_kernel_threads(double work);
+
+
 /* The thread count of each run of one model context, chosen by measured run time: all
  * the threads OpenMP offers (omp_get_max_threads() when the run starts) or one. A run on
  * T threads waits at every parallel region for each of them, so when another process

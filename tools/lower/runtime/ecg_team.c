@@ -5,6 +5,16 @@
 #include <omp.h>
 #endif
 
+int ecg_rt1_kernel_threads(double work) {
+#ifdef _OPENMP
+  if (omp_in_parallel() || work < 5e4) return 1;
+  return omp_get_max_threads() > 1 ? omp_get_max_threads() : 1;
+#else
+  (void)work;
+  return 1;
+#endif
+}
+
 /* Runs between probes of the count not chosen: 8 .. 64 while T is chosen (a probe of one
  * thread costs a slower run), 2 .. 16 while one thread is (a load on the other cores
  * often comes and goes: mnasnet1_0 at 224x224, 2 threads, beside another engineer's build,
