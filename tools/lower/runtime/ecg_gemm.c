@@ -1766,7 +1766,11 @@ static void dw_cb_run(const ecg_conv_params *p, const float *x, const float *wd,
   int T = ecg_threads();
   if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
   (void)T;
-  ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
+  /* static: the tasks are alike, and a dynamic schedule's per-task atomics cost more than
+   * they balance on planes of 7x7 and 14x14 (rt_test --bench, 2 threads, 3 interleaved
+   * rounds: mobilenet_v2's 960x7x7 38-46 -> 69-75 GFLOP/s, efficientnet_b0's 5x5 1152x7x7
+   * 94 -> 116-132) */
+  ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long t = 0; t < tasks; t++) cb_task(p, x, wd, bias, y, scratch + (size_t)ecg_tid() * per, t);
 }
 #endif
@@ -1788,7 +1792,8 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
     int T = ecg_threads();
     if ((double)p->n * p->m * p->oh * p->ow * p->kh * p->kw < 5e4) T = 1;
     (void)T;
-    ECG_PRAGMA(omp parallel for schedule(dynamic, 4) num_threads(T) if (T > 1))
+    /* static, as dw_cb_run: mobilenet_v2's 576x14x14, 2 threads, 69 -> 95-98 GFLOP/s */
+    ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
     for (long t = 0; t < planes; t++) dw512_plane(p, x, w, bias, y, zrow, t);
     return;
   }

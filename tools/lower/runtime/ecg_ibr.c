@@ -13,7 +13,9 @@
 /* Two windows + a depthwise tile. Measured on an AMD EPYC (1 MiB L2 per core, 32 MiB L3),
  * one thread, MobileNet-V2 blocks, ecg_rt1_ibr time / unfused time: 256 KiB 1.40-1.82, 1 MiB
  * 0.99-1.07, 4 MiB 0.93-1.00 (fewer, larger runtime calls; the tile still stays in L3). */
+#ifndef IBR_TILE_BYTES
 #define IBR_TILE_BYTES (4096 * 1024)
+#endif
 
 static int imin_(int a, int b) { return a < b ? a : b; }
 static int imax_(int a, int b) { return a > b ? a : b; }
