@@ -784,7 +784,9 @@ int main(int argc, char **argv) {
     ecg_conv_params bk[] = {conv_p(1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1), conv_p(1, 512, 7, 7, 48, 3, 3, 1, 1, 1, 1),
                             conv_p(2, 20, 9, 31, 17, 3, 3, 2, 1, 1, 1), conv_p(1, 33, 5, 3, 40, 1, 1, 1, 1, 0, 1),
                             conv_p(1, 16, 23, 57, 64, 5, 3, 1, 2, 2, 1), conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1),
-                            conv_p(1, 24, 12, 12, 24, 7, 7, 2, 1, 3, 1), conv_p(1, 40, 1, 29, 8, 1, 3, 1, 1, 0, 1)};
+                            conv_p(1, 24, 12, 12, 24, 7, 7, 2, 1, 3, 1), conv_p(1, 40, 1, 29, 8, 1, 3, 1, 1, 0, 1),
+                            /* 3 input channels (the RGB instances), strides 1 and 2 */
+                            conv_p(1, 3, 30, 33, 20, 7, 7, 2, 1, 3, 1), conv_p(2, 3, 17, 29, 40, 3, 3, 1, 1, 1, 1)};
     bk[4].pr = 0; bk[4].pb = 3; bk[7].pl = 1; bk[7].pr = 2;
     for (size_t i = 0; i < sizeof bk / sizeof bk[0]; i++) bk[i].algo = ECG_RT_CONV_BLOCKED;
     test_convs_act(bk, sizeof bk / sizeof bk[0], threads);

@@ -1941,8 +1941,8 @@ static size_t bk_plane_floats(const ecg_conv_params *p) {
 /* The OB x RW register tile at output row oy, columns ox0 .. ox0+RW-1, of the output
  * blocks whose packed weights start at wq (the second block wstride floats later);
  * out[o * BK_RW + r] gets block o's 16 channels at position r. */
-ECG_AI void bk_tile(const int OB, const int RW, const int XS, const ecg_conv_params *p, const float *xp, int Hp,
-                    int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1, __m512 *part) {
+ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, const ecg_conv_params *p, const float *xp,
+                    int Hp, int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1, __m512 *part) {
   __m512 a0[BK_RW], a1[BK_RW];
   if (cb0 == 0) {
 #pragma GCC unroll 14
@@ -1954,7 +1954,7 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const ecg_conv_par
       if (OB > 1) a1[r] = _mm512_loadu_ps((const float *)&part[BK_RW + r]);
     }
   }
-  const int kh = p->kh, kw = p->kw, cl = bk_lanes(p);
+  const int kh = p->kh, kw = p->kw, cl = CL ? CL : bk_lanes(p);
   const size_t xs = XS ? (size_t)XS : (size_t)p->sw * cl; /* floats between positions */
   for (int cb = cb0; cb < cb1; cb++)
     for (int ky = 0; ky < kh; ky++) {
@@ -1986,11 +1986,12 @@ typedef void (*bk_fn)(const ecg_conv_params *, const float *, int, int, const fl
                       __m512 *);
 /* One instance per blocks (OB), positions (RW) and position stride: XS 16 (stride 1) and
  * 32 (stride 2) as constants, so the RW broadcasts address with immediate offsets from one
- * register instead of RW index registers (which spilled); 0 for other strides. */
+ * register instead of RW index registers (which spilled); 0 for other strides. XS 3 and 6:
+ * 3 input channels (RGB first layers) at strides 1 and 2, the 3 channels unrolled. */
 #define BK_INST(OB, RW, XS)                                                                                    \
   static void bk_##OB##_##RW##_##XS(const ecg_conv_params *p, const float *xp, int Hp, int Wp, const float *wq, \
                                     size_t ws, int oy, int ox0, int cb0, int cb1, __m512 *part) {              \
-    bk_tile(OB, RW, XS, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part);                                       \
+    bk_tile(OB, RW, XS, XS == 3 || XS == 6 ? 3 : 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part);           \
   }
 #define BK_INST_RW(OB, XS)                                                                                     \
   BK_INST(OB, 1, XS) BK_INST(OB, 2, XS) BK_INST(OB, 3, XS) BK_INST(OB, 4, XS) BK_INST(OB, 5, XS)              \
@@ -2006,8 +2007,13 @@ BK_INST_RW(1, 16)
 BK_INST_RW(2, 16)
 BK_INST_RW(1, 32)
 BK_INST_RW(2, 32)
-static const bk_fn bk_fns[3][2][BK_RW + 1] = {{BK_ROW(1, 0), BK_ROW(2, 0)}, {BK_ROW(1, 16), BK_ROW(2, 16)},
-                                              {BK_ROW(1, 32), BK_ROW(2, 32)}};
+BK_INST_RW(1, 3)
+BK_INST_RW(2, 3)
+BK_INST_RW(1, 6)
+BK_INST_RW(2, 6)
+static const bk_fn bk_fns[5][2][BK_RW + 1] = {{BK_ROW(1, 0), BK_ROW(2, 0)}, {BK_ROW(1, 16), BK_ROW(2, 16)},
+                                              {BK_ROW(1, 32), BK_ROW(2, 32)}, {BK_ROW(1, 3), BK_ROW(2, 3)},
+                                              {BK_ROW(1, 6), BK_ROW(2, 6)}};
 
 /* Writes tile `acc` (OB blocks from output block q, RW positions) to the NCHW rows of image
  * y: + bias, activation, the generated epilogue on each channel's row segment. */
@@ -2069,7 +2075,8 @@ static void conv_blocked_run(const ecg_conv_params *p, const float *x, const flo
   const int CB = cdiv(p->c, 16), MB = cdiv(p->m, 16), pairs = cdiv(MB, 2);
   const int nseg = cdiv(p->ow, BK_RW), rw = cdiv(p->ow, nseg), oh = p->oh, bands = cdiv(oh, R);
   const size_t wblk = (size_t)CB * p->kh * p->kw * 256; /* floats of one output block's weights */
-  const int cl = bk_lanes(p), xsel = cl < 16 ? 0 : p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
+  const int cl = bk_lanes(p), s12 = p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
+  const int xsel = !s12 ? 0 : cl == 16 ? s12 : cl == 3 ? 2 + s12 : 0;
   float *parts = xp + bk_plane_floats(p);
   const size_t pf = bk_part_floats(p);
   int T = ecg_threads();
@@ -2128,6 +2135,10 @@ static int conv_blocked(const ecg_conv_params *p) {
 #ifdef ECG_BK_OVERRIDE /* measuring and testing both paths: ECG_BK=0|1 */
   if (getenv("ECG_BK")) return atoi(getenv("ECG_BK"));
 #endif
+  /* RGB first layers with large kernels too (resnet18's 7x7s2 3->64: 144-148 -> 162-172
+   * GFLOP/s, rt_test --bench, 3 interleaved rounds); 3x3 ones stay with conv_direct (its
+   * 103-116 against 79-89 blocked) */
+  if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
   if (p->kh * p->kw < 2 || p->c < 16 || p->m < 16) return 0;
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
    * BK_WG_U_BYTES: resnet18's 64- and 128-channel 3x3 layers, U 0.6 and 2.4 MB, run

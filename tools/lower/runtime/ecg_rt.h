@@ -251,7 +251,8 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * blocks of 16 output channels per tap: ceil(m/16) blocks of K x 16 floats (element
  * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch.
  * AVX-512 builds compute other group-1 convs with at least 16 input and output channels and
- * a kernel of 2 or more taps as a blocked direct sum on 16-channel blocks (ecg_gemm.c
+ * a kernel of 2 or more taps (or 3 input channels and 25 or more taps, a 7x7 first layer)
+ * as a blocked direct sum on 16-channel blocks (ecg_gemm.c
  * "blocked direct conv"; issue 13 item 2), except 3x3 stride-1 convs whose Winograd
  * transform U (36 * c * m floats) fits in 4 MiB, and wherever a schedule forces
  * ECG_RT_CONV_BLOCKED (any group-1 conv): ceil(m/16) * ceil(c/16) * kh * kw blocks of
