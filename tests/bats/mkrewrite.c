@@ -12,6 +12,9 @@
  *       simplify  x*1, 0+x, x-0, x/1, x^1, an identity and a composed Transpose pair, a
  *                 Reshape chain, neutral Reshape/Cast/Expand, a graph output x*1; 0-x and
  *                 x*2 stay
+ *       padfold   zero Pads (pads as a constant input) before a stride-2 Conv with pads of its
+ *                 own: folded; a Pad of value 0.5, a Pad of the channel axis (both before
+ *                 Convs) and a zero Pad read by a Relu stay
  *       math      the rows of Table 3.4 (tools/rewrite/rules/1-table34.rules) by hand, one
  *                 output each, plus Relu(Relu(b)) and a sqrt-sqrt-mul shape whose B may be
  *                 negative (every rule on an instance of its own: tests/bats/mkrules.c)
@@ -213,11 +216,27 @@ static void make_maps(ecg_graph *g) {
   mkg_output(g, MKG_OP(g, "MatMul", "y_nomap", tr(g, "x_bad", x, 4, (int64_t[]){3, 2, 0, 1}), cf(g, "e", 2, (int64_t[]){3, 2}, 1, 1)));
 }
 
+static void make_padfold(ecg_graph *g) {
+  int64_t xd[4] = {1, 4, 9, 10}, wd[4] = {6, 4, 3, 3}, wc[4] = {6, 6, 3, 3}, one = 1;
+  int x = mkg_input(g, "x", 4, xd);
+  int p1 = MKG_OP(g, "Pad", "p1", x, ci(g, "pads1", 8, (int64_t[]){0, 0, 1, 2, 0, 0, 2, 1}));
+  int c1 = MKG_OP(g, "Conv", "c1", p1, cf(g, "w1", 4, wd, 0.5f, 1), cf(g, "b1", 1, (int64_t[]){6}, 1, 1));
+  ecg_attr_set_ints(mkg_last(g), "pads", 4, (int64_t[]){0, 1, 1, 0});
+  ecg_attr_set_ints(mkg_last(g), "strides", 2, (int64_t[]){2, 2});
+  mkg_output(g, c1);
+  int p2 = MKG_OP(g, "Pad", "p2", x, ci(g, "pads2", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1}), cf(g, "half", 0, &one, 0.5f, 0));
+  mkg_output(g, MKG_OP(g, "Conv", "c2", p2, cf(g, "w2", 4, wd, 0.5f, 1)));
+  int p3 = MKG_OP(g, "Pad", "p3", x, ci(g, "pads3", 8, (int64_t[]){0, 1, 0, 0, 0, 1, 0, 0}));
+  mkg_output(g, MKG_OP(g, "Conv", "c3", p3, cf(g, "w3", 4, wc, 0.5f, 1)));
+  int p4 = MKG_OP(g, "Pad", "p4", x, ci(g, "pads4", 8, (int64_t[]){0, 0, 1, 1, 0, 0, 1, 1}));
+  mkg_output(g, MKG_OP(g, "Relu", "r4", p4));
+}
+
 int main(int argc, char **argv) {
   mkg_seed = 12345;
-  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|cse|simplify|math|rows|maps OUT.ecg\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: mkrewrite fold|bnfold|padfold|cse|simplify|math|rows|maps OUT.ecg\n"); return 2; }
   static const struct { const char *kind; void (*make)(ecg_graph *); } KINDS[] = {
-      {"fold", make_fold}, {"bnfold", make_bnfold}, {"cse", make_cse}, {"simplify", make_simplify},
+      {"fold", make_fold}, {"bnfold", make_bnfold}, {"padfold", make_padfold}, {"cse", make_cse}, {"simplify", make_simplify},
       {"math", make_math}, {"rows", make_rows}, {"maps", make_maps}};
   ecg_graph *g = ecg_graph_new();
   g->name = strdup(argv[1]);

@@ -45,6 +45,13 @@ fires() {
   jq -e '.rewrite.passes[0].rules | ."bn->conv" == 1 and ."bn->convtranspose" == 1 and ."bn->gemm" == 1 and ."bn->matmul" == 1' "$BATS_TEST_TMPDIR/r.json"
   [ -z "$("$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -r '.nodes[] | select(.op == "BatchNormalization") | .name')" ]
 }
+@test "ecg-rewrite padfold: a zero Pad into the stride-2 Conv after it; a valued Pad, a channel Pad, a Pad read by a Relu stay; outputs unchanged" {
+  fires padfold padfold 1
+  jq -e '.rewrite.passes[0].rules == {"pad->conv": 1}' "$BATS_TEST_TMPDIR/r.json"
+  "$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -e '[.nodes[] | select(.op == "Pad")] | length == 3'
+  # the folded Conv: its own pads plus the Pad's spatial ones (begin H 0+1, W 1+2; end H 1+2, W 0+1)
+  "$BIN/ecg-dump" --json "$BATS_TEST_TMPDIR/r.ecg" | jq -e '.nodes[] | select(.outputs[0] == "c1") | .attrs.pads == [1, 3, 3, 1]'
+}
 @test "ecg-rewrite cse: duplicates merged, graph output names kept, outputs unchanged" {
   fires cse cse 4
   # the Exp that was a graph output keeps its name; both Tanh outputs stay
@@ -170,9 +177,9 @@ onnx_rewritten() {
 
 @test "ecg-rewrite: every pass alone and the default list leave every graph valid" {
   local T="$BATS_TEST_TMPDIR" k p
-  for k in fold bnfold cse simplify math; do
+  for k in fold bnfold padfold cse simplify math; do
     "$BATS_FILE_TMPDIR/mkrewrite" "$k" "$T/$k.ecg"
-    for p in fold bnfold cse simplify math fold,bnfold,cse,simplify,math,cse; do
+    for p in fold bnfold padfold cse simplify math fold,bnfold,padfold,cse,simplify,math,cse; do
       "$BIN/ecg-rewrite" --passes "$p" "$T/$k.ecg" -o "$T/$k.$p.ecg"
       "$BIN/ecg-dump" --summary "$T/$k.$p.ecg" >/dev/null
     done
@@ -184,7 +191,7 @@ onnx_rewritten() {
 @test "ecg-rewrite: unknown pass is a usage error listing the known ones" {
   run --separate-stderr "$BIN/ecg-rewrite" --passes fold,tvm /dev/null
   [ "$status" -eq 2 ]
-  [[ "$stderr" == *"unknown pass 'tvm'"*"fold, bnfold, cse, simplify, math"* ]]
+  [[ "$stderr" == *"unknown pass 'tvm'"*"fold, bnfold, padfold, cse, simplify, math"* ]]
   run --separate-stderr "$BIN/ecg-rewrite" --bogus
   [ "$status" -eq 2 ]
   run "$BIN/ecg-rewrite" --version

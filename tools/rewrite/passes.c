@@ -5,13 +5,14 @@
 #include "subst.h"
 
 /* Default order: folding first (exposes constants to bnfold and simplify), BatchNorm
- * folding, then CSE, then simplification (which may make more nodes equal), then the
+ * folding, zero Pads into convolutions, then CSE, then simplification (which may make more nodes equal), then the
  * DNNFusion rules ("math": it keeps a rewrite only when FLOPs, or nodes at equal FLOPs,
  * drop, and every rule holds up to rounding; on every model of scripts/models.tsv it
  * leaves the outputs within the ONNX Runtime tolerance). */
 static const rw_pass PASSES[] = {
     {"fold", rw_fold, "constant folding, each folded node's output at most --fold-max-bytes", true},
     {"bnfold", rw_bnfold, "BatchNormalization folded into a preceding Conv/ConvTranspose/Gemm/MatMul", true},
+    {"padfold", rw_padfold, "a constant-zero spatial Pad folded into the pads of the Conv that reads it", true},
     {"cse", rw_cse, "common-subexpression elimination (same op, attributes and inputs)", true},
     {"simplify", rw_simplify, "x*1, x+0, x-0, x/1, x^1, Transpose/Reshape chains, neutral Cast/Reshape/Expand", true},
     {"math", rw_math, "DNNFusion §3.4.2 rules from rule files (--list-rules), best FLOP gain per partition", true},

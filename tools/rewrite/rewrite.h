@@ -202,6 +202,7 @@ const char *rw_pass_names(void);
 /* Passes (one file each). */
 int rw_fold(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);      /* fold.c */
 int rw_bnfold(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);    /* bnfold.c */
+int rw_padfold(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);   /* padfold.c */
 int rw_cse(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);       /* cse.c */
 int rw_simplify(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);  /* simplify.c */
 int rw_math(ecg_graph *g, const rw_opts *o, rw_stats *st, ecg_err *e);      /* math.c */
