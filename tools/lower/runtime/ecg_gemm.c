@@ -2016,7 +2016,8 @@ static const bk_fn bk_fns[5][2][BK_RW + 1] = {{BK_ROW(1, 0), BK_ROW(2, 0)}, {BK_
                                               {BK_ROW(1, 6), BK_ROW(2, 6)}};
 
 /* Writes tile `acc` (OB blocks from output block q, RW positions) to the NCHW rows of image
- * y: + bias, activation, the generated epilogue on each channel's row segment. */
+ * y: + bias and a built-in activation (a generated epilogue runs once per finished band of
+ * rows, conv_blocked_run). */
 static void bk_store(const ecg_conv_params *p, const __m512 *acc, int OB, int RW, int q, const float *bias, float *y,
                      int oy, int ox0) {
   float tile[BK_RW * 16] __attribute__((aligned(64)));
@@ -2034,7 +2035,6 @@ static void bk_store(const ecg_conv_params *p, const __m512 *acc, int OB, int RW
       else if (act.kind != ECG_ACT_NONE && act.kind != ECG_ACT_FN) v = act512_call(act, v);
       float *yr = y + (size_t)(co0 + j) * plane + (size_t)oy * p->ow + ox0;
       _mm512_mask_storeu_ps(yr, ms, v);
-      if (act.kind == ECG_ACT_FN) act.fn(yr, (size_t)RW, act.arg);
     }
   }
 }
@@ -2122,6 +2122,9 @@ static void conv_blocked_run(const ecg_conv_params *p, const float *x, const flo
               if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
             }
         }
+        if (p->act.kind == ECG_ACT_FN) /* the generated epilogue: once per channel on the band's rows, contiguous in NCHW */
+          for (int j = 16 * q; j < imin(p->m, 16 * (q + OB)); j++)
+            p->act.fn(yb + (size_t)j * p->oh * p->ow + (size_t)oy0 * p->ow, (size_t)rows * p->ow, p->act.arg);
       }
     }
   }
@@ -2139,7 +2142,9 @@ static int conv_blocked(const ecg_conv_params *p) {
    * GFLOP/s, rt_test --bench, 3 interleaved rounds); 3x3 ones stay with conv_direct (its
    * 103-116 against 79-89 blocked) */
   if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
-  if (p->kh * p->kw < 2 || p->c < 16 || p->m < 16) return 0;
+  /* whole 16-channel blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and 3x1
+   * convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
+  if (p->kh * p->kw < 2 || p->c < 32 || p->c % 16 || p->m % 16) return 0;
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
    * BK_WG_U_BYTES: resnet18's 64- and 128-channel 3x3 layers, U 0.6 and 2.4 MB, run
    * faster as Winograd inside the model; its 256-channel ones (U 9.4 MB, streamed from
