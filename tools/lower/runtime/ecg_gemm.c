@@ -1921,6 +1921,7 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 #define BK_RW 14 /* output positions per register tile (2 x 14 accumulators) */
 #define BK_WG_U_BYTES (4.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
+#define BK_1X1_BYTES (1024.0 * 1024)
 
 /* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
  * CNN's first layer: 3), so its plane is not padded to 16 channels. */
@@ -2144,7 +2145,16 @@ static int conv_blocked(const ecg_conv_params *p) {
   if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
   /* whole 16-channel blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and 3x1
    * convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
-  if (p->kh * p->kw < 2 || p->c < 32 || p->c % 16 || p->m % 16) return 0;
+  if (p->c < 32 || p->c % 16 || p->m % 16) return 0;
+  /* 1x1 convs too where the plane is small and the weights large: their weights come from
+   * memory on every run inside a model, and the blocked order streams each once
+   * (rt_test --bench with the caches flushed, 1 thread, 3 rounds: mobilenet_v2's
+   * 320x7x7->1280, 1.6 MB, 92-104 -> 113-121 GFLOP/s; 960x7x7->320, 1.2 MB, 88-100 ->
+   * 98-114; 160x7x7->960, 0.6 MB, a tie; 14x14 planes faster as GEMM). Never under 16
+   * positions: conv_gemv's 1x1 planes and ecg_ibr.c's pointwise stages rely on the GEMM
+   * packing. */
+  if (p->kh * p->kw == 1)
+    return (long)p->oh * p->ow >= 16 && (long)p->oh * p->ow <= 64 && (double)p->c * p->m * sizeof(float) >= BK_1X1_BYTES && p->sh == 1 && p->sw == 1;
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
    * BK_WG_U_BYTES: resnet18's 64- and 128-channel 3x3 layers, U 0.6 and 2.4 MB, run
    * faster as Winograd inside the model; its 256-channel ones (U 9.4 MB, streamed from
