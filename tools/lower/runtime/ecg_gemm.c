@@ -1183,7 +1183,7 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
 
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
   if (conv_blocked(p)) /* one padded plane, shared by the threads, and each thread's partial sums */
-    return bk_plane_floats(p) + (size_t)(threads < 1 ? 1 : threads) * bk_part_floats(p);
+    return bk_plane_floats(p) + (size_t)(threads < 1 ? 1 : threads) * bk_part_floats(p); /* of bk_view(p) */
   return (size_t)(threads < 1 ? 1 : threads) * conv_per_thread(p);
 }
 
@@ -1921,11 +1921,23 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 #define BK_RW 14 /* output positions per register tile (2 x 14 accumulators) */
 #define BK_WG_U_BYTES (4.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
-#define BK_1X1_BYTES (1024.0 * 1024)
+#define BK_1X1_BYTES (512.0 * 1024)
 
 /* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
  * CNN's first layer: 3), so its plane is not padded to 16 channels. */
 static int bk_lanes(const ecg_conv_params *p) { return p->c < 16 ? p->c : 16; }
+
+/* The geometry conv_blocked_run computes p with: an unpadded stride-1 1x1 conv as one row
+ * of h*w positions (NCHW planes are contiguous), so a 7x7 plane makes register tiles of 13
+ * or 14 positions instead of rows of 7; p otherwise. */
+static ecg_conv_params bk_view(const ecg_conv_params *p) {
+  ecg_conv_params v = *p;
+  if (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && !(p->pt | p->pl | p->pb | p->pr)) {
+    v.w = v.ow = p->h * p->w;
+    v.h = v.oh = 1;
+  }
+  return v;
+}
 
 static void bk_geom(const ecg_conv_params *p, int *Hp, int *Wp) {
   *Hp = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
@@ -1933,7 +1945,8 @@ static void bk_geom(const ecg_conv_params *p, int *Hp, int *Wp) {
 }
 
 /* Floats of the shared padded input plane (one image at a time). */
-static size_t bk_plane_floats(const ecg_conv_params *p) {
+static size_t bk_plane_floats(const ecg_conv_params *p0) {
+  const ecg_conv_params v = bk_view(p0), *p = &v;
   int Hp, Wp;
   bk_geom(p, &Hp, &Wp);
   return (size_t)cdiv(p->c, 16) * Hp * Wp * bk_lanes(p) + 16;
@@ -2062,14 +2075,16 @@ static void bk_bands(const ecg_conv_params *p, int *R, int *CBK) {
 }
 
 /* Floats of one thread's partial sums: a band's register tiles (2 x BK_RW vectors each). */
-static size_t bk_part_floats(const ecg_conv_params *p) {
+static size_t bk_part_floats(const ecg_conv_params *p0) {
+  const ecg_conv_params v = bk_view(p0), *p = &v;
   int R, CBK;
   bk_bands(p, &R, &CBK);
   return (size_t)R * cdiv(p->ow, BK_RW) * 2 * BK_RW * 16;
 }
 
-static void conv_blocked_run(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y,
+static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const float *wp, const float *bias, float *y,
                              float *xp) {
+  const ecg_conv_params flat = bk_view(p0), *p = &flat;
   int Hp, Wp, R, CBK;
   bk_geom(p, &Hp, &Wp);
   bk_bands(p, &R, &CBK);
@@ -2150,7 +2165,8 @@ static int conv_blocked(const ecg_conv_params *p) {
    * memory on every run inside a model, and the blocked order streams each once
    * (rt_test --bench with the caches flushed, 1 thread, 3 rounds: mobilenet_v2's
    * 320x7x7->1280, 1.6 MB, 92-104 -> 113-121 GFLOP/s; 960x7x7->320, 1.2 MB, 88-100 ->
-   * 98-114; 160x7x7->960, 0.6 MB, a tie; 14x14 planes faster as GEMM). Never under 16
+   * 98-114; 160x7x7->960, 0.6 MB, a tie, 88-95 against 80-87 once such planes run as one
+   * row of positions (bk_view); 14x14 planes faster as GEMM). Never under 16
    * positions: conv_gemv's 1x1 planes and ecg_ibr.c's pointwise stages rely on the GEMM
    * packing. */
   if (p->kh * p->kw == 1)

@@ -253,7 +253,7 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * AVX-512 builds compute other group-1 convs whose input channels are a multiple of 16 (at
  * least 32) and output channels a multiple of 16, with a kernel of 2 or more taps (or 3
  * input channels and 25 or more taps, a 7x7 first layer; or 1x1 on planes of 16 to 64
- * positions with at least 1 MiB of weights)
+ * positions with at least 512 KiB of weights)
  * as a blocked direct sum on 16-channel blocks (ecg_gemm.c
  * "blocked direct conv"; issue 13 item 2), except 3x3 stride-1 convs whose Winograd
  * transform U (36 * c * m floats) fits in 4 MiB, and wherever a schedule forces
