@@ -298,7 +298,8 @@ int main(int argc, char **argv) {
     int rc = ECG_MODEL(run)(ctx);
     if (rc != 0) {
       fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
-              rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for"
+              rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for, "
+                           "or a Range's start/limit/delta gave another length than the one it was compiled for"
               : rc == -3 ? "the input shapes do not fit the model"
               : rc == -4 ? "out of memory"
                        : "an input or output is unbound");
