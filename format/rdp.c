@@ -513,6 +513,8 @@ int ecg_rdp_generic(ecg_rdp *r, const ecg_node *n, int dir) {
     for (int k = 0; k < rank_of(r, t); k++) open |= r->dims[t][k].kind == SX_UNDEF;
     for (int k = 0; k < r->nval[t]; k++) open |= r->vals[t][k].kind == SX_UNDEF;
   }
+  for (size_t i = 0; !open && i < n->n_inputs; i++) /* a value-determined symbol flowing in may meet a number */
+    for (int k = 0; n->inputs[i] >= 0 && k < rank_of(r, n->inputs[i]); k++) open |= bare_vsym(r, &r->dims[n->inputs[i]][k]) >= 0;
   if (!open) return 0;
   if (op->dyn == ECG_DYN_EDO) { /* sizes known only after execution: nac once backward
                                   * propagation has had its chance (phase 2) */

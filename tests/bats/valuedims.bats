@@ -32,7 +32,7 @@ setup() {
   [ "$(jq -r .pass <<<"$output")" = true ]
   run "$BIN/ecg-bench" "$T/d" --data "$M/range_decl/data_6" --runs 1 --warmup 0
   [ "$status" -eq 1 ]
-  [[ "$output" == *"run failed (-2: a run-time check failed"*"a Range's start/limit/delta gave another length"* ]]
+  [[ "$output" == *"run failed (-2: a run-time check failed"*"a Range's or Slice's run-time operands gave another shape"* ]]
 }
 
 @test "Range of a length nothing fixes: ecg-lower exits 1 naming the node, the tensor and why, writes nothing" {
@@ -47,4 +47,21 @@ setup() {
   run sh "$ROOT/tools/bench/conformance.sh" --bin "$BIN" --jobs 1 --only '^test_(hann|hamming|blackman)window(_symmetric)?_expanded$' --json "$T/c.json" -q
   [ "$status" -eq 0 ]
   [ "$(jq '.suites.node.pass' "$T/c.json")" = 6 ]
+}
+
+@test "Slice of run-time starts/ends into a declared shape: right when the operands give it, P_run -2 when they give another" {
+  "$BIN/onnx2ecg" "$M/slice_decl.onnx" | "$BIN/ecg-lower" -o "$T/d"
+  run "$BIN/ecg-bench" "$T/d" --data "$M/slice_decl/data_13" --runs 1 --warmup 0
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+  run "$BIN/ecg-bench" "$T/d" --data "$M/slice_decl/data_14" --runs 1 --warmup 0
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"run failed (-2: a run-time check failed"*"Slice's run-time operands gave another shape"* ]]
+}
+
+@test "Loop body: a Slice of run-time starts (iteration-dependent) gets its size from the body's declared output by RDP (test_loop11 passes)" {
+  require_file "$NODE_DATA/test_loop11/model.onnx"
+  run sh "$ROOT/tools/bench/conformance.sh" --bin "$BIN" --jobs 1 --only '^test_loop11$' --json "$T/c.json" -q
+  [ "$status" -eq 0 ]
+  [ "$(jq '.suites.node.pass' "$T/c.json")" = 1 ]
 }

@@ -659,6 +659,15 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   free(buf);
   if (!out->sg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   ECG_TRY(ecg_subgraph_infer(L->g, n, out->sg, e));
+  /* a size numeric inference left open (a Slice of run-time starts in a Loop body): RDP over
+   * the bound subgraph may prove it a number (a value-determined size meeting a declared
+   * dim, format/ECG.md "Symbolic dims"), which the static lowering then takes */
+  bool open_dims = false;
+  for (size_t t = 0; t < out->sg->n_tensors; t++) open_dims |= !out->sg->tensors[t]->is_const && !ecg_tensor_static(out->sg->tensors[t]);
+  if (open_dims) {
+    ecg_err re;
+    if (ecg_rdp_run(out->sg, NULL, &re) == ECG_OK) lw_dyn_numbers(out->sg); /* else: check_static names the dim */
+  }
   ecg_lower *V = &out->view;
   *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
   V->g = out->sg;

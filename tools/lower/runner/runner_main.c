@@ -299,7 +299,7 @@ int main(int argc, char **argv) {
     if (rc != 0) {
       fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
               rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for, "
-                           "or a Range's start/limit/delta gave another length than the one it was compiled for"
+                           "or a Range's or Slice's run-time operands gave another shape than the one it was compiled for"
               : rc == -3 ? "the input shapes do not fit the model"
               : rc == -4 ? "out of memory"
                        : "an input or output is unbound");
