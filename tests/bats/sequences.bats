@@ -18,12 +18,20 @@ setup() {
   T="$BATS_TEST_TMPDIR"
 }
 
-@test "conformance: ONNX's sequence and optional-sequence graph input/output tests pass" {
+@test "conformance: ONNX's sequence and optional-sequence graph input/output tests pass, and an If with sequence branches" {
   require_file "$NODE_DATA/test_identity_sequence/model.onnx"
   run sh "$ROOT/tools/bench/conformance.sh" --bin "$BIN" --jobs 1 --json "$T/c.json" -q \
-    --only '^test_(identity_sequence|identity_opt|optional_get_element_sequence|sequence_insert_at_back|sequence_insert_at_front)$'
+    --only '^test_(identity_sequence|identity_opt|optional_get_element_sequence|sequence_insert_at_back|sequence_insert_at_front|if_seq)$'
   [ "$status" -eq 0 ]
-  [ "$(jq '.suites.node.pass' "$T/c.json")" = 5 ]
+  [ "$(jq '.suites.node.pass' "$T/c.json")" = 6 ]
+}
+
+@test "a sequence entering a Loop body is refused naming the subgraph and the value" {
+  require_file "$NODE_DATA/test_loop13_seq/model.onnx"
+  run --separate-stderr "$BIN/onnx2ecg" "$NODE_DATA/test_loop13_seq/model.onnx" -o "$T/never.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"subgraph 'loop_body' input 'seq_in' is not a tensor"*"not supported"* ]]
+  [ ! -e "$T/never.ecg" ]
 }
 
 @test "onnx2ecg: a sequence input is a Tensor.sequence; an optional one adds its flag, also as an output" {

@@ -71,6 +71,11 @@ static int half_capable(ecg_emit_fn fn) {
   return 0;
 }
 
+int lw_node_control(const ecg_node *n) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  return op && (op->props & ECG_PROP_CONTROL);
+}
+
 static int node_touches_half(const ecg_lower *L, const ecg_node *n) {
   for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0 && lw_half(L, n->inputs[k])) return 1;
   for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0 && lw_half(L, n->outputs[k])) return 1;
@@ -253,7 +258,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_ROW) return lw_emit_row_block(L, K->members, K->nm, e);
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   const ecg_node *n = g->nodes[K->members[0]];
-  if (K->kind == LW_K_SINGLE && lw_node_seq(L, n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
+  if (K->kind == LW_K_SINGLE && lw_node_seq(L, n) && !lw_node_control(n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[64] = "", act[200];
@@ -638,6 +643,12 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
       if (!dry && (t->offset = lw_blob(V, x->data.data, t->bytes)) == (size_t)-1) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
       continue;
     }
+    t->seq = -1;
+    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output): a context slot */
+      t->where = LW_SEQ;
+      t->seq = V->n_seq++;
+      continue;
+    }
     int idx = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
     t->where = LW_ARENA;
     if (idx >= 0 && n->inputs[idx] >= 0) {
@@ -735,7 +746,7 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   int emitting = rc == ECG_OK;
   for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
     const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
-    ecg_emit_fn fn = ecg_emitter(lw_op(m));
+    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence : ecg_emitter(lw_op(m)); /* run-time sequences */
     if (!fn) { rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type); break; }
     if (node_touches_half(V, m) && !half_capable(fn)) {
       rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type);
@@ -753,7 +764,7 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   if (V->code.s) sb_printf(&V->decls, "%s", V->code.s);
   sb_free(&V->code);
   L->decls = V->decls; L->init = V->init; L->scratch_expr = V->scratch_expr;
-  L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse;
+  L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse; L->n_seq = V->n_seq;
   L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
   L->blob_start = V->blob_start;
   if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
@@ -1338,7 +1349,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     ecg_emit_fn fn = op ? ecg_emitter(op->id) : NULL;
     bool seq = false;
-    for (int m = 0; m < K->nm; m++) seq |= lw_node_seq(&L, g->nodes[K->members[m]]);
+    for (int m = 0; m < K->nm; m++) seq |= lw_node_seq(&L, g->nodes[K->members[m]]) && !lw_node_control(g->nodes[K->members[m]]);
     if (seq) { /* run-time sequences: one node per kernel, C only, static shapes */
       const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn ? "with symbolic dims"
                         : L.target != LW_TARGET_C || L.hetero ? "by --target opencl or c+opencl" : NULL;

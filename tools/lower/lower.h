@@ -590,6 +590,9 @@ void lw_sparse_tune_free(ecg_lower *L);
 
 /* ---------------------------------------------------------------- run-time sequences (emit/sequence.c) */
 
+/** 1 when node n is control flow (registry ECG_PROP_CONTROL: If, Loop, Scan), which its own
+ *  emitter lowers even where it reads or writes a run-time sequence (an If's sequence output). */
+int lw_node_control(const ecg_node *n);
 /** 1 when node n reads or writes a run-time sequence (Tensor.sequence; format/ECG.md
  *  "Sequences"): it is lowered by lw_emit_sequence, whatever its operator. */
 int lw_node_seq(const ecg_lower *L, const ecg_node *n);

@@ -302,8 +302,11 @@ static int new_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
 
 /** Read a ValueInfo's tensor type into dtype, rank (-1 when the shape is absent), dims
  *  (-1 for dynamic) and syms (dim_param, or NULL for "?").  what names the value.
- *  Errors (ECG_ERR_INPUT): not a tensor type (sequence, map, optional, sparse), rank
- *  above ECG_MAX_RANK.  A missing type gives dtype 0 and rank -1. */
+ *  optional (may be NULL: refused) is set for optional(tensor), or optional(sequence(tensor))
+ *  when sequence is given; sequence (may be NULL: refused) for sequence(tensor), the dtype
+ *  and shape then the element's (format/ECG.md "Sequences").  Errors (ECG_ERR_INPUT): not
+ *  such a type (map, sparse, a refused sequence or optional), rank above ECG_MAX_RANK.  A
+ *  missing type gives dtype 0 and rank -1. */
 static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
                           int64_t *dims, const char **syms, bool *optional, bool *sequence, ecg_err *e) {
   *dtype = ECG_UNDEFINED;
@@ -326,7 +329,8 @@ static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int 
     tp = tp->sequence_type->elem_type;
   }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (sequence, map, optional and sparse values are not supported)", what);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (maps, sparse tensors, nested sequences and optionals, and sequences "
+                                      "or optionals entering a subgraph or leaving one other than an If branch are not supported)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   *dtype = tt->has_elem_type ? tt->elem_type : ECG_UNDEFINED;
   if (*dtype == ECG_STRING) return ecg_errf(e, ECG_ERR_INPUT, "%s is a string tensor (not supported)", what);
@@ -767,7 +771,8 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     bool dup = false;
     for (size_t j = 0; j < g->n_inputs; j++) dup |= g->inputs[j] == tid;
     if (dup) continue;
-    snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
+    if (c->top) snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
+    else snprintf(what, sizeof what, "subgraph '%s' input '%s'", S(gp->name), S(vi->name));
     bool optional = false, sequence = false;
     if (c->top) { /* an optional input of the main graph: element + presence flag; a sequence
                    * input: a run-time sequence */
@@ -846,14 +851,16 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     ecg_tensor *t = g->tensors[tid];
     bool is_in = false;
     for (size_t j = 0; j < g->n_inputs; j++) is_in |= g->inputs[j] == tid;
-    snprintf(what, sizeof what, "graph output '%s'", S(vi->name));
+    if (c->top) snprintf(what, sizeof what, "graph output '%s'", S(vi->name));
+    else snprintf(what, sizeof what, "subgraph '%s' output '%s'", S(gp->name), S(vi->name));
     bool optional = false, sequence = false;
-    if (c->top) { /* a sequence output (a run-time sequence); an optional output: the element
-                   * and the presence flag of the optional graph input it is */
+    { /* a sequence output (a run-time sequence; in a subgraph, an If branch's: control flow's
+       * shape inference refuses it elsewhere); an optional output of the main graph: the
+       * element, its presence flag following it */
       int dtype, rank;
       int64_t dims[ECG_MAX_RANK];
       const char *syms[ECG_MAX_RANK];
-      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, &sequence, e)) != ECG_OK) goto out;
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, c->top ? &optional : NULL, &sequence, e)) != ECG_OK) goto out;
       if (sequence && !t->is_const && !is_in) { /* its producer's inference refines the shape */
         t->dtype = dtype;
         t->sequence = true;
