@@ -834,9 +834,9 @@ static void io_info_table(ecg_lower *L, sbuf *b, const char *which, const int32_
     sb_printf(b, ", %d, %d, {", t->dtype, t->shape_known ? (int)t->n_dims : -1);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
     if (t->sequence) sb_printf(b, "%s}, 0, 1},\n", t->n_dims ? "" : "0"); /* a run-time sequence of such tensors */
-    else sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
+    else sb_printf(b, "%s}, %zu, 0},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
   }
-  if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0},\n");
+  if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0, 0},\n");
   sb_printf(b, "};\n");
 }
 

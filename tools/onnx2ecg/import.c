@@ -329,8 +329,8 @@ static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int 
     tp = tp->sequence_type->elem_type;
   }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (maps, sparse tensors, nested sequences and optionals, and sequences "
-                                      "or optionals entering a subgraph or leaving one other than an If branch are not supported)", what);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor: not supported (maps, sparse tensors, nested sequences and optionals, "
+                                      "and sequences or optionals entering a subgraph or leaving one other than an If branch)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   *dtype = tt->has_elem_type ? tt->elem_type : ECG_UNDEFINED;
   if (*dtype == ECG_STRING) return ecg_errf(e, ECG_ERR_INPUT, "%s is a string tensor (not supported)", what);
