@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 6
+#define ECG_SCHEMA_VERSION 7
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -653,9 +653,12 @@ enum {
                                   GRAPH attributes as nested code; never fused with other
                                   nodes, never folded or rewritten through (format/ECG.md
                                   "Control flow") */
-  ECG_PROP_CONTRACT = 1u << 9 /**< a matrix product Y[.., M, N] = sum_K A[.., M, K] B[.., K, N]
+  ECG_PROP_CONTRACT = 1u << 9, /**< a matrix product Y[.., M, N] = sum_K A[.., M, K] B[.., K, N]
                                    of inputs 0 and 1, both of rank >= 2 where it is used: its
                                    M, K and N can be cut (EOP's HW1W2 sweeps, VEE '22 §3.2) */
+  ECG_PROP_SEQ_PASS = 1u << 10 /**< passes a run-time sequence (Tensor.sequence) through
+                                    unchanged (Identity): the one non-sequence operator
+                                    that may read one (format/ECG.md "Sequences") */
 };
 
 /* ---------------------------------------------------------------- control flow */
@@ -879,6 +882,11 @@ int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_
  *  with lengths and positions known when the model is converted ..."; the shape function
  *  of a sequence operator left in a subgraph says the same); ECG_ERR_INTERNAL. */
 int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
+/* (A run-time sequence, Tensor.sequence, is never resolved: its operators stay nodes; see
+ *  format/ECG.md "Sequences".) */
+/** Make y a run-time sequence (Tensor.sequence) like x: x's element dtype, and x's element
+ *  shape when x has one (else no shape). Errors: ECG_ERR_INTERNAL (out of memory). */
+int ecg_sequence_like(ecg_tensor *y, const ecg_tensor *x, ecg_err *e);
 
 /** Bind graph input `name` to the shape dims[rank] (SOD²'s one ECG, many static builds:
  *  ecg-lower --input-shape): every symbolic dim of the input takes its number (dims[i] < 0
@@ -891,15 +899,18 @@ int ecg_resolve_sequences(ecg_graph *g, int *n_resolved, ecg_err *e);
 int ecg_bind_input(ecg_graph *g, const char *name, int rank, const int64_t *dims, ecg_err *e);
 
 /** Suffix of the graph input holding an optional graph input's presence flag (bool scalar):
- *  an ONNX input V of type optional(tensor) becomes the graph inputs V (the element) and
- *  "V:present" (format/ops/optional.c). */
+ *  an ONNX input V of type optional(tensor) or optional(sequence(tensor)) becomes the graph
+ *  inputs V (the element) and "V:present" (format/ops/optional.c); an optional graph output
+ *  likewise the outputs V and "V:present". */
 #define ECG_OPTIONAL_PRESENT ":present"
 /** Replace the optional operators of g (Optional, OptionalHasElement, OptionalGetElement;
  *  format/ops/optional.c) by Identities of the element or the presence flag: an optional
  *  is the pair (V, V:present) of graph inputs, or Optional(x) with a constant true flag.
- *  *n_resolved (may be NULL) gets the count replaced. Errors: ECG_ERR_INPUT naming the
- *  node for what cannot be resolved (an empty Optional constructor, an optional graph
- *  output or one crossing a subgraph boundary); ECG_ERR_INTERNAL. */
+ *  An optional graph output V followed by the output "V:present" that no node writes (as
+ *  onnx2ecg makes them) gets an Identity of V's flag into it. *n_resolved (may be NULL) gets
+ *  the count replaced. Errors: ECG_ERR_INPUT naming the node or output for what cannot be
+ *  resolved (an empty Optional constructor, one crossing a subgraph boundary, an optional
+ *  graph output whose flag is not known); ECG_ERR_INTERNAL. */
 int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e);
 
 /* ---------------------------------------------------------------- reductions */

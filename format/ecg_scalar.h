@@ -20,6 +20,21 @@
 #define ecg_max(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
 #define ecg_min(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))
 
+/** x narrowed to bfloat16 by truncation, as a value: the float32 nearest x (round to nearest
+ *  even) with its low 16 bits cleared, which ONNX's reference Cast to bfloat16 computes
+ *  (float32_to_bfloat16(x, truncate=True)); NaN stays NaN (truncating a NaN whose payload
+ *  lies in the low bits would give infinity). Exactly representable in bfloat16, so a store
+ *  that rounds (ecg_f2bf) keeps it. */
+static inline double ecg_bf16_trunc(double x) {
+  float f = (float)x;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return x;
+  u &= 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 /** ONNX Mod with fmod=0 on integers: the remainder takes the divisor's sign; b == 0 gives 0. */
 static inline int64_t ecg_imod(int64_t a, int64_t b) {
   if (b == 0) return 0;

@@ -53,6 +53,7 @@ typedef struct {
 
 typedef struct {
   int fdiv;   /* 0: a symbol; 1: floor(arg / k) */
+  int vsym;   /* a value-determined symbol (ISVDOS output dim), not a graph input's */
   char *name; /* symbol name (fdiv: NULL) */
   sx arg;
   int64_t k;
@@ -70,6 +71,11 @@ struct ecg_rdp {
   bool oom;
   const ecg_rdp_hint *hints; /* input symbols known to be multiples (ecg_rdp_run_hinted) */
   int n_hints;
+  /* Value-determined symbols proved equal to a number (a model-declared dim downstream):
+   * name -> value, kept across the reruns of ecg_rdp_run_hinted. */
+  char **bind_name;
+  int64_t *bind_val;
+  int n_bind, cap_bind, new_binds;
 };
 
 /* ---------------------------------------------------------------- expressions */
@@ -299,9 +305,45 @@ static int meet(sx *cur, const sx *x) {
   *cur = sx_nac();
   return 1;
 }
+/* The atom id when x is exactly one value-determined symbol, else -1. */
+static int bare_vsym(const ecg_rdp *r, const sx *x) {
+  if (x->kind != SX_VAL || x->n != 1 || x->t[0].c != 1 || x->t[0].nf != 1) return -1;
+  int a = x->t[0].f[0];
+  return r->atoms[a].vsym ? a : -1;
+}
+static int64_t bound_value(const ecg_rdp *r, const char *name) {
+  for (int i = 0; i < r->n_bind; i++)
+    if (!strcmp(r->bind_name[i], name)) return r->bind_val[i];
+  return -1;
+}
+/* Record that value-determined symbol atom a equals the number v (SOD² §5.4.1: a dim fixed
+ * by the model's declaration determines the ISVDOS dim that flows into it). */
+static void bind_vsym(ecg_rdp *r, int a, int64_t v) {
+  if (v < 0 || bound_value(r, r->atoms[a].name) >= 0) return;
+  if (r->n_bind == r->cap_bind) {
+    int cap = r->cap_bind ? 2 * r->cap_bind : 8;
+    char **nn = realloc(r->bind_name, (size_t)cap * sizeof *nn);
+    if (!nn) { r->oom = true; return; }
+    r->bind_name = nn;
+    int64_t *nv = realloc(r->bind_val, (size_t)cap * sizeof *nv);
+    if (!nv) { r->oom = true; return; }
+    r->bind_val = nv;
+    r->cap_bind = cap;
+  }
+  char *d = strdup(r->atoms[a].name);
+  if (!d) { r->oom = true; return; }
+  r->bind_name[r->n_bind] = d;
+  r->bind_val[r->n_bind++] = v;
+  r->new_binds++;
+}
 static int set_dim(ecg_rdp *r, int t, int i, sx x) {
   if (t < 0 || i < 0 || i >= (int)r->g->tensors[t]->n_dims) return 0;
-  return meet(&r->dims[t][i], &x);
+  int64_t c;
+  int a;
+  sx *cur = &r->dims[t][i];
+  if (sx_const(cur, &c) && (a = bare_vsym(r, &x)) >= 0) bind_vsym(r, a, c);
+  else if (sx_const(&x, &c) && (a = bare_vsym(r, cur)) >= 0) { bind_vsym(r, a, c); return 0; } /* next round */
+  return meet(cur, &x);
 }
 static int set_val(ecg_rdp *r, int t, int i, sx x) {
   if (t < 0 || i < 0 || i >= r->nval[t]) return 0;
@@ -461,7 +503,7 @@ int ecg_rdp_generic(ecg_rdp *r, const ecg_node *n, int dir) {
       if (n->inputs[i] >= 0 && !r->g->tensors[n->inputs[i]]->is_const) return 0;
     if (x < 0 || y < 0 || rank_of(r, x) != rank_of(r, y)) return 0;
     for (int k = 0; k < rank_of(r, y); k++)
-      if (r->dims[x][k].kind != SX_VAL) changed |= set_dim(r, x, k, r->dims[y][k]);
+      if (r->dims[x][k].kind != SX_VAL || bare_vsym(r, &r->dims[x][k]) >= 0) changed |= set_dim(r, x, k, r->dims[y][k]);
     return changed;
   }
   bool open = false; /* anything left to decide? */
@@ -471,6 +513,8 @@ int ecg_rdp_generic(ecg_rdp *r, const ecg_node *n, int dir) {
     for (int k = 0; k < rank_of(r, t); k++) open |= r->dims[t][k].kind == SX_UNDEF;
     for (int k = 0; k < r->nval[t]; k++) open |= r->vals[t][k].kind == SX_UNDEF;
   }
+  for (size_t i = 0; !open && i < n->n_inputs; i++) /* a value-determined symbol flowing in may meet a number */
+    for (int k = 0; n->inputs[i] >= 0 && k < rank_of(r, n->inputs[i]); k++) open |= bare_vsym(r, &r->dims[n->inputs[i]][k]) >= 0;
   if (!open) return 0;
   if (op->dyn == ECG_DYN_EDO) { /* sizes known only after execution: nac once backward
                                   * propagation has had its chance (phase 2) */
@@ -490,9 +534,26 @@ int ecg_rdp_generic(ecg_rdp *r, const ecg_node *n, int dir) {
     for (int p = 0; p < RDP_PROBES; p++) ranks &= po.rank[p][i] == rk;
     if (!ranks) continue;
     for (int k = 0; k < rk; k++) {
-      if (r->dims[t][k].kind != SX_UNDEF) continue;
+      int64_t fixed;
+      /* a number already here still meets the probe's value: that is how a value-determined
+       * symbol flowing into a declared dim gets bound (set_dim) */
+      if (r->dims[t][k].kind != SX_UNDEF && !sx_const(&r->dims[t][k], &fixed)) continue;
       int64_t ys[RDP_PROBES];
-      for (int p = 0; p < RDP_PROBES; p++) ys[p] = po.dim[p][i][k];
+      bool unknown = false;
+      for (int p = 0; p < RDP_PROBES; p++) unknown |= (ys[p] = po.dim[p][i][k]) < 0;
+      if (unknown && op->dyn == ECG_DYN_ISVDOS) {
+        /* a size that depends on input values (Range's length from run-time start/limit):
+         * a value-determined symbol of its own, or the number it was proved equal to */
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s.%d", r->g->tensors[t]->name, k);
+        int64_t v = bound_value(r, nm);
+        if (v >= 0) { changed |= set_dim(r, t, k, sx_k(v)); continue; }
+        int id = atom_intern(r, 0, nm, NULL, 0);
+        if (id < 0) continue;
+        r->atoms[id].vsym = 1;
+        changed |= set_dim(r, t, k, sx_atomv(id));
+        continue;
+      }
       changed |= set_dim(r, t, k, match(r, n, ys));
     }
     bool vals = r->nval[t] >= 0;
@@ -760,6 +821,9 @@ int ecg_rdp_resize(ecg_rdp *r, const ecg_node *n, int dir) {
 /* ---------------------------------------------------------------- driver */
 
 static void rdp_free(ecg_rdp *r) {
+  for (int i = 0; i < r->n_bind; i++) free(r->bind_name[i]);
+  free(r->bind_name);
+  free(r->bind_val);
   for (int i = 0; i < r->n_atoms; i++) free(r->atoms[i].name);
   free(r->atoms);
   free(r->nval);
@@ -823,10 +887,22 @@ int ecg_rdp_run_hinted(ecg_graph *g, const ecg_rdp_hint *hints, int n_hints, ecg
   int *order = malloc((g->n_nodes + 1) * sizeof *order);
   if (!order) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if ((rc = ecg_topo_order(g, order, e)) != ECG_OK) goto out;
-  if (rdp_init(&r, g) != ECG_OK) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
   int iters = 0;
+  /* Rounds: a round that proves value-determined symbols equal to numbers is run again
+   * from the start with those numbers (each round binds at least one more symbol; a
+   * handful suffices for any real graph, the bound only keeps the work finite). */
+  for (int round = 0; round < 8; round++) {
+  if (round) { /* the lattice of the last round goes; the bindings stay */
+    for (int i = 0; i < r.n_atoms; i++) free(r.atoms[i].name);
+    free(r.atoms); free(r.nval); free(r.dims); free(r.vals); free(r.producer);
+    r.atoms = NULL; r.n_atoms = r.cap_atoms = 0;
+    r.nval = NULL; r.dims = NULL; r.vals = NULL; r.producer = NULL;
+    r.edo_nac = false;
+  }
+  r.new_binds = 0;
+  if (rdp_init(&r, g) != ECG_OK) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
   for (int phase = 0; phase < 2; phase++, r.edo_nac = true)
-  for (int changed = 1; changed && iters < 64; iters++) {
+  for (int changed = 1; changed && iters < 64 * (round + 1); iters++) {
     changed = 0;
     for (size_t i = 0; i < g->n_nodes; i++) { /* forward */
       const ecg_op_info *op = ecg_node_op(g->nodes[order[i]]);
@@ -838,9 +914,11 @@ int ecg_rdp_run_hinted(ecg_graph *g, const ecg_rdp_hint *hints, int n_hints, ecg
     }
     if (r.oom) break;
   }
+  if (r.oom || !r.new_binds) break;
+  }
   if (r.oom) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
   ecg_rdp_stats s = {.iterations = iters, .symbols = 0};
-  for (int i = 0; i < r.n_atoms; i++) s.symbols += !r.atoms[i].fdiv;
+  for (int i = 0; i < r.n_atoms; i++) s.symbols += !r.atoms[i].fdiv && !r.atoms[i].vsym;
   /* write the lattice into the stored dims */
   for (size_t t = 0; t < g->n_tensors; t++) {
     ecg_tensor *x = g->tensors[t];

@@ -217,20 +217,38 @@ static int check_output_sizes(const ecg_graph *g, const ecg_node *n, ecg_err *e)
   return ECG_OK;
 }
 
+/* Infer node n (op its registry row): inputs of unknown rank refused, a run-time sequence
+ * read only by a sequence operator or passed through by an ECG_PROP_SEQ_PASS one (format/ECG.md
+ * "Sequences"), the output sizes checked, the mapping type set. */
+static int infer_one(ecg_graph *g, ecg_node *n, const ecg_op_info *op, ecg_err *e) {
+  const ecg_tensor *seq = NULL;
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+    if (t && t->sequence) { if (!seq) seq = t; continue; } /* its elements' shape may be unknown */
+    if (t && !t->shape_known)
+      return ecg_node_errf(e, g, n, "input '%s' has unknown rank", t->name);
+  }
+  if (seq && op->infer != ecg_infer_sequence) {
+    ecg_tensor *y = ecg_node_output(g, n, 0);
+    if (!(op->props & ECG_PROP_SEQ_PASS) || n->n_outputs != 1 || !y || ecg_node_input(g, n, 0) != seq)
+      return ecg_node_errf(e, g, n, "input '%s' is a run-time sequence, which only the sequence operators and Identity take",
+                           seq->name);
+    ECG_TRY(ecg_sequence_like(y, seq, e));
+  } else {
+    ECG_TRY(op->infer(g, n, e));
+    ECG_TRY(check_output_sizes(g, n, e));
+  }
+  n->mapping_type = (Ecg__MappingType)op->mapping;
+  return ECG_OK;
+}
+
 int ecg_infer_shapes(ecg_graph *g, ecg_err *e) {
   ECG_TRY(ecg_topo_sort(g, e));
   for (size_t i = 0; i < g->n_nodes; i++) {
     ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_node_op(n);
     if (!op) return ecg_node_errf(e, g, n, "unsupported operator (domain '%s', opset %lld)", n->domain, (long long)n->opset);
-    for (size_t k = 0; k < n->n_inputs; k++) {
-      const ecg_tensor *t = ecg_node_input(g, n, (int)k);
-      if (t && !t->shape_known)
-        return ecg_node_errf(e, g, n, "input '%s' has unknown rank", t->name);
-    }
-    ECG_TRY(op->infer(g, n, e));
-    ECG_TRY(check_output_sizes(g, n, e));
-    n->mapping_type = (Ecg__MappingType)op->mapping;
+    ECG_TRY(infer_one(g, n, op, e));
   }
   return ECG_OK;
 }
@@ -290,15 +308,7 @@ static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err
     const ecg_op_info *op = ecg_node_op(n);
     keep[i] = true;
     if (!op) { rc = ecg_node_errf(e, g, n, "unsupported operator"); break; }
-    const ecg_tensor *unknown = NULL;
-    for (size_t k = 0; k < n->n_inputs && !unknown; k++) {
-      const ecg_tensor *t = ecg_node_input(g, n, (int)k);
-      if (t && !t->shape_known) unknown = t;
-    }
-    if (unknown) { rc = ecg_node_errf(e, g, n, "input '%s' has unknown rank", unknown->name); break; }
-    if ((rc = op->infer(g, n, e)) != ECG_OK) break;
-    if ((rc = check_output_sizes(g, n, e)) != ECG_OK) break;
-    n->mapping_type = (Ecg__MappingType)op->mapping;
+    if ((rc = infer_one(g, n, op, e)) != ECG_OK) break;
     if (op->eval == ecg_eval_none) continue;
     bool ready = true;
     if (op->props & ECG_PROP_SHAPE) {

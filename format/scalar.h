@@ -38,6 +38,12 @@ typedef struct ecg_scalar_view {
   double a, b;                             /**< attribute values (defaults applied) */
   int dom_dtype, out_dtype;                /**< dtype of the compute domain, of output 0 */
   int isf;                                 /**< the domain is floating point */
+  int narrow_bf16;                         /**< 1: the value is narrowed to bfloat16 by truncation
+                                                (ecg_bf16_trunc) before it is stored: Cast from a
+                                                float type to bfloat16, as ONNX's reference Cast
+                                                does (onnx/reference/ops/op_cast.py,
+                                                float32_to_bfloat16(x, truncate=True); the
+                                                backend test data of Cast-13 was made so) */
 } ecg_scalar_view;
 
 /** Fill v for node n. Returns ECG_OK; ECG_ERR_INPUT naming the node when n is not a

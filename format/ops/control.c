@@ -251,6 +251,11 @@ int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
       return ecg_node_errf(e, g, n, "%s has %zu outputs, the node %zu", taken ? "else_branch" : "then_branch", b->n_outputs, n->n_outputs);
     for (size_t k = 0; k < n->n_outputs; k++) {
       const ecg_tensor *o = b->tensors[b->outputs[k]];
+      ecg_tensor *y = ecg_node_output(g, n, (int)k);
+      if (o->sequence) { /* a run-time sequence (format/ECG.md "Sequences") */
+        if (y) ECG_TRY(ecg_sequence_like(y, o, e));
+        continue;
+      }
       if (!o->shape_known) return ecg_node_errf(e, g, n, "branch output '%s' has unknown rank", o->name);
       if (o->n_dims > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output %zu has rank %zu > %d", k, o->n_dims, ECG_MAX_RANK);
       ECG_TRY(cf_set_output(g, n, (int)k, o, CF_NO_BATCH, -1, -1, NULL, e));
@@ -268,6 +273,15 @@ int ecg_infer_if(ecg_graph *g, ecg_node *n, ecg_err *e) {
       return ecg_node_errf(e, g, n, "output %zu is %s in then_branch but %s in else_branch", k, ecg_dtype_name(a->dtype), ecg_dtype_name(b->dtype));
     ecg_tensor *y = ecg_node_output(g, n, (int)k);
     if (!y) continue;
+    if (a->sequence || b->sequence) { /* run-time sequences: the common element shape, if any */
+      if (!a->sequence || !b->sequence)
+        return ecg_node_errf(e, g, n, "output %zu is a sequence in one branch and a tensor in the other", k);
+      bool same = a->shape_known && b->shape_known && a->n_dims == b->n_dims;
+      for (size_t i = 0; same && i < a->n_dims; i++) same = a->dims[i]->value == b->dims[i]->value && a->dims[i]->value >= 0;
+      ECG_TRY(ecg_sequence_like(y, a, e));
+      if (!same && ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      continue;
+    }
     if (!a->shape_known || !b->shape_known || a->n_dims != b->n_dims) {
       y->dtype = a->dtype;
       if (!y->shape_known && ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -312,6 +326,7 @@ int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
     const ecg_tensor *o = b->tensors[b->outputs[1 + k]];
     ecg_tensor *y = ecg_node_output(g, n, k);
     if (!y) continue;
+    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences carried through a Loop are not supported)", o->name);
     if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
     if (k >= cf.n_state && o->n_dims + 1 > ECG_MAX_RANK)
       return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
@@ -336,6 +351,7 @@ int ecg_infer_scan(ecg_graph *g, ecg_node *n, ecg_err *e) {
     const ecg_tensor *o = b->tensors[b->outputs[k]];
     ecg_tensor *y = ecg_node_output(g, n, k);
     if (!y) continue;
+    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences in a Scan body are not supported)", o->name);
     if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
     int ro = (int)o->n_dims, extra = (cf.batch ? 1 : 0) + (k >= cf.n_state ? 1 : 0);
     if (ro + extra > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "output '%s' would have rank %d > %d", y->name, ro + extra, ECG_MAX_RANK);

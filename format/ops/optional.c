@@ -2,27 +2,30 @@
  * with a static element type and shape.
  *
  * An optional value is an element tensor and a presence flag. The ECG keeps the pair as two
- * tensors: an optional graph input V (type optional(tensor)) becomes two graph inputs, V
- * (the element, with the declared dtype and shape) and V:present (bool scalar,
- * ECG_OPTIONAL_PRESENT), which the caller fills (ecg-bench reads an ONNX OptionalProto into
- * both); Optional(x) is x with a constant true flag. ecg_resolve_optionals then replaces the
+ * tensors: an optional graph input V (type optional(tensor), or optional(sequence(tensor)):
+ * then V is a run-time sequence) becomes two graph inputs, V (the element, with the declared
+ * dtype and shape) and V:present (bool scalar, ECG_OPTIONAL_PRESENT), which the caller fills
+ * (ecg-bench reads an ONNX OptionalProto into both); Optional(x) is x with a constant true
+ * flag; an Identity of an optional is that optional. ecg_resolve_optionals then replaces the
  * operators while the graph is imported: OptionalGetElement by an Identity of the element,
  * OptionalHasElement by an Identity of the flag (a constant true for a plain tensor input,
- * opset 18; false for an omitted input), Optional(x) by an Identity of x. What cannot be
- * resolved (an empty Optional constructor, whose element type is a TypeProto attribute; an
- * optional crossing a subgraph boundary or a graph output; an optional of a sequence) is
- * refused naming the node. Reading the element of an empty optional is an error in ONNX;
- * here it reads the element buffer as the caller filled it (ecg-bench: zeros). */
+ * opset 18; false for an omitted input), Optional(x) by an Identity of x; an optional graph
+ * output V (onnx2ecg adds the output V:present after it) gets an Identity of its flag. What
+ * cannot be resolved (an empty Optional constructor, whose element type is a TypeProto
+ * attribute; an optional crossing a subgraph boundary; an optional graph output whose flag is
+ * not known) is refused naming the node or the output. Reading the element of an empty
+ * optional is an error in ONNX; here it reads the element buffer as the caller filled it
+ * (ecg-bench: zeros, or an empty sequence). */
 #include <stdio.h>
+#include <string.h>
 
 #include "ops_common.h"
 
 /* Every optional operator's shape function: reached only by a node that
  * ecg_resolve_optionals could not replace. */
 int ecg_infer_optional(ecg_graph *g, ecg_node *n, ecg_err *e) {
-  return ecg_node_errf(e, g, n, "optional values are supported only as graph inputs of a tensor type and values built by "
-                                "Optional(x) (no empty Optional constructor, no optional graph output, no optional crossing "
-                                "a subgraph boundary)");
+  return ecg_node_errf(e, g, n, "optional values are supported only as graph inputs and outputs and values built by "
+                                "Optional(x) (no empty Optional constructor, no optional crossing a subgraph boundary)");
 }
 
 /* A new bool scalar constant; its id or -1. */
@@ -62,6 +65,16 @@ static int grow(int **p, size_t *n, size_t nt) {
   return 0;
 }
 
+/* The graph output k holds an optional output's presence flag: named "V:present" after the
+ * output V it follows, produced by no node yet (onnx2ecg adds it for an optional output). */
+static bool flag_output(const ecg_graph *g, size_t k, const int *producer) {
+  if (k == 0 || g->outputs[k] < 0 || g->outputs[k - 1] < 0 || producer[g->outputs[k]] >= 0) return false;
+  const char *nm = g->tensors[g->outputs[k]]->name, *vn = g->tensors[g->outputs[k - 1]]->name;
+  size_t l = strlen(nm), ls = strlen(ECG_OPTIONAL_PRESENT);
+  for (size_t i = 0; i < g->n_inputs; i++) if (g->inputs[i] == g->outputs[k]) return false;
+  return l > ls && !strcmp(nm + l - ls, ECG_OPTIONAL_PRESENT) && strlen(vn) == l - ls && !strncmp(vn, nm, l - ls);
+}
+
 int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
   if (n_resolved) *n_resolved = 0;
   bool any = false;
@@ -69,6 +82,11 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
     const ecg_op_info *op = ecg_node_op(g->nodes[i]);
     any = op && op->infer == ecg_infer_optional;
   }
+  int *producer = malloc(sizeof(int) * (g->n_tensors + 1));
+  if (!producer) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  ecg_producers(g, producer);
+  for (size_t k = 0; k < g->n_outputs && !any; k++) any = flag_output(g, k, producer);
+  free(producer);
   if (!any) return ECG_OK;
   ECG_TRY(ecg_topo_sort(g, e));
   size_t nt = g->n_tensors;
@@ -88,8 +106,12 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
   for (size_t i = 0; rc == ECG_OK && i < g->n_nodes; i++) {
     ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_node_op(n);
-    if (!op || op->infer != ecg_infer_optional) continue;
     int x = n->n_inputs > 0 ? n->inputs[0] : -1, y = n->n_outputs > 0 ? n->outputs[0] : -1;
+    if (op && (op->props & ECG_PROP_SEQ_PASS) && x >= 0 && y >= 0 && (size_t)x < nt && (size_t)y < nt) {
+      present[y] = present[x]; /* an Identity of an optional is that optional */
+      continue;
+    }
+    if (!op || op->infer != ecg_infer_optional) continue;
     char nm[512];
     int src = -1;
     if (y < 0) continue; /* no output: nothing reads it */
@@ -114,14 +136,26 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
     if (to_identity(n, src)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
     done++;
   }
-  /* an optional that reaches a graph output: its flag would be lost */
-  for (size_t i = 0; rc == ECG_OK && i < g->n_outputs; i++)
-    if (g->outputs[i] >= 0 && (size_t)g->outputs[i] < nt && present[g->outputs[i]] >= 0 && !g->tensors[g->outputs[i]]->is_const) {
-      bool is_in = false;
-      for (size_t j = 0; j < g->n_inputs; j++) is_in |= g->inputs[j] == g->outputs[i];
-      if (!is_in)
-        rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s' is an optional value (not supported)", g->tensors[g->outputs[i]]->name);
+  /* an optional graph output V: its flag output V:present becomes an Identity of the flag of
+   * the optional V is (an optional graph input's, or Optional(x)'s constant true) */
+  int *prod = rc == ECG_OK ? malloc(sizeof(int) * (g->n_tensors + 1)) : NULL;
+  if (rc == ECG_OK && !prod) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (prod) ecg_producers(g, prod);
+  size_t n_out = g->n_outputs;
+  for (size_t k = 0; rc == ECG_OK && k < n_out; k++) {
+    if (!flag_output(g, k, prod)) continue;
+    int v = g->outputs[k - 1], f = g->outputs[k];
+    int src = (size_t)v < nt ? present[v] : -1;
+    if (src < 0) {
+      rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s' is an optional value whose presence is not known (supported: an "
+                                      "optional graph input passed through, or Optional(x))", g->tensors[v]->name);
+      break;
     }
+    char nm[512];
+    snprintf(nm, sizeof nm, "%s_flag", g->tensors[f]->name);
+    if (ecg_add_node(g, nm, "Identity", "", g->opset, 1, &src, 1, &f) < 0) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  free(prod);
   free(present);
   if (rc == ECG_OK && n_resolved) *n_resolved = done;
   return rc;

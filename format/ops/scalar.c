@@ -92,6 +92,8 @@ int ecg_scalar_view_of(const ecg_graph *g, const ecg_node *n, ecg_scalar_view *v
   v->dom_dtype = dom->dtype;
   v->out_dtype = y->dtype;
   v->isf = ecg_dtype_is_float(dom->dtype);
+  /* Cast to bfloat16 truncates the float32 value (ONNX's reference Cast; scalar.h) */
+  v->narrow_bf16 = op->id == ECG_OP_Cast && y->dtype == ECG_BFLOAT16 && v->isf && dom->dtype != ECG_BFLOAT16;
   const char *x = v->isf ? v->row->fexpr : v->row->iexpr;
   if (!strcmp(x, "NOFLOAT") || !strcmp(x, "NOINT"))
     return ecg_node_errf(e, g, n, "dtype %s is not supported by this operator", ecg_dtype_name(dom->dtype));
@@ -193,6 +195,7 @@ int ecg_eval_scalar(ecg_graph *g, ecg_node *n, ecg_err *e) {
       ops_unfold(g, n, 0);
       return ecg_node_errf(e, g, n, "cannot fold (dtype %s)", ecg_dtype_name(v.dom_dtype));
     }
+    if (v.narrow_bf16) yf = ecg_bf16_trunc(yf);
     if (!v.isf) ecg_store_i64(buf, out->dtype, p, yi);
     else if (ecg_dtype_is_float(out->dtype) || out->dtype == ECG_BOOL) ecg_store_f64(buf, out->dtype, p, yf);
     else ecg_store_i64(buf, out->dtype, p, f2i(yf));

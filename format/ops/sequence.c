@@ -7,19 +7,102 @@
  * sequence as the list of the tensors it holds: Construct/Empty/Insert/Erase edit the
  * list, SequenceAt becomes an Identity of the element, SequenceLength a constant,
  * ConcatFromSequence a Concat (new_axis: of Reshapes adding the axis), SplitToSequence one
- * Slice per piece (keepdims=0: and a Reshape dropping the axis). What cannot be resolved
- * (a position or split known only at run time, a sequence graph input or output, a
- * sequence crossing a subgraph boundary) is refused naming the node (the same message as
- * its shape function, which a node left in a subgraph reaches). */
+ * Slice per piece (keepdims=0: and a Reshape dropping the axis). A run-time sequence (a
+ * sequence graph input or output: Tensor.sequence, format/ECG.md "Sequences") is never
+ * resolved: the operators reading it stay nodes, typed by ecg_infer_sequence, and ecg-lower
+ * runs them (tools/lower/emit/sequence.c). What cannot be resolved otherwise (a position or
+ * split known only at run time on a sequence built in the graph, a sequence crossing a
+ * subgraph boundary) is refused naming the node (the same message as its shape function,
+ * which a node left in a subgraph reaches). */
 #include <stdio.h>
+#include <string.h>
 
 #include "ops_common.h"
 
-/* Every sequence operator's shape function: it is reached only by a node that
- * ecg_resolve_sequences could not replace. */
+int ecg_sequence_like(ecg_tensor *y, const ecg_tensor *x, ecg_err *e) {
+  int64_t d[ECG_MAX_RANK];
+  const char *sy[ECG_MAX_RANK];
+  int r = x->shape_known ? ecg_tensor_dims(x, d) : -1;
+  for (int k = 0; k < r; k++) sy[k] = x->dims[k]->symbol;
+  int dt = x->dtype;
+  y->dtype = dt;
+  y->sequence = true;
+  if (ecg_tensor_set_shape(y, r, d, sy) != 0) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  return ECG_OK;
+}
+
+/* Two tensors' shapes are the same (both known, equal numbers and symbols). */
+static bool same_shape(const ecg_tensor *a, const ecg_tensor *b) {
+  if (!a->shape_known || !b->shape_known || a->n_dims != b->n_dims) return false;
+  for (size_t k = 0; k < a->n_dims; k++) {
+    const Ecg__Dim *x = a->dims[k], *y = b->dims[k];
+    if (x->value != y->value) return false;
+    if (x->value < 0 && (!x->symbol || !y->symbol || strcmp(x->symbol, y->symbol) || !strcmp(x->symbol, "?"))) return false;
+  }
+  return true;
+}
+
+/* Every sequence operator's shape function. A node ecg_resolve_sequences replaced never
+ * gets here; one left in place works on run-time sequences (Tensor.sequence: a sequence
+ * graph input or output, format/ECG.md "Sequences"): SequenceInsert/Erase give a sequence
+ * (the elements' common shape where it stays known), SequenceAt an element (the sequence's
+ * element shape, or none: a static lowering refuses it then), SequenceLength an int64
+ * scalar, SequenceConstruct/Empty a sequence (left in place only when their output is a
+ * sequence graph output). Anything else is refused naming the node. */
 int ecg_infer_sequence(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  const ecg_op_info *op = ecg_node_op(n);
+  ecg_tensor *x = ecg_node_input(g, n, 0), *y = ecg_node_output(g, n, 0);
+  bool rt_in = x && x->sequence;
+  int id = op ? (int)op->id : -1;
+  if (y && (rt_in || (y->sequence && (id == ECG_OP_SequenceConstruct || id == ECG_OP_SequenceEmpty)))) {
+    for (size_t k = 1; k < n->n_inputs; k++) {
+      const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+      if (t && t->sequence) return ecg_node_errf(e, g, n, "input '%s' is a sequence where a tensor is expected", t->name);
+    }
+    switch (id) {
+    case ECG_OP_SequenceInsert: {
+      const ecg_tensor *v = ecg_node_input(g, n, 1);
+      if (!v) return ecg_node_errf(e, g, n, "missing the tensor to insert");
+      if (v->dtype != x->dtype)
+        return ecg_node_errf(e, g, n, "inserts a %s tensor into a sequence of %s", ecg_dtype_name(v->dtype), ecg_dtype_name(x->dtype));
+      ECG_TRY(ecg_sequence_like(y, same_shape(x, v) ? x : v, e));
+      if (!same_shape(x, v)) return ecg_tensor_set_shape(y, -1, NULL, NULL) ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : ECG_OK;
+      return ECG_OK;
+    }
+    case ECG_OP_SequenceErase: return ecg_sequence_like(y, x, e);
+    case ECG_OP_SequenceAt:
+      ECG_TRY(ecg_sequence_like(y, x, e));
+      y->sequence = false;
+      return ECG_OK;
+    case ECG_OP_SequenceLength: {
+      y->dtype = ECG_INT64;
+      y->sequence = false;
+      return ecg_tensor_set_shape(y, 0, NULL, NULL) ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : ECG_OK;
+    }
+    case ECG_OP_SequenceConstruct: {
+      const ecg_tensor *a = ecg_node_input(g, n, 0);
+      if (!a) return ecg_node_errf(e, g, n, "needs at least one input");
+      bool same = true;
+      for (size_t k = 1; k < n->n_inputs; k++) {
+        const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+        if (!t || t->dtype != a->dtype) return ecg_node_errf(e, g, n, "inputs of different element types");
+        same &= same_shape(a, t);
+      }
+      ECG_TRY(ecg_sequence_like(y, a, e));
+      if (!same && ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      return ECG_OK;
+    }
+    case ECG_OP_SequenceEmpty:
+      y->dtype = (int)ecg_attr_i(n, "dtype", ECG_FLOAT);
+      y->sequence = true;
+      return ecg_tensor_set_shape(y, -1, NULL, NULL) ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : ECG_OK;
+    default: break;
+    }
+    return ecg_node_errf(e, g, n, "run-time sequences are supported by SequenceInsert, SequenceErase, SequenceAt, "
+                                  "SequenceLength, SequenceConstruct and SequenceEmpty, not by this operator");
+  }
   return ecg_node_errf(e, g, n, "sequence values are supported only with lengths and positions known when the model is "
-                                "converted (constant positions and splits, no sequence graph input or output)");
+                                "converted (constant positions and splits) or as run-time sequences from a sequence graph input");
 }
 
 /* Sequence lists: per tensor id, offset and length into a pool of tensor ids (-2: an
@@ -101,7 +184,7 @@ static int resolve(ecg_graph *g, ecg_node *n, ecg_op_id id, seqs *s, bool *keep,
   char lb[256], nm[320];
   ecg_node_label(g, n, lb, sizeof lb);
   int in0 = n->n_inputs > 0 ? n->inputs[0] : -1, out = n->n_outputs > 0 ? n->outputs[0] : -1;
-  if (out < 0) return 0;
+  if (out < 0 || g->tensors[out]->sequence) return 0; /* a run-time sequence (a graph output) */
   bool seq_in = id != ECG_OP_SequenceConstruct && id != ECG_OP_SequenceEmpty && id != ECG_OP_SplitToSequence;
   if (seq_in && (in0 < 0 || s->off[in0] < 0)) return 0; /* its sequence is not resolved */
   int off = seq_in ? s->off[in0] : 0, len = seq_in ? s->len[in0] : 0;

@@ -29,6 +29,9 @@ typedef struct bt_tensor {
   void *data;                    /**< owned, `bytes` bytes; NULL until loaded */
   unsigned sym;                  /**< bit i: dim i is symbolic (a dynamic-shape model's --info '?';
                                       dims[i] is 0 until a data set gives the size) */
+  bool seq;                      /**< a run-time sequence (runner --info "seq"): dtype is its items'
+                                      element type, rank 0, and data holds `bytes` bytes of its
+                                      sequence file (seqpb.c; tools/lower/LOWERED.md "Sequences") */
 } bt_tensor;
 
 /* ---------------------------------------------------------------- dtype.c */
@@ -73,10 +76,11 @@ int bt_tensorpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tens
 /** Read path and decode it (see bt_tensorpb_decode). ECG_ERR_INPUT when unreadable. */
 int bt_tensorpb_read(const char *path, bt_tensor *t, ecg_err *e);
 /** Decode an ONNX OptionalProto (onnx-data.proto; the input_K.pb of an optional graph
- *  input) holding a tensor or nothing: 1 with t the element named as the optional and
- *  *present 1, or t holding only the name and *present 0 for an empty optional; 0 when buf
- *  is not an OptionalProto (then it is a TensorProto); -code on error (e set: a sequence
- *  or map optional, a bad element tensor). */
+ *  input) holding a tensor, a sequence of tensors (t then a sequence tensor, seqpb.c) or
+ *  nothing: 1 with t the element named as the optional and *present 1, or t holding only the
+ *  name and *present 0 for an empty optional (t->seq set when its elem_type says sequence);
+ *  0 when buf is not an OptionalProto (then it is a TensorProto); -code on error (e set: a
+ *  map optional, a bad element). */
 int bt_optionalpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, int *present, ecg_err *e);
 /** bt_tensorpb_read that also accepts an OptionalProto when present is non-NULL: *present
  *  -1 for a TensorProto, else 1 / 0 as bt_optionalpb_decode says. */
@@ -85,6 +89,24 @@ int bt_pb_read(const char *path, bt_tensor *t, int *present, ecg_err *e);
  *  temporary name and rename. Errors: ECG_ERR_INPUT (write failure: path and
  *  strerror), ECG_ERR_INTERNAL (out of memory). */
 int bt_tensorpb_write(const char *path, const bt_tensor *t, ecg_err *e);
+
+/* ---------------------------------------------------------------- seqpb.c */
+
+/** Decode an ONNX SequenceProto (onnx-data.proto: name 1, elem_type 2, tensor_values 3) into
+ *  sequence tensor t (seq; data its sequence file). Errors: ECG_ERR_INPUT naming `what` (not
+ *  a SequenceProto, items of other dtypes, a sequence of sequences/maps/optionals, a bad item
+ *  tensor, over 2^20 items or 4 GiB), ECG_ERR_INTERNAL. */
+int bt_seqpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, ecg_err *e);
+/** Build sequence tensor t named name of element dtype from items[n] (copied). Errors as
+ *  bt_seqpb_decode. */
+int bt_seq_from_items(bt_tensor *t, const char *name, int dtype, const bt_tensor *items, int n, ecg_err *e);
+/** The items of sequence tensor t as views into its data (names borrowed): *items is
+ *  allocated (free() it, nothing else), *n their count. Errors: ECG_ERR_INPUT (a malformed
+ *  sequence file), ECG_ERR_INTERNAL. */
+int bt_seq_items(const bt_tensor *t, bt_tensor **items, int *n, ecg_err *e);
+/** Write sequence tensor t as a SequenceProto of TensorProtos (raw_data) to path, through a
+ *  temporary name and rename. Errors as bt_tensorpb_write. */
+int bt_seqpb_write(const char *path, const bt_tensor *t, ecg_err *e);
 
 /* ---------------------------------------------------------------- compare.c */
 
@@ -102,6 +124,10 @@ typedef struct bt_cmp {
  *  bool dtypes are compared exactly, floats with the tolerance test; NaN == NaN and
  *  an infinity equals the same infinity. */
 void bt_compare(const bt_tensor *ours, const bt_tensor *exp, double rtol, double atol, bt_cmp *r);
+/** bt_compare of two sequence tensors, item by item: another count is one mismatch, an item of
+ *  another dtype or shape one mismatch each (both with unbounded errors); first_bad is then the
+ *  index of the first item that differs. */
+void bt_compare_seq(const bt_tensor *ours, const bt_tensor *exp, double rtol, double atol, bt_cmp *r);
 
 /* ---------------------------------------------------------------- proc.c */
 

@@ -186,11 +186,28 @@ static int write_raw(const char *path, const void *data, size_t bytes, ecg_err *
   return ok ? ECG_OK : ecg_errf(e, ECG_ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
 }
 
-/** Read exactly t->bytes bytes from path into t->data (allocated here). ECG_ERR_INPUT
- *  when the runner wrote a file of another size (message names the tensor). */
+/** Read exactly t->bytes bytes from path into t->data (allocated here); a sequence output
+ *  (t->seq): the whole sequence file, whatever its size (up to 4 GiB), checked by its parse.
+ *  ECG_ERR_INPUT when the runner wrote a file of another size (message names the tensor). */
 static int read_raw(const char *path, bt_tensor *t, ecg_err *e) {
   struct stat st;
   if (stat(path, &st) != 0) return ecg_errf(e, ECG_ERR_INPUT, "output '%s': runner wrote no file", t->name);
+  if (t->seq) {
+    if ((uint64_t)st.st_size > ((uint64_t)1 << 32)) return ecg_errf(e, ECG_ERR_INPUT, "output '%s': sequence file too large", t->name);
+    free(t->data);
+    t->data = NULL;
+    t->bytes = (size_t)st.st_size;
+    ECG_TRY(bt_tensor_alloc(t, e));
+    FILE *f = fopen(path, "rb");
+    int ok = f && (t->bytes == 0 || fread(t->data, 1, t->bytes, f) == t->bytes);
+    if (f) fclose(f);
+    if (!ok) return ecg_errf(e, ECG_ERR_INPUT, "output '%s': cannot read %s", t->name, path);
+    bt_tensor *items;
+    int n;
+    ECG_TRY(bt_seq_items(t, &items, &n, e)); /* well formed */
+    free(items);
+    return ECG_OK;
+  }
   if ((size_t)st.st_size != t->bytes)
     return ecg_errf(e, ECG_ERR_INPUT, "output '%s': runner wrote %lld bytes, expected %zu", t->name,
                     (long long)st.st_size, t->bytes);
@@ -216,26 +233,50 @@ static void pbset_clear(pbset *s) {
   memset(s, 0, sizeof *s);
 }
 
-/** The model input named name, or NULL. */
-static const bt_tensor *io_input(const bt_io *io, const char *name) {
-  for (int i = 0; io && i < io->n_in; i++)
-    if (!strcmp(io->in[i].name, name)) return &io->in[i];
+/** The model tensor of ts[n] named name, or NULL. */
+static const bt_tensor *io_input(const bt_tensor *ts, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(ts[i].name, name)) return &ts[i];
   return NULL;
 }
 
+/** The file's bytes (at most 4 GiB) into *buf (allocated), *len. ECG_ERR_INPUT when unreadable. */
+static int slurp(const char *path, uint8_t **buf, size_t *len, ecg_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: %s", path, strerror(errno));
+  size_t cap = 1 << 16;
+  *len = 0;
+  *buf = malloc(cap);
+  while (*buf) {
+    if (*len == cap) {
+      uint8_t *nb = cap < ((size_t)1 << 32) ? realloc(*buf, cap * 2) : NULL;
+      if (!nb) { free(*buf); *buf = NULL; break; }
+      *buf = nb;
+      cap *= 2;
+    }
+    size_t got = fread(*buf + *len, 1, cap - *len, f);
+    *len += got;
+    if (!got) break;
+  }
+  fclose(f);
+  return *buf ? ECG_OK : ecg_errf(e, ECG_ERR_INPUT, "%s: too large or out of memory", path);
+}
+
 /** Load dir/PREFIX_K.pb for K = 0.. while the files exist. Errors as bt_tensorpb_read.
- *  With io (the model's inputs): a file holding an ONNX OptionalProto for an optional
- *  graph input V (the model has inputs V and V:present, format/ops/optional.c) gives two
- *  tensors, V (the element; zeros of the model's shape when the optional is empty) and
- *  V:present (bool scalar). */
-static int pbset_load(const char *dir, const char *prefix, const bt_io *io, pbset *s, ecg_err *e) {
+ *  With the model's tensors want[nw] (its inputs, or its outputs): a file holding an ONNX
+ *  OptionalProto for an optional value V (the model has V and V:present, format/ops/optional.c)
+ *  gives two tensors, V (the element; zeros of the model's shape, or an empty sequence, when
+ *  the optional is empty) and V:present (bool scalar); the file at the position of a run-time
+ *  sequence V (files in the model's order, an optional counting once) is read as a
+ *  SequenceProto, or an OptionalProto of one when V:present follows (seqpb.c). */
+static int pbset_load(const char *dir, const char *prefix, const bt_tensor *wants, int nw, pbset *s, ecg_err *e) {
   memset(s, 0, sizeof *s);
   bool optionals = false;
-  for (int i = 0; io && i < io->n_in; i++) {
-    size_t l = strlen(io->in[i].name), ls = strlen(ECG_OPTIONAL_PRESENT);
-    optionals |= l > ls && !strcmp(io->in[i].name + l - ls, ECG_OPTIONAL_PRESENT);
+  for (int i = 0; i < nw; i++) {
+    size_t l = strlen(wants[i].name), ls = strlen(ECG_OPTIONAL_PRESENT);
+    optionals |= l > ls && !strcmp(wants[i].name + l - ls, ECG_OPTIONAL_PRESENT);
   }
-  for (int k = 0;; k++) {
+  for (int k = 0, wi = 0;; k++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, k);
     if (access(path, F_OK) != 0) return ECG_OK;
@@ -243,16 +284,53 @@ static int pbset_load(const char *dir, const char *prefix, const bt_io *io, pbse
     if (!nt) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     s->t = nt;
     int present = -1;
-    ECG_TRY(bt_pb_read(path, &s->t[s->n], optionals ? &present : NULL, e));
+    const bt_tensor *pw = wi < nw ? &wants[wi] : NULL;
+    if (pw && pw->seq) { /* a run-time sequence, or an optional one */
+      char pn[512];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, pw->name);
+      bool opt = wi + 1 < nw && !strcmp(wants[wi + 1].name, pn);
+      uint8_t *buf = NULL;
+      size_t len = 0;
+      ECG_TRY(slurp(path, &buf, &len, e));
+      int rc = ECG_OK;
+      if (opt) {
+        int r = bt_optionalpb_decode(buf, len, path, &s->t[s->n], &present, e);
+        if (r == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s: '%s' is an optional sequence, but the file is no OptionalProto", path, pw->name);
+        else if (r < 0) rc = -r;
+        else if (!s->t[s->n].seq) {
+          bt_tensor_clear(&s->t[s->n]);
+          rc = ecg_errf(e, ECG_ERR_INPUT, "%s: '%s' is an optional sequence, but the file holds a tensor", path, pw->name);
+        }
+      } else {
+        rc = bt_seqpb_decode(buf, len, path, &s->t[s->n], e);
+      }
+      free(buf);
+      if (rc) return rc;
+      wi += opt ? 2 : 1;
+    } else {
+      ECG_TRY(bt_pb_read(path, &s->t[s->n], optionals ? &present : NULL, e));
+      wi += present < 0 ? 1 : 2;
+    }
     s->n++;
     if (present < 0) continue;
     bt_tensor *el = &s->t[s->n - 1];
     char pn[512];
     snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, el->name);
-    const bt_tensor *want = io_input(io, el->name), *wflag = io_input(io, pn);
+    const bt_tensor *want = io_input(wants, nw, el->name), *wflag = io_input(wants, nw, pn);
+    if ((!want || !wflag) && pw && wi >= 2 && wi - 1 < nw && strlen(wants[wi - 1].name) > strlen(pw->name) &&
+        !strncmp(wants[wi - 1].name, pw->name, strlen(pw->name)) && !strcmp(wants[wi - 1].name + strlen(pw->name), ECG_OPTIONAL_PRESENT)) {
+      want = pw; /* another name in the file than in the model: by position */
+      wflag = &wants[wi - 1];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, el->name);
+    }
     if (!want || !wflag)
       return ecg_errf(e, ECG_ERR_INPUT, "%s: an optional value '%s', but the model has no optional input of that name", path, el->name);
-    if (!present) { /* empty: the element buffer is zeros of the model's shape */
+    if (!present && want->seq) { /* empty: an empty sequence */
+      char name[256];
+      snprintf(name, sizeof name, "%s", el->name);
+      bt_tensor_clear(el);
+      ECG_TRY(bt_seq_from_items(el, name, want->dtype, NULL, 0, e));
+    } else if (!present) { /* empty: the element buffer is zeros of the model's shape */
       char name[256];
       snprintf(name, sizeof name, "%s", el->name);
       bt_tensor_clear(el);
@@ -292,6 +370,14 @@ static int match(const bt_tensor *want, int nw, const pbset *have, const char *w
     bt_tensor *h = &have->t[map[i]];
     /* ONNX's backend test data stores bfloat16 tensors as uint16 bits */
     if (w->dtype == ECG_BFLOAT16 && h->dtype == ECG_UINT16) h->dtype = ECG_BFLOAT16;
+    if (w->seq || h->seq) { /* a run-time sequence: its items carry their shapes */
+      if (h->seq && w->seq && h->dtype == 0) h->dtype = w->dtype; /* an empty one names no element type */
+      if (w->seq != h->seq || w->dtype != h->dtype)
+        return ecg_errf(e, ECG_ERR_INPUT, "%s '%s': %s/%s_%d.pb has %s of %s, the model expects %s of %s", what, w->name, dir, what,
+                        map[i], h->seq ? "a sequence" : "a tensor", ecg_dtype_name(h->dtype), w->seq ? "a sequence" : "a tensor",
+                        ecg_dtype_name(w->dtype));
+      continue;
+    }
     bool same = bt_same_shape(w, h);
     if (w->sym && w->rank == h->rank) { /* a dynamic-shape build: the numeric dims must match */
       same = true;
@@ -501,7 +587,8 @@ static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, cons
   for (int i = 0; i < io->n_out; i++) {
     const bt_tensor *ours = &io->out[i], *x = &exp->t[map[i]];
     bt_cmp c;
-    bt_compare(ours, x, o->rtol, o->atol, &c);
+    if (ours->seq) bt_compare_seq(ours, x, o->rtol, o->atol, &c);
+    else bt_compare(ours, x, o->rtol, o->atol, &c);
     if (c.max_abs > r->max_abs) r->max_abs = c.max_abs;
     if (c.max_rel > r->max_rel) r->max_rel = c.max_rel;
     r->mismatches += c.mismatches;
@@ -513,7 +600,9 @@ static void check_outputs(const opts *o, const bt_io *io, const pbset *exp, cons
     if (o->verbose || c.mismatches) {
       fprintf(stderr, "ecg-bench: output '%s': max_abs_err %.6g max_rel_err %.6g mismatches %zu", ours->name,
               c.max_abs, c.max_rel, c.mismatches);
-      if (c.mismatches) {
+      if (c.mismatches && ours->seq) {
+        fprintf(stderr, " (first at item %zu)", c.first_bad);
+      } else if (c.mismatches) {
         int sd;
         size_t n;
         bt_scalar_view(ours->dtype, ours->nelem, &sd, &n);
@@ -534,7 +623,8 @@ static int save_all(const opts *o, const bt_tensor *ins, int n_in, const bt_io *
   for (int i = 0; i < n_in + io->n_out; i++) {
     bool in = i < n_in;
     snprintf(path, sizeof path, "%s/%s_%d.pb", o->save, in ? "input" : "output", in ? i : i - n_in);
-    ECG_TRY(bt_tensorpb_write(path, in ? &ins[i] : &io->out[i - n_in], e));
+    const bt_tensor *t = in ? &ins[i] : &io->out[i - n_in];
+    ECG_TRY(t->seq ? bt_seqpb_write(path, t, e) : bt_tensorpb_write(path, t, e));
   }
   return ECG_OK;
 }
@@ -640,7 +730,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   if (!imap || !omap) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
 
   if (o->data) {
-    if ((rc = pbset_load(o->data, "input", &io, &din, e)) || (rc = pbset_load(o->data, "output", NULL, &dout, e))) goto out;
+    if ((rc = pbset_load(o->data, "input", io.in, io.n_in, &din, e)) || (rc = pbset_load(o->data, "output", io.out, io.n_out, &dout, e))) goto out;
     if (dout.n == 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "%s: no output_0.pb", o->data); goto out; }
     if ((rc = match(io.in, io.n_in, &din, "input", o->data, o->verbose, imap, e))) goto out;
     if ((rc = match(io.out, io.n_out, &dout, "output", o->data, o->verbose, omap, e))) goto out;
@@ -659,6 +749,10 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (!rnd) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); goto out; }
     uint32_t state = o->seed;
     for (int i = 0; i < io.n_in; i++) {
+      if (io.in[i].seq) {
+        rc = ecg_errf(e, ECG_ERR_USAGE, "input '%s' is a run-time sequence: give the inputs with --data DIR", io.in[i].name);
+        goto out;
+      }
       if ((rc = bt_tensor_init(&rnd[i], io.in[i].name, io.in[i].dtype, io.in[i].rank, io.in[i].dims, e)) ||
           (rc = bt_tensor_alloc(&rnd[i], e)))
         goto out;

@@ -110,7 +110,7 @@ static int parse_dims(const char *s, int64_t *dims) {
 }
 
 /** Append one "input|output TAB NAME TAB DTYPE TAB DIMS" line (NUL-terminated, no
- *  newline) to io. Errors: ECG_ERR_INPUT (malformed), ECG_ERR_INTERNAL. */
+ *  newline) to io; DIMS "seq" marks a run-time sequence (bt_tensor.seq). Errors: ECG_ERR_INPUT (malformed), ECG_ERR_INTERNAL. */
 static int info_line(char *line, bt_io *io, ecg_err *e) {
   char *f[4] = {line}, *rest = line;
   int nf = 0;
@@ -122,7 +122,8 @@ static int info_line(char *line, bt_io *io, ecg_err *e) {
   char *end;
   long dtype = strtol(f[2], &end, 10);
   int64_t dims[ECG_MAX_RANK];
-  int rank = parse_dims(f[3], dims);
+  bool seq = strcmp(f[3], "seq") == 0; /* a run-time sequence: its items carry their shapes */
+  int rank = seq ? 0 : parse_dims(f[3], dims);
   if (*end || end == f[2] || rank < 0)
     return ecg_errf(e, ECG_ERR_INPUT, "runner --info: bad dtype or dims for '%s': '%s' '%s'", f[1], f[2], f[3]);
   bt_tensor **arr = is_in ? &io->in : &io->out;
@@ -135,6 +136,7 @@ static int info_line(char *line, bt_io *io, ecg_err *e) {
     if (dims[d] < 0) { sym |= 1u << d; dims[d] = 0; }
   ECG_TRY(bt_tensor_init(&na[*n], f[1], (int)dtype, rank, dims, e));
   na[*n].sym = sym;
+  na[*n].seq = seq;
   io->dynamic |= sym != 0;
   (*n)++;
   return ECG_OK;

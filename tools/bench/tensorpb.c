@@ -114,11 +114,11 @@ static bool pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
  * elem_type and the tensor bytes (*tv NULL when absent). Anything else (another field, a
  * non-printable name: a TensorProto's packed dims) is false. */
 static bool optional_fields(const uint8_t *buf, size_t len, char *name, size_t ncap, uint64_t *elem_type,
-                            const uint8_t **tv, size_t *tvlen) {
+                            const uint8_t **tv, size_t *tvlen, const uint8_t **sv, size_t *svlen) {
   const uint8_t *p = buf, *end = buf + len;
   bool have_name = false, have_type = false;
-  *tv = NULL;
-  *tvlen = 0;
+  *tv = *sv = NULL;
+  *tvlen = *svlen = 0;
   while (p < end) {
     uint64_t key, v;
     if (!pb_varint(&p, end, &key)) return false;
@@ -126,7 +126,7 @@ static bool optional_fields(const uint8_t *buf, size_t len, char *name, size_t n
     if (field == 2 && wt == 0) {
       if (!pb_varint(&p, end, elem_type)) return false;
       have_type = true;
-    } else if ((field == 1 || field == 3) && wt == 2) {
+    } else if ((field == 1 || field == 3 || field == 5) && wt == 2) {
       if (!pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
       if (field == 1) {
         if (v == 0 || v >= ncap) return false;
@@ -135,9 +135,12 @@ static bool optional_fields(const uint8_t *buf, size_t len, char *name, size_t n
         memcpy(name, p, v);
         name[v] = 0;
         have_name = true;
-      } else {
+      } else if (field == 3) {
         *tv = p;
         *tvlen = (size_t)v;
+      } else { /* sequence_value */
+        *sv = p;
+        *svlen = (size_t)v;
       }
       p += v;
     } else {
@@ -150,10 +153,26 @@ static bool optional_fields(const uint8_t *buf, size_t len, char *name, size_t n
 int bt_optionalpb_decode(const uint8_t *buf, size_t len, const char *what, bt_tensor *t, int *present, ecg_err *e) {
   char name[256];
   uint64_t et = 0;
-  const uint8_t *tv;
-  size_t tvlen;
+  const uint8_t *tv, *sv;
+  size_t tvlen, svlen;
   memset(t, 0, sizeof *t);
-  if (!optional_fields(buf, len, name, sizeof name, &et, &tv, &tvlen)) return 0;
+  if (!optional_fields(buf, len, name, sizeof name, &et, &tv, &tvlen, &sv, &svlen)) return 0;
+  if (et == 3 && !tv) { /* a sequence (SEQUENCE = 3), or an empty optional of one */
+    if (sv) {
+      int rc = bt_seqpb_decode(sv, svlen, what, t, e);
+      if (rc) return -rc;
+      free(t->name);
+      t->name = strdup(name);
+      if (!t->name) { bt_tensor_clear(t); return -ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      *present = 1;
+      return 1;
+    }
+    t->name = strdup(name);
+    if (!t->name) return -ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    t->seq = true;
+    *present = 0;
+    return 1;
+  }
   if (et == 1 && tv) { /* a tensor */
     int rc = bt_tensorpb_decode(tv, tvlen, what, t, e);
     if (rc) return -rc;
@@ -163,7 +182,7 @@ int bt_optionalpb_decode(const uint8_t *buf, size_t len, const char *what, bt_te
     *present = 1;
     return 1;
   }
-  if (et != 0 || tv) return -ecg_errf(e, ECG_ERR_INPUT, "%s: optional '%s' holds a sequence or map (not supported)", what, name);
+  if (et != 0 || tv || sv) return -ecg_errf(e, ECG_ERR_INPUT, "%s: optional '%s' holds a map or another optional (not supported)", what, name);
   t->name = strdup(name); /* empty: no element */
   if (!t->name) return -ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   *present = 0;

@@ -157,6 +157,7 @@ static void dump_json(FILE *f, const ecg_graph *g) {
       fputc(']', f);
     }
     fprintf(f, ",\"const\":%s,\"bytes\":%zu,\"ir_removable\":%s", t->is_const ? "true" : "false", t->data.len, t->ir_removable ? "true" : "false");
+    if (t->sequence) fprintf(f, ",\"sequence\":true"); /* a run-time sequence of such tensors */
     if (t->layout && t->layout[0]) { fprintf(f, ",\"layout\":"); jstr(f, t->layout); }
     fputc('}', f);
   }

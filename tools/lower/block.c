@@ -70,6 +70,7 @@ int lw_scalar_stmt(ecg_lower *L, sbuf *out, const ecg_node *n, const ecg_scalar_
   sbuf cl = {0};
   if (L->target == LW_TARGET_OPENCL) x = lw_cl_expr(&cl, x);
   if (to_bool) sb_printf(out, "%s = (uint8_t)((%s) != 0); }", dst, x);
+  else if (v->narrow_bf16) sb_printf(out, "%s = (%s)ecg_bf16_trunc((double)(%s)); }", dst, lw_vtype(L, yid), x); /* Cast to bfloat16 */
   else sb_printf(out, "%s = (%s)(%s); }", dst, lw_vtype(L, yid), x);
   int oom = cl.oom;
   sb_free(&cl);

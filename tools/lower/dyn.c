@@ -173,6 +173,8 @@ static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err 
                       : "not an expression over the graph inputs' symbols",
                       out && op && (op->props & ECG_PROP_CONTROL)
                           ? "its subgraphs give it different or run-time shapes (dynamic shapes are not supported)"
+                      : out && op && op->dyn == ECG_DYN_ISVDOS
+                          ? "its size depends on input values (ISVDOS) and no declared dim downstream fixes it (format/ECG.md, value-determined symbols)"
                           : "fix dims with --input-shape");
     }
     L->dexpr[id][d] = p.out.s;

@@ -71,6 +71,11 @@ static int half_capable(ecg_emit_fn fn) {
   return 0;
 }
 
+int lw_node_control(const ecg_node *n) {
+  const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
+  return op && (op->props & ECG_PROP_CONTROL);
+}
+
 static int node_touches_half(const ecg_lower *L, const ecg_node *n) {
   for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0 && lw_half(L, n->inputs[k])) return 1;
   for (size_t k = 0; k < n->n_outputs; k++) if (n->outputs[k] >= 0 && lw_half(L, n->outputs[k])) return 1;
@@ -253,6 +258,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_ROW) return lw_emit_row_block(L, K->members, K->nm, e);
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   const ecg_node *n = g->nodes[K->members[0]];
+  if (K->kind == LW_K_SINGLE && lw_node_seq(L, n) && !lw_node_control(n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[64] = "", act[200];
@@ -332,7 +338,7 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
       size_t cnt = pass ? n->n_outputs : n->n_inputs;
       for (size_t k = 0; k < cnt; k++) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
-        if (!t) continue;
+        if (!t || t->sequence) continue; /* a run-time sequence: emit/sequence.c */
         const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
         if (!dyn && !ecg_tensor_static(t))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
@@ -349,6 +355,7 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
+    if (t->sequence) continue;
     if (!dyn && !ecg_tensor_static(t))
       return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
@@ -387,6 +394,7 @@ static void find_aliases(ecg_lower *L, const int *order) {
     if (!op || op->mapping != ECG_MAP_REORGANIZE || n->n_inputs < 1 || n->n_outputs != 1) continue;
     int in = n->inputs[0], out = n->outputs[0];
     if (in < 0 || out < 0 || L->t[out].where != LW_ARENA || L->t[in].bytes != L->t[out].bytes) continue;
+    if (g->tensors[in]->sequence) continue; /* a sequence operator's element or length: copied */
     L->t[out].alias_of = in;
   }
   /* Concat along an axis with only unit dims before it (the channels of an NCHW batch of
@@ -584,7 +592,18 @@ static int assign_storage(ecg_lower *L, ecg_err *e) {
     }
   }
   L->n_io = io + (int)g->n_outputs;
-  for (size_t i = 0; i < g->n_tensors; i++) L->t[i].alias_of = -1;
+  for (size_t i = 0; i < g->n_tensors; i++) L->t[i].alias_of = -1, L->t[i].seq = -1;
+  /* run-time sequences (emit/sequence.c): a graph input's is read where it is bound; every
+   * other one, graph outputs included, is a context slot; a graph output that is a graph
+   * input gets a slot for its copy */
+  for (size_t i = 0; i < g->n_tensors; i++) {
+    if (!g->tensors[i]->sequence) continue;
+    lw_tensor *t = &L->t[i];
+    bool out = false;
+    for (size_t k = 0; k < g->n_outputs; k++) out |= g->outputs[k] == (int)i;
+    if (t->where != LW_INPUT) t->where = LW_SEQ, t->io_index = 0;
+    if (t->where == LW_SEQ || out) t->seq = L->n_seq++;
+  }
   for (size_t i = 0; i < g->n_tensors; i++) {
     const ecg_tensor *x = g->tensors[i];
     lw_tensor *t = &L->t[i];
@@ -624,6 +643,12 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
       if (!dry && (t->offset = lw_blob(V, x->data.data, t->bytes)) == (size_t)-1) { free(written); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
       continue;
     }
+    t->seq = -1;
+    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output): a context slot */
+      t->where = LW_SEQ;
+      t->seq = V->n_seq++;
+      continue;
+    }
     int idx = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
     t->where = LW_ARENA;
     if (idx >= 0 && n->inputs[idx] >= 0) {
@@ -659,6 +684,15 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   free(buf);
   if (!out->sg) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   ECG_TRY(ecg_subgraph_infer(L->g, n, out->sg, e));
+  /* a size numeric inference left open (a Slice of run-time starts in a Loop body): RDP over
+   * the bound subgraph may prove it a number (a value-determined size meeting a declared
+   * dim, format/ECG.md "Symbolic dims"), which the static lowering then takes */
+  bool open_dims = false;
+  for (size_t t = 0; t < out->sg->n_tensors; t++) open_dims |= !out->sg->tensors[t]->is_const && !ecg_tensor_static(out->sg->tensors[t]);
+  if (open_dims) {
+    ecg_err re;
+    if (ecg_rdp_run(out->sg, NULL, &re) == ECG_OK) lw_dyn_numbers(out->sg); /* else: check_static names the dim */
+  }
   ecg_lower *V = &out->view;
   *V = *L; /* shares the accumulators (decls, init, weights, blob, counters) until merged back */
   V->g = out->sg;
@@ -712,7 +746,7 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   int emitting = rc == ECG_OK;
   for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
     const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
-    ecg_emit_fn fn = ecg_emitter(lw_op(m));
+    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence : ecg_emitter(lw_op(m)); /* run-time sequences */
     if (!fn) { rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type); break; }
     if (node_touches_half(V, m) && !half_capable(fn)) {
       rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type);
@@ -730,7 +764,7 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   if (V->code.s) sb_printf(&V->decls, "%s", V->code.s);
   sb_free(&V->code);
   L->decls = V->decls; L->init = V->init; L->scratch_expr = V->scratch_expr;
-  L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse;
+  L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse; L->n_seq = V->n_seq;
   L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
   L->blob_start = V->blob_start;
   if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
@@ -797,11 +831,12 @@ static void io_info_table(ecg_lower *L, sbuf *b, const char *which, const int32_
     const ecg_tensor *t = L->g->tensors[ids[k]];
     sb_printf(b, "  {");
     lw_c_str(b, t->name);
-    sb_printf(b, ", %d, %zu, {", t->dtype, t->n_dims);
+    sb_printf(b, ", %d, %d, {", t->dtype, t->shape_known ? (int)t->n_dims : -1);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)t->dims[d]->value);
-    sb_printf(b, "%s}, %zu},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
+    if (t->sequence) sb_printf(b, "%s}, 0, 1},\n", t->n_dims ? "" : "0"); /* a run-time sequence of such tensors */
+    else sb_printf(b, "%s}, %zu, 0},\n", t->n_dims ? "" : "0", ecg_tensor_static(t) ? tensor_bytes(t) : 0);
   }
-  if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0},\n");
+  if (!n) sb_printf(b, "  {0, 0, 0, {0}, 0, 0},\n");
   sb_printf(b, "};\n");
 }
 
@@ -821,7 +856,14 @@ static int write_header(ecg_lower *L, const char *dir, ecg_err *e) {
                 " * included, when a program includes several). */\n#ifndef ECG_MODEL\n#define ECG_MODEL_PREFIX %s\n#define ECG_MODEL(x) %s_##x\n#endif\n", P, P);
   sb_printf(&b, "/** Description of one graph input or output: dense, row-major, little-endian;\n"
                 " *  dtype is the ONNX TensorProto.DataType code; bytes = numel * element size. */\n");
-  sb_printf(&b, "typedef struct %s_tensor_info { const char *name; int dtype; int rank; int64_t dims[8]; size_t bytes; } %s_tensor_info;\n", P, P);
+  sb_printf(&b, "typedef struct %s_tensor_info { const char *name; int dtype; int rank; int64_t dims[8]; size_t bytes;\n"
+                "  int sequence; /* 1: a run-time sequence of tensors of this dtype (and shape, where rank >= 0): bind a %s_sequence */\n"
+                "} %s_tensor_info;\n", P, P, P);
+  sb_printf(&b, "/** A tensor value of a run-time sequence: dtype, shape, `bytes` dense row-major bytes at data. */\n"
+                "typedef struct %s_value { int dtype; int rank; int64_t dims[8]; size_t bytes; void *data; } %s_value;\n"
+                "/** A sequence graph input or output (tools/lower/LOWERED.md \"Sequences\"): n items. An input's are\n"
+                " *  the caller's; an output's are the context's, valid until the next run or destroy. */\n"
+                "typedef struct %s_sequence { int n; %s_value *items; } %s_sequence;\n", P, P, P, P, P);
   sb_printf(&b, "/** Opaque model instance: weights, prepacked weights, arena. */\ntypedef struct %s_ctx %s_ctx;\n", P, P);
   sb_printf(&b, "/** Load weights.bin (%zu bytes) from weights_path and allocate the arena (%zu bytes).\n"
                 " *  Returns NULL on failure with errno set: ENOEXEC when the runtime library linked in was\n"
@@ -910,10 +952,12 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                     "/* floor division (RDP's (E/K)) */\n"
                     "static inline int64_t ecg_fdiv_(int64_t a, int64_t b) { int64_t q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
                 L->n_sym > 0 ? L->n_sym : 1, L->n_dbuf > 0 ? L->n_dbuf : 1, g->n_inputs > 0 ? g->n_inputs : 1);
+    if (L->n_seq) lw_seq_helpers(L, &b);
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
                   "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
+    if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
     sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
@@ -956,6 +1000,12 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
       int id = g->outputs[k];
       const lw_tensor *t = &L->t[id];
       int slot = (int)g->n_inputs + (int)k;
+      if (g->tensors[id]->sequence) { /* published from its slot (a graph input's: copied there first) */
+        if (t->where == LW_INPUT)
+          sb_printf(&b, "  { int rc_ = seq_copy_(&ctx->sq[%d], %s); if (rc_) ctx->err = rc_; }\n", t->seq, lw_seq_ref(L, id));
+        sb_printf(&b, "  *(%s_sequence *)ctx->io[%d] = ctx->sq[%d].s;\n", P, slot, t->seq);
+        continue;
+      }
       if (t->where == LW_OUTPUT && t->io_index == slot) continue;
       if (lw_tensor_dyn(L, id))
         sb_printf(&b, "  memcpy(ctx->io[%d], %s, (size_t)%s * %zu);\n", slot, lw_ptr(L, id),
@@ -969,6 +1019,10 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "};\n#define NKERNELS %d\n\n", L->nk);
     sb_printf(&b, "static double now_ms_(void) {\n#ifdef _OPENMP\n  return omp_get_wtime() * 1e3;\n#else\n  return (double)clock() * 1e3 / CLOCKS_PER_SEC;\n#endif\n}\n\n");
     sb_printf(&b, "int %s_run(%s_ctx *ctx) {\n  for (int i = 0; i < NIO && i < %d; i++) if (!ctx->io[i]) return -1;\n  ctx->err = 0;\n", P, P, L->n_io);
+    for (size_t k = 0; k < g->n_inputs; k++) /* a bound sequence must be well formed */
+      if (g->tensors[g->inputs[k]]->sequence)
+        sb_printf(&b, "  if (!seq_valid_((const %s_sequence *)ctx->io[%zu], %d, %zu)) return -3;\n", P, k,
+                  g->tensors[g->inputs[k]]->dtype, ecg_dtype_size(g->tensors[g->inputs[k]]->dtype));
     if (L->dyn) /* new shapes, or more threads than the scratch was sized for: prepare again */
       sb_printf(&b, "  int nt_ = 1;\n#ifdef _OPENMP\n  nt_ = omp_get_max_threads();\n#endif\n"
                     "  if (ctx->dirty || !ctx->bound || nt_ > ctx->threads) { int rc = prepare_(ctx); if (rc) return rc; }\n");
@@ -976,6 +1030,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n"
                   "  ecg_rt1_team_end(&ctx->team);\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
+    else if (L->n_seq) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return ctx->err;\n}\n\n");
     else sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
   }
   sb_printf(&b, "int %s_profile(%s_ctx *ctx, int on) {\n  if (!on) { free(ctx->prof_ms); ctx->prof_ms = NULL; return 0; }\n"
@@ -993,6 +1048,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
   if (L->target == LW_TARGET_C) {
     sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n", P, P);
     if (L->hetero) lw_het_destroy(L, &b);
+    if (L->n_seq) sb_printf(&b, "  for (int i = 0; i < %d; i++) seq_free_(&ctx->sq[i]);\n", L->n_seq);
     sb_printf(&b, "  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n");
     sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
     sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
@@ -1292,6 +1348,25 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     const ecg_node *n = g->nodes[K->members[K->kind == LW_K_EPI ? 0 : K->nm_core - 1]];
     const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
     ecg_emit_fn fn = op ? ecg_emitter(op->id) : NULL;
+    bool seq = false;
+    for (int m = 0; m < K->nm; m++) seq |= lw_node_seq(&L, g->nodes[K->members[m]]) && !lw_node_control(g->nodes[K->members[m]]);
+    if (seq) { /* run-time sequences: one node per kernel, C only, static shapes */
+      const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn ? "with symbolic dims"
+                        : L.target != LW_TARGET_C || L.hetero ? "by --target opencl or c+opencl" : NULL;
+      if (why) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): run-time sequences are not supported %s",
+                      ecg_node_label(g, n, lb, sizeof lb), n->op_type, why);
+        break;
+      }
+      if ((rc = kernel_schedule(&L, p, n, e)) != ECG_OK) break;
+      sb_printf(&L.code, "/* kernel %d: '%s' (%s) on run-time sequences */\nstatic void k%d(struct %s_ctx *ctx) {\n", p,
+                ecg_node_label(g, n, lb, sizeof lb), n->op_type, p, prefix);
+      rc = lw_emit_kernel(&L, p, e);
+      L.cur = NULL;
+      sb_printf(&L.code, "  (void)ctx;\n}\n\n");
+      L.sched = NULL;
+      continue;
+    }
     if (K->kind != LW_K_EW && K->kind != LW_K_ROW && !fn) {
       if (!missing++)
         ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(g, n, lb, sizeof lb), n->op_type);

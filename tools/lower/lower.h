@@ -25,7 +25,9 @@ void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void sb_free(sbuf *b);
 
 /** Where a tensor lives at run time. */
-typedef enum { LW_NONE = 0, LW_INPUT, LW_OUTPUT, LW_CONST, LW_ARENA } lw_storage;
+typedef enum { LW_NONE = 0, LW_INPUT, LW_OUTPUT, LW_CONST, LW_ARENA,
+               LW_SEQ /**< a run-time sequence held by the context (ctx->sq[seq]; emit/sequence.c) */
+} lw_storage;
 
 typedef struct lw_tensor {
   lw_storage where;
@@ -42,6 +44,8 @@ typedef struct lw_tensor {
                           control-flow code around the kernels reads and writes) */
   int dbuf;          /**< dynamic mode (ecg_lower.dyn), LW_ARENA: the run-time plan's buffer holding it
                           (ctx->off[dbuf] + offset); unused otherwise */
+  int seq;           /**< LW_SEQ: its slot in ctx->sq[]; for a sequence graph output that is a graph
+                          input, the slot its copy is published from; -1 otherwise */
 } lw_tensor;
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
@@ -171,6 +175,7 @@ typedef struct ecg_lower {
   int n_packed;          /**< prepacked weight buffers ctx->pk[], filled at create */
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;
+  int n_seq;             /**< run-time sequence slots ctx->sq[] (emit/sequence.c) */
   int n_tmp;             /**< counter for unique local names */
   lw_kernel *k;          /**< kernels in execution order (kernels.c) */
   int nk;
@@ -583,4 +588,26 @@ int lw_sparse_tune_load(ecg_lower *L, const char *path, ecg_err *e);
 /** Free L->tune. */
 void lw_sparse_tune_free(ecg_lower *L);
 
+/* ---------------------------------------------------------------- run-time sequences (emit/sequence.c) */
+
+/** 1 when node n is control flow (registry ECG_PROP_CONTROL: If, Loop, Scan), which its own
+ *  emitter lowers even where it reads or writes a run-time sequence (an If's sequence output). */
+int lw_node_control(const ecg_node *n);
+/** 1 when node n reads or writes a run-time sequence (Tensor.sequence; format/ECG.md
+ *  "Sequences"): it is lowered by lw_emit_sequence, whatever its operator. */
+int lw_node_seq(const ecg_lower *L, const ecg_node *n);
+/** The kernel of node n on run-time sequences: Identity (a copy), SequenceInsert, SequenceErase,
+ *  SequenceAt (the element must have the static shape of the output, else the run fails: -2),
+ *  SequenceLength, SequenceConstruct, SequenceEmpty. A sequence is the context's list of owned
+ *  tensors (P_value: dtype, rank, dims, bytes, data); positions are read at run time and checked
+ *  (-2 outside the sequence); out of memory fails the run (-4). Errors: ECG_ERR_INPUT naming the
+ *  node for another operator, or an element tensor without a static shape. */
+int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/** The C expression of sequence tensor id as a `const P_sequence *` (a graph input's bound
+ *  struct, or the context's slot). */
+const char *lw_seq_ref(const ecg_lower *L, int id);
+/** Print the model.c helpers of run-time sequences (the slot type seq_ and its functions). */
+void lw_seq_helpers(const ecg_lower *L, sbuf *b);
+
 #endif
+

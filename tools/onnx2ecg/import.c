@@ -302,22 +302,35 @@ static int new_tensor_from_proto(const Onnx__TensorProto *tp, const char *what,
 
 /** Read a ValueInfo's tensor type into dtype, rank (-1 when the shape is absent), dims
  *  (-1 for dynamic) and syms (dim_param, or NULL for "?").  what names the value.
- *  Errors (ECG_ERR_INPUT): not a tensor type (sequence, map, optional, sparse), rank
- *  above ECG_MAX_RANK.  A missing type gives dtype 0 and rank -1. */
+ *  optional (may be NULL: refused) is set for optional(tensor), or optional(sequence(tensor))
+ *  when sequence is given; sequence (may be NULL: refused) for sequence(tensor), the dtype
+ *  and shape then the element's (format/ECG.md "Sequences").  Errors (ECG_ERR_INPUT): not
+ *  such a type (map, sparse, a refused sequence or optional), rank above ECG_MAX_RANK.  A
+ *  missing type gives dtype 0 and rank -1. */
 static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
-                          int64_t *dims, const char **syms, bool *optional, ecg_err *e) {
+                          int64_t *dims, const char **syms, bool *optional, bool *sequence, ecg_err *e) {
   *dtype = ECG_UNDEFINED;
   *rank = -1;
   const Onnx__TypeProto *tp = vi->type;
   if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return ECG_OK;
-  /* optional(tensor): the element's type (the caller adds the presence flag) */
+  /* optional(tensor) or optional(sequence(tensor)): the element's type (the caller adds
+   * the presence flag) */
   if (optional && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type &&
-      tp->optional_type->elem_type && tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+      tp->optional_type->elem_type &&
+      (tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+       (sequence && tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE))) {
     *optional = true;
     tp = tp->optional_type->elem_type;
   }
+  /* sequence(tensor): a run-time sequence of the element type (format/ECG.md "Sequences") */
+  if (sequence && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type &&
+      tp->sequence_type->elem_type && tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+    *sequence = true;
+    tp = tp->sequence_type->elem_type;
+  }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor (sequence, map, optional and sparse values are not supported)", what);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor: not supported (maps, sparse tensors, nested sequences and optionals, "
+                                      "and sequences or optionals entering a subgraph or leaving one other than an If branch)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   *dtype = tt->has_elem_type ? tt->elem_type : ECG_UNDEFINED;
   if (*dtype == ECG_STRING) return ecg_errf(e, ECG_ERR_INPUT, "%s is a string tensor (not supported)", what);
@@ -340,7 +353,7 @@ static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int 
 /** value_type_opt without optional types. */
 static int value_type(const Onnx__ValueInfoProto *vi, const char *what, int *dtype, int *rank,
                       int64_t *dims, const char **syms, ecg_err *e) {
-  return value_type_opt(vi, what, dtype, rank, dims, syms, NULL, e);
+  return value_type_opt(vi, what, dtype, rank, dims, syms, NULL, NULL, e);
 }
 
 /** Set tensor tid's dtype and shape from ValueInfo vi (unchanged when vi has no type). */
@@ -758,20 +771,23 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     bool dup = false;
     for (size_t j = 0; j < g->n_inputs; j++) dup |= g->inputs[j] == tid;
     if (dup) continue;
-    snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
-    bool optional = false;
-    if (c->top) { /* an optional(tensor) input of the main graph: element + presence flag */
+    if (c->top) snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
+    else snprintf(what, sizeof what, "subgraph '%s' input '%s'", S(gp->name), S(vi->name));
+    bool optional = false, sequence = false;
+    if (c->top) { /* an optional input of the main graph: element + presence flag; a sequence
+                   * input: a run-time sequence */
       int dtype, rank;
       int64_t dims[ECG_MAX_RANK];
       const char *syms[ECG_MAX_RANK];
-      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, e)) != ECG_OK) goto out;
-      if (optional) {
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, &sequence, e)) != ECG_OK) goto out;
+      if (optional || sequence) {
         ecg_tensor *t = g->tensors[tid];
         t->dtype = dtype;
+        t->sequence = sequence;
         if (rank >= 0 && ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
       }
     }
-    if (!optional && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
+    if (!optional && !sequence && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
     if (c->top && g->tensors[tid]->dtype == ECG_UNDEFINED)
       FAIL(ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has no tensor element type", S(vi->name)));
     if ((rc = push_i32(&g->inputs, &g->n_inputs, tid, e)) != ECG_OK) goto out;
@@ -835,9 +851,38 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     ecg_tensor *t = g->tensors[tid];
     bool is_in = false;
     for (size_t j = 0; j < g->n_inputs; j++) is_in |= g->inputs[j] == tid;
-    snprintf(what, sizeof what, "graph output '%s'", S(vi->name));
-    if (!t->is_const && !is_in && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
+    if (c->top) snprintf(what, sizeof what, "graph output '%s'", S(vi->name));
+    else snprintf(what, sizeof what, "subgraph '%s' output '%s'", S(gp->name), S(vi->name));
+    bool optional = false, sequence = false;
+    { /* a sequence output (a run-time sequence; in a subgraph, an If branch's: control flow's
+       * shape inference refuses it elsewhere); an optional output of the main graph: the
+       * element, its presence flag following it */
+      int dtype, rank;
+      int64_t dims[ECG_MAX_RANK];
+      const char *syms[ECG_MAX_RANK];
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, c->top ? &optional : NULL, &sequence, e)) != ECG_OK) goto out;
+      if (sequence && !t->is_const && !is_in) { /* its producer's inference refines the shape */
+        t->dtype = dtype;
+        t->sequence = true;
+        if (ecg_tensor_set_shape(t, rank, dims, syms) != ECG_OK) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      }
+      if (sequence && (t->is_const || (is_in && !t->sequence)))
+        FAIL(ecg_errf(e, ECG_ERR_INPUT, "%s is a sequence, but the value it names is a tensor", what));
+    }
+    if (!optional && !sequence && !t->is_const && !is_in && (rc = seed_from_value_info(c, tid, vi, what, e)) != ECG_OK) goto out;
     if ((rc = push_i32(&g->outputs, &g->n_outputs, tid, e)) != ECG_OK) goto out;
+    if (optional) { /* its presence flag follows it as the output "V:present", which
+                     * ecg_resolve_optionals connects to the flag of the optional it is */
+      char pn[1024];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, t->name);
+      if (names_find(nm, pn) >= 0)
+        FAIL(ecg_errf(e, ECG_ERR_INPUT, "%s: the name '%s' of its presence flag is taken", what, pn));
+      for (size_t j = 0; j < g->n_tensors; j++)
+        if (!strcmp(g->tensors[j]->name, pn)) FAIL(ecg_errf(e, ECG_ERR_INPUT, "%s: the name '%s' of its presence flag is taken", what, pn));
+      int pt = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL);
+      if (pt < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
+      if ((rc = push_i32(&g->outputs, &g->n_outputs, pt, e)) != ECG_OK) goto out;
+    }
   }
   for (size_t k = 0; k < gp->n_value_info; k++) {
     const Onnx__ValueInfoProto *vi = gp->value_info[k];

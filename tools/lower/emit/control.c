@@ -3,7 +3,8 @@
  * kernels as file-scope functions, its intermediates planned inside the arena region the
  * enclosing graph's memory plan gives the node's kernel); the node's kernel calls them:
  *   If    reads cond at run time and runs only the taken branch's kernels, then copies
- *         that branch's outputs into the node's;
+ *         that branch's outputs into the node's (a run-time sequence output: its items,
+ *         into the node's sequence slot; emit/sequence.c);
  *   Loop  runs the body while cond and i < M, carrying the loop values through the node's
  *         outputs and writing scan output rows per iteration; scan outputs are compiled
  *         for the static iteration count of their shape (constant M or the model's
@@ -48,6 +49,12 @@ int emit_if(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     rc = lw_lower_subgraph(L, n, cf.body[b], &s[b], e);
     for (size_t k = 0; rc == ECG_OK && k < n->n_outputs; k++) {
       const ecg_tensor *y = ecg_node_output(L->g, n, (int)k), *o = s[b].sg->tensors[s[b].sg->outputs[k]];
+      if (y && (y->sequence || o->sequence)) { /* run-time sequences: copied, whatever their items */
+        if (!y->sequence || !o->sequence || y->dtype != o->dtype)
+          rc = lw_node_err(L, n, e, "%s gives output %zu as %s, but the node's output '%s' is %s", b ? "else_branch" : "then_branch", k,
+                           o->sequence ? "a sequence" : "a tensor", y->name, y->sequence ? "a sequence" : "a tensor");
+        continue;
+      }
       if (y && !same_type(y, o))
         rc = lw_node_err(L, n, e, "%s gives output %zu as %s %s but the node's output '%s' is %s %s: the branches' shapes differ "
                          "(dynamic shapes are not supported)", b ? "else_branch" : "then_branch", k, ecg_dtype_name(o->dtype),
@@ -60,8 +67,13 @@ int emit_if(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     for (int b = 0; b < 2; b++) {
       if (b) sb_printf(c, "  } else {\n");
       calls(c, &s[b]);
-      for (size_t k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0) move(c, lw_ptr(L, n->outputs[k]), lw_ptr(&s[b].view, s[b].sg->outputs[k]), nbytes(L, n->outputs[k]));
+      for (size_t k = 0; k < n->n_outputs; k++) {
+        if (n->outputs[k] < 0) continue;
+        if (L->g->tensors[n->outputs[k]]->sequence) /* the branch's sequence into the node's slot */
+          sb_printf(c, "    { int rc_ = seq_copy_(&ctx->sq[%d], %s); if (rc_) { ctx->err = rc_; return; } }\n", L->t[n->outputs[k]].seq,
+                    lw_seq_ref(&s[b].view, s[b].sg->outputs[k]));
+        else move(c, lw_ptr(L, n->outputs[k]), lw_ptr(&s[b].view, s[b].sg->outputs[k]), nbytes(L, n->outputs[k]));
+      }
     }
     sb_printf(c, "  }\n");
   }

@@ -22,8 +22,11 @@ int emit_constant_of_shape(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
-/** Range: y[i] = start + i * delta (start, delta scalars read at run time); the
- *  output length is static. */
+/** Range: y[i] = start + i * delta (start, limit, delta scalars read at run time); the
+ *  output length is static: a number when the three are constants, or one that RDP proved
+ *  from a declared dim downstream (SOD² §5.4.1, an ISVDOS length bound by the model's
+ *  declaration; format/rdp.c). The run checks max(ceil((limit - start) / delta), 0) against
+ *  that length and fails the run (P_run returns -2) when the values give another. */
 int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int out = n->outputs[0];
   int64_t numel = ecg_tensor_numel(L->g->tensors[out]);
@@ -33,7 +36,11 @@ int emit_range(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(&L->code, "  {\n    %s *y = %s;\n", T, lw_ptr(L, out));
   sb_printf(&L->code, "    const %s start = %s[0];\n", T, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "    const %s delta = %s[0];\n", T, lw_ptr(L, n->inputs[2]));
-  sb_printf(&L->code, "    for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(start + (%s)i * delta);\n  }\n", (long long)numel, T, T);
+  sb_printf(&L->code, "    const %s limit = %s[0];\n", T, lw_ptr(L, n->inputs[1]));
+  sb_printf(&L->code, "    const double len_ = delta == 0 ? -1.0 : ceil(((double)limit - (double)start) / (double)delta);\n");
+  sb_printf(&L->code, "    if ((len_ < 0 ? 0.0 : len_) != %lld.0 || delta == 0) ctx->err = -2; /* compiled for %lld elements */\n",
+            (long long)numel, (long long)numel);
+  sb_printf(&L->code, "    else for (int64_t i = 0; i < %lld; i++) y[i] = (%s)(start + (%s)i * delta);\n  }\n", (long long)numel, T, T);
   return ECG_OK;
 }
 

@@ -339,13 +339,17 @@ int emit_eyelike(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
-/** CastLike: Cast to target_type's dtype (to bool: != 0). */
+/** CastLike: Cast to target_type's dtype (to bool: != 0; from a float type to bfloat16:
+ *  truncated as Cast does, ecg_bf16_trunc). */
 int emit_castlike(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   /* an elementwise map: 16-bit floats are converted at load/store by lw_emit_map */
   int ids[1] = {n->inputs[0]}, rank[1];
   int64_t dims[1][ECG_MAX_RANK];
   rank[0] = lw_dims(L, ids[0], dims[0]);
-  const char *tmpl = dtype_of(L, n->outputs[0]) == ECG_BOOL ? "($0 != 0)" : "(($T)$0)";
+  int to = dtype_of(L, n->outputs[0]), from = dtype_of(L, ids[0]);
+  const char *tmpl = to == ECG_BOOL ? "($0 != 0)"
+                     : to == ECG_BFLOAT16 && from != ECG_BFLOAT16 && ecg_dtype_is_float(from) ? "(($T)ecg_bf16_trunc((double)$0))"
+                                                                                                : "(($T)$0)";
   return lw_emit_map(L, n->outputs[0], 1, ids, dims, rank, tmpl, 0, 0) ? ecg_errf(e, ECG_ERR_INTERNAL, "template") : ECG_OK;
 }
 

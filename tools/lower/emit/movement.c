@@ -194,8 +194,11 @@ static int slice_param(ecg_lower *L, const ecg_node *n, int input, const char *a
 }
 
 /* Slice whose starts/ends/axes/steps are known only at run time (the output shape is
- * static: declared by the model). Generated code reads the operands, clamps as ONNX
- * Slice-13 does, and walks the output with run-time strides. */
+ * static: declared by the model, or proved by RDP from a declared dim downstream, SOD²
+ * §5.4.1). Generated code reads the operands, clamps as ONNX Slice-13 does, checks that
+ * the extents they give are the static output dims (else the run fails: ctx->err = -2,
+ * P_run returns -2, the output is not written) and walks the output with run-time
+ * strides. */
 static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
   int64_t id[ECG_MAX_RANK], od[ECG_MAX_RANK], ist[ECG_MAX_RANK];
   int r = lw_dims(L, n->inputs[0], id);
@@ -207,18 +210,23 @@ static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
   for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)id[d]);
   sb_printf(c, "%s}, ist[%d] = {", r ? "" : "0", r > 0 ? r : 1);
   for (int d = 0; d < r; d++) sb_printf(c, "%s%lld", d ? ", " : "", (long long)ist[d]);
-  sb_printf(c, "%s};\n    int64_t start[%d] = {0}, step[%d];\n    for (int d = 0; d < %d; d++) step[d] = 1;\n", r ? "" : "0",
-            r > 0 ? r : 1, r > 0 ? r : 1, r);
+  sb_printf(c, "%s};\n    int64_t start[%d] = {0}, step[%d], ext[%d];\n    for (int d = 0; d < %d; d++) { step[d] = 1; ext[d] = dim[d]; }\n",
+            r ? "" : "0", r > 0 ? r : 1, r > 0 ? r : 1, r > 0 ? r : 1, r);
   sb_printf(c, "    for (int64_t k = 0; k < %lld; k++) {\n", (long long)ns);
-  sb_printf(c, "      int64_t s = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[1]));
+  sb_printf(c, "      int64_t s = (int64_t)%s[k], e_ = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[1]), lw_ptr(L, n->inputs[2]));
   if (n->n_inputs > 3 && n->inputs[3] >= 0) sb_printf(c, "      int64_t ax = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[3]));
   else sb_printf(c, "      int64_t ax = k;\n");
   if (n->n_inputs > 4 && n->inputs[4] >= 0) sb_printf(c, "      int64_t st = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[4]));
   else sb_printf(c, "      int64_t st = 1;\n");
   sb_printf(c, "      if (ax < 0) ax += %d;\n      if (ax < 0 || ax >= %d || st == 0) continue;\n", r, r);
-  sb_printf(c, "      int64_t n_ = dim[ax];\n      if (s < 0) s += n_;\n"
-               "      if (st > 0) s = s < 0 ? 0 : s > n_ ? n_ : s;\n      else s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s;\n"
-               "      start[ax] = s;\n      step[ax] = st;\n    }\n");
+  sb_printf(c, "      int64_t n_ = dim[ax];\n      if (s < 0) s += n_;\n      if (e_ < 0) e_ += n_;\n"
+               "      if (st > 0) { s = s < 0 ? 0 : s > n_ ? n_ : s; e_ = e_ < 0 ? 0 : e_ > n_ ? n_ : e_; }\n"
+               "      else { s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s; e_ = e_ < -1 ? -1 : e_ > n_ - 1 ? n_ - 1 : e_; }\n"
+               "      int64_t x_ = st > 0 ? (e_ - s + st - 1) / st : (s - e_ - st - 1) / -st;\n"
+               "      start[ax] = s;\n      step[ax] = st;\n      ext[ax] = x_ < 0 ? 0 : x_;\n    }\n");
+  sb_printf(c, "    int ok_ = 1;\n");
+  for (int d = 0; d < r; d++) sb_printf(c, "    ok_ &= ext[%d] == %lld;\n", d, (long long)od[d]);
+  sb_printf(c, "    if (!ok_) ctx->err = -2; /* the operands give another shape than the compiled one */\n    else {\n");
   sb_printf(c, "    int64_t base = 0;\n    for (int d = 0; d < %d; d++) base += start[d] * ist[d];\n", r);
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
@@ -228,7 +236,7 @@ static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
   sb_printf(c, "      int64_t lim = src < 0 ? 0 : src >= %lld ? %lld : src;\n", (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]),
             (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]) - 1);
   sb_printf(c, "      %s[j] = ", lw_ptr(L, n->outputs[0]));
-  sb_printf(c, "%s[lim];\n    }\n  }\n", lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "%s[lim];\n    }\n    }\n  }\n", lw_ptr(L, n->inputs[0]));
   return ECG_OK;
 }
 

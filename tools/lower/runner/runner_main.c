@@ -10,7 +10,10 @@
  * takes each input's shape with --shape NAME=DIMS (e.g. x=1x3x48x192; --info prints its
  * symbolic dims as '?'), prints "output_shape NAME DIMS" for each output before the
  * timings, and writes outputs of those shapes; a shape the model cannot take exits 1 with
- * the model's message naming the input. Exit 0 ok, 1 bad input, 2 usage. */
+ * the model's message naming the input. A run-time sequence input or output (tensor_info
+ * .sequence; --info prints its dims as "seq") travels as a sequence file (tools/lower/LOWERED.md
+ * "Sequences": little-endian int64 count, then per item int64 dtype, rank and dims and the
+ * item's raw bytes). Exit 0 ok, 1 bad input, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +33,7 @@
 
 static void print_info(const char *kind, const INFO *t) {
   printf("%s\t%s\t%d\t", kind, t->name, t->dtype);
+  if (t->sequence) { printf("seq\n"); return; } /* a run-time sequence: its items carry their shapes */
   if (t->rank == 0) printf("scalar");
   for (int d = 0; d < t->rank; d++) {
     if (t->dims[d] < 0) printf("%s?", d ? "x" : ""); /* a symbolic dim (dynamic-shape model) */
@@ -83,6 +87,57 @@ static int parse_dims(const char *s, int64_t *dims) {
   return r;
 }
 
+/* Sequence file bytes raw[len] into *s, items pointing into raw: 0, or -1 when malformed
+ * (truncated, trailing bytes, another dtype than dt, rank > 8, negative dims, sizes that do
+ * not fit). */
+static int seq_parse(unsigned char *raw, size_t len, int dt, ECG_MODEL(sequence) *s) {
+  size_t at = 0;
+  int64_t w;
+#define WORD(V) do { if (len - at < 8) return -1; memcpy(&(V), raw + at, 8); at += 8; } while (0)
+  WORD(w);
+  if (w < 0 || (uint64_t)w > len / 16) return -1;
+  s->n = (int)w;
+  s->items = calloc((size_t)w + 1, sizeof *s->items);
+  if (!s->items) return -1;
+  for (int i = 0; i < s->n; i++) {
+    ECG_MODEL(value) *v = &s->items[i];
+    int64_t d, r;
+    WORD(d);
+    WORD(r);
+    if (d != dt || r < 0 || r > 8) return -1;
+    v->dtype = (int)d;
+    v->rank = (int)r;
+    size_t m = dtype_size(dt);
+    for (int k = 0; k < v->rank; k++) {
+      WORD(v->dims[k]);
+      if (v->dims[k] < 0 || v->dims[k] > ((int64_t)1 << 40) || (v->dims[k] && m > ((size_t)1 << 62) / (size_t)v->dims[k])) return -1;
+      m *= (size_t)v->dims[k];
+    }
+    if (len - at < m) return -1;
+    v->bytes = m;
+    v->data = raw + at;
+    at += m;
+  }
+#undef WORD
+  return at == len ? 0 : -1;
+}
+
+/* Write sequence s to path as a sequence file: 0, or -1. */
+static int seq_write(const char *path, const ECG_MODEL(sequence) *s) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  int64_t w = s->n;
+  int ok = fwrite(&w, 8, 1, f) == 1;
+  for (int i = 0; ok && i < s->n; i++) {
+    const ECG_MODEL(value) *v = &s->items[i];
+    int64_t h[2] = {v->dtype, v->rank};
+    ok = fwrite(h, 8, 2, f) == 2 && (v->rank == 0 || fwrite(v->dims, 8, (size_t)v->rank, f) == (size_t)v->rank) &&
+         (v->bytes == 0 || fwrite(v->data, 1, v->bytes, f) == v->bytes);
+  }
+  if (fclose(f) != 0) ok = 0;
+  return ok ? 0 : -1;
+}
+
 /* Everything main() allocates, freed by finish() on every exit path (the runner is built
  * under ASan/LeakSanitizer by the sanitizer end-to-end tests, issue 10 item 3). */
 static int n_in, n_out;
@@ -90,13 +145,19 @@ static void **inbuf, **outbuf;
 static const char **outpath, **inpath;
 static size_t *outbytes, *inbytes;
 static int64_t (*shape)[8]; /* --shape per input */
+static void **inraw;        /* a sequence input's file bytes (its items point into them) */
 static int *srank;          /* its rank, -1 when not given */
 static ECG_MODEL(ctx) *ctx;
 
 /* Free what main() allocated and return rc. */
 static int finish(int rc) {
   if (ctx) ECG_MODEL(destroy)(ctx);
-  for (int k = 0; inbuf && k < n_in; k++) free(inbuf[k]);
+  for (int k = 0; inbuf && k < n_in; k++) {
+    if (inraw && inraw[k]) free(((ECG_MODEL(sequence) *)inbuf[k])->items);
+    free(inbuf[k]);
+  }
+  for (int k = 0; inraw && k < n_in; k++) free(inraw[k]);
+  free(inraw);
   for (int k = 0; outbuf && k < n_out; k++) free(outbuf[k]);
   free(inbuf); free(outbuf); free(outpath); free(inpath); free(outbytes); free(shape); free(srank);
   return rc;
@@ -143,7 +204,8 @@ int main(int argc, char **argv) {
   shape = calloc((size_t)n_in + 1, sizeof *shape);
   srank = calloc((size_t)n_in + 1, sizeof *srank);
   inbytes = calloc((size_t)n_in + 1, sizeof *inbytes);
-  if (!inbuf || !outbuf || !outpath || !inpath || !outbytes || !shape || !srank || !inbytes) return finish(3);
+  inraw = calloc((size_t)n_in + 1, sizeof *inraw);
+  if (!inbuf || !outbuf || !outpath || !inpath || !outbytes || !shape || !srank || !inbytes || !inraw) return finish(3);
   for (int k = 0; k < n_in; k++) srank[k] = -1;
   /* default weights next to the runner binary */
   static char wpath[4096];
@@ -215,6 +277,32 @@ int main(int argc, char **argv) {
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
     if (!inpath[k]) continue;
+    if (t->sequence) { /* a sequence file, read whole (bounded) and parsed */
+      FILE *f = fopen(inpath[k], "rb");
+      if (!f) { fprintf(stderr, "runner: %s: %s\n", inpath[k], strerror(errno)); return finish(1); }
+      size_t cap = 1 << 12, len = 0;
+      unsigned char *raw = malloc(cap);
+      while (raw) {
+        if (len == cap) {
+          unsigned char *nr = cap < ((size_t)1 << 32) ? realloc(raw, cap * 2) : NULL;
+          if (!nr) { free(raw); raw = NULL; break; }
+          raw = nr;
+          cap *= 2;
+        }
+        size_t got = fread(raw + len, 1, cap - len, f);
+        len += got;
+        if (!got) break;
+      }
+      fclose(f);
+      inraw[k] = raw;
+      inbuf[k] = calloc(1, sizeof(ECG_MODEL(sequence)));
+      if (!raw || !inbuf[k]) return finish(3);
+      if (seq_parse(raw, len, t->dtype, (ECG_MODEL(sequence) *)inbuf[k])) {
+        fprintf(stderr, "runner: %s: not a sequence file of %d-typed tensors for input '%s'\n", inpath[k], t->dtype, t->name);
+        return finish(1);
+      }
+      continue;
+    }
     FILE *f = fopen(inpath[k], "rb");
     if (!f) { fprintf(stderr, "runner: %s: %s\n", inpath[k], strerror(errno)); return finish(1); }
     inbuf[k] = malloc(inbytes[k] ? inbytes[k] : 1);
@@ -281,6 +369,7 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     const INFO *t = ECG_MODEL(output_info)(k);
+    if (t->sequence) outbytes[k] = sizeof(ECG_MODEL(sequence)); /* filled by the run */
     outbuf[k] = calloc(1, outbytes[k] ? outbytes[k] : 1);
     if (!outbuf[k]) return finish(3);
     ECG_MODEL(bind)(ctx, t->name, outbuf[k]);
@@ -298,8 +387,10 @@ int main(int argc, char **argv) {
     int rc = ECG_MODEL(run)(ctx);
     if (rc != 0) {
       fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
-              rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for"
-              : rc == -3 ? "the input shapes do not fit the model"
+              rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for, "
+                           "a Range's or Slice's run-time operands gave another shape than the one it was compiled for, "
+                           "or a sequence position or item does not fit the sequence or the shape compiled for"
+              : rc == -3 ? "the input shapes do not fit the model (or a sequence input is malformed)"
               : rc == -4 ? "out of memory"
                        : "an input or output is unbound");
       return finish(1);
@@ -308,6 +399,10 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     if (!outpath[k]) continue;
+    if (ECG_MODEL(output_info)(k)->sequence) {
+      if (seq_write(outpath[k], (const ECG_MODEL(sequence) *)outbuf[k])) { fprintf(stderr, "runner: cannot write %s\n", outpath[k]); return finish(1); }
+      continue;
+    }
     FILE *f = fopen(outpath[k], "wb");
     if (!f || (outbytes[k] && fwrite(outbuf[k], 1, outbytes[k], f) != outbytes[k]) || fclose(f) != 0) {
       fprintf(stderr, "runner: cannot write %s\n", outpath[k]);
