@@ -2184,10 +2184,12 @@ static int conv_blocked(const ecg_conv_params *p) { (void)p; return 0; }
 static size_t bk_plane_floats(const ecg_conv_params *p) { (void)p; return 0; }
 static size_t bk_part_floats(const ecg_conv_params *p) { (void)p; return 0; }
 static void bk_pack(const ecg_conv_params *p, const float *w, float *packed) { (void)p; (void)w; (void)packed; }
-static void conv_blocked_run(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y,
-                             float *xp) { (void)p; (void)x; (void)wp; (void)bias; (void)y; (void)xp; }
+static __attribute__((unused)) void conv_blocked_run(const ecg_conv_params *p, const float *x, const float *wp,
+                                                     const float *bias, float *y, float *xp) {
+  (void)p; (void)x; (void)wp; (void)bias; (void)y; (void)xp;
+}
 static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
-static int dw_cb(const ecg_conv_params *p) { (void)p; return 0; }
+static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; return 0; }
 #endif
 
 /* ------------------------------------------------------------------ Winograd F(4x4, 3x3) */
