@@ -325,10 +325,14 @@ static int kernel_schedule_used(ecg_lower *L, int p, const ecg_node *n, ecg_err 
     if (--L->sched_left[b] > 0) return ECG_OK;
     L->sched_used = L->sched_acc[b];
   }
+  const char *which = L->sched_shared ? "no stage kernel of this block (intensive_fusion off)" : "this kernel";
   if ((s->vector_width || s->unroll) && !(L->sched_used & LW_SCHED_SIMD))
-    return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: this kernel has no generated loop they apply to", s->vector_width, s->unroll);
+    return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: %s has no generated loop they apply to", s->vector_width,
+                       s->unroll, which);
   if (s->conv_algo && !(L->sched_used & LW_SCHED_CONV))
-    return lw_node_err(L, n, e, "schedule conv_algo %s: this kernel is no Conv through ecg_rt1_conv2d", ecg_conv_algo_name(s->conv_algo));
+    return lw_node_err(L, n, e, L->sched_shared ? "schedule conv_algo %s: %s is a Conv through ecg_rt1_conv2d that takes it"
+                                                : "schedule conv_algo %s: %s is no Conv through ecg_rt1_conv2d",
+                       ecg_conv_algo_name(s->conv_algo), which);
   return ECG_OK;
 }
 
