@@ -307,3 +307,17 @@ mv2_56() {
   res=$("$BIN/ecg-bench" "$d/lni" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
   jq -e '.pass == true' <<<"$res"
 }
+
+@test "ecg-partition --tune: blocks of several Many-to-Many members that are no intensive-fusion chain (bert_tiny's row reductions) never get intensive_fusion" {
+  local m="$SHARED_MODELS/bert_tiny.onnx" d="$ECG_OUT/tune-rows"
+  require_file "$m"
+  rm -rf "$d"; mkdir -p "$d"
+  "$BIN/onnx2ecg" "$m" --input-shape input_ids=1x128 --input-shape attention_mask=1x128 | "$BIN/ecg-fuse" --intensive | "$BIN/ecg-partition" -o "$d/b.ecg"
+  "$BIN/ecg-dump" --json "$d/b.ecg" | jq -e '.nodes as $n | [.blocks[] | select([.nodes[] | $n[.].mapping | select(. == "Many-to-Many")] | length > 1)] | length >= 1'
+  run --separate-stderr "$BIN/ecg-partition" "$d/b.ecg" --tune --budget 6 --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  jq -se 'all(.[]; .sched | test("i[12]") | not)' "$d/log.jsonl"
+  jq -e '.partition.tune | .intensive_on == 0 and .intensive_off == 0' "$d/r.json"
+  "$BIN/ecg-dump" --json "$d/t.ecg" | jq -e '[.blocks[] | select(.schedule) | .schedule.intensive_fusion == "auto"] | all'
+}

@@ -43,32 +43,6 @@ static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind,
   return 0;
 }
 
-int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
-  float a, b;
-  int i = 0;
-  *pw1 = *act1 = *act2 = -1;
-  if (i < nm && ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
-    *pw1 = idx[i++];
-    if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
-  }
-  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_DEPTHWISE) return -1;
-  *dw = idx[i++];
-  if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act2 = idx[i++];
-  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
-  *pw2 = idx[i++];
-  /* a chain: each stage reads the previous one's output */
-  int chain[5] = {*pw1, *act1, *dw, *act2, *pw2}, prev = -1;
-  for (int k = 0; k < 5; k++) {
-    if (chain[k] < 0) continue;
-    if (prev >= 0 && g->nodes[chain[k]]->inputs[0] != g->nodes[prev]->outputs[0]) return -1;
-    prev = chain[k];
-  }
-  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[*pw2], 0));
-  for (int k = i; k < nm; k++)
-    if (!ecg_is_scalar_node(g, g->nodes[idx[k]]) || ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[k]], 0)) != numel) return -1;
-  return i;
-}
-
 /* The kind of the block of nm members (topological order), or -1 when it cannot be one
  * kernel; *dom gets the dominant node, *epi the index of its first epilogue member. */
 static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int *epi) {
@@ -76,7 +50,7 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
   *dom = -1;
   *epi = 1;
   if (nm == 1) return LW_K_SINGLE;
-  int pw1, act1, dw, act2, pw2, from = lw_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
+  int pw1, act1, dw, act2, pw2, from = ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
   if (from > 0) {
     /* the intermediates must stay inside: no reader outside the block */
     int chain[4] = {pw1, act1, dw, act2};
@@ -173,7 +147,7 @@ static int group_kind(const ecg_lower *L, const int *buf, int nm, int ncore, int
 static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
   const ecg_graph *g = L->g;
   int pw1, act1, dw, act2, pw2;
-  if (lw_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
+  if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
   int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
   int from[3] = {0, at_dw, at_pw2}, to[3] = {at_dw, at_pw2, nm}, first = L->nk;
   for (int s = 0; s < 3; s++) {

@@ -444,11 +444,6 @@ void lw_layout_free(ecg_lower *L);
  *  members (block.c; operands addressed through broadcasting index maps, split into runs
  *  along which every address moves by one or stays) and stores the block's outputs. */
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
-/** Match members idx[0..nm) (topological order) against an intensive-fusion chain
- *  [pointwise [act]] depthwise [act] pointwise, then One-to-One members of the last
- *  pointwise output's size: fills the node indices (-1 for absent stages) and returns the
- *  index of the first epilogue member, or -1 (kernels.c). */
-int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
 /** Emit kernel k of kind LW_K_IBR: one ecg_rt1_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "ecg_arch.h"
 #include "jsonl.h"
 #include "tune.h"
@@ -259,7 +260,7 @@ typedef struct tuner {
   unsigned char *bad;   /* per block, its intensive_fusion value, knob and value index: ecg-lower
                            refused it (BAD below; what a block takes depends on whether it is
                            one fused kernel or its stages) */
-  unsigned char *ibr;   /* per block: an intensive-fusion block (more than one complex operator) */
+  unsigned char *ibr;   /* per block: an intensive-fusion block (block_ibr) */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
   double t0;
@@ -376,17 +377,13 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
   return rc;
 }
 
-/* The number of complex (Many-to-Many, registry mapping) operators of block b: more than
- * one only in an intensive-fusion block (ecg-fuse --intensive), AGO §III-B. */
-static int block_complex(const ecg_graph *g, int b) {
-  int c = 0;
+/* Block b is an intensive-fusion block (AGO §III-B): its members are the chain ecg-fuse
+ * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_ibr_match, the one
+ * definition both use), so its schedule may set intensive_fusion. */
+static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
-  for (size_t m = 0; m < blk->n_nodes; m++) {
-    const ecg_node *n = g->nodes[blk->nodes[m]];
-    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-    c += op && op->mapping == ECG_MAP_MANY_TO_MANY;
-  }
-  return c;
+  int pw1, act1, dw, act2, pw2;
+  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &pw1, &act1, &dw, &act2, &pw2) >= 0;
 }
 
 /* Coordinate search over the unit blk[0..nb) from knobs cur[] (updated to the best found),
@@ -559,7 +556,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   }
   /* which blocks are intensive-fusion blocks (their intensive_fusion knob is searched) */
   if (rc == ECG_OK && !(T.ibr = calloc(nb + 1, 1))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-  for (size_t b = 0; rc == ECG_OK && b < nb; b++) T.ibr[b] = block_complex(g, (int)b) > 1;
+  for (size_t b = 0; rc == ECG_OK && b < nb; b++) T.ibr[b] = block_ibr(g, (int)b);
   /* each block's subgraph (a block lies in one subgraph) */
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) {
     sub_of[b] = -1;
