@@ -305,6 +305,11 @@ const char *ecg_conv_algo_name(int a) {
   return a >= 0 && a < ECG_CONV_ALGO_COUNT ? names[a] : "?";
 }
 
+const char *ecg_intensive_name(int v) {
+  static const char *const names[ECG_INTENSIVE_COUNT] = {"auto", "on", "off"};
+  return v >= 0 && v < ECG_INTENSIVE_COUNT ? names[v] : "?";
+}
+
 int ecg_block_set_schedule(ecg_graph *g, int b, const int64_t *tile, int n_tile, int vector_width,
                            int unroll, bool intensive) {
   if (b < 0 || (size_t)b >= g->n_blocks || n_tile < 0) return ECG_ERR_INTERNAL;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "chain.h"
+#include "scalar.h"
 
 static int const_f32(const ecg_graph *g, const ecg_node *n, int i) {
   const ecg_tensor *t = ecg_node_input(g, n, i);
@@ -105,4 +106,30 @@ ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, 
   int s = f->outputs[0];
   if (!((m->inputs[0] == x && m->inputs[1] == s) || (m->inputs[0] == s && m->inputs[1] == x))) return ECG_BACT_NONE;
   return ECG_BACT_SILU;
+}
+
+int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
+  float a, b;
+  int i = 0;
+  *pw1 = *act1 = *act2 = -1;
+  if (i < nm && ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
+    *pw1 = idx[i++];
+    if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
+  }
+  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_DEPTHWISE) return -1;
+  *dw = idx[i++];
+  if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act2 = idx[i++];
+  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
+  *pw2 = idx[i++];
+  /* a chain: each stage reads the previous one's output */
+  int chain[5] = {*pw1, *act1, *dw, *act2, *pw2}, prev = -1;
+  for (int k = 0; k < 5; k++) {
+    if (chain[k] < 0) continue;
+    if (prev >= 0 && g->nodes[chain[k]]->inputs[0] != g->nodes[prev]->outputs[0]) return -1;
+    prev = chain[k];
+  }
+  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[*pw2], 0));
+  for (int k = i; k < nm; k++)
+    if (!ecg_is_scalar_node(g, g->nodes[idx[k]]) || ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[k]], 0)) != numel) return -1;
+  return i;
 }

@@ -37,4 +37,13 @@ ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, 
 /** Geometry of depthwise node n: kernel, strides, pads top/left (bottom/right follow from
  *  the output shape). 0, or -1 when n is not depthwise. */
 int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl);
+/** Match the members idx[0..nm) of a block (topological order) against an intensive-fusion
+ *  chain (AGO §III-B): [pointwise conv [act]] -> depthwise conv [act] -> pointwise conv,
+ *  each stage reading the previous one's output, then One-to-One members of the last
+ *  pointwise output's size (its epilogue). Fills the node indices (-1 for an absent
+ *  pointwise/act stage) and returns the index in idx of the first epilogue member (nm when
+ *  there is none), or -1 when the members are no such chain. What ecg-fuse --intensive
+ *  forms, ecg-lower generates as one ecg_rt1_ibr kernel (or stage by stage, schedule
+ *  intensive_fusion off) and ecg-partition --tune searches intensive_fusion on. */
+int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
 #endif

@@ -39,7 +39,7 @@ extern "C" {
 #define ECG_FRAME_VERSION 1
 /** Revision of the schema format/ecg.proto. It grows by optional fields, so readers and
  *  writers of every schema version interoperate; format/ECG.md lists what each added. */
-#define ECG_SCHEMA_VERSION 7
+#define ECG_SCHEMA_VERSION 8
 /** Maximum tensor rank handled anywhere in the project. */
 #define ECG_MAX_RANK 8
 
@@ -321,6 +321,17 @@ enum { ECG_CONV_ALGO_AUTO = 0, /**< the runtime's cost model (today's choice) */
 enum { ECG_SCHED_MAX_VECTOR = 64, ECG_SCHED_MAX_UNROLL = 32, ECG_SCHED_MAX_THREADS = 1024 };
 /** The name of conv algorithm a ("auto", "gemm", "gemm_t", "winograd"; "?" out of range). */
 const char *ecg_conv_algo_name(int a);
+
+/** A schedule's intensive_fusion knob (schema 8; AGO §III-B intensive fusion as a tuning
+ *  dimension, §V). It applies to an intensive-fusion block, ecg-fuse --intensive's
+ *  [pointwise conv [+act]] -> depthwise conv [+act] -> pointwise conv [+ epilogue] chain:
+ *  AUTO lowers the block as it was formed (one fused kernel), ON the same but states it
+ *  (ecg-lower refuses ON and OFF on any other block, naming the node), OFF lowers each
+ *  stage as its own kernel, [pointwise [+act]], [depthwise [+act]], [pointwise + the
+ *  block's epilogue]: the blocks ecg-fuse forms for those nodes without --intensive. */
+enum { ECG_INTENSIVE_AUTO = 0, ECG_INTENSIVE_ON, ECG_INTENSIVE_OFF, ECG_INTENSIVE_COUNT };
+/** The name of intensive_fusion value v ("auto", "on", "off"; "?" out of range). */
+const char *ecg_intensive_name(int v);
 
 /** Set block b's schedule (replacing any): n_tile tile sizes, vector width, unroll and
  *  the intensive flag (AGO §III-B). Returns ECG_OK or ECG_ERR_INTERNAL (out of memory,

@@ -213,13 +213,15 @@ static int validate_blocks(const ecg_graph *g, ecg_err *e) {
     for (size_t k = 0; s && k < s->n_tile; k++)
       if (s->tile[k] <= 0) { rc = ecg_errf(e, ECG_ERR_INPUT, "block %zu: schedule tile %zu is %lld (tiles are > 0)", b, k, (long long)s->tile[k]); goto out; }
     if (s && (s->vector_width < 0 || s->unroll < 0 || s->vector_width > ECG_SCHED_MAX_VECTOR || s->unroll > ECG_SCHED_MAX_UNROLL || s->threads < 0 ||
-              s->threads > ECG_SCHED_MAX_THREADS || s->conv_algo < 0 || s->conv_algo >= ECG_CONV_ALGO_COUNT)) {
+              s->threads > ECG_SCHED_MAX_THREADS || s->conv_algo < 0 || s->conv_algo >= ECG_CONV_ALGO_COUNT ||
+              s->intensive_fusion < 0 || s->intensive_fusion >= ECG_INTENSIVE_COUNT)) {
       const int d = blk->dominant >= 0 ? blk->dominant : blk->nodes[0];
       rc = ecg_errf(e, ECG_ERR_INPUT,
-                    "block %zu (node '%s', %s): schedule vector_width %d, unroll %d, threads %d, conv_algo %d out of range "
-                    "(vector_width 0..%d, unroll 0..%d, threads 0..%d, conv_algo 0..%d; 0 = the lowering chooses)",
+                    "block %zu (node '%s', %s): schedule vector_width %d, unroll %d, threads %d, conv_algo %d, intensive_fusion %d out of range "
+                    "(vector_width 0..%d, unroll 0..%d, threads 0..%d, conv_algo 0..%d, intensive_fusion 0..%d; 0 = the lowering chooses)",
                     b, ecg_node_label(g, g->nodes[d], lb, sizeof lb), g->nodes[d]->op_type, s->vector_width, s->unroll, s->threads,
-                    s->conv_algo, ECG_SCHED_MAX_VECTOR, ECG_SCHED_MAX_UNROLL, ECG_SCHED_MAX_THREADS, ECG_CONV_ALGO_COUNT - 1);
+                    s->conv_algo, s->intensive_fusion, ECG_SCHED_MAX_VECTOR, ECG_SCHED_MAX_UNROLL, ECG_SCHED_MAX_THREADS,
+                    ECG_CONV_ALGO_COUNT - 1, ECG_INTENSIVE_COUNT - 1);
       goto out;
     }
   }

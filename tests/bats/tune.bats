@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
-# Schedules (ECG schema 6) and ecg-partition --tune (AGO, INFOCOM 2023, §V: SPLIT/JOIN
-# over the subgraphs, every schedule measured with the lowered code): schedules round-trip
-# through ecg-dump and the validator, survive a renumbering stage, all-default knobs lower
-# byte for byte as no schedule, forced knobs change model.c and stay correct against ONNX
-# Runtime, a knob that does not apply is refused naming the node, a tiny tuning run writes
-# its log, resumes from it without measuring again, and its ECG lowers and passes.
+# Schedules (ECG schema 6, intensive_fusion schema 8) and ecg-partition --tune (AGO, INFOCOM
+# 2023, §V: SPLIT/JOIN over the subgraphs, every schedule measured with the lowered code):
+# schedules round-trip through ecg-dump and the validator, survive a renumbering stage,
+# all-default knobs lower byte for byte as no schedule, forced knobs change model.c and stay
+# correct against ONNX Runtime, a knob that does not apply is refused naming the node, a tiny
+# tuning run writes its log, resumes from it without measuring again, and its ECG lowers and
+# passes. Intensive fusion (§III-B) as a knob: off lowers an intensive-fusion block as its
+# stages' kernels (every block off: ecg-fuse's plan without --intensive, byte for byte), on as
+# the fused kernel; the tuner searches it, logs it, and AGO-NI pins it off.
 
 load helpers
 
@@ -171,4 +174,150 @@ setup() {
     jq -e '.pass == true' <<<"$res"
   done
   ! cmp -s "$ECG_OUT/r18-winograd/model.c" "$ECG_OUT/r18-gemm/model.c"
+}
+
+# mv2_56: mobilenet_v2 at 56x56 fused with --intensive ($ECG_OUT/mv2i.ecg) and without
+# ($ECG_OUT/mv2n.ecg), both partitioned; IBR: the ids of the intensive-fusion blocks (more
+# than one Many-to-Many member), space-separated.
+mv2_56() {
+  local m="$SHARED_MODELS/mobilenet_v2.onnx"
+  require_file "$m"
+  if [ ! -f "$ECG_OUT/mv2n.ecg" ]; then
+    "$BIN/onnx2ecg" "$m" --input-shape input=1x3x56x56 -o "$ECG_OUT/mv2.ecg"
+    "$BIN/ecg-fuse" --intensive "$ECG_OUT/mv2.ecg" | "$BIN/ecg-partition" -o "$ECG_OUT/mv2i.ecg"
+    "$BIN/ecg-fuse" "$ECG_OUT/mv2.ecg" | "$BIN/ecg-partition" -o "$ECG_OUT/mv2n.ecg"
+  fi
+  IBR=$("$BIN/ecg-dump" --json "$ECG_OUT/mv2i.ecg" | jq -r '.nodes as $n | [.blocks[] | select([.nodes[] | $n[.].mapping | select(. == "Many-to-Many")] | length > 1) | .id] | map(tostring) | join(" ")')
+}
+
+@test "schedule: intensive_fusion off lowers an intensive-fusion block as its stages' kernels, on as the fused kernel, every block off as ecg-fuse without --intensive; outputs correct" {
+  mv2_56
+  echo "intensive blocks: $IBR"
+  [ "$(wc -w <<<"$IBR")" -eq 17 ]
+  local d="$ECG_OUT/ifu" b res
+  rm -rf "$d"; mkdir -p "$d"
+  "$BIN/ecg-lower" -o "$d/l0" "$ECG_OUT/mv2i.ecg"
+  "$BIN/ecg-lower" -o "$d/ln" "$ECG_OUT/mv2n.ecg"
+  local k0 kn; k0=$(jq .kernels "$d/l0/model.json"); kn=$(jq .kernels "$d/ln/model.json")
+  echo "kernels: intensive $k0, without $kn"
+  [ "$kn" -eq $((k0 + 17 * 2 - 1)) ] # 16 chains pw-dw-pw (3 kernels each), 1 dw-pw (2)
+  # one block off: its three stages, three kernels where there was one
+  b=$(cut -d' ' -f3 <<<"$IBR")
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=off" -o "$d/one.ecg"
+  "$BIN/ecg-dump" --json "$d/one.ecg" | jq -e --argjson b "$b" '.blocks[$b].schedule.intensive_fusion == "off"'
+  "$BIN/ecg-lower" -o "$d/one" "$d/one.ecg"
+  [ "$(jq .kernels "$d/one/model.json")" -eq $((k0 + 2)) ]
+  [ "$(grep -c 'intensive fusion' "$d/one/model.c")" -eq $(($(grep -c 'intensive fusion' "$d/l0/model.c") - 1)) ]
+  res=$("$BIN/ecg-bench" "$d/one" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+  # on: the fused kernel, the code of no schedule byte for byte
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=on" -o "$d/on.ecg"
+  "$BIN/ecg-lower" -o "$d/on" "$d/on.ecg"
+  [ "$(jq .kernels "$d/on/model.json")" -eq "$k0" ]
+  cmp "$d/l0/model.c" "$d/on/model.c"
+  # every intensive-fusion block off (--set-schedule takes at most 16 at a time): exactly the
+  # kernels of the plan without --intensive
+  local set=() n=0 f="$ECG_OUT/mv2i.ecg"
+  for b in $IBR; do
+    set+=(--set-schedule "$b:i=off"); n=$((n + 1))
+    if [ "${#set[@]}" -eq 32 ] || [ "$n" -eq 17 ]; then
+      "$BIN/ecg-partition" "$f" "${set[@]}" -o "$d/off$n.ecg"; f="$d/off$n.ecg"; set=()
+    fi
+  done
+  "$BIN/ecg-dump" --json "$f" | jq -e '[.blocks[] | select(.schedule) | .schedule.intensive_fusion == "off"] | length == 17 and all'
+  "$BIN/ecg-lower" -o "$d/off" "$f"
+  [ "$(jq .kernels "$d/off/model.json")" -eq "$kn" ]
+  cmp "$d/ln/model.c" "$d/off/model.c"
+  res=$("$BIN/ecg-bench" "$d/off" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+  # the block's other knobs apply to the stages that take them: gemm to the two pointwise convs
+  b=$(cut -d' ' -f3 <<<"$IBR")
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=off,a=gemm" -o "$d/g.ecg"
+  "$BIN/ecg-lower" -o "$d/g" "$d/g.ecg"
+  [ "$(grep -c 'ECG_ACT_[A-Z]*, [^}]*}, 1};' "$d/g/model.c")" -eq 2 ]
+  res=$("$BIN/ecg-bench" "$d/g" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+}
+
+@test "schedule: intensive_fusion is refused on a block that is no intensive-fusion chain, and a knob no stage takes, naming the node" {
+  mv2_56
+  local d="$ECG_OUT/ifu-bad" b
+  rm -rf "$d"; mkdir -p "$d"
+  # block 0 is the stem conv with its activation: no chain
+  for v in on off; do
+    "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "0:i=$v" -o "$d/$v.ecg"
+    run --separate-stderr "$BIN/ecg-lower" -o "$d/$v" "$d/$v.ecg"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"node '"*"(Conv): schedule intensive_fusion $v (block 0): the block is no intensive-fusion chain"* ]]
+    [ ! -e "$d/$v" ]
+  done
+  b=$(cut -d' ' -f3 <<<"$IBR")
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=off,a=winograd" -o "$d/w.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$d/w" "$d/w.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"schedule conv_algo winograd: no stage kernel of this block (intensive_fusion off)"* ]]
+  # the fused kernel is no Conv through ecg_rt1_conv2d
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=on,a=gemm" -o "$d/g.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$d/g" "$d/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"schedule conv_algo gemm: this kernel is no Conv"* ]]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=sideways" -o "$d/x.ecg"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"intensive_fusion 'sideways' (auto, on, off)"* ]]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=7" -o "$d/x.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"intensive_fusion 7 out of range"* ]]
+}
+
+@test "ecg-partition --tune: intensive_fusion is searched, logged (resumable) and chosen per intensive-fusion block; --no-intensive pins it off" {
+  mv2_56
+  local d="$ECG_OUT/tune-ifu"
+  rm -rf "$d"; mkdir -p "$d"
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --tune --budget 30 --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r1.json" -o "$d/t1.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  # every schedule in the log carries the knob (i); intensive-fusion blocks were measured both ways
+  jq -se 'all(.[]; .sched | test("^(b[0-9]+:t[0-9]+a[0-9]+v[0-9]+u[0-9]+i[0-2];?)+$"))' "$d/log.jsonl"
+  jq -se '[.[] | select(.invalid == false) | .sched] | (any(test("i1")) and any(test("i2")))' "$d/log.jsonl"
+  # the tuned intensive-fusion blocks state their choice in the schedule, and the report counts them
+  local on off; on=$(jq .partition.tune.intensive_on "$d/r1.json"); off=$(jq .partition.tune.intensive_off "$d/r1.json")
+  echo "on $on off $off"
+  [ $((on + off)) -ge 1 ]
+  "$BIN/ecg-dump" --json "$d/t1.ecg" > "$d/t1.json"
+  [ "$(jq '[.blocks[] | select(.schedule.intensive_fusion == "on")] | length' "$d/t1.json")" -eq "$on" ]
+  [ "$(jq '[.blocks[] | select(.schedule.intensive_fusion == "off")] | length' "$d/t1.json")" -eq "$off" ]
+  # resumed from the log: nothing measured again, the same ECG
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --tune --budget 30 --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r2.json" -o "$d/t2.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .measured == 0 and .from_log >= 1' "$d/r2.json"
+  cmp "$d/t1.ecg" "$d/t2.ecg"
+  "$BIN/ecg-lower" -o "$d/l1" "$d/t1.ecg"
+  local k0 k1 res; k0=$("$BIN/ecg-lower" -o "$d/l0" "$ECG_OUT/mv2i.ecg" && jq .kernels "$d/l0/model.json"); k1=$(jq .kernels "$d/l1/model.json")
+  echo "kernels $k0 -> $k1"
+  [ "$k1" -ge $((k0 + off * 2 - 1)) ] && [ "$k1" -le $((k0 + off * 2)) ]
+  res=$("$BIN/ecg-bench" "$d/l1" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+  # AGO-NI on the same ECG: every intensive-fusion block off from the start, never on
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --tune --no-intensive --budget 20 --runs 2 --warmup 0 --tune-log "$d/ni.jsonl" --report "$d/ni.json" -o "$d/ni.ecg"
+  [ "$status" -eq 0 ]
+  jq -se '[.[] | .sched | test("i1")] | any | not' "$d/ni.jsonl"
+  jq -e '.partition.tune | .intensive_on == 0 and .no_intensive' "$d/ni.json"
+  "$BIN/ecg-lower" -o "$d/lni" "$d/ni.ecg"
+  ! grep -q 'intensive fusion' "$d/lni/model.c"
+  res=$("$BIN/ecg-bench" "$d/lni" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+}
+
+@test "ecg-partition --tune: blocks of several Many-to-Many members that are no intensive-fusion chain (bert_tiny's row reductions) never get intensive_fusion" {
+  local m="$SHARED_MODELS/bert_tiny.onnx" d="$ECG_OUT/tune-rows"
+  require_file "$m"
+  rm -rf "$d"; mkdir -p "$d"
+  "$BIN/onnx2ecg" "$m" --input-shape input_ids=1x128 --input-shape attention_mask=1x128 | "$BIN/ecg-fuse" --intensive | "$BIN/ecg-partition" -o "$d/b.ecg"
+  "$BIN/ecg-dump" --json "$d/b.ecg" | jq -e '.nodes as $n | [.blocks[] | select([.nodes[] | $n[.].mapping | select(. == "Many-to-Many")] | length > 1)] | length >= 1'
+  run --separate-stderr "$BIN/ecg-partition" "$d/b.ecg" --tune --budget 6 --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  jq -se 'all(.[]; .sched | test("i[12]") | not)' "$d/log.jsonl"
+  jq -e '.partition.tune | .intensive_on == 0 and .intensive_off == 0' "$d/r.json"
+  "$BIN/ecg-dump" --json "$d/t.ecg" | jq -e '[.blocks[] | select(.schedule) | .schedule.intensive_fusion == "auto"] | all'
 }

@@ -159,7 +159,7 @@ static void test_survive_sort_and_fold(void) {
   ecg_graph_free(g);
 }
 
-/* Schedules (schema 6): the validator checks every knob's range and names the block's
+/* Schedules (schema 6, intensive_fusion schema 8): the validator checks every knob's range and names the block's
  * node; a schedule stays on its block through a sort and a fold (which renumber nodes and
  * drop the emptied block of neg2, so the block ids shift). */
 static void test_schedules(void) {
@@ -169,21 +169,27 @@ static void test_schedules(void) {
   g->blocks[2]->schedule->threads = 2;
   g->blocks[2]->schedule->conv_algo = ECG_CONV_ALGO_GEMM_T;
   expect_valid(g, "scheduled");
-  const int bad[][4] = {{-1, 0, 0, 0}, {0, 5000, 0, 0}, {0, 0, ECG_CONV_ALGO_COUNT, 0}, {0, 0, 0, 33}, {65, 0, 0, 0}};
-  for (int k = 0; k < 5; k++) {
+  const int bad[][5] = {{-1, 0, 0, 0, 0}, {0, 5000, 0, 0, 0}, {0, 0, ECG_CONV_ALGO_COUNT, 0, 0}, {0, 0, 0, 33, 0}, {65, 0, 0, 0, 0},
+                        {0, 0, 0, 0, ECG_INTENSIVE_COUNT}, {0, 0, 0, 0, -1}};
+  for (int k = 0; k < 7; k++) {
     ecg_schedule *s = g->blocks[2]->schedule, keep = *s;
     s->vector_width = bad[k][0]; s->threads = bad[k][1]; s->conv_algo = bad[k][2]; s->unroll = bad[k][3];
+    s->intensive_fusion = bad[k][4];
     CHECK(ecg_validate(g, &e) == ECG_ERR_INPUT && strstr(e.msg, "block 2") && strstr(e.msg, "node '") && strstr(e.msg, "out of range"),
           "bad schedule %d refused naming the node: %s", k, e.msg);
     *s = keep;
   }
   CHECK(!strcmp(ecg_conv_algo_name(ECG_CONV_ALGO_WINOGRAD), "winograd") && !strcmp(ecg_conv_algo_name(9), "?"), "algorithm names");
+  CHECK(!strcmp(ecg_intensive_name(ECG_INTENSIVE_OFF), "off") && !strcmp(ecg_intensive_name(ECG_INTENSIVE_ON), "on") &&
+            !strcmp(ecg_intensive_name(-1), "?"), "intensive_fusion names");
+  g->blocks[2]->schedule->intensive_fusion = ECG_INTENSIVE_OFF; /* in range: valid (ecg-lower decides whether it applies) */
+  expect_valid(g, "intensive_fusion off");
   int nf = 0;
   CHECK(ecg_topo_sort(g, &e) == ECG_OK, "sort: %s", e.msg);
   CHECK(ecg_fold_constants(g, &nf, &e) == ECG_OK && nf == 2, "fold: %s", e.msg);
   int iadd = node_index(g, "add"), b = g->nodes[iadd]->fusion_block;
   CHECK(b == 1 && g->blocks[b]->schedule && g->blocks[b]->schedule->vector_width == 8 && g->blocks[b]->schedule->threads == 2 &&
-            g->blocks[b]->schedule->conv_algo == ECG_CONV_ALGO_GEMM_T,
+            g->blocks[b]->schedule->conv_algo == ECG_CONV_ALGO_GEMM_T && g->blocks[b]->schedule->intensive_fusion == ECG_INTENSIVE_OFF,
         "the schedule followed its block to id %d", b);
   CHECK(!g->blocks[0]->schedule, "the other block has none");
   expect_valid(g, "folded, scheduled");

@@ -123,8 +123,9 @@ static void dump_json_block(FILE *f, const ecg_graph *g, const ecg_block *blk, c
   if (s) {
     fprintf(f, ",\"schedule\":{\"tile\":[");
     for (size_t k = 0; k < s->n_tile; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)s->tile[k]);
-    fprintf(f, "],\"vector_width\":%d,\"unroll\":%d,\"intensive\":%s,\"threads\":%d,\"conv_algo\":\"%s\"}", s->vector_width, s->unroll,
-            s->intensive ? "true" : "false", s->threads, ecg_conv_algo_name(s->conv_algo));
+    fprintf(f, "],\"vector_width\":%d,\"unroll\":%d,\"intensive\":%s,\"threads\":%d,\"conv_algo\":\"%s\",\"intensive_fusion\":\"%s\"}",
+            s->vector_width, s->unroll, s->intensive ? "true" : "false", s->threads, ecg_conv_algo_name(s->conv_algo),
+            ecg_intensive_name(s->intensive_fusion));
   }
   fputc('}', f);
 }

@@ -372,6 +372,8 @@ static int lower_part(ecg_lower *L, het_part *P, lw_target tgt, const char *sym,
   for (int i = 0; i < S.nk; i++) free(S.k[i].members);
   free(S.k);
   free(S.node_kernel);
+  free(S.sched_left);
+  free(S.sched_acc);
   sb_free(&S.code);
   sb_free(&S.decls);
   sb_free(&S.init);

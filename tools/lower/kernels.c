@@ -37,35 +37,10 @@ static int add_kernel(ecg_lower *L, const int *idx, int nm, lw_kernel_kind kind,
   k->dominant = dominant;
   k->epi_from = epi_from;
   k->fallback = 0;
+  k->nparts = 1;
   for (int i = 0; i < nm; i++) L->node_kernel[idx[i]] = L->nk;
   L->nk++;
   return 0;
-}
-
-int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
-  float a, b;
-  int i = 0;
-  *pw1 = *act1 = *act2 = -1;
-  if (i < nm && ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
-    *pw1 = idx[i++];
-    if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
-  }
-  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_DEPTHWISE) return -1;
-  *dw = idx[i++];
-  if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act2 = idx[i++];
-  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
-  *pw2 = idx[i++];
-  /* a chain: each stage reads the previous one's output */
-  int chain[5] = {*pw1, *act1, *dw, *act2, *pw2}, prev = -1;
-  for (int k = 0; k < 5; k++) {
-    if (chain[k] < 0) continue;
-    if (prev >= 0 && g->nodes[chain[k]]->inputs[0] != g->nodes[prev]->outputs[0]) return -1;
-    prev = chain[k];
-  }
-  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[*pw2], 0));
-  for (int k = i; k < nm; k++)
-    if (!ecg_is_scalar_node(g, g->nodes[idx[k]]) || ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[k]], 0)) != numel) return -1;
-  return i;
 }
 
 /* The kind of the block of nm members (topological order), or -1 when it cannot be one
@@ -75,7 +50,7 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
   *dom = -1;
   *epi = 1;
   if (nm == 1) return LW_K_SINGLE;
-  int pw1, act1, dw, act2, pw2, from = lw_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
+  int pw1, act1, dw, act2, pw2, from = ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
   if (from > 0) {
     /* the intermediates must stay inside: no reader outside the block */
     int chain[4] = {pw1, act1, dw, act2};
@@ -150,6 +125,46 @@ static int split_maps(const ecg_lower *L, int *idx, int nm, int *tmp) {
   return nc;
 }
 
+/* block_kind of the group buf[0..nm) whose core is buf[0..ncore) (index maps after it),
+ * -1 also when an output map (a map reading a core member's result) follows a core of
+ * several members: the dominant's own kernel writes through such a map, with no epilogue
+ * between. */
+static int group_kind(const ecg_lower *L, const int *buf, int nm, int ncore, int *dom, int *epi) {
+  const ecg_graph *g = L->g;
+  int kind = block_kind(L, buf, ncore, dom, epi);
+  for (int m = ncore; m < nm && kind >= 0; m++)
+    for (int j = 0; j < ncore; j++)
+      if (ncore > 1 && g->nodes[buf[j]]->n_outputs && g->nodes[buf[j]]->outputs[0] == g->nodes[buf[m]]->inputs[0]) kind = -1;
+  return kind;
+}
+
+/* An intensive-fusion block buf[0..nm) (core buf[0..ncore), kind LW_K_IBR, the pointwise
+ * dominant at buf[epi - 1]) lowered with intensive_fusion off: one kernel per stage, the
+ * chain's first pointwise conv with its activation, the depthwise conv with its
+ * activation, the last pointwise conv with the block's epilogue and index maps (the
+ * blocks ecg-fuse forms for these nodes without --intensive), each formed as a block of
+ * its own would be (a stage that cannot be one kernel goes node by node). */
+static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
+  const ecg_graph *g = L->g;
+  int pw1, act1, dw, act2, pw2;
+  if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
+  int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
+  int from[3] = {0, at_dw, at_pw2}, to[3] = {at_dw, at_pw2, nm}, first = L->nk;
+  for (int s = 0; s < 3; s++) {
+    int n = to[s] - from[s], nc = s == 2 ? ncore - from[s] : n, dom, ep;
+    if (n <= 0) continue;
+    int kind = group_kind(L, buf + from[s], n, nc, &dom, &ep);
+    if (kind >= 0) {
+      if (add_kernel(L, buf + from[s], n, (lw_kernel_kind)kind, dom, ep)) return -1;
+      L->k[L->nk - 1].nm_core = nc;
+    } else
+      for (int i = from[s]; i < to[s]; i++)
+        if (add_kernel(L, &buf[i], 1, LW_K_SINGLE, -1, 1)) return -1;
+  }
+  for (int k = first; k < L->nk; k++) L->k[k].nparts = L->nk - first;
+  return 0;
+}
+
 int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
   const ecg_graph *g = L->g;
   size_t nn = g->n_nodes;
@@ -181,12 +196,23 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     else
       for (size_t q = p; q < nn; q++) if (grp[order[q]] == grp[v]) buf[nm++] = order[q];
     int ncore = nm > 1 ? split_maps(L, buf, nm, tmp) : nm;
-    int dom, epi, kind = block_kind(L, buf, ncore, &dom, &epi);
-    /* an output map (a map reading a core member's result) needs a lone dominant: the
-     * dominant's own kernel writes through it, with no epilogue between */
-    for (int m = ncore; m < nm && kind >= 0; m++)
-      for (int j = 0; j < ncore; j++)
-        if (ncore > 1 && g->nodes[buf[j]]->n_outputs && g->nodes[buf[j]]->outputs[0] == g->nodes[buf[m]]->inputs[0]) kind = -1;
+    int dom, epi, kind = group_kind(L, buf, nm, ncore, &dom, &epi);
+    /* the schedule's intensive_fusion (AGO §III-B as a knob): only on an intensive-fusion
+     * block; off lowers it stage by stage */
+    const ecg_schedule *sc = grp[v] >= 0 ? g->blocks[grp[v]]->schedule : NULL;
+    int ifu = sc ? sc->intensive_fusion : ECG_INTENSIVE_AUTO;
+    if (ifu != ECG_INTENSIVE_AUTO && kind != LW_K_IBR) {
+      char lb[256];
+      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
+                    "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv)",
+                    ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
+      break;
+    }
+    if (ifu == ECG_INTENSIVE_OFF && !L->dyn) {
+      if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      for (int i = 0; i < nm; i++) done[buf[i]] = 1;
+      continue;
+    }
     int dyn = 0; /* a dynamic build (dyn.c) lowers elementwise blocks as one kernel; a Conv-like
                     dominant node's block becomes the dominant alone plus its members as one
                     elementwise kernel; any other block kind node by node */
@@ -272,6 +298,13 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
       }
     }
     free(indeg); free(out); free(prod); free(seen); free(emitted);
+  }
+  /* kernels per block, for the schedule checks of a block lowered as several */
+  if (rc == ECG_OK && !(L->sched_left = calloc(g->n_blocks + 1, sizeof *L->sched_left))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK && !(L->sched_acc = calloc(g->n_blocks + 1, sizeof *L->sched_acc))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (int k = 0; rc == ECG_OK && k < L->nk; k++) {
+    int b = g->nodes[L->k[k].members[0]]->fusion_block;
+    if (b >= 0 && (size_t)b < g->n_blocks) L->sched_left[b]++;
   }
   free(done); free(pos); free(grp); free(buf); free(tmp);
   return rc;

@@ -294,18 +294,22 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
 /* ---------------------------------------------------------------- schedules */
 
 /* The schedule of kernel p (its fusion block's Schedule, set by ecg-partition --tune) into
- * L->sched: NULL when there is none or every knob is 0, so such a kernel lowers byte for
- * byte as before. Knobs the lowering cannot honour here are refused naming node n:
- * schedules apply to --target c kernels outside c+opencl placements; tiles are not a knob
- * of any kernel yet. */
+ * L->sched: NULL when there is none or every knob is 0 (intensive_fusion, which
+ * lw_form_kernels took, aside), so such a kernel lowers byte for byte as before. Knobs the
+ * lowering cannot honour here are refused naming node n: schedules apply to --target c
+ * kernels outside c+opencl placements; tiles are not a knob of any kernel yet. A block
+ * lowered as several kernels (K->nparts > 1) shares its schedule among them
+ * (L->sched_shared). */
 static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
   const lw_kernel *K = &L->k[p];
   int b = L->g->nodes[K->members[0]]->fusion_block;
   const ecg_schedule *s = b >= 0 && (size_t)b < L->g->n_blocks ? L->g->blocks[b]->schedule : NULL;
   L->sched = NULL;
   L->sched_used = 0;
+  L->sched_shared = 0;
   L->conv_algo_next = 0;
   if (!s || (!s->n_tile && !s->vector_width && !s->unroll && !s->threads && !s->conv_algo)) return ECG_OK;
+  L->sched_shared = K->nparts > 1;
   if (L->target != LW_TARGET_C || L->hetero)
     return lw_node_err(L, n, e, "a tuned schedule (block %d) is honoured by --target c only", b);
   if (s->n_tile) return lw_node_err(L, n, e, "schedule tiles (block %d) are not a knob of this kernel; set vector_width, unroll, threads or conv_algo", b);
@@ -315,14 +319,26 @@ static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
-/* After kernel emission: a knob the kernel's code never took is an error naming node n. */
-static int kernel_schedule_used(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+/* After kernel p's emission: a knob the kernel's code never took is an error naming node
+ * n; for a schedule shared by several kernels of one block, a knob none of them took, once
+ * the last has been emitted. */
+static int kernel_schedule_used(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
   const ecg_schedule *s = L->sched;
   if (!s) return ECG_OK;
+  if (L->sched_shared) {
+    int b = L->g->nodes[L->k[p].members[0]]->fusion_block;
+    L->sched_acc[b] |= L->sched_used;
+    if (--L->sched_left[b] > 0) return ECG_OK;
+    L->sched_used = L->sched_acc[b];
+  }
+  const char *which = L->sched_shared ? "no stage kernel of this block (intensive_fusion off)" : "this kernel";
   if ((s->vector_width || s->unroll) && !(L->sched_used & LW_SCHED_SIMD))
-    return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: this kernel has no generated loop they apply to", s->vector_width, s->unroll);
+    return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: %s has no generated loop they apply to", s->vector_width,
+                       s->unroll, which);
   if (s->conv_algo && !(L->sched_used & LW_SCHED_CONV))
-    return lw_node_err(L, n, e, "schedule conv_algo %s: this kernel is no Conv through ecg_rt1_conv2d", ecg_conv_algo_name(s->conv_algo));
+    return lw_node_err(L, n, e, L->sched_shared ? "schedule conv_algo %s: %s is a Conv through ecg_rt1_conv2d that takes it"
+                                                : "schedule conv_algo %s: %s is no Conv through ecg_rt1_conv2d",
+                       ecg_conv_algo_name(s->conv_algo), which);
   return ECG_OK;
 }
 
@@ -698,7 +714,8 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->g = out->sg;
   V->t = NULL; V->k = NULL; V->nk = 0; V->node_kernel = NULL; V->cur = NULL; V->epi_act = NULL; V->region_off = NULL;
   V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
-  V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; /* schedules apply to the main graph's kernels */
+  V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; V->sched_shared = 0; /* schedules apply to the main graph's kernels */
+  V->sched_left = NULL; V->sched_acc = NULL;
   V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (a dynamic build refuses them) */
   V->code = (sbuf){0};
   V->arena_base = base;
@@ -782,6 +799,8 @@ void lw_sub_free(lw_sub *s) {
   for (int i = 0; i < V->nk; i++) free(V->k[i].members);
   free(V->k);
   free(V->node_kernel);
+  free(V->sched_left);
+  free(V->sched_acc);
   ecg_graph_free(s->sg);
   memset(s, 0, sizeof *s);
 }
@@ -1426,7 +1445,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
                 "static void k%d(struct %s_ctx *ctx) {\n#ifdef _OPENMP\n  const int nt_ = omp_get_max_threads();\n"
                 "  omp_set_num_threads(nt_ < %d ? nt_ : %d);\n  k%d_(ctx);\n  omp_set_num_threads(nt_);\n#else\n  k%d_(ctx);\n#endif\n}\n\n",
                 p, nt, nt > 1 ? "s" : "", p, prefix, nt, nt, p, p);
-    if (rc == ECG_OK) rc = kernel_schedule_used(&L, n, e);
+    if (rc == ECG_OK) rc = kernel_schedule_used(&L, p, n, e);
     L.sched = NULL;
   }
   if (rc == ECG_OK && missing) rc = ECG_ERR_INPUT;
@@ -1446,6 +1465,8 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   for (int i = 0; i < L.nk; i++) free(L.k[i].members);
   free(L.k);
   free(L.node_kernel);
+  free(L.sched_left);
+  free(L.sched_acc);
   free(L.region_off);
   free(L.cl_work);
   sb_free(&L.code);

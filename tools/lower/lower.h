@@ -144,6 +144,10 @@ typedef struct lw_kernel {
   int epi_from;          /**< members[epi_from..nm) are the dominant's One-to-One epilogue */
   lw_kernel_kind kind;
   int fallback;          /**< LW_K_EPI whose emitter ran without the epilogue: one extra pass */
+  int nparts;            /**< kernels its fusion block is lowered as: 1, or the stages of an
+                              intensive-fusion block whose schedule sets intensive_fusion off
+                              (ECG_INTENSIVE_OFF); the block's schedule then applies to every
+                              stage that takes a knob (ecg_lower.sched_shared) */
 } lw_kernel;
 
 /** The back end a lowering prints (ecg-lower --target; ../shared/DESIGN.md "Flags"). */
@@ -187,6 +191,11 @@ typedef struct ecg_lower {
   const ecg_schedule *sched; /**< the tuner's schedule of the kernel being emitted (its fusion block's,
                               ecg-partition --tune); NULL when none or all knobs 0 (the defaults) */
   int conv_algo_next;    /**< ECG_CONV_ALGO_* the next lw_conv_params_decl records (emit_conv sets it) */
+  int sched_shared;      /**< the kernel being emitted is one of its block's nparts > 1 kernels: a
+                              conv_algo its Conv cannot take is skipped, not refused */
+  int *sched_left;       /**< per fusion block: its kernels not yet emitted (kernel_schedule_used
+                              checks a shared schedule's knobs when the last one is) */
+  int *sched_acc;        /**< per fusion block: LW_SCHED_* bits its kernels took so far */
   int sched_used;        /**< LW_SCHED_* bits: the knobs the kernel's code took (a set knob that
                               no code took is refused, naming the node) */
   lw_sparse_mode sparse; /**< kernels for pattern-annotated convs (ecg-lower --sparse) */
@@ -386,8 +395,13 @@ void lw_sub_free(lw_sub *s);
 /** Form the kernels of L->g (kernels.c): the fusion blocks of the ECG (node->fusion_block
  *  with g->blocks) and one kernel per node outside any block, in a topological order of
  *  the block graph. A block that cannot be generated as one kernel (mixed members, a
- *  cycle) is split into one-node kernels with a note on stderr. ECG_OK or
- *  ECG_ERR_INTERNAL (out of memory). */
+ *  cycle) is split into one-node kernels with a note on stderr. A block's schedule
+ *  intensive_fusion (AGO §III-B as a tuning knob, ECG schema 8): off lowers an
+ *  intensive-fusion block (LW_K_IBR) as one kernel per stage ([pointwise [+act]],
+ *  [depthwise [+act]], [pointwise + epilogue], each formed like a block of its own, nparts
+ *  set on them), on or auto as the one fused kernel. Fills L->sched_left (kernels per
+ *  block). ECG_OK, ECG_ERR_INPUT naming the node when intensive_fusion is on or off on a
+ *  block that is no intensive-fusion chain, or ECG_ERR_INTERNAL (out of memory). */
 int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e);
 /** Tensors of L->g that a kernel keeps in registers (IR_removable: produced and consumed
  *  inside one kernel, not a graph output) lose their storage (LW_NONE); the dominant
@@ -435,11 +449,6 @@ void lw_layout_free(ecg_lower *L);
  *  members (block.c; operands addressed through broadcasting index maps, split into runs
  *  along which every address moves by one or stays) and stores the block's outputs. */
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
-/** Match members idx[0..nm) (topological order) against an intensive-fusion chain
- *  [pointwise [act]] depthwise [act] pointwise, then One-to-One members of the last
- *  pointwise output's size: fills the node indices (-1 for absent stages) and returns the
- *  index of the first epilogue member, or -1 (kernels.c). */
-int lw_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
 /** Emit kernel k of kind LW_K_IBR: one ecg_rt1_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 

@@ -65,7 +65,8 @@ static void usage(FILE *f) {
           "Tuning (AGO §V: SPLIT/JOIN over the subgraphs, every schedule measured here with the\n"
           "lowered code: ecg-lower, then ecg-bench --random 1):\n"
           "  --tune             partition, then choose each fusion block's schedule (threads,\n"
-          "                     conv_algo, vector_width, unroll) into the output ECG\n"
+          "                     conv_algo, vector_width, unroll; intensive_fusion on/off on an\n"
+          "                     intensive-fusion block) into the output ECG\n"
           "  --budget N         schedules explored in all (default 100)\n"
           "  --timeout S        no new measurement after S seconds\n"
           "  --tune-log FILE    JSON lines, one per measurement (key, cpu, threads, schedule, ms),\n"
@@ -73,13 +74,15 @@ static void usage(FILE *f) {
           "  --patience K       a search ends after K schedules without a 1%% gain (default 4)\n"
           "  --runs R, --warmup W, --threads T   ecg-bench's timing per measurement (10, 2, 1)\n"
           "  --seed S           order of the candidates (default 1)\n"
-          "  --no-intensive     AGO-NI: intensive-fusion blocks keep the default schedule\n"
+          "  --no-intensive     AGO-NI: no intensive fusion at all (intensive_fusion pinned off)\n"
           "  --no-reformer      AGO-NR: no SPLIT/JOIN, each subgraph searched directly\n"
           "  --emit-candidates DIR  write the first round's candidate ECGs (DIR/KEY.ecg), measure\n"
           "                     none, write no ECG: measure them anywhere with --measure\n"
           "  --measure FILE     lower and time one candidate ECG; print its tuning-log line\n"
           "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
-          "                     a|conv_algo (auto, gemm, gemm_t, winograd), v|vector_width, u|unroll\n"
+          "                     a|conv_algo (auto, gemm, gemm_t, winograd), v|vector_width, u|unroll,\n"
+          "                     i|intensive_fusion (auto, on, off: an intensive-fusion block as one\n"
+          "                     kernel or as its stages' kernels)\n"
           "  --fit-data FILE    per mini-subgraph: Eq. 1's product, operators, schedules explored\n"
           "                     until the best stopped improving (scripts/partition_fit.sh)\n");
 }
@@ -175,9 +178,11 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   jnum(f, s.jain);
   if (ts)
     fprintf(f, ", \"tune\": {\"budget\": %d, \"explored\": %d, \"measured\": %d, \"from_log\": %d, \"refused\": %d, \"seconds\": %.3f, "
-               "\"subgraphs\": %d, \"mini_subgraphs\": %d, \"blocks_scheduled\": %d, \"no_intensive\": %s, \"no_reformer\": %s, \"threads\": %d}",
+               "\"subgraphs\": %d, \"mini_subgraphs\": %d, \"blocks_scheduled\": %d, \"intensive_on\": %d, \"intensive_off\": %d, "
+               "\"no_intensive\": %s, \"no_reformer\": %s, \"threads\": %d}",
             to->budget, ts->measured + ts->reused, ts->measured, ts->reused, ts->invalid, ts->seconds, ts->subgraphs, ts->minis,
-            ts->blocks_scheduled, to->no_intensive ? "true" : "false", to->no_reformer ? "true" : "false", to->threads);
+            ts->blocks_scheduled, ts->intensive_on, ts->intensive_off, to->no_intensive ? "true" : "false",
+            to->no_reformer ? "true" : "false", to->threads);
   fprintf(f, "}}\n");
   free(wt);
   free(sorted);
@@ -191,8 +196,9 @@ enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OP
        OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED };
 
 /* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
- * a|conv_algo (auto, gemm, gemm_t, winograd or 0..3), v|vector_width, u|unroll) applied to
- * g's blocks, replacing their schedules. The values are checked by the validator after. */
+ * a|conv_algo (auto, gemm, gemm_t, winograd or 0..3), v|vector_width, u|unroll,
+ * i|intensive_fusion (auto, on, off or 0..2)) applied to g's blocks, replacing their
+ * schedules. The values are checked by the validator after. */
 static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", spec);
@@ -206,26 +212,31 @@ static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
     if (*end || end == buf || lo < 0 || lo >= (long)g->n_blocks)
       return ecg_errf(e, ECG_ERR_INPUT, "--set-schedule '%s': no block '%s' (the graph has %zu blocks)", spec, buf, g->n_blocks);
   }
-  int k[4] = {0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll */
+  int k[5] = {0, 0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll, intensive_fusion */
   for (char *kv = strtok(colon + 1, ","); kv; kv = strtok(NULL, ",")) {
     char *eq = strchr(kv, '=');
     if (!eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not key=value", spec, kv);
     *eq++ = 0;
     int which = !strcmp(kv, "t") || !strcmp(kv, "threads") ? 0 : !strcmp(kv, "a") || !strcmp(kv, "conv_algo") ? 1
-              : !strcmp(kv, "v") || !strcmp(kv, "vector_width") ? 2 : !strcmp(kv, "u") || !strcmp(kv, "unroll") ? 3 : -1;
-    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll)", spec, kv);
+              : !strcmp(kv, "v") || !strcmp(kv, "vector_width") ? 2 : !strcmp(kv, "u") || !strcmp(kv, "unroll") ? 3
+              : !strcmp(kv, "i") || !strcmp(kv, "intensive_fusion") ? 4 : -1;
+    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll, intensive_fusion)", spec, kv);
     char *end;
     long v = strtol(eq, &end, 10);
     if (which == 1 && (*end || end == eq))
       for (v = 0; v < ECG_CONV_ALGO_COUNT && strcmp(eq, ecg_conv_algo_name((int)v)); v++) {}
+    else if (which == 4 && (*end || end == eq))
+      for (v = 0; v < ECG_INTENSIVE_COUNT && strcmp(eq, ecg_intensive_name((int)v)); v++) {}
     else if (*end || end == eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not an integer", spec, eq);
     if (which == 1 && v == ECG_CONV_ALGO_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': conv_algo '%s' (auto, gemm, gemm_t, winograd)", spec, eq);
+    if (which == 4 && v == ECG_INTENSIVE_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': intensive_fusion '%s' (auto, on, off)", spec, eq);
     k[which] = (int)v;
   }
   for (long b = lo; b <= hi; b++) {
     if (ecg_block_set_schedule(g, (int)b, NULL, 0, k[2], k[3], false) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     g->blocks[b]->schedule->threads = k[0];
     g->blocks[b]->schedule->conv_algo = k[1];
+    g->blocks[b]->schedule->intensive_fusion = k[4];
   }
   return ECG_OK;
 }

@@ -11,20 +11,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "ecg_arch.h"
 #include "jsonl.h"
 #include "tune.h"
 
 /* ---------------------------------------------------------------- knobs */
 
-/* One block's knobs; all 0 = the lowering's defaults (no schedule). */
-enum { K_THREADS = 0, K_ALGO, K_VEC, K_UNROLL, K_N };
+/* One block's knobs; all 0 = the lowering's defaults (no schedule). K_INTENSIVE is the
+ * schedule's intensive_fusion (ECG_INTENSIVE_*), searched on intensive-fusion blocks only
+ * (on, off; AGO-NI pins it off) and 0 on every other block. */
+enum { K_THREADS = 0, K_ALGO, K_VEC, K_UNROLL, K_INTENSIVE, K_N };
 typedef struct { int v[K_N]; } knobs;
-static const char *const knob_key[K_N] = {"t", "a", "v", "u"};
+static const char *const knob_key[K_N] = {"t", "a", "v", "u", "i"};
 /* The values searched per knob (threads: filled per run, the powers of 2 below --threads). */
 static const int algo_vals[] = {0, ECG_CONV_ALGO_GEMM, ECG_CONV_ALGO_GEMM_T, ECG_CONV_ALGO_WINOGRAD};
 static const int vec_vals[] = {0, 4, 8, 16};
 static const int unroll_vals[] = {0, 2, 4, 8};
+static const int intensive_vals[] = {ECG_INTENSIVE_ON, ECG_INTENSIVE_OFF};
 
 typedef struct { int n; int v[8]; } valset;
 
@@ -253,13 +257,19 @@ typedef struct tuner {
   char wd[PATH_MAX];    /* work directory */
   knobs *best;          /* per block: the chosen knobs */
   unsigned char *tuned; /* per block: searched (its subgraph got budget) */
-  unsigned char *bad;   /* per block, knob and value index: ecg-lower refused it */
+  unsigned char *bad;   /* per block, its intensive_fusion value, knob and value index: ecg-lower
+                           refused it (BAD below; what a block takes depends on whether it is
+                           one fused kernel or its stages) */
+  unsigned char *ibr;   /* per block: an intensive-fusion block (block_ibr) */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
   double t0;
   int tty;
   int cur_sub, n_sub;
 } tuner;
+
+/* The index into tuner.bad of block b in intensive_fusion state st, knob q, value index x. */
+#define BAD(b, st, q, x) ((((size_t)(b) * ECG_INTENSIVE_COUNT + (size_t)(st)) * K_N + (size_t)(q)) * 8 + (size_t)(x))
 
 static double now_s(void) {
   struct timespec t;
@@ -306,7 +316,11 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
     if (!knobs_default(&k[i])) {
       if (ecg_block_set_schedule(g, blk[i], NULL, 0, k[i].v[K_VEC], k[i].v[K_UNROLL], false) != ECG_OK)
         rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-      else { b->schedule->threads = k[i].v[K_THREADS]; b->schedule->conv_algo = k[i].v[K_ALGO]; }
+      else {
+        b->schedule->threads = k[i].v[K_THREADS];
+        b->schedule->conv_algo = k[i].v[K_ALGO];
+        b->schedule->intensive_fusion = k[i].v[K_INTENSIVE];
+      }
     }
   }
   if (rc == ECG_OK) rc = pt_extract(g, keep, out, e);
@@ -363,16 +377,13 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
   return rc;
 }
 
-/* A block that is one intensive-fusion kernel (more than one complex operator). */
-static int block_complex(const ecg_graph *g, int b) {
-  int c = 0;
+/* Block b is an intensive-fusion block (AGO §III-B): its members are the chain ecg-fuse
+ * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_ibr_match, the one
+ * definition both use), so its schedule may set intensive_fusion. */
+static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
-  for (size_t m = 0; m < blk->n_nodes; m++) {
-    const ecg_node *n = g->nodes[blk->nodes[m]];
-    const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-    c += op && op->mapping == ECG_MAP_MANY_TO_MANY;
-  }
-  return c;
+  int pw1, act1, dw, act2, pw2;
+  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &pw1, &act1, &dw, &act2, &pw2) >= 0;
 }
 
 /* Coordinate search over the unit blk[0..nb) from knobs cur[] (updated to the best found),
@@ -396,7 +407,8 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
   *best_ms = ms;
   *trials = *best_at = 1;
   progress(T, *best_ms);
-  /* candidates: every single-knob change of one block, in a seeded random order */
+  /* candidates: every single-knob change of one block, in a seeded random order, the
+   * intensive_fusion changes first */
   int cap = nb * K_N * 8, nc;
   int (*cand)[3] = malloc((size_t)cap * sizeof *cand);
   if (!cand) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -406,14 +418,15 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
   while (improved && rc == ECG_OK) {
     improved = 0;
     nc = 0;
-    for (int i = 0; i < nb; i++) {
-      if (T->o->no_intensive && block_complex(T->g, blk[i]) > 1) continue; /* AGO-NI: not an intensive kernel's knobs */
-      for (int q = 0; q < K_N; q++)
+    for (int i = 0; i < nb; i++)
+      for (int q = 0; q < K_N; q++) {
+        /* intensive_fusion: on an intensive-fusion block only, and not under AGO-NI (pinned off) */
+        if (q == K_INTENSIVE && (!T->ibr[blk[i]] || T->o->no_intensive)) continue;
         for (int x = 0; x < T->vals[q].n; x++)
-          if (T->vals[q].v[x] != cur[i].v[q] && !T->bad[((size_t)blk[i] * K_N + q) * 8 + x]) {
+          if (T->vals[q].v[x] != cur[i].v[q] && !T->bad[BAD(blk[i], cur[i].v[K_INTENSIVE], q, x)]) {
             cand[nc][0] = i; cand[nc][1] = q; cand[nc][2] = x; nc++;
           }
-    }
+      }
     for (int i = nc - 1; i > 0; i--) { /* Fisher-Yates, xorshift */
       rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5;
       int j = (int)(rng % (unsigned)(i + 1));
@@ -421,6 +434,14 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
       memcpy(cand[i], cand[j], sizeof t);
       memcpy(cand[j], t, sizeof t);
     }
+    /* coarse before fine: the intensive_fusion changes (which kernels run) first, in their
+     * shuffled order, then the knobs that tune one kernel's code (a stable partition) */
+    for (int i = 0, front = 0; i < nc; i++)
+      if (cand[i][1] == K_INTENSIVE) {
+        int t[3] = {cand[i][0], cand[i][1], cand[i][2]};
+        memmove(cand[front + 1], cand[front], (size_t)(i - front) * sizeof *cand);
+        memcpy(cand[front++], t, sizeof t);
+      }
     for (int c = 0; c < nc && rc == ECG_OK; c++) {
       if (T->spent - start >= share || out_of_budget(T)) { *why = "budget"; improved = 0; break; }
       if (!T->o->emit_dir && fails >= T->o->patience) { *why = "stable"; improved = 0; break; }
@@ -430,7 +451,7 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
       k[cand[c][0]].v[cand[c][1]] = T->vals[cand[c][1]].v[cand[c][2]];
       rc = explore(T, sub, unit, blk, nb, k, &ms, &invalid, e);
       if (rc == ECG_OK && invalid && !T->o->emit_dir) {
-        T->bad[((size_t)blk[cand[c][0]] * K_N + cand[c][1]) * 8 + cand[c][2]] = 1;
+        T->bad[BAD(blk[cand[c][0]], cur[cand[c][0]].v[K_INTENSIVE], cand[c][1], cand[c][2])] = 1;
       } else if (rc == ECG_OK && !T->o->emit_dir) {
         (*trials)++;
         if (ms < 0.99 * *best_ms) {
@@ -486,10 +507,11 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   T.vals[K_ALGO].n = 4; memcpy(T.vals[K_ALGO].v, algo_vals, sizeof algo_vals);
   T.vals[K_VEC].n = 4; memcpy(T.vals[K_VEC].v, vec_vals, sizeof vec_vals);
   T.vals[K_UNROLL].n = 4; memcpy(T.vals[K_UNROLL].v, unroll_vals, sizeof unroll_vals);
+  T.vals[K_INTENSIVE].n = 2; memcpy(T.vals[K_INTENSIVE].v, intensive_vals, sizeof intensive_vals);
   int rc = ECG_OK;
   size_t nb = g->n_blocks;
   T.best = calloc(nb + 1, sizeof *T.best);
-  T.bad = calloc((nb + 1) * K_N * 8, 1);
+  T.bad = calloc(BAD(nb + 1, 0, 0, 0), 1);
   T.tuned = calloc(nb + 1, 1);
   int *blk = malloc((nb + 1) * sizeof *blk), *sub_of = malloc((nb + 1) * sizeof *sub_of);
   knobs *cur = calloc(nb + 1, sizeof *cur);
@@ -517,7 +539,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (b2) T.best = b2;
     unsigned char *t2 = b2 ? realloc(T.tuned, nb + 1) : NULL;
     if (t2) T.tuned = t2;
-    unsigned char *bad2 = t2 ? realloc(T.bad, (nb + 1) * K_N * 8) : NULL;
+    unsigned char *bad2 = t2 ? realloc(T.bad, BAD(nb + 1, 0, 0, 0)) : NULL;
     if (bad2) T.bad = bad2;
     int *blk2 = bad2 ? realloc(blk, (nb + 1) * sizeof *blk2) : NULL;
     if (blk2) blk = blk2;
@@ -529,9 +551,12 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     else {
       memset(T.best, 0, (nb + 1) * sizeof *T.best);
       memset(T.tuned, 0, nb + 1);
-      memset(T.bad, 0, (nb + 1) * K_N * 8);
+      memset(T.bad, 0, BAD(nb + 1, 0, 0, 0));
     }
   }
+  /* which blocks are intensive-fusion blocks (their intensive_fusion knob is searched) */
+  if (rc == ECG_OK && !(T.ibr = calloc(nb + 1, 1))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t b = 0; rc == ECG_OK && b < nb; b++) T.ibr[b] = block_ibr(g, (int)b);
   /* each block's subgraph (a block lies in one subgraph) */
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) {
     sub_of[b] = -1;
@@ -553,22 +578,34 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (n == 0 || share < 1) continue;
     int spent0 = T.spent, trials, best_at;
     double best_ms = NAN, ws_minis = 0;
-    for (int i = 0; i < n; i++) cur[i] = (knobs){{0}};
+    /* the start: the defaults; an intensive-fusion block's knob stated (on), or pinned off
+     * under AGO-NI: no intensive fusion at all */
+    for (int i = 0; i < n; i++) {
+      cur[i] = (knobs){{0}};
+      if (T.ibr[blk[i]]) cur[i].v[K_INTENSIVE] = o->no_intensive ? ECG_INTENSIVE_OFF : ECG_INTENSIVE_ON;
+    }
     /* SPLIT: each block (<= 1 complex operator, or one intensive kernel) alone, with about
-     * 60% of the share; a share too small to give every mini-subgraph its start and the
-     * joined subgraph one more schedule goes to the joined subgraph alone */
-    if (!o->no_reformer && n > 1 && share >= n + 2) {
+     * 60% of the share; a mini-subgraph's least part is its start, plus, for an
+     * intensive-fusion block whose intensive_fusion is searched, the other value (the
+     * search tries it first: both kernel structures measured on the block alone, where a
+     * block's difference is not lost in the joined subgraph's noise). A share too small to
+     * give every mini-subgraph its least part and the joined subgraph one more schedule
+     * goes to the joined subgraph alone */
+    int need = 0;
+    for (int i = 0; i < n; i++) need += 1 + (T.ibr[blk[i]] && !o->no_intensive);
+    if (!o->no_reformer && n > 1 && share >= need + 2) {
       for (int i = 0; i < n; i++) { double pl; int no; ws_minis += blocks_weight(&T, &blk[i], 1, &pl, &no); }
-      int split_budget = share * 6 / 10 > n ? share * 6 / 10 : n;
+      int split_budget = share * 6 / 10 > need ? share * 6 / 10 : need;
       if (split_budget > share - 1) split_budget = share - 1;
       for (int i = 0; i < n && rc == ECG_OK && !out_of_budget(&T); i++) {
         double pl, wm;
-        int no;
+        int no, least = 1 + (T.ibr[blk[i]] && !o->no_intensive);
+        need -= least; /* now: the least parts of the minis after this one */
         wm = blocks_weight(&T, &blk[i], 1, &pl, &no);
-        /* each mini-subgraph's part by weight, at least its start, within what is left */
+        /* each mini-subgraph's part by weight, at least its least part, within what is left */
         int sh = (int)floor(split_budget * (ws_minis > 0 ? wm / ws_minis : 1.0 / n));
-        int room = split_budget - (T.spent - spent0) - (n - 1 - i);
-        if (sh < 1) sh = 1;
+        int room = split_budget - (T.spent - spent0) - need;
+        if (sh < least) sh = least;
         if (sh > room) sh = room > 1 ? room : 1;
         double mms;
         const char *why = "";
@@ -623,7 +660,10 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     }
     g->blocks[b]->schedule->threads = T.best[b].v[K_THREADS];
     g->blocks[b]->schedule->conv_algo = T.best[b].v[K_ALGO];
+    g->blocks[b]->schedule->intensive_fusion = T.best[b].v[K_INTENSIVE];
     st->blocks_scheduled++;
+    if (T.best[b].v[K_INTENSIVE] == ECG_INTENSIVE_OFF) st->intensive_off++;
+    else if (T.best[b].v[K_INTENSIVE] == ECG_INTENSIVE_ON) st->intensive_on++;
   }
   /* the one-node blocks made above: kept (renumbered densely after the fusion blocks) only
    * where a knob is set */
@@ -668,7 +708,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (system(cmd) != 0 && o->verbose) fprintf(stderr, "ecg-partition: could not remove %s\n", T.wd);
   }
   st->seconds = now_s() - T.t0;
-  free(T.best); free(T.bad); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
+  free(T.best); free(T.bad); free(T.ibr); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
   return rc;
 }
 
@@ -698,8 +738,8 @@ int pt_measure_file(const char *path, const pt_tune_opts *o, FILE *f, ecg_err *e
     for (size_t b = 0; b < g->n_blocks && len < sizeof sched; b++) {
       const ecg_schedule *s = g->blocks[b]->schedule;
       if (s)
-        len += (size_t)snprintf(sched + len, sizeof sched - len, "%sb%zu:t%da%dv%du%d", len ? ";" : "", b, s->threads, s->conv_algo,
-                                s->vector_width, s->unroll);
+        len += (size_t)snprintf(sched + len, sizeof sched - len, "%sb%zu:t%da%dv%du%di%d", len ? ";" : "", b, s->threads, s->conv_algo,
+                                s->vector_width, s->unroll, s->intensive_fusion);
     }
     log_line(f, &L, o, key, -1, "file", sched, ms, invalid);
   }

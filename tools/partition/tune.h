@@ -5,7 +5,10 @@
  * holds knobs that ecg-lower honours in the generated code: threads (the kernel runs on at
  * most that many OpenMP threads), conv_algo (the Conv kernel's strategy, forced instead of
  * the runtime's cost), vector_width and unroll (the pragmas of the kernel's innermost
- * generated loop). Every candidate is measured with the real lowered code on this machine:
+ * generated loop) and intensive_fusion (schema 8, AGO §III-B as a search dimension: an
+ * intensive-fusion block lowered as its one fused row-tiled kernel, on, or as the kernels of
+ * its stages, off, the plan ecg-fuse makes without --intensive; ecg-lower obeys it). Every
+ * candidate is measured with the real lowered code on this machine:
  * the candidate's blocks extracted as a standalone ECG whose inputs are the boundary
  * tensors (pt_extract), lowered by ecg-lower and timed by ecg-bench --random.
  *
@@ -17,9 +20,14 @@
  * best stops improving (--patience measurements in a row without a gain of 1%). JOIN: the
  * mini-subgraphs' best schedules are composed into S_i's, which is measured as one
  * standalone ECG and searched further the same way with the budget left. AGO-NR
- * (--no-reformer) skips SPLIT: S_i is searched directly from the default schedule. AGO-NI
- * (--no-intensive) keeps intensive-fusion blocks at the defaults (the ablation's pipeline
- * runs ecg-fuse without --intensive, so there are none) and searches no knob of them. */
+ * (--no-reformer) skips SPLIT: S_i is searched directly from the default schedule. The
+ * default schedule of an intensive-fusion block states intensive_fusion on, every other
+ * knob 0; its intensive_fusion is searched like any knob (on, off), so the tuner chooses per
+ * block between the fused kernel and the stages, measured; coarse before fine, a round
+ * of the search tries the intensive_fusion changes before the other knobs. AGO-NI (--no-intensive) pins
+ * it off on every intensive-fusion block, from the start: no intensive fusion at all (on
+ * an ECG fused without --intensive there are no such blocks, and it changes nothing); the
+ * other knobs of those blocks are searched as anywhere. */
 #ifndef ECG_PT_TUNE_H
 #define ECG_PT_TUNE_H
 #include <stdbool.h>
@@ -36,7 +44,7 @@ typedef struct pt_tune_opts {
   int runs, warmup;       /**< ecg-bench --runs/--warmup per measurement (default 10, 2) */
   int threads;            /**< ecg-bench --threads: the thread count tuned for (default 1) */
   unsigned seed;          /**< order of the candidates (default 1) */
-  bool no_intensive;      /**< AGO-NI: intensive-fusion blocks keep the default schedule */
+  bool no_intensive;      /**< AGO-NI: intensive_fusion pinned off on every intensive-fusion block */
   bool no_reformer;       /**< AGO-NR: no SPLIT/JOIN, each subgraph searched directly */
   const char *log;        /**< --tune-log FILE.jsonl: read to skip measured candidates, appended to */
   const char *emit_dir;   /**< --emit-candidates DIR: write the first round's candidates, measure none */
@@ -54,6 +62,8 @@ typedef struct pt_tune_stats {
   int emitted;            /**< --emit-candidates: files written */
   int subgraphs, minis;   /**< units tuned: joined subgraphs, mini-subgraphs */
   int blocks_scheduled;   /**< blocks whose chosen schedule sets a knob */
+  int intensive_on;       /**< intensive-fusion blocks tuned whose chosen intensive_fusion is on */
+  int intensive_off;      /**< ... is off (lowered as their stages' kernels) */
   double seconds;         /**< wall-clock time of the tuning */
 } pt_tune_stats;
 

@@ -26,7 +26,7 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   lw_kernel *K = &L->k[k];
   const ecg_graph *g = L->g;
   int pw1, act1, dw, act2, pw2;
-  if (lw_ibr_match(g, K->members, K->nm, &pw1, &act1, &dw, &act2, &pw2) < 0)
+  if (ecg_ibr_match(g, K->members, K->nm, &pw1, &act1, &dw, &act2, &pw2) < 0)
     return ecg_errf(e, ECG_ERR_INTERNAL, "kernel %d is not an intensive-fusion chain", k);
   const ecg_node *D = g->nodes[dw], *P2 = g->nodes[pw2], *P1 = pw1 >= 0 ? g->nodes[pw1] : NULL;
   int64_t xd[ECG_MAX_RANK], dd[ECG_MAX_RANK], yd[ECG_MAX_RANK];

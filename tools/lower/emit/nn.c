@@ -151,20 +151,25 @@ static int emit_conv_dyn(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *g
 /* The schedule's conv_algo for Conv node n (ecg-partition --tune), checked against what the
  * runtime can run: gemm and gemm_t any non-depthwise conv (gemm_t a plane of >= 32
  * positions, ecg_rt.h), winograd group 1, 3x3, stride 1, >= 8 channels in and out. Sets
- * L->conv_algo_next for lw_conv_params_decl; ECG_ERR_INPUT naming the node otherwise. */
+ * L->conv_algo_next for lw_conv_params_decl; ECG_ERR_INPUT naming the node otherwise,
+ * except in a kernel that shares its block's schedule with others (L->sched_shared: the
+ * stages of an intensive-fusion block lowered with intensive_fusion off), where a conv
+ * that cannot take it runs the runtime's choice and the block-level check refuses a
+ * conv_algo no stage took. */
 static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int64_t *od, int64_t m,
                            const int64_t *k, const int64_t *s, int64_t group, ecg_err *e) {
   int a = L->sched ? L->sched->conv_algo : 0;
   L->conv_algo_next = 0;
   if (!a) return ECG_OK;
-  L->sched_used |= LW_SCHED_CONV;
   int64_t c = xd[1], plane = (r == 4 ? od[2] : 1) * od[r - 1];
   const char *why = NULL;
   if (group > 1 && group == c && m % c == 0) why = "a depthwise conv has one kernel";
   else if (a == ECG_CONV_ALGO_GEMM_T && plane < 32) why = "gemm_t needs an output plane of at least 32 positions";
   else if (a == ECG_CONV_ALGO_WINOGRAD && (group != 1 || k[0] != 3 || k[1] != 3 || s[0] != 1 || s[1] != 1 || c < 8 || m < 8))
     why = "winograd needs group 1, a 3x3 kernel, stride 1 and at least 8 channels in and out";
+  if (why && L->sched_shared) return ECG_OK;
   if (why) return lw_node_err(L, n, e, "schedule conv_algo %s does not apply: %s", ecg_conv_algo_name(a), why);
+  L->sched_used |= LW_SCHED_CONV;
   L->conv_algo_next = a;
   return ECG_OK;
 }
