@@ -301,7 +301,7 @@ int ecg_block_add(ecg_graph *g, const int *nodes, int n, int seed, ecg_err *e) {
 }
 
 const char *ecg_conv_algo_name(int a) {
-  static const char *const names[ECG_CONV_ALGO_COUNT] = {"auto", "gemm", "gemm_t", "winograd"};
+  static const char *const names[ECG_CONV_ALGO_COUNT] = {"auto", "gemm", "gemm_t", "winograd", "blocked"};
   return a >= 0 && a < ECG_CONV_ALGO_COUNT ? names[a] : "?";
 }
 

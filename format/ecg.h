@@ -316,10 +316,12 @@ enum { ECG_CONV_ALGO_AUTO = 0, /**< the runtime's cost model (today's choice) */
        ECG_CONV_ALGO_GEMM,     /**< implicit im2col packed into GEMM panels, plain orientation */
        ECG_CONV_ALGO_GEMM_T,   /**< the same GEMM transposed (Y^T = X_col^T W^T) */
        ECG_CONV_ALGO_WINOGRAD, /**< Winograd F(4x4, 3x3): group 1, 3x3, stride 1, >= 8 channels in and out */
+       ECG_CONV_ALGO_BLOCKED,  /**< the direct sum on 16-channel blocks (ecg_rt.h; AVX-512 builds, the GEMM
+                                    path elsewhere): group 1 */
        ECG_CONV_ALGO_COUNT };
 /** Upper bounds the validator enforces on a schedule's knobs. */
 enum { ECG_SCHED_MAX_VECTOR = 64, ECG_SCHED_MAX_UNROLL = 32, ECG_SCHED_MAX_THREADS = 1024 };
-/** The name of conv algorithm a ("auto", "gemm", "gemm_t", "winograd"; "?" out of range). */
+/** The name of conv algorithm a ("auto", "gemm", "gemm_t", "winograd", "blocked"; "?" out of range). */
 const char *ecg_conv_algo_name(int a);
 
 /** A schedule's intensive_fusion knob (schema 8; AGO §III-B intensive fusion as a tuning

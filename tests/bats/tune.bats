@@ -164,7 +164,7 @@ setup() {
   require_file "$ROOT/$path"
   "$BIN/onnx2ecg" "$ROOT/$path" --input-shape input=1x3x56x56 | "$BIN/ecg-fuse" | "$BIN/ecg-partition" -o "$ECG_OUT/r18.ecg"
   local a res
-  for a in winograd gemm gemm_t; do
+  for a in winograd gemm gemm_t blocked; do
     # block 1 is the first 3x3 stride-1 conv (64 channels, 14x14 after the stem)
     "$BIN/ecg-partition" "$ECG_OUT/r18.ecg" --set-schedule "1:a=$a" -o "$ECG_OUT/r18-$a.ecg"
     rm -rf "$ECG_OUT/r18-$a"

@@ -80,7 +80,7 @@ static void usage(FILE *f) {
           "                     none, write no ECG: measure them anywhere with --measure\n"
           "  --measure FILE     lower and time one candidate ECG; print its tuning-log line\n"
           "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
-          "                     a|conv_algo (auto, gemm, gemm_t, winograd), v|vector_width, u|unroll,\n"
+          "                     a|conv_algo (auto, gemm, gemm_t, winograd, blocked), v|vector_width, u|unroll,\n"
           "                     i|intensive_fusion (auto, on, off: an intensive-fusion block as one\n"
           "                     kernel or as its stages' kernels)\n"
           "  --fit-data FILE    per mini-subgraph: Eq. 1's product, operators, schedules explored\n"
@@ -196,7 +196,7 @@ enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OP
        OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED };
 
 /* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
- * a|conv_algo (auto, gemm, gemm_t, winograd or 0..3), v|vector_width, u|unroll,
+ * a|conv_algo (auto, gemm, gemm_t, winograd, blocked or 0..4), v|vector_width, u|unroll,
  * i|intensive_fusion (auto, on, off or 0..2)) applied to g's blocks, replacing their
  * schedules. The values are checked by the validator after. */
 static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
@@ -228,7 +228,7 @@ static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
     else if (which == 4 && (*end || end == eq))
       for (v = 0; v < ECG_INTENSIVE_COUNT && strcmp(eq, ecg_intensive_name((int)v)); v++) {}
     else if (*end || end == eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not an integer", spec, eq);
-    if (which == 1 && v == ECG_CONV_ALGO_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': conv_algo '%s' (auto, gemm, gemm_t, winograd)", spec, eq);
+    if (which == 1 && v == ECG_CONV_ALGO_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': conv_algo '%s' (auto, gemm, gemm_t, winograd, blocked)", spec, eq);
     if (which == 4 && v == ECG_INTENSIVE_COUNT) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': intensive_fusion '%s' (auto, on, off)", spec, eq);
     k[which] = (int)v;
   }

@@ -25,7 +25,7 @@ enum { K_THREADS = 0, K_ALGO, K_VEC, K_UNROLL, K_INTENSIVE, K_N };
 typedef struct { int v[K_N]; } knobs;
 static const char *const knob_key[K_N] = {"t", "a", "v", "u", "i"};
 /* The values searched per knob (threads: filled per run, the powers of 2 below --threads). */
-static const int algo_vals[] = {0, ECG_CONV_ALGO_GEMM, ECG_CONV_ALGO_GEMM_T, ECG_CONV_ALGO_WINOGRAD};
+static const int algo_vals[] = {0, ECG_CONV_ALGO_GEMM, ECG_CONV_ALGO_GEMM_T, ECG_CONV_ALGO_WINOGRAD, ECG_CONV_ALGO_BLOCKED};
 static const int vec_vals[] = {0, 4, 8, 16};
 static const int unroll_vals[] = {0, 2, 4, 8};
 static const int intensive_vals[] = {ECG_INTENSIVE_ON, ECG_INTENSIVE_OFF};
@@ -504,7 +504,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   ecg_host_key(T.log.cpu, sizeof T.log.cpu, &T.log.isa, &T.log.host_threads);
   T.vals[K_THREADS].n = 1;
   for (int t = 1; t < o->threads && T.vals[K_THREADS].n < 8; t *= 2) T.vals[K_THREADS].v[T.vals[K_THREADS].n++] = t;
-  T.vals[K_ALGO].n = 4; memcpy(T.vals[K_ALGO].v, algo_vals, sizeof algo_vals);
+  T.vals[K_ALGO].n = 5; memcpy(T.vals[K_ALGO].v, algo_vals, sizeof algo_vals);
   T.vals[K_VEC].n = 4; memcpy(T.vals[K_VEC].v, vec_vals, sizeof vec_vals);
   T.vals[K_UNROLL].n = 4; memcpy(T.vals[K_UNROLL].v, unroll_vals, sizeof unroll_vals);
   T.vals[K_INTENSIVE].n = 2; memcpy(T.vals[K_INTENSIVE].v, intensive_vals, sizeof intensive_vals);

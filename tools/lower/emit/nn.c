@@ -150,7 +150,8 @@ static int emit_conv_dyn(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *g
 
 /* The schedule's conv_algo for Conv node n (ecg-partition --tune), checked against what the
  * runtime can run: gemm and gemm_t any non-depthwise conv (gemm_t a plane of >= 32
- * positions, ecg_rt.h), winograd group 1, 3x3, stride 1, >= 8 channels in and out. Sets
+ * positions, ecg_rt.h), winograd group 1, 3x3, stride 1, >= 8 channels in and out, blocked
+ * group 1 (the GEMM path where the build has no AVX-512). Sets
  * L->conv_algo_next for lw_conv_params_decl; ECG_ERR_INPUT naming the node otherwise,
  * except in a kernel that shares its block's schedule with others (L->sched_shared: the
  * stages of an intensive-fusion block lowered with intensive_fusion off), where a conv
@@ -167,6 +168,7 @@ static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t
   else if (a == ECG_CONV_ALGO_GEMM_T && plane < 32) why = "gemm_t needs an output plane of at least 32 positions";
   else if (a == ECG_CONV_ALGO_WINOGRAD && (group != 1 || k[0] != 3 || k[1] != 3 || s[0] != 1 || s[1] != 1 || c < 8 || m < 8))
     why = "winograd needs group 1, a 3x3 kernel, stride 1 and at least 8 channels in and out";
+  else if (a == ECG_CONV_ALGO_BLOCKED && group != 1) why = "blocked needs group 1";
   if (why && L->sched_shared) return ECG_OK;
   if (why) return lw_node_err(L, n, e, "schedule conv_algo %s does not apply: %s", ecg_conv_algo_name(a), why);
   L->sched_used |= LW_SCHED_CONV;

@@ -220,9 +220,8 @@ typedef struct {
   int algo;    /* ECG_RT_CONV_*: 0 = the cost below picks the strategy; else a tuned schedule forces it
                   (ecg-partition --tune; the lowering checks it applies: ecg_conv_algo in format/ecg.h) */
 } ecg_conv_params;
-/* ECG_RT_CONV_BLOCKED (the blocked direct sum, AVX-512 builds; elsewhere the GEMM path)
- * is not yet a schedule's choice (format/ecg.h's conv_algo stops at WINOGRAD): the default
- * choice and the runtime's tests use it. */
+/* ECG_RT_CONV_BLOCKED: the blocked direct sum (AVX-512 builds; elsewhere the GEMM path),
+ * format/ecg.h's ECG_CONV_ALGO_BLOCKED. */
 enum { ECG_RT_CONV_AUTO = 0, ECG_RT_CONV_GEMM = 1, ECG_RT_CONV_GEMM_T = 2, ECG_RT_CONV_WINOGRAD = 3, ECG_RT_CONV_BLOCKED = 4 };
 
 /* Multiply-adds that ecg_rt1_conv2d executes for p in this build: n*m*oh*ow*(c/group)*kh*kw
