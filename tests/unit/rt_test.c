@@ -4,7 +4,10 @@
  * Every entry point is compared with naive double-accumulating reference loops over many
  * random shapes; prints "N passed, M failed" and exits 1 on any failure. --bench prints
  * GFLOP/s of a few hot layers at 1 and 2 threads (--bench WORD: only layers whose name
- * contains WORD). */
+ * contains WORD); --bench-cold [WORD] writes 256 MiB before each timed conv so that its
+ * weights and input come from memory, as inside a model whose weights exceed the caches
+ * (resnet18's deep layers on a 2 MiB L2: the choices of ecg_gemm.c's conv_blocked were
+ * measured so). */
 #include "ecg_rt.h"
 
 #include <math.h>
@@ -381,6 +384,10 @@ static void set_threads(int t) {
 
 /* GFLOP/s of conv p at `threads` threads: nominal (2 * the direct conv's multiply-adds per
  * second); *exec gets the executed rate (ecg_rt1_conv2d_macs: lower for Winograd). */
+static int bench_cold; /* --bench-cold: flush the caches before each timed conv */
+static char *bench_flush;
+#define BENCH_FLUSH_BYTES ((size_t)256 << 20)
+
 static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   fill_conv(&p);
   set_threads(threads);
@@ -393,6 +400,7 @@ static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   double best = 1e9, t0 = now();
   int it = 0;
   while (now() - t0 < 0.4 || it < 5) {
+    if (bench_cold && bench_flush) memset(bench_flush, it & 0xff, BENCH_FLUSH_BYTES);
     double t1 = now();
     ecg_rt1_conv2d(&p, x, pw, b, y, scr);
     double d = now() - t1;
@@ -629,8 +637,11 @@ static void test_team(void) {
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--bench")) {
+  if (argc > 1 && (!strcmp(argv[1], "--bench") || !strcmp(argv[1], "--bench-cold"))) {
+    bench_cold = !strcmp(argv[1], "--bench-cold");
+    if (bench_cold && !(bench_flush = malloc(BENCH_FLUSH_BYTES))) return 1;
     bench(argc > 2 ? argv[2] : NULL);
+    free(bench_flush);
     return 0;
   }
   int threads = 1;
