@@ -451,6 +451,15 @@ typedef struct ecg_conv_geom {
  *  >= 1; output_padding >= 0), channels that do not match W and group, a window larger
  *  than the padded input, a negative ConvTranspose output. */
 int ecg_conv_geom_resolve(const ecg_graph *g, const ecg_node *n, ecg_conv_geom *gm, ecg_err *e);
+
+/** Pad node n's constant pads per axis of its rank-r input (ONNX Operators.md Pad): pb[i] and
+ *  pe[i] the elements added at the beginning and end of axis i (0 on axes that the axes
+ *  input, opset 18, leaves out; negative crops). Pads from the 'pads' attribute (opset < 11;
+ *  'paddings' in opset 1) or constant input 1, axes from constant input 3. The one reading
+ *  of Pad's geometry: shape inference and ecg-rewrite's padfold use it. Errors
+ *  (ECG_ERR_INPUT, naming the node): pads or axes not constant, a pads count other than
+ *  twice the axes, an axis out of range or repeated. */
+int ecg_pad_amounts(ecg_graph *g, ecg_node *n, int r, int64_t *pb, int64_t *pe, ecg_err *e);
 /** Col2Im (opset 18; ONNX Operators.md Col2Im) read as the transpose of a convolution's
  *  im2col: input [N, C * prod(block_shape), L], constant image_shape and block_shape
  *  ([sp] each), attributes strides, dilations, pads ([b..., e...]).  Fills gm with n, c

@@ -564,12 +564,29 @@ int ecg_infer_tile(ecg_graph *g, ecg_node *n, ecg_err *e) {
   return ops_set_out(g, n, 0, x->dtype, r, d, x, from, e);
 }
 
+int ecg_pad_amounts(ecg_graph *g, ecg_node *n, int r, int64_t *pb, int64_t *pe, ecg_err *e) {
+  int64_t pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
+  int np, na;
+  const char *pa = ecg_attr_find(n, "paddings") ? "paddings" : "pads";
+  ECG_TRY(ints_operand(g, n, pa, 1, pads, 2 * ECG_MAX_RANK, &np, "Pad", e));
+  ECG_TRY(ops_const_input(g, n, 3, axes, ECG_MAX_RANK, &na, "Pad", e));
+  if (na < 0) { na = r; for (int i = 0; i < r; i++) axes[i] = i; }
+  if (np != 2 * na) return ecg_node_errf(e, g, n, "pads has %d values for %d axes", np, na);
+  ECG_TRY(norm_axes(g, n, axes, na, r, e));
+  for (int i = 0; i < r; i++) pb[i] = pe[i] = 0;
+  for (int k = 0; k < na; k++) {
+    pb[axes[k]] = pads[k];
+    pe[axes[k]] = pads[k + na];
+  }
+  return ECG_OK;
+}
+
 /** Pad: pads attribute (opset < 11; 'paddings' in opset 1) or input 1 (>= 11), optional
- *  axes input 3 (18); constant_value is not needed for the shape. */
+ *  axes input 3 (18), read by ecg_pad_amounts; constant_value is not needed for the shape. */
 int ecg_infer_pad(ecg_graph *g, ecg_node *n, ecg_err *e) {
   ecg_tensor *x;
-  int64_t d[ECG_MAX_RANK], pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
-  int r, np, na, from[ECG_MAX_RANK];
+  int64_t d[ECG_MAX_RANK], pb[ECG_MAX_RANK], pe[ECG_MAX_RANK];
+  int r, from[ECG_MAX_RANK];
   char mode[32];
   ECG_TRY(data_input(g, n, &x, d, &r, e));
   ecg_attr_s(n, "mode", "constant", mode, sizeof mode);
@@ -577,15 +594,10 @@ int ecg_infer_pad(ecg_graph *g, ecg_node *n, ecg_err *e) {
     return ecg_node_errf(e, g, n, "unknown mode '%s'", mode);
   const char *pa = ecg_attr_find(n, "paddings") ? "paddings" : "pads";
   if (!ecg_attr_find(n, pa) && ops_runtime_operand(g, n, 1) >= 0) return ops_set_out_unknown(g, n, 0, x->dtype, r, e);
-  ECG_TRY(ints_operand(g, n, pa, 1, pads, 2 * ECG_MAX_RANK, &np, "Pad", e));
-  ECG_TRY(ops_const_input(g, n, 3, axes, ECG_MAX_RANK, &na, "Pad", e));
-  if (na < 0) { na = r; for (int i = 0; i < r; i++) axes[i] = i; }
-  if (np != 2 * na) return ecg_node_errf(e, g, n, "pads has %d values for %d axes", np, na);
-  ECG_TRY(norm_axes(g, n, axes, na, r, e));
-  for (int i = 0; i < r; i++) from[i] = i;
-  for (int k = 0; k < na; k++) {
-    int i = (int)axes[k];
-    int64_t add = pads[k] + pads[k + na];
+  ECG_TRY(ecg_pad_amounts(g, n, r, pb, pe, e));
+  for (int i = 0; i < r; i++) {
+    from[i] = i;
+    int64_t add = pb[i] + pe[i];
     if (add == 0) continue;
     from[i] = -1;
     if (d[i] >= 0 && (d[i] += add) < 0) return ecg_node_errf(e, g, n, "negative output size on axis %d", i);

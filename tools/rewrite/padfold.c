@@ -8,8 +8,7 @@
  * the padded tensor for nothing; ONNX Runtime's optimiser folds it too (its
  * PadFusion). Conditions: the Pad's mode is constant with value 0 (absent, attribute or a
  * constant input), its pads are constant and non-negative (no crop), the batch and channel
- * axes are not padded (pads from the attribute, opset < 11, or input 1; an axes input,
- * opset 18, naming the axes), its output is read by that Conv only (not a graph output), the
+ * axes are not padded (format's ecg_pad_amounts reads them), its output is read by that Conv only (not a graph output), the
  * Conv has a static rank of 3 to 5, auto_pad NOTSET and explicit or default pads. The Conv
  * then reads x and carries the summed pads; the Pad has no reader left and is deleted.
  * Output shapes are unchanged (the conv's output extent depends on input + pads only). */
@@ -18,9 +17,9 @@
 
 #include "rewrite.h"
 
-/* Pad node pd's begin/end pads per axis of rank r into pb/pe; false when pd is not a
- * foldable zero pad (see the file comment). */
-static bool zero_pad(const ecg_graph *g, const ecg_node *pd, int r, int64_t *pb, int64_t *pe) {
+/* Pad node pd's begin/end pads per axis of rank r into pb/pe (ecg_pad_amounts); false when
+ * pd is not a foldable zero pad (see the file comment). */
+static bool zero_pad(ecg_graph *g, ecg_node *pd, int r, int64_t *pb, int64_t *pe) {
   char mode[16];
   ecg_attr_s(pd, "mode", "constant", mode, sizeof mode);
   if (strcmp(mode, "constant") != 0) return false;
@@ -29,35 +28,10 @@ static bool zero_pad(const ecg_graph *g, const ecg_node *pd, int r, int64_t *pb,
     if (!v || !v->is_const || !rw_const_all(v, 0)) return false;
   } else if (ecg_attr_f(pd, "value", 0) != 0)
     return false;
-  int64_t pads[2 * ECG_MAX_RANK], axes[ECG_MAX_RANK];
-  int np, na = r;
-  for (int d = 0; d < r; d++) axes[d] = d;
-  if (pd->n_inputs > 3 && pd->inputs[3] >= 0) {
-    const ecg_tensor *a = ecg_node_input(g, pd, 3);
-    if (!a || !a->is_const) return false;
-    na = ecg_const_ints(a, axes, ECG_MAX_RANK);
-    if (na < 0) return false;
-    for (int k = 0; k < na; k++) {
-      if (axes[k] < 0) axes[k] += r;
-      if (axes[k] < 0 || axes[k] >= r) return false;
-    }
-  }
-  if (pd->n_inputs > 1 && pd->inputs[1] >= 0) {
-    const ecg_tensor *p = ecg_node_input(g, pd, 1);
-    if (!p || !p->is_const) return false;
-    np = ecg_const_ints(p, pads, 2 * ECG_MAX_RANK);
-  } else {
-    const int64_t *p;
-    np = ecg_attr_ints(pd, "pads", &p);
-    if (np > 0 && np <= 2 * ECG_MAX_RANK) memcpy(pads, p, sizeof(int64_t) * (size_t)np);
-  }
-  if (np != 2 * na) return false;
-  for (int d = 0; d < r; d++) pb[d] = pe[d] = 0;
-  for (int k = 0; k < na; k++) {
-    if (pads[k] < 0 || pads[na + k] < 0) return false;
-    pb[axes[k]] += pads[k];
-    pe[axes[k]] += pads[na + k];
-  }
+  ecg_err e = {0}; /* run-time pads or axes: not foldable, no error */
+  if (ecg_pad_amounts(g, pd, r, pb, pe, &e) != ECG_OK) return false;
+  for (int d = 0; d < r; d++)
+    if (pb[d] < 0 || pe[d] < 0) return false; /* a crop */
   return pb[0] == 0 && pe[0] == 0 && pb[1] == 0 && pe[1] == 0;
 }
 
@@ -66,7 +40,7 @@ static int fold_one(ecg_graph *g, int ci, rw_stats *st) {
   ecg_node *cv = g->nodes[ci];
   int y = cv->n_inputs > 0 ? cv->inputs[0] : -1, pi = y >= 0 ? rw_producer(g, y) : -1;
   if (pi < 0 || rw_op(g->nodes[pi]) != ECG_OP_Pad || rw_uses(g, y) != 1 || rw_is_output(g, y)) return ECG_OK;
-  const ecg_node *pd = g->nodes[pi];
+  ecg_node *pd = g->nodes[pi];
   if (pd->n_inputs < 1 || pd->inputs[0] < 0 || pd->outputs[0] != y) return ECG_OK;
   const ecg_tensor *xt = g->tensors[pd->inputs[0]];
   int r = ecg_tensor_rank(xt);
