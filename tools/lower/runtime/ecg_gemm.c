@@ -2151,9 +2151,6 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
 static int conv_blocked(const ecg_conv_params *p) {
   if (p->group != 1 || p->n <= 0 || conv_direct(p)) return 0;
   if (p->algo) return p->algo == ECG_RT_CONV_BLOCKED;
-#ifdef ECG_BK_OVERRIDE /* measuring and testing both paths: ECG_BK=0|1 */
-  if (getenv("ECG_BK")) return atoi(getenv("ECG_BK"));
-#endif
   /* RGB first layers with large kernels too (resnet18's 7x7s2 3->64: 144-148 -> 162-172
    * GFLOP/s, rt_test --bench, 3 interleaved rounds); 3x3 ones stay with conv_direct (its
    * 103-116 against 79-89 blocked) */
