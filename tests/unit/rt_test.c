@@ -225,14 +225,17 @@ static void test_conv_fn(ecg_conv_params p, int threads) {
 
 /* ecg_rt1_ibr against the three convolutions computed one after another in double (ref_conv),
  * and AGO's no-recomputation property: every row of the expanded tensor computed once. */
-static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1) {
+static void set_threads(int t);
+static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1, int threads, int fn) {
   if (!pw1) cexp = cin;
+  set_threads(threads);
   ecg_ibr_params q;
   memset(&q, 0, sizeof q);
   q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
   q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
   q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
   q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
+  if (fn) q.act3 = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL}; /* must see every element of y once */
   ecg_conv_params p1 = conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1), p2 = conv_p(n, cexp, h, w, cexp, k, k, s, 1, pad, cexp);
   ecg_conv_params p3 = conv_p(n, cexp, q.oh, q.ow, cout, 1, 1, 1, 1, 0, 1);
   fill_conv(&p1); fill_conv(&p2); fill_conv(&p3);
@@ -254,10 +257,13 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   ref_conv(&p2, ef, wd, bd, d, mag);
   for (size_t i = 0; i < ds; i++) df[i] = (float)d[i];
   ref_conv(&p3, df, w2, b2, want, mag);
+  if (fn)
+    for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
   long rows = 0;
   ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wd, bd, w2p, b2, y, scr, &rows);
   char what[160];
-  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d", n, cin, h, w, cexp, k, s, pad, cout, pw1);
+  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d", n, cin, h, w, cexp, k, s, pad,
+           cout, pw1, threads, fn);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
@@ -672,14 +678,24 @@ int main(int argc, char **argv) {
   test_gemm(1, 3, 5, 0);
   for (int r = 0; r < 40; r++) test_gemm(r & 1, ri(1, 300), ri(1, 300), ri(1, 600));
 
-  /* intensive fusion: stride 1 and 2, pads, 3x3 and 5x5, with and without the expansion */
-  test_ibr(1, 8, 13, 11, 24, 3, 1, 1, 16, 1);
-  test_ibr(1, 8, 13, 11, 24, 3, 2, 1, 16, 1);
-  test_ibr(2, 16, 14, 14, 96, 5, 2, 2, 24, 1);
-  test_ibr(1, 32, 112, 112, 32, 3, 1, 1, 16, 0);
-  test_ibr(1, 24, 56, 56, 144, 3, 2, 1, 32, 1);
-  test_ibr(1, 160, 7, 7, 960, 3, 1, 1, 160, 1);
-  test_ibr(1, 4, 9, 30, 8, 3, 1, 0, 5, 1);
+  /* intensive fusion: stride 1 and 2, pads, 3x3 and 5x5, with and without the expansion,
+   * 1 and 2 threads, a generated epilogue; expansions of 16-channel blocks run the
+   * channel-blocked kernel on AVX-512 (ecg_rt1_ibr16: odd numbers of output blocks, input
+   * channels not a multiple of 16, bands of E's ring at 112x112) */
+  for (int th = 1; th <= 2; th++) {
+    test_ibr(1, 8, 13, 11, 24, 3, 1, 1, 16, 1, th, 0);
+    test_ibr(1, 8, 13, 11, 24, 3, 2, 1, 16, 1, th, 1);
+    test_ibr(2, 16, 14, 14, 96, 5, 2, 2, 24, 1, th, th == 2);
+    test_ibr(1, 32, 112, 112, 32, 3, 1, 1, 16, 0, th, 0);
+    test_ibr(1, 24, 56, 56, 144, 3, 2, 1, 32, 1, th, 1);
+    test_ibr(1, 160, 7, 7, 960, 3, 1, 1, 160, 1, th, 0);
+    test_ibr(1, 4, 9, 30, 8, 3, 1, 0, 5, 1, th, 0);
+    test_ibr(1, 16, 112, 112, 96, 3, 2, 1, 24, 1, th, 1);
+    test_ibr(1, 24, 20, 17, 48, 3, 2, 1, 40, 1, th, 0);
+    test_ibr(2, 40, 15, 30, 240, 5, 2, 2, 80, 1, th, 1);
+    test_ibr(1, 16, 9, 9, 16, 5, 1, 2, 8, 0, th, 0);
+    test_ibr(1, 17, 6, 5, 32, 3, 1, 0, 3, 1, th, 1);
+  }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {
       conv_p(1, 96, 13, 11, 24, 1, 1, 1, 1, 0, 1),  conv_p(2, 17, 8, 8, 40, 1, 1, 1, 1, 0, 1),

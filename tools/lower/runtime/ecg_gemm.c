@@ -1403,25 +1403,30 @@ static void dw_channel(const ecg_conv_params *p, const float *x, const float *w,
 #ifdef ECG_AVX512
 
 #define ECG_DW_KWMAX 8
+/* act on one vector in kernels that store a vector at a time: Relu, Clip and SiLU inline
+ * (SiLU: efficientnet's every conv), the other kinds out of line (act512_call); an
+ * ECG_ACT_FN epilogue is left to the caller (applied to the stored run). */
+ECG_AI __m512 act512_cheap(const ecg_act act, __m512 x) {
+  switch (act.kind) {
+  case ECG_ACT_NONE: case ECG_ACT_FN: return x;
+  case ECG_ACT_RELU: return _mm512_max_ps(x, _mm512_setzero_ps());
+  case ECG_ACT_SILU: return _mm512_mul_ps(x, sigmoid512(x));
+  case ECG_ACT_CLIP: return act512(act, x);
+  default: return act512_call(act, x);
+  }
+}
 /* acc[r][cc] (after the activation) -> output row oy + r, columns ox0 + 16*cc .. (clipped
  * to ow) of the plane yc. */
 ECG_AI void dw512_store(const int R, const int C, const ecg_conv_params *p, __m512 acc[8][4], float *yc, int oy,
                         int ox0) {
   const int ow = p->ow;
-  const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP ||
-                    act.kind == ECG_ACT_SILU;
 #pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
     float *yr = yc + (size_t)(oy + r) * ow;
 #pragma GCC unroll 4
     for (int cc = 0; cc < C; cc++) {
       const int ox = ox0 + 16 * cc;
-      __m512 x = acc[r][cc];
-      if (act.kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps());
-      else if (act.kind == ECG_ACT_SILU) x = _mm512_mul_ps(x, sigmoid512(x)); /* inline: efficientnet's every conv */
-      else if (!cheap) x = act512_call(act, x);
-      else if (act.kind == ECG_ACT_CLIP) x = act512(act, x);
+      const __m512 x = act512_cheap(p->act, acc[r][cc]);
       if (ox + 16 <= ow) _mm512_storeu_ps(yr + ox, x);
       else _mm512_mask_storeu_ps(yr + ox, tail_mask(ow - ox), x);
     }
@@ -2187,6 +2192,279 @@ static __attribute__((unused)) void conv_blocked_run(const ecg_conv_params *p, c
 }
 static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
 static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; return 0; }
+#endif
+
+/* ------------------------------------------------------------------ intensive fusion in channel blocks */
+
+/* ecg_rt1_ibr (ecg_ibr.c; AGO §III-B intensive fusion, without recomputation) in channel
+ * blocks of 16 for AVX-512: the expanded tensor E and the depthwise output D of one band
+ * of output rows live in the scratch in NCHWc16 ([block][row][column][16]), so that
+ *  - the first pointwise conv computes 2 blocks of 16 channels x 14 positions per register
+ *    tile (28 accumulators; the input x broadcast from NCHW, one scalar per position and
+ *    input channel) and stores them as NCHWc16 rows: no transposes;
+ *  - the depthwise conv reads each tap as one vector of 16 channels at any stride (no
+ *    even/odd permutes at stride 2, which bind dw512_plane to the shuffle port);
+ *  - the second pointwise conv broadcasts D's scalars the same way and transposes its
+ *    tiles (tr16) into the NCHW rows of y, with b2 and act3.
+ * E's rows are kept in a ring of RB = (T-1)*sh + kh rows (row r in slot r % RB): the
+ * kh - sh rows two bands share are neither recomputed nor copied. Bands of T output rows
+ * are sized so that E's ring and D's band fit in I16_TILE_BYTES (L2). With several
+ * threads, one team runs the whole kernel; each stage splits its work items over it
+ * (static schedule), separated by the stage's implicit barrier.
+ * Applies (ecg_rt1_ibr16_applies): cexp a multiple of 16, horizontal stride 1 or 2, a
+ * vertical stride no larger than kh <= 16 (every row of E is read); with no W1, cin == cexp. Packed weights: W1 as [cexp/16][cin][16], W2 as [ceil(cout/16)][cexp][16]
+ * (zero past cout). */
+#ifdef ECG_AVX512
+#ifndef I16_TILE_BYTES
+#define I16_TILE_BYTES (1024 * 1024)
+#endif
+#define I16_RW 14 /* positions per register tile */
+
+int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) {
+  return p->cexp >= 16 && p->cexp % 16 == 0 && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
+         p->kh <= 16 && p->kw >= 1 && p->oh >= 1 && p->ow >= 1 && p->cout >= 1;
+}
+
+typedef struct {
+  int nb, nb2;  /* channel blocks of E/D and of y */
+  int Wp;       /* E's padded row: columns -pl .. Wp-pl-1 of the image */
+  int T, RB;    /* output rows per band, E ring rows */
+} i16_geom;
+static i16_geom i16_shape(const ecg_ibr_params *p) {
+  i16_geom g;
+  g.nb = p->cexp / 16;
+  g.nb2 = cdiv(p->cout, 16);
+  g.Wp = imax(p->pl + p->w, (p->ow - 1) * p->sw + p->kw);
+  g.T = 1;
+  for (int t = 2; t <= p->oh; t++) {
+    size_t rb = (size_t)(t - 1) * p->sh + p->kh, bytes = ((size_t)g.nb * rb * g.Wp + (size_t)g.nb * t * p->ow) * 16 * sizeof(float);
+    if (bytes > I16_TILE_BYTES) break;
+    g.T = t;
+  }
+  g.RB = (g.T - 1) * p->sh + p->kh;
+  return g;
+}
+
+size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) {
+  return which == 1 ? (size_t)p->cexp * p->cin : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
+}
+void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
+  const int M = which == 1 ? p->cexp : p->cout, K = which == 1 ? p->cin : p->cexp;
+  for (int ob = 0; ob < cdiv(M, 16); ob++)
+    for (int k = 0; k < K; k++)
+      for (int l = 0; l < 16; l++) {
+        const int o = ob * 16 + l;
+        packed[((size_t)ob * K + k) * 16 + l] = o < M ? w[(size_t)o * K + k] : 0.f;
+      }
+}
+size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
+  (void)threads; /* the bands are shared by the team */
+  const i16_geom g = i16_shape(p);
+  return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)g.nb * g.T * p->ow + (size_t)g.nb * p->kh * p->kw + g.nb) * 16 + 6 * 16;
+}
+
+/* out[o*RW + j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
+ * src(k, j) = s[(k / 16) * kbs + (k % 16) * ks + j * js]: positions j of x (NCHW: kbs = 16 h w,
+ * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16). */
+ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
+                   const float *w, size_t wob, const __m512 *init, __m512 *out) {
+  __m512 acc[2][I16_RW];
+#pragma GCC unroll 2
+  for (int o = 0; o < OB; o++)
+#pragma GCC unroll 14
+    for (int j = 0; j < RW; j++) acc[o][j] = init[o];
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    const float *sk = s + (size_t)(k0 / 16) * kbs, *wk = w + (size_t)k0 * 16;
+    const int kn = imin(16, K - k0);
+    for (int kk = 0; kk < kn; kk++, sk += ks, wk += 16) {
+      const __m512 w0 = _mm512_loadu_ps(wk), w1 = OB > 1 ? _mm512_loadu_ps(wk + wob) : w0;
+#pragma GCC unroll 14
+      for (int j = 0; j < RW; j++) {
+        const __m512 xb = _mm512_set1_ps(sk[j * js]);
+        acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
+        if (OB > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int o = 0; o < OB; o++)
+#pragma GCC unroll 14
+    for (int j = 0; j < RW; j++) out[o * RW + j] = acc[o][j];
+}
+/* out[j] = bias + sum over taps w[tap][16] * row(ky)[((ox0 + j) * S + kx) * 16 ..], j < RW:
+ * one output row of one channel block of the depthwise conv, its kh input rows given. */
+ECG_AI void i16_dw(const int RW, const int S, const float *const *rows, int kh, int kw, const float *w, __m512 bias,
+                   int ox0, __m512 *out) {
+  __m512 acc[I16_RW];
+#pragma GCC unroll 14
+  for (int j = 0; j < RW; j++) acc[j] = bias;
+  for (int ky = 0; ky < kh; ky++) {
+    const float *r = rows[ky] + (size_t)ox0 * S * 16;
+    for (int kx = 0; kx < kw; kx++, w += 16) {
+      const __m512 wv = _mm512_loadu_ps(w);
+#pragma GCC unroll 14
+      for (int j = 0; j < RW; j++) acc[j] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(r + (size_t)(j * S + kx) * 16), acc[j]);
+    }
+  }
+#pragma GCC unroll 14
+  for (int j = 0; j < RW; j++) out[j] = acc[j];
+}
+typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *);
+typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512, int, __m512 *);
+#define ECG_I16(RW)                                                                                              \
+  static void i16_pw1_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
+                           const __m512 *init, __m512 *out) {                                                   \
+    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out);                                                        \
+  }                                                                                                             \
+  static void i16_pw2_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
+                           const __m512 *init, __m512 *out) {                                                   \
+    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out);                                                        \
+  }                                                                                                             \
+  static void i16_dw1_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
+    i16_dw(RW, 1, rows, kh, kw, w, b, ox0, o);                                                                  \
+  }                                                                                                             \
+  static void i16_dw2_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
+    i16_dw(RW, 2, rows, kh, kw, w, b, ox0, o);                                                                  \
+  }
+ECG_I16(1) ECG_I16(2) ECG_I16(3) ECG_I16(4) ECG_I16(5) ECG_I16(6) ECG_I16(7)
+ECG_I16(8) ECG_I16(9) ECG_I16(10) ECG_I16(11) ECG_I16(12) ECG_I16(13) ECG_I16(14)
+#undef ECG_I16
+#define I16_TAB(P) {0, P##_1, P##_2, P##_3, P##_4, P##_5, P##_6, P##_7, P##_8, P##_9, P##_10, P##_11, P##_12, P##_13, P##_14}
+static const i16_pw_fn i16_pw_fns[2][I16_RW + 1] = {I16_TAB(i16_pw1), I16_TAB(i16_pw2)};
+static const i16_dw_fn i16_dw_fns[2][I16_RW + 1] = {I16_TAB(i16_dw1), I16_TAB(i16_dw2)};
+#undef I16_TAB
+
+/* Bias vector of block ob of a bias of m channels (NULL: zeros). */
+static __m512 i16_bias(const float *b, int m, int ob) {
+  return b && m > ob * 16 ? _mm512_maskz_loadu_ps(tail_mask(m - ob * 16), b + (size_t)ob * 16) : _mm512_setzero_ps();
+}
+
+void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
+                   const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
+  const i16_geom g = i16_shape(p);
+  const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, KK = p->kh * p->kw, NB = g.nb, RB = g.RB, Wp = g.Wp;
+  const size_t HW = (size_t)H * W, OHW = (size_t)OH * OW, rowf = (size_t)Wp * 16;
+  float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *D = zrow + rowf;
+  float *wdt = D + (size_t)NB * g.T * OW * 16, *bdt = wdt + (size_t)NB * KK * 16;
+  double macs = (double)p->n * ((double)H * W * p->cin * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
+  int T = ecg_rt1_kernel_threads(macs);
+  (void)T;
+  ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
+  {
+    /* the depthwise weights as [block][tap][16], E's pad columns and the zero row */
+    ECG_PRAGMA(omp for schedule(static))
+    for (int cb = 0; cb < NB; cb++) {
+      for (int t = 0; t < KK; t++)
+        for (int l = 0; l < 16; l++) wdt[((size_t)cb * KK + t) * 16 + l] = wd[(size_t)(cb * 16 + l) * KK + t];
+      for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd ? bd[cb * 16 + l] : 0.f;
+      for (int r = 0; r < RB; r++) {
+        float *er = E + ((size_t)cb * RB + r) * rowf;
+        memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
+        memset(er + (size_t)(p->pl + W) * 16, 0, (size_t)(Wp - p->pl - W) * 16 * sizeof(float));
+      }
+      if (cb == 0) memset(zrow, 0, rowf * sizeof(float));
+    }
+    for (int img = 0; img < p->n; img++) {
+      const float *xi = x + (size_t)img * p->cin * HW;
+      float *yi = y + (size_t)img * p->cout * OHW;
+      int have = 0; /* E rows [0, have) of this image are computed (the ring holds the last RB) */
+      for (int oy0 = 0; oy0 < OH; oy0 += g.T) {
+        const int oy1 = imin(OH, oy0 + g.T), TP = (oy1 - oy0) * OW;
+        const int hi = imin(H, (oy1 - 1) * p->sh - p->pt + p->kh), lo = have;
+        /* 1. E rows [lo, hi): act1(W1 x + b1), or x itself, into the ring */
+        if (hi > lo) {
+          const int P = (hi - lo) * W;
+          if (w1p) {
+            const int nob = cdiv(NB, 2), nch = cdiv(P, I16_RW);
+            ECG_PRAGMA(omp for schedule(static))
+            for (long it = 0; it < (long)nob * nch; it++) {
+              const int ob = 2 * (int)(it / nch), p0 = (int)(it % nch) * I16_RW, OB = imin(2, NB - ob), RW = imin(I16_RW, P - p0);
+              __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)}, out[2 * I16_RW];
+              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+                                     (size_t)p->cin * 16, init, out);
+              for (int j = 0; j < RW; j++) {
+                const int r = lo + (p0 + j) / W, col = (p0 + j) % W;
+                for (int o = 0; o < OB; o++)
+                  _mm512_storeu_ps(E + (((size_t)(ob + o) * RB + r % RB) * Wp + p->pl + col) * 16, act512_cheap(p->act1, out[o * RW + j]));
+              }
+            }
+          } else { /* E = x: rows transposed into the ring, 16 columns at a time */
+            ECG_PRAGMA(omp for schedule(static))
+            for (long it = 0; it < (long)NB * (hi - lo); it++) {
+              const int cb = (int)(it / (hi - lo)), r = lo + (int)(it % (hi - lo));
+              float *er = E + ((size_t)cb * RB + r % RB) * rowf + (size_t)p->pl * 16;
+              for (int c0 = 0; c0 < W; c0 += 16) {
+                const __mmask16 m = tail_mask(W - c0);
+                __m512 v[16];
+#pragma GCC unroll 16
+                for (int l = 0; l < 16; l++) v[l] = _mm512_maskz_loadu_ps(m, xi + (size_t)(cb * 16 + l) * HW + (size_t)r * W + c0);
+                tr16(v);
+                for (int j = 0; j < imin(16, W - c0); j++) _mm512_storeu_ps(er + (size_t)(c0 + j) * 16, v[j]);
+              }
+            }
+          }
+          if (e_rows && ecg_tid() == 0) *e_rows += hi - lo;
+          have = hi;
+        }
+        /* 2. D = act2(depthwise(E) + bd) for output rows [oy0, oy1), NCHWc16 [block][TP][16] */
+        {
+          const int nox = cdiv(OW, I16_RW), rows = oy1 - oy0;
+          ECG_PRAGMA(omp for schedule(static))
+          for (long it = 0; it < (long)NB * rows * nox; it++) {
+            const int cb = (int)(it / ((long)rows * nox)), t = (int)(it / nox % rows), ox0 = (int)(it % nox) * I16_RW;
+            const int RW = imin(I16_RW, OW - ox0), oy = oy0 + t;
+            const float *rr[16];
+            for (int ky = 0; ky < p->kh; ky++) {
+              const int iy = oy * p->sh - p->pt + ky;
+              rr[ky] = iy >= 0 && iy < H ? E + ((size_t)cb * RB + iy % RB) * rowf : zrow;
+            }
+            __m512 out[I16_RW];
+            i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, _mm512_loadu_ps(bdt + cb * 16), ox0, out);
+            float *dq = D + ((size_t)cb * TP + (size_t)t * OW + ox0) * 16;
+            for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
+          }
+        }
+        /* 3. y rows [oy0, oy1) = act3(W2 D + b2): tiles of 2 blocks x 14 positions, transposed into NCHW */
+        {
+          const int nch = cdiv(TP, I16_RW), nob = cdiv(g.nb2, 2);
+          float *yb = yi + (size_t)oy0 * OW;
+          ECG_PRAGMA(omp for schedule(static))
+          for (long it = 0; it < (long)nch; it++) {
+            const int p0 = (int)it * I16_RW, RW = imin(I16_RW, TP - p0);
+            for (int q = 0; q < nob; q++) {
+              const int ob = 2 * q, OB = imin(2, g.nb2 - ob);
+              __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
+              i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)TP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16,
+                                     (size_t)p->cexp * 16, init, out);
+              for (int o = 0; o < OB; o++) {
+                __m512 v[16];
+#pragma GCC unroll 16
+                for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act3, out[o * RW + j]) : _mm512_setzero_ps();
+                tr16(v);
+                const __mmask16 m = tail_mask(RW);
+                const int nl = imin(16, p->cout - (ob + o) * 16);
+                for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yb + (size_t)((ob + o) * 16 + l) * OHW + p0, m, v[l]);
+              }
+            }
+          }
+          if (p->act3.kind == ECG_ACT_FN) {
+            ECG_PRAGMA(omp for schedule(static))
+            for (int o = 0; o < p->cout; o++) p->act3.fn(yb + (size_t)o * OHW, (size_t)TP, p->act3.arg);
+          }
+        }
+      }
+    }
+  }
+}
+#else
+int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) { (void)p; return 0; }
+size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) { (void)p; (void)which; return 0; }
+void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) { (void)p; (void)which; (void)w; (void)packed; }
+size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) { (void)p; (void)threads; return 0; }
+void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
+                   const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
+  (void)p; (void)x; (void)w1p; (void)b1; (void)wd; (void)bd; (void)w2p; (void)b2; (void)y; (void)scratch; (void)e_rows;
+}
 #endif
 
 /* ------------------------------------------------------------------ Winograd F(4x4, 3x3) */

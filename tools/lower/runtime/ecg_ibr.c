@@ -59,17 +59,23 @@ static ecg_conv_params pw(int cin, int cout) {
 }
 
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
+  if (ecg_rt1_ibr16_applies(p)) return ecg_rt1_ibr16_packed_floats(p, which);
   if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_rt1_conv2d_packed_floats(&c); }
   ecg_conv_params c = pw(p->cexp, p->cout);
   return ecg_rt1_conv2d_packed_floats(&c);
 }
 
 void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
+  if (ecg_rt1_ibr16_applies(p)) {
+    ecg_rt1_ibr16_pack(p, which, w, packed);
+    return;
+  }
   ecg_conv_params c = which == 1 ? pw(p->cin, p->cexp) : pw(p->cexp, p->cout);
   ecg_rt1_conv2d_pack(&c, w, packed);
 }
 
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
+  if (ecg_rt1_ibr16_applies(p)) return ecg_rt1_ibr16_scratch_floats(p, threads);
   int R, RB;
   ibr_tiles(p, &R, &RB);
   ecg_conv_params d = dw_tile(p, RB, p->pt, R);
@@ -79,6 +85,10 @@ size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
 
 void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
              const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
+  if (ecg_rt1_ibr16_applies(p)) {
+    ecg_rt1_ibr16(p, x, w1p, b1, wd, bd, w2p, b2, y, scratch, e_rows);
+    return;
+  }
   int R, RB;
   ibr_tiles(p, &R, &RB);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, CE = p->cexp;

@@ -364,6 +364,15 @@ void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float 
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads);
 void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
              const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows);
+/* Internal to the runtime: the AVX-512 channel-blocked form of ecg_rt1_ibr (ecg_gemm.c,
+ * "intensive fusion in channel blocks"), which ecg_rt1_ibr and its packing and scratch
+ * functions dispatch to where ecg_rt1_ibr16_applies(p) (0 on other ISAs); same contract. */
+int ecg_rt1_ibr16_applies(const ecg_ibr_params *p);
+size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which);
+void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed);
+size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads);
+void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
+                   const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows);
 
 /* ------------------------------------------------------------------ Pooling */
 
