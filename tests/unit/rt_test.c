@@ -695,6 +695,8 @@ int main(int argc, char **argv) {
     test_ibr(2, 40, 15, 30, 240, 5, 2, 2, 80, 1, th, 1);
     test_ibr(1, 16, 9, 9, 16, 5, 1, 2, 8, 0, th, 0);
     test_ibr(1, 17, 6, 5, 32, 3, 1, 0, 3, 1, th, 1);
+    test_ibr(1, 24, 28, 28, 72, 5, 2, 2, 40, 1, th, 0);
+    test_ibr(1, 120, 9, 11, 120, 3, 1, 1, 17, 0, th, 1);
   }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {

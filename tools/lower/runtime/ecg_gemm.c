@@ -2211,7 +2211,8 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
  * are sized so that E's ring and D's band fit in I16_TILE_BYTES (L2). With several
  * threads, one team runs the whole kernel; each stage splits its work items over it
  * (static schedule), separated by the stage's implicit barrier.
- * Applies (ecg_rt1_ibr16_applies): cexp a multiple of 16, horizontal stride 1 or 2, a
+ * Applies (ecg_rt1_ibr16_applies): cexp a multiple of 16, or at least 64 (mnasnet's 72 and
+ * 120: the last block's lanes past cexp computed from zero weights and never read), horizontal stride 1 or 2, a
  * vertical stride no larger than kh <= 16 (every row of E is read); with no W1, cin == cexp. Packed weights: W1 as [cexp/16][cin][16], W2 as [ceil(cout/16)][cexp][16]
  * (zero past cout). */
 #ifdef ECG_AVX512
@@ -2221,7 +2222,7 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
 #define I16_RW 14 /* positions per register tile */
 
 int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) {
-  return p->cexp >= 16 && p->cexp % 16 == 0 && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
+  return p->cexp >= 16 && (p->cexp % 16 == 0 || p->cexp >= 64) && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
          p->kh <= 16 && p->kw >= 1 && p->oh >= 1 && p->ow >= 1 && p->cout >= 1;
 }
 
@@ -2232,7 +2233,7 @@ typedef struct {
 } i16_geom;
 static i16_geom i16_shape(const ecg_ibr_params *p) {
   i16_geom g;
-  g.nb = p->cexp / 16;
+  g.nb = cdiv(p->cexp, 16);
   g.nb2 = cdiv(p->cout, 16);
   g.Wp = imax(p->pl + p->w, (p->ow - 1) * p->sw + p->kw);
   g.T = 1;
@@ -2246,7 +2247,7 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
 }
 
 size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) {
-  return which == 1 ? (size_t)p->cexp * p->cin : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
+  return which == 1 ? (size_t)cdiv(p->cexp, 16) * 16 * p->cin : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
 }
 void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
   const int M = which == 1 ? p->cexp : p->cout, K = which == 1 ? p->cin : p->cexp;
@@ -2355,8 +2356,8 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
     ECG_PRAGMA(omp for schedule(static))
     for (int cb = 0; cb < NB; cb++) {
       for (int t = 0; t < KK; t++)
-        for (int l = 0; l < 16; l++) wdt[((size_t)cb * KK + t) * 16 + l] = wd[(size_t)(cb * 16 + l) * KK + t];
-      for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd ? bd[cb * 16 + l] : 0.f;
+        for (int l = 0; l < 16; l++) wdt[((size_t)cb * KK + t) * 16 + l] = cb * 16 + l < p->cexp ? wd[(size_t)(cb * 16 + l) * KK + t] : 0.f;
+      for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd && cb * 16 + l < p->cexp ? bd[cb * 16 + l] : 0.f;
       for (int r = 0; r < RB; r++) {
         float *er = E + ((size_t)cb * RB + r) * rowf;
         memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
@@ -2382,10 +2383,18 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)}, out[2 * I16_RW];
               i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
                                      (size_t)p->cin * 16, init, out);
-              for (int j = 0; j < RW; j++) {
-                const int r = lo + (p0 + j) / W, col = (p0 + j) % W;
-                for (int o = 0; o < OB; o++)
-                  _mm512_storeu_ps(E + (((size_t)(ob + o) * RB + r % RB) * Wp + p->pl + col) * 16, act512_cheap(p->act1, out[o * RW + j]));
+              int r = lo + p0 / W, col = p0 % W; /* position p0 + j: E row r, column col */
+              float *e0 = E + (((size_t)ob * RB + r % RB) * Wp + p->pl + col) * 16;
+              const size_t ob1 = (size_t)RB * rowf; /* floats from block ob to ob + 1 */
+              for (int j = 0; j < RW; j++, e0 += 16) {
+                if (col == W) { /* the next row of E */
+                  col = 0;
+                  r++;
+                  e0 = E + (((size_t)ob * RB + r % RB) * Wp + p->pl) * 16;
+                }
+                col++;
+                _mm512_storeu_ps(e0, act512_cheap(p->act1, out[j]));
+                if (OB > 1) _mm512_storeu_ps(e0 + ob1, act512_cheap(p->act1, out[RW + j]));
               }
             }
           } else { /* E = x: rows transposed into the ring, 16 columns at a time */
@@ -2397,7 +2406,8 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                 const __mmask16 m = tail_mask(W - c0);
                 __m512 v[16];
 #pragma GCC unroll 16
-                for (int l = 0; l < 16; l++) v[l] = _mm512_maskz_loadu_ps(m, xi + (size_t)(cb * 16 + l) * HW + (size_t)r * W + c0);
+                for (int l = 0; l < 16; l++)
+                  v[l] = cb * 16 + l < p->cexp ? _mm512_maskz_loadu_ps(m, xi + (size_t)(cb * 16 + l) * HW + (size_t)r * W + c0) : _mm512_setzero_ps();
                 tr16(v);
                 for (int j = 0; j < imin(16, W - c0); j++) _mm512_storeu_ps(er + (size_t)(c0 + j) * 16, v[j]);
               }
