@@ -2264,11 +2264,13 @@ size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
   return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)g.nb * g.T * p->ow + (size_t)g.nb * p->kh * p->kw + g.nb) * 16 + 6 * 16;
 }
 
-/* out[o*RW + j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
+/* acc[o][j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
  * src(k, j) = s[(k / 16) * kbs + (k % 16) * ks + j * js]: positions j of x (NCHW: kbs = 16 h w,
- * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16). */
+ * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16). With e,
+ * act(acc[o][j]) is stored at e + off[j] + o * ob1 (E's ring); else out[o*RW + j] = acc[o][j]. */
 ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
-                   const float *w, size_t wob, const __m512 *init, __m512 *out) {
+                   const float *w, size_t wob, const __m512 *init, __m512 *out, ecg_act act, float *e,
+                   const size_t *off, size_t ob1) {
   __m512 acc[2][I16_RW];
 #pragma GCC unroll 2
   for (int o = 0; o < OB; o++)
@@ -2286,6 +2288,14 @@ ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_
         if (OB > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
       }
     }
+  }
+  if (e) {
+#pragma GCC unroll 14
+    for (int j = 0; j < RW; j++) {
+      _mm512_storeu_ps(e + off[j], act512_cheap(act, acc[0][j]));
+      if (OB > 1) _mm512_storeu_ps(e + off[j] + ob1, act512_cheap(act, acc[1][j]));
+    }
+    return;
   }
 #pragma GCC unroll 2
   for (int o = 0; o < OB; o++)
@@ -2310,16 +2320,17 @@ ECG_AI void i16_dw(const int RW, const int S, const float *const *rows, int kh, 
 #pragma GCC unroll 14
   for (int j = 0; j < RW; j++) out[j] = acc[j];
 }
-typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *);
+typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *, ecg_act,
+                          float *, const size_t *, size_t);
 typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512, int, __m512 *);
 #define ECG_I16(RW)                                                                                              \
   static void i16_pw1_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out) {                                                   \
-    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out);                                                        \
+                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1) { \
+    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1);                                      \
   }                                                                                                             \
   static void i16_pw2_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out) {                                                   \
-    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out);                                                        \
+                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1) { \
+    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1);                                      \
   }                                                                                                             \
   static void i16_dw1_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
     i16_dw(RW, 1, rows, kh, kw, w, b, ox0, o);                                                                  \
@@ -2380,22 +2391,14 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             ECG_PRAGMA(omp for schedule(static))
             for (long it = 0; it < (long)nob * nch; it++) {
               const int ob = 2 * (int)(it / nch), p0 = (int)(it % nch) * I16_RW, OB = imin(2, NB - ob), RW = imin(I16_RW, P - p0);
-              __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)}, out[2 * I16_RW];
-              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
-                                     (size_t)p->cin * 16, init, out);
-              int r = lo + p0 / W, col = p0 % W; /* position p0 + j: E row r, column col */
-              float *e0 = E + (((size_t)ob * RB + r % RB) * Wp + p->pl + col) * 16;
-              const size_t ob1 = (size_t)RB * rowf; /* floats from block ob to ob + 1 */
-              for (int j = 0; j < RW; j++, e0 += 16) {
-                if (col == W) { /* the next row of E */
-                  col = 0;
-                  r++;
-                  e0 = E + (((size_t)ob * RB + r % RB) * Wp + p->pl) * 16;
-                }
-                col++;
-                _mm512_storeu_ps(e0, act512_cheap(p->act1, out[j]));
-                if (OB > 1) _mm512_storeu_ps(e0 + ob1, act512_cheap(p->act1, out[RW + j]));
+              const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
+              size_t off[I16_RW]; /* position p0 + j: E row r, column col, of block ob */
+              for (int j = 0, r = lo + p0 / W, col = p0 % W; j < RW; j++, col++) {
+                if (col == W) { col = 0; r++; }
+                off[j] = (((size_t)ob * RB + r % RB) * Wp + p->pl + col) * 16;
               }
+              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+                                     (size_t)p->cin * 16, init, NULL, p->act1, E, off, (size_t)RB * rowf);
             }
           } else { /* E = x: rows transposed into the ring, 16 columns at a time */
             ECG_PRAGMA(omp for schedule(static))
@@ -2445,7 +2448,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               const int ob = 2 * q, OB = imin(2, g.nb2 - ob);
               __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
               i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)TP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16,
-                                     (size_t)p->cexp * 16, init, out);
+                                     (size_t)p->cexp * 16, init, out, p->act3, NULL, NULL, 0);
               for (int o = 0; o < OB; o++) {
                 __m512 v[16];
 #pragma GCC unroll 16
