@@ -2387,18 +2387,26 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
         if (hi > lo) {
           const int P = (hi - lo) * W;
           if (w1p) {
-            const int nob = cdiv(NB, 2), nch = cdiv(P, I16_RW);
+            const int nch = cdiv(P, I16_RW);
+            /* a chunk of positions for every block: x's chunk read from L1 after the first pair */
             ECG_PRAGMA(omp for schedule(static))
-            for (long it = 0; it < (long)nob * nch; it++) {
-              const int ob = 2 * (int)(it / nch), p0 = (int)(it % nch) * I16_RW, OB = imin(2, NB - ob), RW = imin(I16_RW, P - p0);
-              const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              size_t off[I16_RW]; /* position p0 + j: E row r, column col, of block ob */
-              for (int j = 0, r = lo + p0 / W, col = p0 % W; j < RW; j++, col++) {
-                if (col == W) { col = 0; r++; }
-                off[j] = (((size_t)ob * RB + r % RB) * Wp + p->pl + col) * 16;
+            for (int q = 0; q < nch; q++) {
+              const int p0 = q * I16_RW, RW = imin(I16_RW, P - p0);
+              size_t off[I16_RW]; /* position p0 + j: E row lo + p0 / W (ring slot sl), column col, of block 0 */
+              const int r0 = lo + p0 / W;
+              for (int j = 0, sl = r0 % RB, col = p0 % W; j < RW; j++, col++) {
+                if (col == W) {
+                  col = 0;
+                  if (++sl == RB) sl = 0;
+                }
+                off[j] = ((size_t)sl * Wp + p->pl + col) * 16;
               }
-              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
-                                     (size_t)p->cin * 16, init, NULL, p->act1, E, off, (size_t)RB * rowf);
+              for (int ob = 0; ob < NB; ob += 2) {
+                const int OB = imin(2, NB - ob);
+                const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
+                i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+                                       (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf);
+              }
             }
           } else { /* E = x: rows transposed into the ring, 16 columns at a time */
             ECG_PRAGMA(omp for schedule(static))
@@ -2421,20 +2429,23 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
         }
         /* 2. D = act2(depthwise(E) + bd) for output rows [oy0, oy1), NCHWc16 [block][TP][16] */
         {
-          const int nox = cdiv(OW, I16_RW), rows = oy1 - oy0;
+          const int rows = oy1 - oy0;
           ECG_PRAGMA(omp for schedule(static))
-          for (long it = 0; it < (long)NB * rows * nox; it++) {
-            const int cb = (int)(it / ((long)rows * nox)), t = (int)(it / nox % rows), ox0 = (int)(it % nox) * I16_RW;
-            const int RW = imin(I16_RW, OW - ox0), oy = oy0 + t;
+          for (long it = 0; it < (long)NB * rows; it++) { /* one output row of one block */
+            const int cb = (int)(it / rows), t = (int)(it % rows), oy = oy0 + t;
             const float *rr[16];
             for (int ky = 0; ky < p->kh; ky++) {
               const int iy = oy * p->sh - p->pt + ky;
               rr[ky] = iy >= 0 && iy < H ? E + ((size_t)cb * RB + iy % RB) * rowf : zrow;
             }
-            __m512 out[I16_RW];
-            i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, _mm512_loadu_ps(bdt + cb * 16), ox0, out);
-            float *dq = D + ((size_t)cb * TP + (size_t)t * OW + ox0) * 16;
-            for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
+            const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
+            for (int ox0 = 0; ox0 < OW; ox0 += I16_RW) {
+              const int RW = imin(I16_RW, OW - ox0);
+              __m512 out[I16_RW];
+              i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, bv, ox0, out);
+              float *dq = D + ((size_t)cb * TP + (size_t)t * OW + ox0) * 16;
+              for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
+            }
           }
         }
         /* 3. y rows [oy0, oy1) = act3(W2 D + b2): tiles of 2 blocks x 14 positions, transposed into NCHW */
