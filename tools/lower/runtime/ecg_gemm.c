@@ -2230,6 +2230,7 @@ typedef struct {
   int nb, nb2;  /* channel blocks of E/D and of y */
   int Wp;       /* E's padded row: columns -pl .. Wp-pl-1 of the image */
   int T, RB;    /* output rows per band, E ring rows */
+  int G;        /* output rows per group of the depthwise + second pointwise stage (>= 28 positions) */
 } i16_geom;
 static i16_geom i16_shape(const ecg_ibr_params *p) {
   i16_geom g;
@@ -2238,11 +2239,12 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
   g.Wp = imax(p->pl + p->w, (p->ow - 1) * p->sw + p->kw);
   g.T = 1;
   for (int t = 2; t <= p->oh; t++) {
-    size_t rb = (size_t)(t - 1) * p->sh + p->kh, bytes = ((size_t)g.nb * rb * g.Wp + (size_t)g.nb * t * p->ow) * 16 * sizeof(float);
+    size_t rb = (size_t)(t - 1) * p->sh + p->kh, bytes = (size_t)g.nb * rb * g.Wp * 16 * sizeof(float);
     if (bytes > I16_TILE_BYTES) break;
     g.T = t;
   }
   g.RB = (g.T - 1) * p->sh + p->kh;
+  g.G = imax(1, cdiv(2 * I16_RW, p->ow));
   return g;
 }
 
@@ -2259,9 +2261,9 @@ void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, floa
       }
 }
 size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
-  (void)threads; /* the bands are shared by the team */
-  const i16_geom g = i16_shape(p);
-  return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)g.nb * g.T * p->ow + (size_t)g.nb * p->kh * p->kw + g.nb) * 16 + 6 * 16;
+  const i16_geom g = i16_shape(p); /* E's ring is shared by the team, D is per thread */
+  return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)(threads < 1 ? 1 : threads) * g.nb * g.G * p->ow +
+          (size_t)g.nb * p->kh * p->kw + g.nb) * 16 + 6 * 16;
 }
 
 /* acc[o][j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
@@ -2356,8 +2358,8 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   const i16_geom g = i16_shape(p);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, KK = p->kh * p->kw, NB = g.nb, RB = g.RB, Wp = g.Wp;
   const size_t HW = (size_t)H * W, OHW = (size_t)OH * OW, rowf = (size_t)Wp * 16;
-  float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *D = zrow + rowf;
-  float *wdt = D + (size_t)NB * g.T * OW * 16, *bdt = wdt + (size_t)NB * KK * 16;
+  float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *wdt = zrow + rowf, *bdt = wdt + (size_t)NB * KK * 16;
+  float *D = bdt + (size_t)NB * 16; /* one [NB][G*ow][16] per thread */
   double macs = (double)p->n * ((double)H * W * p->cin * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
   int T = ecg_rt1_kernel_threads(macs);
   (void)T;
@@ -2381,7 +2383,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
       float *yi = y + (size_t)img * p->cout * OHW;
       int have = 0; /* E rows [0, have) of this image are computed (the ring holds the last RB) */
       for (int oy0 = 0; oy0 < OH; oy0 += g.T) {
-        const int oy1 = imin(OH, oy0 + g.T), TP = (oy1 - oy0) * OW;
+        const int oy1 = imin(OH, oy0 + g.T), TP = (oy1 - oy0) * OW; /* positions of y in the band */
         const int hi = imin(H, (oy1 - 1) * p->sh - p->pt + p->kh), lo = have;
         /* 1. E rows [lo, hi): act1(W1 x + b1), or x itself, into the ring */
         if (hi > lo) {
@@ -2427,47 +2429,51 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
           if (e_rows && ecg_tid() == 0) *e_rows += hi - lo;
           have = hi;
         }
-        /* 2. D = act2(depthwise(E) + bd) for output rows [oy0, oy1), NCHWc16 [block][TP][16] */
+        /* 2+3. per group of G output rows, on one thread: D = act2(depthwise(E) + bd) for every
+         * block into the thread's D (NCHWc16 [block][G*ow][16], in L1/L2), then those rows of
+         * y = act3(W2 D + b2): tiles of 2 blocks x 14 positions transposed into NCHW */
+        const int rows = oy1 - oy0, ng = cdiv(rows, g.G), nob = cdiv(g.nb2, 2);
+        float *yb = yi + (size_t)oy0 * OW;
         {
-          const int rows = oy1 - oy0;
           ECG_PRAGMA(omp for schedule(static))
-          for (long it = 0; it < (long)NB * rows; it++) { /* one output row of one block */
-            const int cb = (int)(it / rows), t = (int)(it % rows), oy = oy0 + t;
-            const float *rr[16];
-            for (int ky = 0; ky < p->kh; ky++) {
-              const int iy = oy * p->sh - p->pt + ky;
-              rr[ky] = iy >= 0 && iy < H ? E + ((size_t)cb * RB + iy % RB) * rowf : zrow;
+          for (int gi = 0; gi < ng; gi++) {
+            const int t0 = gi * g.G, gr = imin(g.G, rows - t0), GP = gr * OW;
+            float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
+            for (int cb = 0; cb < NB; cb++) {
+              const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
+              for (int t = t0; t < t0 + gr; t++) {
+                const int oy = oy0 + t;
+                const float *rr[16];
+                for (int ky = 0; ky < p->kh; ky++) {
+                  const int iy = oy * p->sh - p->pt + ky;
+                  rr[ky] = iy >= 0 && iy < H ? E + ((size_t)cb * RB + iy % RB) * rowf : zrow;
+                }
+                for (int ox0 = 0; ox0 < OW; ox0 += I16_RW) {
+                  const int RW = imin(I16_RW, OW - ox0);
+                  __m512 out[I16_RW];
+                  i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, bv, ox0, out);
+                  float *dq = Dg + ((size_t)cb * GP + (size_t)(t - t0) * OW + ox0) * 16;
+                  for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
+                }
+              }
             }
-            const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
-            for (int ox0 = 0; ox0 < OW; ox0 += I16_RW) {
-              const int RW = imin(I16_RW, OW - ox0);
-              __m512 out[I16_RW];
-              i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, bv, ox0, out);
-              float *dq = D + ((size_t)cb * TP + (size_t)t * OW + ox0) * 16;
-              for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
-            }
-          }
-        }
-        /* 3. y rows [oy0, oy1) = act3(W2 D + b2): tiles of 2 blocks x 14 positions, transposed into NCHW */
-        {
-          const int nch = cdiv(TP, I16_RW), nob = cdiv(g.nb2, 2);
-          float *yb = yi + (size_t)oy0 * OW;
-          ECG_PRAGMA(omp for schedule(static))
-          for (long it = 0; it < (long)nch; it++) {
-            const int p0 = (int)it * I16_RW, RW = imin(I16_RW, TP - p0);
-            for (int q = 0; q < nob; q++) {
-              const int ob = 2 * q, OB = imin(2, g.nb2 - ob);
-              __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
-              i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)TP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16,
-                                     (size_t)p->cexp * 16, init, out, p->act3, NULL, NULL, 0);
-              for (int o = 0; o < OB; o++) {
-                __m512 v[16];
+            for (int p0 = 0; p0 < GP; p0 += I16_RW) {
+              const int RW = imin(I16_RW, GP - p0);
+              float *yq = yb + (size_t)t0 * OW + p0;
+              for (int q = 0; q < nob; q++) {
+                const int ob = 2 * q, OB = imin(2, g.nb2 - ob);
+                __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
+                i16_pw_fns[OB - 1][RW](Dg + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16,
+                                       (size_t)p->cexp * 16, init, out, p->act3, NULL, NULL, 0);
+                for (int o = 0; o < OB; o++) {
+                  __m512 v[16];
 #pragma GCC unroll 16
-                for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act3, out[o * RW + j]) : _mm512_setzero_ps();
-                tr16(v);
-                const __mmask16 m = tail_mask(RW);
-                const int nl = imin(16, p->cout - (ob + o) * 16);
-                for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yb + (size_t)((ob + o) * 16 + l) * OHW + p0, m, v[l]);
+                  for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act3, out[o * RW + j]) : _mm512_setzero_ps();
+                  tr16(v);
+                  const __mmask16 m = tail_mask(RW);
+                  const int nl = imin(16, p->cout - (ob + o) * 16);
+                  for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yq + (size_t)((ob + o) * 16 + l) * OHW, m, v[l]);
+                }
               }
             }
           }
