@@ -164,6 +164,10 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     int idx = ecg_node_capture_index(n, x->name, strlen(x->name));
     if (idx < 0) continue; /* read by nothing (ecg_validate_scope refused any other) */
     const ecg_tensor *o = ecg_node_input(g, n, idx);
+    if (o && o->sequence) { /* a run-time sequence read in the subgraph */
+      if ((rc = ecg_sequence_like(x, o, e)) != ECG_OK) break;
+      continue;
+    }
     if (!o || !o->shape_known) { rc = ecg_node_errf(e, g, n, "captured value '%s' has unknown shape", x->name); break; }
     if ((rc = copy_type(x, o->dtype, o, -1, -1)) == ECG_ERR_INPUT) rc = ecg_node_errf(e, g, n, "captured value '%s' has rank above %d", x->name, ECG_MAX_RANK);
   }
@@ -180,12 +184,23 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     for (int j = 0; j < cf->n_state; j++) {
       const ecg_tensor *v = ecg_node_input(g, n, 2 + j);
       if (!v) return ecg_node_errf(e, g, n, "loop-carried value %d is missing", j);
+      if (v->sequence != sg->tensors[sg->inputs[2 + j]]->sequence)
+        return ecg_node_errf(e, g, n, "loop-carried value %d is %s in the body but '%s' is %s", j,
+                             v->sequence ? "a tensor" : "a sequence", v->name, v->sequence ? "a sequence" : "a tensor");
+      if (v->sequence) { /* a run-time sequence: its items' shapes may change per iteration */
+        ecg_tensor *x = sg->tensors[sg->inputs[2 + j]];
+        ECG_TRY(ecg_sequence_like(x, v, e));
+        if (ecg_tensor_set_shape(x, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        continue;
+      }
       int rc2 = copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1);
       if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
     }
   } else if (cf->kind == ECG_CF_SCAN) {
     for (int j = 0; j < cf->n_state + cf->n_scan_in; j++) {
       const ecg_tensor *v = ecg_node_input(g, n, cf->first_state + j);
+      if ((v && v->sequence) || sg->tensors[sg->inputs[j]]->sequence)
+        return ecg_node_errf(e, g, n, "body input %d is a sequence (sequences in a Scan are not supported)", j);
       if (!v || !v->shape_known) return ecg_node_errf(e, g, n, "input %d is missing or has unknown rank", cf->first_state + j);
       int skip0 = cf->batch ? 0 : -1, skip1 = j >= cf->n_state ? (int)cf->in_axis[j - cf->n_state] : -1;
       if (cf->batch && v->n_dims < 1) return ecg_node_errf(e, g, n, "state '%s' has no batch axis (Scan-8)", v->name);
@@ -326,7 +341,18 @@ int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
     const ecg_tensor *o = b->tensors[b->outputs[1 + k]];
     ecg_tensor *y = ecg_node_output(g, n, k);
     if (!y) continue;
-    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences carried through a Loop are not supported)", o->name);
+    if (o->sequence) { /* a loop-carried run-time sequence: items of any shape */
+      if (k >= cf.n_state) return ecg_node_errf(e, g, n, "scan output '%s' is a sequence (not supported)", o->name);
+      const ecg_tensor *v = ecg_node_input(g, n, 2 + k);
+      if (!v || !v->sequence || v->dtype != o->dtype)
+        return ecg_node_errf(e, g, n, "loop-carried value %d enters the body as %s but leaves it as a sequence of %s", k,
+                             v && v->sequence ? "a sequence of another dtype" : "a tensor", ecg_dtype_name(o->dtype));
+      ECG_TRY(ecg_sequence_like(y, o, e));
+      if (ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      continue;
+    }
+    if (k < cf.n_state && ecg_node_input(g, n, 2 + k) && ecg_node_input(g, n, 2 + k)->sequence)
+      return ecg_node_errf(e, g, n, "loop-carried value %d enters the body as a sequence but leaves it as the tensor '%s'", k, o->name);
     if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
     if (k >= cf.n_state && o->n_dims + 1 > ECG_MAX_RANK)
       return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);

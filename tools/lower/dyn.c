@@ -134,7 +134,7 @@ static int input_dim_sym(ecg_lower *L, const Ecg__Dim *x, int add, int64_t *mult
 
 int lw_graph_symbolic(const ecg_graph *g) {
   for (size_t i = 0; i < g->n_tensors; i++)
-    if (g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1;
+    if (!g->tensors[i]->sequence && g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1; /* a sequence: its items carry their dims */
   return 0;
 }
 

@@ -660,7 +660,16 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
       continue;
     }
     t->seq = -1;
-    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output): a context slot */
+    int cap = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
+    if (x->sequence && cap >= 0 && n->inputs[cap] >= 0) { /* a captured run-time sequence: read where it lives */
+      const lw_tensor *o = &L->t[n->inputs[cap]];
+      t->where = o->where;
+      t->seq = o->seq;
+      t->io_index = o->io_index;
+      t->fixed = 1;
+      continue;
+    }
+    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output, a body's input): a context slot */
       t->where = LW_SEQ;
       t->seq = V->n_seq++;
       continue;
@@ -680,6 +689,41 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
     if (V->t[id].where == LW_ARENA && !V->t[id].fixed) V->t[id].pinned = 1;
   }
   free(written);
+  return ECG_OK;
+}
+
+/* Tensors of run-time extents in a bound subgraph: the output of a Slice whose operands are
+ * run-time values (a Loop body's slice up to the iteration number) has extents known only
+ * when it runs; where every reader takes a tensor of any shape (SequenceInsert's tensor,
+ * SequenceConstruct's inputs: the sequence keeps each item's own dims) and the Slice's data
+ * input is static, the output is planned for its bound (a Slice never gives an axis more
+ * than the input's extent: the input's shape) and the Slice records the extents it gives in
+ * ctx->rd[] (emit_slice_runtime), which the readers take (emit/sequence.c). Sets the
+ * output's shape to the bound and marks it in rt[] (per tensor of sg). */
+static int bound_slices(ecg_graph *sg, bool *rt, ecg_err *e) {
+  for (size_t i = 0; i < sg->n_nodes; i++) {
+    const ecg_node *n = sg->nodes[i];
+    if (strcmp(n->op_type, "Slice") || n->domain[0] || n->n_inputs < 3 || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    ecg_tensor *y = sg->tensors[n->outputs[0]];
+    const ecg_tensor *x = ecg_node_input(sg, n, 0);
+    if (!x || !ecg_tensor_static(x) || ecg_tensor_static(y) || y->sequence || (y->shape_known && y->n_dims != x->n_dims)) continue;
+    bool runtime = false, ok = true;
+    for (size_t k = 1; k < n->n_inputs && k < 5; k++) runtime |= n->inputs[k] >= 0 && !sg->tensors[n->inputs[k]]->is_const;
+    for (size_t k = 0; k < sg->n_outputs; k++) ok &= sg->outputs[k] != n->outputs[0];
+    for (size_t j = 0; ok && j < sg->n_nodes; j++) {
+      const ecg_node *m = sg->nodes[j];
+      for (size_t k = 0; ok && k < m->n_inputs; k++) {
+        if (m->inputs[k] != n->outputs[0]) continue;
+        ok = !m->domain[0] && ((!strcmp(m->op_type, "SequenceInsert") && k == 1) || !strcmp(m->op_type, "SequenceConstruct"));
+      }
+    }
+    if (!runtime || !ok) continue;
+    int64_t d[ECG_MAX_RANK];
+    int r = ecg_tensor_dims(x, d);
+    y->dtype = x->dtype;
+    if (ecg_tensor_set_shape(y, r, d, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    rt[n->outputs[0]] = true;
+  }
   return ECG_OK;
 }
 
@@ -721,10 +765,15 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->arena_base = base;
   V->plan_bytes = 0;
   int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
-  int rc = order ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  bool *rt = calloc(out->sg->n_tensors + 1, 1);
+  int rc = order && rt ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) rc = bound_slices(out->sg, rt, &sub);
   if (rc == ECG_OK) rc = check_static(out->sg, 0, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
   if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
+  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++)
+    if (rt[t]) V->t[t].rtd = ++V->n_rtd;
+  free(rt);
   if (rc == ECG_OK) find_aliases(V, order);
   if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
   if (rc == ECG_OK) lw_kernel_storage(V);
@@ -782,6 +831,7 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   sb_free(&V->code);
   L->decls = V->decls; L->init = V->init; L->scratch_expr = V->scratch_expr;
   L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse; L->n_seq = V->n_seq;
+  L->n_rtd = V->n_rtd;
   L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
   L->blob_start = V->blob_start;
   if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
@@ -977,6 +1027,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
     if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
+    if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time extents of bounded Slice outputs (lower.c bound_slices) */\n", L->n_rtd);
     sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);

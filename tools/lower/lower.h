@@ -46,6 +46,10 @@ typedef struct lw_tensor {
                           (ctx->off[dbuf] + offset); unused otherwise */
   int seq;           /**< LW_SEQ: its slot in ctx->sq[]; for a sequence graph output that is a graph
                           input, the slot its copy is published from; -1 otherwise */
+  int rtd;           /**< a tensor of run-time extents (a Slice of run-time operands in a subgraph, read
+                          only by sequence operators; lower.c bound_slices): 1 + its row in ctx->rd[]
+                          (the extents the Slice gave this run), its storage planned for the bound
+                          (its input's shape); 0 otherwise */
 } lw_tensor;
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
@@ -180,6 +184,7 @@ typedef struct ecg_lower {
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;
   int n_seq;             /**< run-time sequence slots ctx->sq[] (emit/sequence.c) */
+  int n_rtd;             /**< rows of run-time extents ctx->rd[] (lw_tensor.rtd) */
   int n_tmp;             /**< counter for unique local names */
   lw_kernel *k;          /**< kernels in execution order (kernels.c) */
   int nk;

@@ -6,7 +6,8 @@
  *         that branch's outputs into the node's (a run-time sequence output: its items,
  *         into the node's sequence slot; emit/sequence.c);
  *   Loop  runs the body while cond and i < M, carrying the loop values through the node's
- *         outputs and writing scan output rows per iteration; scan outputs are compiled
+ *         outputs (a run-time sequence: copied between the node's slot and the body's, its
+ *         items of any shape) and writing scan output rows per iteration; scan outputs are compiled
  *         for the static iteration count of their shape (constant M or the model's
  *         declared shape) and a run with another count fails (P_run returns -2);
  *   Scan  (Scan-8 with its batch axis, Scan-9+) runs the body once per slice along each
@@ -93,6 +94,20 @@ static const char *holder(ecg_lower *L, const ecg_node *n, const lw_sub *s, int 
   return buf;
 }
 
+/* Loop n's loop-carried value j is a run-time sequence. */
+static int is_seq(const ecg_lower *L, const ecg_node *n, int j) {
+  const ecg_tensor *v = ecg_node_input(L->g, n, 2 + j);
+  return v && v->sequence;
+}
+
+/* The slot (a seq_ pointer expression) holding loop-carried sequence j between iterations:
+ * the node's output's when it has one, else the body input's. */
+static const char *seq_holder(const ecg_lower *L, const ecg_node *n, const lw_sub *s, int j, char *buf, size_t nb) {
+  if ((size_t)j < n->n_outputs && n->outputs[j] >= 0) snprintf(buf, nb, "(&ctx->sq[%d])", L->t[n->outputs[j]].seq);
+  else snprintf(buf, nb, "(&ctx->sq[%d])", s->view.t[s->sg->inputs[2 + j]].seq);
+  return buf;
+}
+
 /* A loop-carried value (what, number j) that enters the body as `in` and leaves it as `out`
  * must keep its dtype and shape: a shape that changes across iterations is dynamic, which a
  * static plan cannot hold.  Errors: ECG_ERR_INPUT naming the node and both shapes. */
@@ -112,8 +127,16 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
   const ecg_graph *b = s.sg;
   char hb[256];
-  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++)
-    rc = check_state(L, n, "loop-carried value", j, ecg_node_input(L->g, n, 2 + j), b->tensors[b->outputs[1 + j]], e);
+  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++) {
+    const ecg_tensor *in = ecg_node_input(L->g, n, 2 + j), *out = b->tensors[b->outputs[1 + j]];
+    if (in && (in->sequence || out->sequence)) { /* run-time sequences: items of any shape, copied */
+      if (!in->sequence || !out->sequence || in->dtype != out->dtype || !b->tensors[b->inputs[2 + j]]->sequence)
+        rc = lw_node_err(L, n, e, "loop-carried value %d enters the body as %s but leaves it as %s", j,
+                         in->sequence ? "a sequence" : "a tensor", out->sequence ? "a sequence" : "a tensor");
+      continue;
+    }
+    rc = check_state(L, n, "loop-carried value", j, in, out, e);
+  }
   int64_t T = -1;
   for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
     const ecg_tensor *y = ecg_node_output(L->g, n, cf.n_state + k);
@@ -129,7 +152,10 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (M >= 0) sb_printf(c, "    m_ = (int64_t)%s[0];\n", lw_ptr(L, M));
     if (C >= 0) sb_printf(c, "    c_ = %s[0] != 0;\n", lw_ptr(L, C));
     for (int j = 0; j < cf.n_state; j++)
-      if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
+      if (is_seq(L, n, j)) /* a run-time sequence: its holder is a context slot */
+        sb_printf(c, "    { int rc_ = seq_copy_(%s, %s); if (rc_) { ctx->err = rc_; return; } }\n", seq_holder(L, n, &s, j, hb, sizeof hb),
+                  lw_seq_ref(L, n->inputs[2 + j]));
+      else if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
         move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(L, n->inputs[2 + j]), nbytes(L, n->inputs[2 + j]));
       else
         move(c, lw_ptr(&s.view, b->inputs[2 + j]), lw_ptr(L, n->inputs[2 + j]), nbytes(L, n->inputs[2 + j]));
@@ -138,12 +164,19 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (nbytes(&s.view, b->inputs[0])) sb_printf(c, "    %s[0] = i_;\n", lw_ptr(&s.view, b->inputs[0]));
     if (nbytes(&s.view, b->inputs[1])) sb_printf(c, "    %s[0] = (uint8_t)c_;\n", lw_ptr(&s.view, b->inputs[1]));
     for (int j = 0; j < cf.n_state; j++)
-      if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
+      if (is_seq(L, n, j))
+        sb_printf(c, "      { int rc_ = seq_copy_(&ctx->sq[%d], &(%s)->s); if (rc_) { ctx->err = rc_; return; } }\n",
+                  s.view.t[b->inputs[2 + j]].seq, seq_holder(L, n, &s, j, hb, sizeof hb));
+      else if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
         move(c, lw_ptr(&s.view, b->inputs[2 + j]), holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), nbytes(&s.view, b->inputs[2 + j]));
     calls(c, &s);
     sb_printf(c, "    c_ = %s[0] != 0;\n", lw_ptr(&s.view, b->outputs[0]));
     for (int j = 0; j < cf.n_state; j++)
-      move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(&s.view, b->outputs[1 + j]), nbytes(&s.view, b->outputs[1 + j]));
+      if (is_seq(L, n, j))
+        sb_printf(c, "      { int rc_ = seq_copy_(%s, %s); if (rc_) { ctx->err = rc_; return; } }\n", seq_holder(L, n, &s, j, hb, sizeof hb),
+                  lw_seq_ref(&s.view, b->outputs[1 + j]));
+      else
+        move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(&s.view, b->outputs[1 + j]), nbytes(&s.view, b->outputs[1 + j]));
     for (int k = 0; k < cf.n_scan_out; k++) {
       int y = n->outputs[cf.n_state + k], o = b->outputs[1 + cf.n_state + k];
       size_t row = nbytes(&s.view, o);

@@ -80,6 +80,13 @@ static int put_tensor(ecg_lower *L, const ecg_node *n, const char *q, int id, ec
   if (t->sequence || !ecg_tensor_static(t)) return lw_node_err(L, n, e, "input '%s' must be a tensor of a static shape", t->name);
   int64_t d[ECG_MAX_RANK];
   int r = ecg_tensor_dims(t, d);
+  if (L->t[id].rtd) { /* its extents are this run's (lower.c bound_slices) */
+    int k = L->t[id].rtd - 1;
+    sb_printf(&L->code, "    { size_t b_ = %zu;\n      for (int d_ = 0; d_ < %d; d_++) b_ *= (size_t)ctx->rd[%d][d_];\n"
+                        "      if (!rc_) rc_ = seq_put_(%s, (int)p_, %d, %d, ctx->rd[%d], b_, %s); }\n",
+              ecg_dtype_size(t->dtype), r, k, q, t->dtype, r, k, lw_ptr(L, id));
+    return ECG_OK;
+  }
   sb_printf(&L->code, "    { static const int64_t d_[%d] = {", r > 0 ? r : 1);
   for (int k = 0; k < r; k++) sb_printf(&L->code, "%s%lld", k ? ", " : "", (long long)d[k]);
   sb_printf(&L->code, "%s};\n      if (!rc_) rc_ = seq_put_(%s, (int)p_, %d, %d, d_, %zu, %s); }\n", r ? "" : "0", q, t->dtype, r,
