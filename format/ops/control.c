@@ -96,6 +96,16 @@ int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e) {
     if (m && m->is_const && cf->trip < 0) cf->trip = 0;
     return ECG_OK;
   }
+  if (op->id == ECG_OP_SequenceMap) {
+    cf->kind = ECG_CF_SEQMAP;
+    cf->n_scan_in = cf->n_explicit;
+    cf->n_scan_out = (int)n->n_outputs;
+    if (cf->n_scan_in < 1) return ecg_node_errf(e, g, n, "needs an input sequence");
+    if ((int)b->n_inputs != cf->n_scan_in || (int)b->n_outputs != cf->n_scan_out)
+      return ecg_node_errf(e, g, n, "body has %zu inputs and %zu outputs, the node %d and %d", b->n_inputs, b->n_outputs,
+                           cf->n_scan_in, cf->n_scan_out);
+    return ECG_OK;
+  }
   cf->kind = ECG_CF_SCAN;
   cf->batch = n->opset < 9; /* Scan-8: batch axis 0, optional sequence_lens first */
   cf->first_state = cf->batch ? 1 : 0;
@@ -195,6 +205,27 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
       }
       int rc2 = copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1);
       if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+    }
+  } else if (cf->kind == ECG_CF_SEQMAP) { /* an item of a sequence input: its dtype and rank, dims of run time */
+    for (int j = 0; j < cf->n_scan_in; j++) {
+      const ecg_tensor *v = ecg_node_input(g, n, j);
+      ecg_tensor *x = sg->tensors[sg->inputs[j]];
+      if (!v) return ecg_node_errf(e, g, n, "input %d is missing", j);
+      if (j == 0 && !v->sequence) return ecg_node_errf(e, g, n, "the first input '%s' is not a sequence", v->name);
+      if (!v->sequence) {
+        if (!v->shape_known) return ecg_node_errf(e, g, n, "input '%s' has unknown rank", v->name);
+        int rc2 = copy_type(x, v->dtype, v, -1, -1);
+        if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+        continue;
+      }
+      int64_t d[ECG_MAX_RANK];
+      /* the items' rank where the sequence declares one, else the body input's declared rank */
+      int r = v->shape_known ? (int)v->n_dims : x->shape_known ? (int)x->n_dims : -1;
+      if (r > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK);
+      for (int i = 0; i < r; i++) d[i] = -1;
+      x->dtype = v->dtype;
+      x->sequence = false;
+      if (ecg_tensor_set_shape(x, r, d, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     }
   } else if (cf->kind == ECG_CF_SCAN) {
     for (int j = 0; j < cf->n_state + cf->n_scan_in; j++) {
@@ -357,6 +388,25 @@ int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
     if (k >= cf.n_state && o->n_dims + 1 > ECG_MAX_RANK)
       return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
     ECG_TRY(cf_set_output(g, n, k, o, CF_NO_BATCH, k >= cf.n_state ? 0 : -1, cf.trip, "loop_iterations", e));
+  }
+  return ECG_OK;
+}
+
+/* Outputs of SequenceMap: a run-time sequence per body output (its items of any shape:
+ * each is what the body gives for one item of the inputs). */
+int ecg_infer_sequence_map(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  ecg_graph *b = cf.body[0];
+  ECG_TRY(ecg_subgraph_infer(g, n, b, e));
+  for (int k = 0; k < cf.n_scan_out; k++) {
+    const ecg_tensor *o = b->tensors[b->outputs[k]];
+    ecg_tensor *y = ecg_node_output(g, n, k);
+    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences of sequences are not supported)", o->name);
+    if (!y) continue;
+    y->dtype = o->dtype;
+    y->sequence = true;
+    if (ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   return ECG_OK;
 }

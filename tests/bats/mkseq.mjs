@@ -148,3 +148,54 @@ for (const [dir, m, init] of [['data_m3', 3, [[[1], [9]]]], ['data_m6', 6, []]])
     writeAtomic(path.join(out, 'loop_optseq', dir, 'output_0.pb'), seqFile('y', FLOAT, seq));
   }
 }
+
+// ---- SequenceMap over items of different shapes (run-time shapes in the body)
+//   seqmap.onnx  x, z: sequence(float, rank 2), t: float [1]; body (in0, in1, in2) ->
+//                a = in0 + in2, b = in0 * in1 (numpy broadcasting of the items' dims), s = Shape(in0)
+//                data_ok/, data_badlen/ (z one item shorter: P_run -2), data_nobcast/ ([2,3] * [2,2]: -2)
+//   seqmap_relu.onnx  a Relu on an item: refused naming the node
+{
+  const symT = (code, names) => ({ tensorType: { elemType: code, shape: { dim: names.map((p) => ({ dimParam: p })) } } });
+  const body = (nodes, outs) => g('map', nodes, [vi('in0', symT(FLOAT, ['R', 'C'])), vi('in1', symT(FLOAT, ['P', 'Q'])), vi('in2', tensorT(FLOAT, [1]))], outs);
+  const io = [[vi('x', seqT(FLOAT, null)), vi('z', seqT(FLOAT, null)), vi('t', tensorT(FLOAT, [1]))]];
+  save('seqmap.onnx', g('seqmap', [{ opType: 'SequenceMap', input: ['x', 'z', 't'], output: ['a', 'b', 's'], name: 'map',
+    attribute: [{ name: 'body', type: 5, g: body([
+      { opType: 'Add', input: ['in0', 'in2'], output: ['o0'] }, { opType: 'Mul', input: ['in0', 'in1'], output: ['o1'] },
+      { opType: 'Shape', input: ['in0'], output: ['o2'] }], [vi('o0', tensorT(FLOAT, null)), vi('o1', tensorT(FLOAT, null)), vi('o2', tensorT(INT64, [2]))]) }] }],
+  io[0], [vi('a', seqT(FLOAT, null)), vi('b', seqT(FLOAT, null)), vi('s', seqT(INT64, [2]))]), 17);
+  save('seqmap_relu.onnx', g('seqmap_relu', [{ opType: 'SequenceMap', input: ['x', 'z', 't'], output: ['a'], name: 'map',
+    attribute: [{ name: 'body', type: 5, g: body([{ opType: 'Relu', input: ['in0'], output: ['o0'], name: 'relu' }], [vi('o0', tensorT(FLOAT, null))]) }] }],
+  io[0], [vi('a', seqT(FLOAT, null))]), 17);
+  // items [dims, values]; numpy broadcasting of two items (null: they do not broadcast)
+  const numel = (d) => d.reduce((p, v) => p * v, 1);
+  const item = (d, f) => [d, Array.from({ length: numel(d) }, (_, i) => f(i))];
+  function bcast(op, [da, va], [db, vb]) {
+    const r = Math.max(da.length, db.length), pa = [...Array(r - da.length).fill(1), ...da], pb = [...Array(r - db.length).fill(1), ...db];
+    const dy = pa.map((a, k) => (a === pb[k] || pb[k] === 1 ? a : a === 1 ? pb[k] : -1));
+    if (dy.includes(-1)) return null;
+    const idx = (d, co) => co.reduce((o, c, k) => o * d[k] + (d[k] === 1 ? 0 : c), 0);
+    const out = [];
+    for (let j = 0; j < numel(dy); j++) {
+      const co = []; let rem = j;
+      for (let k = r - 1; k >= 0; k--) { co[k] = rem % dy[k]; rem = Math.floor(rem / dy[k]); }
+      out.push(Math.fround(op(va[idx(pa, co)], vb[idx(pb, co)])));
+    }
+    return [dy, out];
+  }
+  const T = [[1], [0.5]];
+  const X = [item([2, 3], (i) => i + 1), item([1, 4], (i) => -i), item([3, 1], (i) => 2 * i + 1)];
+  const Z = [item([1, 3], (i) => 10 * (i + 1)), item([1, 1], () => 3), item([3, 5], (i) => i - 7)];
+  function data(dir, xs, zs, ok) {
+    const d = path.join(out, 'seqmap', dir);
+    writeAtomic(path.join(d, 'input_0.pb'), seqFile('x', FLOAT, xs));
+    writeAtomic(path.join(d, 'input_1.pb'), seqFile('z', FLOAT, zs));
+    writeAtomic(path.join(d, 'input_2.pb'), encodeTensor('t', FLOAT, T[0], T[1]));
+    const A = xs.map((x) => bcast((p, q) => p + q, x, T)), B = ok ? xs.map((x, i) => bcast((p, q) => p * q, x, zs[i])) : [];
+    writeAtomic(path.join(d, 'output_0.pb'), seqFile('a', FLOAT, A));
+    writeAtomic(path.join(d, 'output_1.pb'), seqFile('b', FLOAT, B));
+    writeAtomic(path.join(d, 'output_2.pb'), seqFile('s', INT64, xs.map(([dd]) => [[dd.length], dd])));
+  }
+  data('data_ok', X, Z, true);
+  data('data_badlen', X, Z.slice(0, 2), false);
+  data('data_nobcast', X, [item([2, 2], (i) => i), Z[1], Z[2]], false);
+}

@@ -106,6 +106,7 @@ const char *lw_ptr(ecg_lower *L, int id) {
     else if (L->dyn) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d]))", ct, t->dbuf);
     else snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset);
     break;
+  case LW_HEAP: snprintf(b, 160, "((%s *)ctx->hb[%d].p)", ct, t->rtd - 1); break;
   default: snprintf(b, 160, "((%s *)0)", ct); break;
   }
   return b;
@@ -259,6 +260,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   const ecg_node *n = g->nodes[K->members[0]];
   if (K->kind == LW_K_SINGLE && lw_node_seq(L, n) && !lw_node_control(n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
+  if (K->kind == LW_K_SINGLE && lw_node_rt(L, n) && !lw_node_control(n)) return lw_emit_rtshape(L, n, e); /* run-time shapes */
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[64] = "", act[200];
@@ -346,7 +348,10 @@ static int kernel_schedule_used(ecg_lower *L, int p, const ecg_node *n, ecg_err 
 
 /* Check every tensor a node touches has a static shape (dyn: symbolic dims are checked by
  * lw_dyn_setup instead) and a C type. */
-static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
+static int check_static_rt(const ecg_graph *g, int dyn, const bool *rt, ecg_err *e);
+static int check_static(const ecg_graph *g, int dyn, ecg_err *e) { return check_static_rt(g, dyn, NULL, e); }
+/* ... except the tensors rt[] marks (a subgraph's tensors of run-time shape, LW_HEAP) */
+static int check_static_rt(const ecg_graph *g, int dyn, const bool *rt, ecg_err *e) {
   char lb[256], sh[128];
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
@@ -356,7 +361,8 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
         if (!t || t->sequence) continue; /* a run-time sequence: emit/sequence.c */
         const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-        if (!dyn && !ecg_tensor_static(t))
+        int id = pass ? n->outputs[k] : n->inputs[k];
+        if (!dyn && !ecg_tensor_static(t) && !(rt && rt[id]))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
                           pass && op && (op->props & ECG_PROP_CONTROL)
@@ -371,7 +377,7 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
-    if (t->sequence) continue;
+    if (t->sequence || (rt && rt[id])) continue;
     if (!dyn && !ecg_tensor_static(t))
       return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
@@ -767,13 +773,31 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
   bool *rt = calloc(out->sg->n_tensors + 1, 1);
   int rc = order && rt ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  bool *heap = calloc(out->sg->n_tensors + 1, 1);
+  if (rc == ECG_OK && !heap) rc = ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = bound_slices(out->sg, rt, &sub);
-  if (rc == ECG_OK) rc = check_static(out->sg, 0, &sub);
+  /* tensors of run-time shape (an item of a sequence, of any dims, and what the body makes
+   * of it): a context buffer each, their dims at run time; only the operators
+   * lw_emit_rtshape and the sequence operators take them (others refuse naming the node) */
+  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
+    const ecg_tensor *x = out->sg->tensors[t];
+    heap[t] = !x->is_const && !x->sequence && x->shape_known && x->n_dims <= ECG_MAX_RANK && !ecg_tensor_static(x) &&
+              ecg_node_capture_index(n, x->name, strlen(x->name)) < 0;
+  }
+  if (rc == ECG_OK) rc = check_static_rt(out->sg, 0, heap, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
   if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
-  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++)
+  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
     if (rt[t]) V->t[t].rtd = ++V->n_rtd;
+    if (heap[t]) {
+      V->t[t].where = LW_HEAP;
+      V->t[t].bytes = 0;
+      V->t[t].pinned = 0;
+      V->t[t].rtd = ++V->n_rtd;
+    }
+  }
   free(rt);
+  free(heap);
   if (rc == ECG_OK) find_aliases(V, order);
   if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
   if (rc == ECG_OK) lw_kernel_storage(V);
@@ -812,7 +836,9 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   int emitting = rc == ECG_OK;
   for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
     const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
-    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence : ecg_emitter(lw_op(m)); /* run-time sequences */
+    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence /* run-time sequences */
+                     : lw_node_rt(V, m) && !lw_node_control(m) ? lw_emit_rtshape /* run-time shapes */
+                                                               : ecg_emitter(lw_op(m));
     if (!fn) { rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type); break; }
     if (node_touches_half(V, m) && !half_capable(fn)) {
       rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type);
@@ -1022,12 +1048,17 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                     "static inline int64_t ecg_fdiv_(int64_t a, int64_t b) { int64_t q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
                 L->n_sym > 0 ? L->n_sym : 1, L->n_dbuf > 0 ? L->n_dbuf : 1, g->n_inputs > 0 ? g->n_inputs : 1);
     if (L->n_seq) lw_seq_helpers(L, &b);
+    if (L->n_rtd)
+      sb_printf(&b, "/* a run-time shaped tensor's buffer *p (capacity *cap) holds at least n bytes: 0, or -4 */\n"
+                    "static int hb_need_(void **p, size_t *cap, size_t n) {\n  if (n <= *cap && *p) return 0;\n"
+                    "  void *q = realloc(*p, n ? n : 1);\n  if (!q) return -4;\n  *p = q;\n  *cap = n;\n  return 0;\n}\n");
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
                   "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
     if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
-    if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time extents of bounded Slice outputs (lower.c bound_slices) */\n", L->n_rtd);
+    if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time dims: bounded Slice outputs (lower.c bound_slices), LW_HEAP tensors */\n"
+                                "  struct { void *p; size_t cap; } hb[%d]; /* LW_HEAP tensors' buffers */\n", L->n_rtd, L->n_rtd);
     sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
@@ -1119,6 +1150,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n", P, P);
     if (L->hetero) lw_het_destroy(L, &b);
     if (L->n_seq) sb_printf(&b, "  for (int i = 0; i < %d; i++) seq_free_(&ctx->sq[i]);\n", L->n_seq);
+    if (L->n_rtd) sb_printf(&b, "  for (int i = 0; i < %d; i++) free(ctx->hb[i].p);\n", L->n_rtd);
     sb_printf(&b, "  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n");
     sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
     sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);

@@ -26,7 +26,9 @@ void sb_free(sbuf *b);
 
 /** Where a tensor lives at run time. */
 typedef enum { LW_NONE = 0, LW_INPUT, LW_OUTPUT, LW_CONST, LW_ARENA,
-               LW_SEQ /**< a run-time sequence held by the context (ctx->sq[seq]; emit/sequence.c) */
+               LW_SEQ, /**< a run-time sequence held by the context (ctx->sq[seq]; emit/sequence.c) */
+               LW_HEAP /**< a subgraph tensor of run-time shape (an item of a sequence, what the body makes
+                            of it): a context buffer ctx->hb[rtd - 1] grown to fit, its dims ctx->rd[rtd - 1] */
 } lw_storage;
 
 typedef struct lw_tensor {
@@ -617,6 +619,15 @@ int lw_node_seq(const ecg_lower *L, const ecg_node *n);
  *  (-2 outside the sequence); out of memory fails the run (-4). Errors: ECG_ERR_INPUT naming the
  *  node for another operator, or an element tensor without a static shape. */
 int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/** Node n of lowering L reads or writes a tensor of run-time shape (LW_HEAP): it is lowered by
+ *  lw_emit_rtshape (emit/sequence.c), which takes Identity, Shape, Size and the elementwise
+ *  binary arithmetic operators with numpy broadcasting at run time, and refuses others. */
+int lw_node_rt(const ecg_lower *L, const ecg_node *n);
+/** Emit code inserting a copy of tensor id (static, or of run-time dims: lw_tensor.rtd) into
+ *  the sequence slot expression q (a seq_ *) at position p_ (a C variable in scope), setting the
+ *  int rc_ in scope on failure (-4); node n names an error (a tensor of no known shape). */
+int lw_seq_put(ecg_lower *L, const ecg_node *n, const char *q, int id, ecg_err *e);
+int lw_emit_rtshape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /** The C expression of sequence tensor id as a `const P_sequence *` (a graph input's bound
  *  struct, or the context's slot). */
 const char *lw_seq_ref(const ecg_lower *L, int id);

@@ -735,6 +735,12 @@ static int cf_optional_flags(conv *c, int ni, const char *lb, ecg_err *e) {
     }
     return ECG_OK;
   }
+  if (!strcmp(n->op_type, "SequenceMap") && !n->domain[0]) { /* its first input and its outputs are run-time sequences */
+    if (n->n_inputs && n->inputs[0] >= 0) g->tensors[n->inputs[0]]->sequence = true;
+    for (size_t k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0) g->tensors[n->outputs[k]]->sequence = true;
+    return ECG_OK;
+  }
   if (strcmp(n->op_type, "Loop") || n->domain[0]) return ECG_OK;
   ecg_graph *b = NULL;
   for (size_t k = 0; k < n->n_attrs; k++)

@@ -10,6 +10,10 @@
  *         items of any shape) and writing scan output rows per iteration; scan outputs are compiled
  *         for the static iteration count of their shape (constant M or the model's
  *         declared shape) and a run with another count fails (P_run returns -2);
+ *   SequenceMap  runs the body once per item of its first sequence (every sequence input
+ *         as long: else the run fails, -2), each body input an item (of any dims: a tensor of
+ *         run-time shape, LW_HEAP) or the whole tensor input, each body output appended to
+ *         the node's output sequence;
  *   Scan  (Scan-8 with its batch axis, Scan-9+) runs the body once per slice along each
  *         scan input's axis (either direction), state carried, scan outputs written per
  *         iteration along their axes. */
@@ -245,6 +249,65 @@ int emit_scan(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     sb_printf(c, "    }\n");
     sb_printf(c, "  }\n");
+  }
+  lw_sub_free(&s);
+  return rc;
+}
+
+int emit_sequence_map(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(L->g, n, &cf, e));
+  lw_sub s;
+  int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
+  const ecg_graph *b = s.sg;
+  for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
+    const ecg_tensor *y = ecg_node_output(L->g, n, k);
+    if (y && !y->sequence) rc = lw_node_err(L, n, e, "output '%s' is not a sequence", y->name);
+  }
+  if (rc == ECG_OK) {
+    sbuf *c = &L->code;
+    sb_printf(c, "  {\n    const int64_t n_ = %s->n;\n", lw_seq_ref(L, n->inputs[0]));
+    for (int k = 1; k < cf.n_scan_in; k++)
+      if (L->g->tensors[n->inputs[k]]->sequence)
+        sb_printf(c, "    if (%s->n != n_) { ctx->err = -2; return; } /* sequences of different lengths */\n", lw_seq_ref(L, n->inputs[k]));
+    for (int k = 0; k < cf.n_scan_out; k++)
+      if (n->outputs[k] >= 0) sb_printf(c, "    seq_clear_(&ctx->sq[%d]);\n", L->t[n->outputs[k]].seq);
+    sb_printf(c, "    for (int64_t i_ = 0; i_ < n_; i_++) {\n");
+    for (int k = 0; k < cf.n_scan_in; k++) {
+      int in = n->inputs[k], bi = b->inputs[k];
+      const ecg_tensor *tb = b->tensors[bi];
+      if (!L->g->tensors[in]->sequence) { /* a tensor: the body reads it whole each time */
+        move(c, lw_ptr(&s.view, bi), lw_ptr(L, in), nbytes(L, in));
+        continue;
+      }
+      int r = (int)tb->n_dims;
+      sb_printf(c, "      { const %s_value *v_ = &%s->items[i_];\n        int ok_ = v_->rank == %d && v_->dtype == %d;\n", L->prefix,
+                lw_seq_ref(L, in), r, tb->dtype);
+      for (int d = 0; d < r; d++)
+        if (tb->dims[d]->value >= 0) sb_printf(c, "        ok_ = ok_ && v_->dims[%d] == %lld;\n", d, (long long)tb->dims[d]->value);
+      sb_printf(c, "        if (!ok_) { ctx->err = -2; return; } /* an item not of the rank (or dims) compiled for */\n");
+      if (s.view.t[bi].where == LW_HEAP) {
+        int q = s.view.t[bi].rtd - 1;
+        sb_printf(c, "        int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, v_->bytes);\n        if (rc_) { ctx->err = rc_; return; }\n"
+                     "        for (int d_ = 0; d_ < %d; d_++) ctx->rd[%d][d_] = v_->dims[d_];\n"
+                     "        if (v_->bytes) memcpy(ctx->hb[%d].p, v_->data, v_->bytes);\n      }\n", q, q, r, q, q);
+      } else {
+        sb_printf(c, "        if (v_->bytes) memcpy((void *)%s, v_->data, v_->bytes);\n      }\n", lw_ptr(&s.view, bi));
+      }
+    }
+    calls(c, &s);
+    for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
+      if (n->outputs[k] < 0) continue;
+      char q[64];
+      snprintf(q, sizeof q, "&ctx->sq[%d]", L->t[n->outputs[k]].seq);
+      sb_printf(c, "      { int64_t p_ = i_;\n        int rc_ = 0;\n");
+      s.view.code = *c; /* the body output as the body's lowering sees it, into this kernel's code */
+      rc = lw_seq_put(&s.view, n, q, b->outputs[k], e);
+      *c = s.view.code;
+      s.view.code = (sbuf){0};
+      sb_printf(c, "        if (rc_) { ctx->err = rc_; return; }\n      }\n");
+    }
+    sb_printf(c, "    }\n  }\n");
   }
   lw_sub_free(&s);
   return rc;

@@ -66,7 +66,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_MatMulInteger] = emit_matmul_integer, [ECG_OP_QLinearMatMul] = emit_matmul_integer,
   [ECG_OP_ConvInteger] = emit_conv_integer, [ECG_OP_QLinearConv] = emit_conv_integer,
   /* ai.onnx.preview.training optimizers (train.c) */
-  [ECG_OP_If] = emit_if, [ECG_OP_Loop] = emit_loop, [ECG_OP_Scan] = emit_scan,
+  [ECG_OP_If] = emit_if, [ECG_OP_Loop] = emit_loop, [ECG_OP_Scan] = emit_scan, [ECG_OP_SequenceMap] = emit_sequence_map,
   [ECG_OP_Adagrad] = emit_optimizer, [ECG_OP_Momentum] = emit_optimizer, [ECG_OP_Adam] = emit_optimizer,
 };
 
