@@ -199,3 +199,53 @@ for (const [dir, m, init] of [['data_m3', 3, [[[1], [9]]]], ['data_m6', 6, []]])
   data('data_badlen', X, Z.slice(0, 2), false);
   data('data_nobcast', X, [item([2, 2], (i) => i), Z[1], Z[2]], false);
 }
+
+// ---- a tensor of symbolic dims beside the sequences (a dynamic build): one compiled model, two sizes
+//   seqmap_dyn.onnx  x: sequence(float ['N']), t: float ['K']; SequenceMap body in0 + in1 (numpy broadcasting)
+//   loop_dyn.onnx    the same as a Loop over SequenceAt(x, i) reading t as a capture
+//                    data_k3/ (t [3]), data_k1/ (t [1]) for both
+//   loop_dyn_cap.onnx  the Loop reading Relu(t) (an intermediate of run-time size): refused
+{
+  const symT = (code, names) => ({ tensorType: { elemType: code, shape: { dim: names.map((p) => ({ dimParam: p })) } } });
+  const io = [vi('x', { sequenceType: { elemType: symT(FLOAT, ['N']) } }), vi('t', symT(FLOAT, ['K']))];
+  save('seqmap_dyn.onnx', g('seqmap_dyn', [{ opType: 'SequenceMap', input: ['x', 't'], output: ['y'], name: 'map',
+    attribute: [{ name: 'body', type: 5, g: g('map', [{ opType: 'Add', input: ['in0', 'in1'], output: ['o'] }],
+      [vi('in0', symT(FLOAT, ['N'])), vi('in1', symT(FLOAT, ['K']))], [vi('o', symT(FLOAT, ['N']))]) }] }],
+  io, [vi('y', seqT(FLOAT, null))]), 17);
+  save('loop_dyn.onnx', g('loop_dyn', [
+    { opType: 'SequenceLength', input: ['x'], output: ['n'] },
+    { opType: 'SequenceEmpty', output: ['e'], attribute: [{ name: 'dtype', type: 2, i: FLOAT }] },
+    { opType: 'Loop', input: ['n', '', 'e'], output: ['y'], name: 'loop', attribute: [{ name: 'body', type: 5, g: g('body', [
+      { opType: 'Identity', input: ['ci'], output: ['co'] },
+      { opType: 'SequenceAt', input: ['x', 'i'], output: ['it'] },
+      { opType: 'Add', input: ['it', 't'], output: ['s'] },
+      { opType: 'SequenceInsert', input: ['si', 's'], output: ['so'] }],
+      [vi('i', tensorT(INT64, [])), vi('ci', tensorT(BOOL, [])), vi('si', seqT(FLOAT, null))],
+      [vi('co', tensorT(BOOL, [])), vi('so', seqT(FLOAT, null))]) }] }],
+  io, [vi('y', seqT(FLOAT, null))]), 17);
+  // loop_dyn_cap.onnx: the body reads Relu(t), an intermediate of symbolic dims: refused naming the Loop
+  save('loop_dyn_cap.onnx', g('loop_dyn_cap', [
+    { opType: 'Relu', input: ['t'], output: ['rt'] },
+    { opType: 'SequenceLength', input: ['x'], output: ['n'] },
+    { opType: 'SequenceEmpty', output: ['e'], attribute: [{ name: 'dtype', type: 2, i: FLOAT }] },
+    { opType: 'Loop', input: ['n', '', 'e'], output: ['y'], name: 'loop', attribute: [{ name: 'body', type: 5, g: g('body', [
+      { opType: 'Identity', input: ['ci'], output: ['co'] },
+      { opType: 'SequenceAt', input: ['x', 'i'], output: ['it'] },
+      { opType: 'Add', input: ['it', 'rt'], output: ['s'] },
+      { opType: 'SequenceInsert', input: ['si', 's'], output: ['so'] }],
+      [vi('i', tensorT(INT64, [])), vi('ci', tensorT(BOOL, [])), vi('si', seqT(FLOAT, null))],
+      [vi('co', tensorT(BOOL, [])), vi('so', seqT(FLOAT, null))]) }] }],
+  io, [vi('y', seqT(FLOAT, null))]), 17);
+  for (const [dir, tv, items] of [['data_k3', [0.5, -1, 2], [[[3], [1, 2, 3]], [[1], [10]], [[3], [4, 5, 6]]]],
+    ['data_k1', [100], [[[2], [1, 2]], [[5], [1, 2, 3, 4, 5]], [[1], [7]]]]]) {
+    const ys = items.map(([d, v]) => {
+      const n = Math.max(d[0], tv.length);
+      return [[n], Array.from({ length: n }, (_, j) => Math.fround(v[d[0] === 1 ? 0 : j] + tv[tv.length === 1 ? 0 : j]))];
+    });
+    for (const m of ['seqmap_dyn', 'loop_dyn']) {
+      writeAtomic(path.join(out, m, dir, 'input_0.pb'), seqFile('x', FLOAT, items));
+      writeAtomic(path.join(out, m, dir, 'input_1.pb'), encodeTensor('t', FLOAT, [tv.length], tv));
+      writeAtomic(path.join(out, m, dir, 'output_0.pb'), seqFile('y', FLOAT, ys));
+    }
+  }
+}

@@ -104,7 +104,7 @@ const char *lw_ptr(ecg_lower *L, int id) {
   case LW_ARENA:
     if (L->dyn && t->offset) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d] + %zu))", ct, t->dbuf, t->offset);
     else if (L->dyn) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d]))", ct, t->dbuf);
-    else snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset);
+    else snprintf(b, 160, "((%s *)(%s + %zu))", ct, L->arena_name ? L->arena_name : "ctx->arena", t->offset);
     break;
   case LW_HEAP: snprintf(b, 160, "((%s *)ctx->hb[%d].p)", ct, t->rtd - 1); break;
   default: snprintf(b, 160, "((%s *)0)", ct); break;
@@ -526,11 +526,25 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     size_t need = 0;
     L->region_off[p] = 0;
     if (!op || !(op->props & ECG_PROP_CONTROL) || L->k[p].nm != 1) continue;
-    if (L->dyn) { /* its subgraphs would be planned inside a region of run-time size */
+    if (L->dyn) { /* its subgraphs are static code (run-time shapes: LW_HEAP, rtd) reading the node's
+                   * operands where they live: an outer tensor in a run-time buffer, or a region
+                   * of run-time size, is not supported */
       char lb[256];
-      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): control flow is not supported with symbolic dims yet; fix dims with --input-shape",
-                    ecg_node_label(g, n, lb, sizeof lb), n->op_type);
-      break;
+      bool ok = true;
+      /* a capture is read by the subgraph's static code where it lives: a graph input or a
+       * constant, not an intermediate (placed by the run-time plan) */
+      for (size_t k = n->n_inputs - (size_t)ecg_node_n_captures(n); k < n->n_inputs && ok; k++)
+        ok = n->inputs[k] < 0 || L->t[n->inputs[k]].where != LW_ARENA;
+      if (!ok) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): control flow is not supported with symbolic dims yet (its subgraphs read "
+                      "an intermediate the run-time plan places); fix dims with --input-shape", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+        break;
+      }
+      /* its subgraphs' static plans go to ctx->rgn (one buffer: control-flow nodes of the main
+       * graph never run at the same time) */
+      if ((rc = region_need(L, n, &need, e)) != ECG_OK) break;
+      if (need > L->rgn_bytes) L->rgn_bytes = need;
+      continue;
     }
     if ((rc = region_need(L, n, &need, e)) != ECG_OK || !need) continue;
     region_k[nr] = p;
@@ -766,7 +780,8 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
   V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; V->sched_shared = 0; /* schedules apply to the main graph's kernels */
   V->sched_left = NULL; V->sched_acc = NULL;
-  V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (a dynamic build refuses them) */
+  if (L->dyn) V->arena_name = "ctx->rgn"; /* a dynamic build's subgraphs: static plans in their own buffer */
+  V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (run-time shapes: LW_HEAP, rtd) */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
@@ -779,12 +794,19 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   /* tensors of run-time shape (an item of a sequence, of any dims, and what the body makes
    * of it): a context buffer each, their dims at run time; only the operators
    * lw_emit_rtshape and the sequence operators take them (others refuse naming the node) */
+  /* and captures of outer graph inputs of symbolic dims (a dynamic build): read in place, their
+   * dims set before the subgraph runs (lw_sub_rt_dims) */
+  bool *rtcap = calloc(out->sg->n_tensors + 1, 1), *either = calloc(out->sg->n_tensors + 1, 1);
+  if (rc == ECG_OK && (!rtcap || !either)) rc = ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
   for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
     const ecg_tensor *x = out->sg->tensors[t];
-    heap[t] = !x->is_const && !x->sequence && x->shape_known && x->n_dims <= ECG_MAX_RANK && !ecg_tensor_static(x) &&
-              ecg_node_capture_index(n, x->name, strlen(x->name)) < 0;
+    bool rtx = !x->is_const && !x->sequence && x->shape_known && x->n_dims <= ECG_MAX_RANK && !ecg_tensor_static(x);
+    int cap = ecg_node_capture_index(n, x->name, strlen(x->name));
+    heap[t] = rtx && cap < 0;
+    rtcap[t] = rtx && cap >= 0 && n->inputs[cap] >= 0 && L->t[n->inputs[cap]].where == LW_INPUT;
+    either[t] = heap[t] || rtcap[t];
   }
-  if (rc == ECG_OK) rc = check_static_rt(out->sg, 0, heap, &sub);
+  if (rc == ECG_OK) rc = check_static_rt(out->sg, 0, either, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
   if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
   for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
@@ -795,9 +817,12 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
       V->t[t].pinned = 0;
       V->t[t].rtd = ++V->n_rtd;
     }
+    if (rtcap[t]) V->t[t].rtd = ++V->n_rtd;
   }
   free(rt);
   free(heap);
+  free(rtcap);
+  free(either);
   if (rc == ECG_OK) find_aliases(V, order);
   if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
   if (rc == ECG_OK) lw_kernel_storage(V);
@@ -860,7 +885,9 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   L->n_rtd = V->n_rtd;
   L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
   L->blob_start = V->blob_start;
-  if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
+  if (L->dyn) { if (V->arena_bytes > L->rgn_bytes) L->rgn_bytes = V->arena_bytes; } /* ctx->rgn */
+  else if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
+  if (V->rgn_bytes > L->rgn_bytes) L->rgn_bytes = V->rgn_bytes;
   V->decls = V->init = V->scratch_expr = (sbuf){0};
   V->blob = NULL;
   if (rc != ECG_OK && emitting) /* sub_prepare's errors are in *e already, prefixed */
@@ -1057,6 +1084,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
     if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
+    if (L->dyn && L->rgn_bytes) sb_printf(&b, "  unsigned char *rgn;   /* the subgraphs' static plans (control flow in a dynamic build) */\n");
     if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time dims: bounded Slice outputs (lower.c bound_slices), LW_HEAP tensors */\n"
                                 "  struct { void *p; size_t cap; } hb[%d]; /* LW_HEAP tensors' buffers */\n", L->n_rtd, L->n_rtd);
     sb_printf(&b, "};\n\n");
@@ -1151,6 +1179,7 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (L->hetero) lw_het_destroy(L, &b);
     if (L->n_seq) sb_printf(&b, "  for (int i = 0; i < %d; i++) seq_free_(&ctx->sq[i]);\n", L->n_seq);
     if (L->n_rtd) sb_printf(&b, "  for (int i = 0; i < %d; i++) free(ctx->hb[i].p);\n", L->n_rtd);
+    if (L->dyn && L->rgn_bytes) sb_printf(&b, "  free(ctx->rgn);\n");
     sb_printf(&b, "  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n");
     sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
     sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
@@ -1160,6 +1189,8 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
     sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
               L->scratch_expr.s && !L->dyn ? L->scratch_expr.s : ""); /* dyn: sized in prepare_ */
+    if (L->dyn && L->rgn_bytes)
+      sb_printf(&b, "  if (!(ctx->rgn = alloc64(%zu))) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", L->rgn_bytes, P);
     sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
                   "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
                   "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
@@ -1453,7 +1484,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     bool seq = false;
     for (int m = 0; m < K->nm; m++) seq |= lw_node_seq(&L, g->nodes[K->members[m]]) && !lw_node_control(g->nodes[K->members[m]]);
     if (seq) { /* run-time sequences: one node per kernel, C only, static shapes */
-      const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn ? "with symbolic dims"
+      const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn && lw_node_dyn(&L, n) ? "with symbolic dims"
                         : L.target != LW_TARGET_C || L.hetero ? "by --target opencl or c+opencl" : NULL;
       if (why) {
         rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): run-time sequences are not supported %s",

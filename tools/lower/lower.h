@@ -177,6 +177,10 @@ typedef struct ecg_lower {
   size_t arena_base;     /**< where this graph's plan starts in the arena (0; a subgraph: above the
                               plan of the graph holding it, lw_lower_subgraph) */
   size_t plan_bytes;     /**< bytes of this graph's own plan, from arena_base */
+  const char *arena_name; /**< the C expression of the arena a static plan's offsets are in: NULL for
+                               ctx->arena; "ctx->rgn" in the subgraphs of a dynamic build, whose
+                               static plans share one context buffer of rgn_bytes */
+  size_t rgn_bytes;      /**< a dynamic build: the bytes its control-flow nodes' subgraphs need (ctx->rgn) */
   size_t *region_off;    /**< per kernel: where a control-flow kernel's subgraphs are planned (an
                               arena buffer of the plan, live at that kernel only; plan_memory) */
   size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
@@ -627,6 +631,10 @@ int lw_node_rt(const ecg_lower *L, const ecg_node *n);
  *  the sequence slot expression q (a seq_ *) at position p_ (a C variable in scope), setting the
  *  int rc_ in scope on failure (-4); node n names an error (a tensor of no known shape). */
 int lw_seq_put(ecg_lower *L, const ecg_node *n, const char *q, int id, ecg_err *e);
+/** Emit, into L's code, the run-time dims of the captures of sub s of control-flow node n
+ *  that read an outer tensor of symbolic dims (a graph input of a dynamic build): their
+ *  ctx->rd rows, from the outer tensor's dims. */
+void lw_sub_rt_dims(ecg_lower *L, const ecg_node *n, const lw_sub *s);
 int lw_emit_rtshape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /** The C expression of sequence tensor id as a `const P_sequence *` (a graph input's bound
  *  struct, or the context's slot). */

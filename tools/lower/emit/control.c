@@ -141,6 +141,12 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     rc = check_state(L, n, "loop-carried value", j, in, out, e);
   }
+  for (int k = 0; rc == ECG_OK && k < cf.n_explicit + (int)n->n_outputs; k++) { /* a dynamic build: only captures may be symbolic */
+    int id = k < cf.n_explicit ? n->inputs[k] : n->outputs[k - cf.n_explicit];
+    if (lw_tensor_dyn(L, id))
+      rc = lw_node_err(L, n, e, "'%s' has symbolic dims: a Loop's operands of run-time size are not supported with symbolic dims yet",
+                       L->g->tensors[id]->name);
+  }
   int64_t T = -1;
   for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
     const ecg_tensor *y = ecg_node_output(L->g, n, cf.n_state + k);
@@ -153,6 +159,7 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sbuf *c = &L->code;
     int M = n->inputs[0], C = cf.n_explicit > 1 ? n->inputs[1] : -1;
     sb_printf(c, "  {\n    const int64_t b_ = 0;\n    int64_t m_ = %s, i_ = 0;\n    int c_ = %s;\n", M >= 0 ? "0" : "INT64_MAX", "1");
+    lw_sub_rt_dims(L, n, &s);
     if (M >= 0) sb_printf(c, "    m_ = (int64_t)%s[0];\n", lw_ptr(L, M));
     if (C >= 0) sb_printf(c, "    c_ = %s[0] != 0;\n", lw_ptr(L, C));
     for (int j = 0; j < cf.n_state; j++)
@@ -264,9 +271,13 @@ int emit_sequence_map(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     const ecg_tensor *y = ecg_node_output(L->g, n, k);
     if (y && !y->sequence) rc = lw_node_err(L, n, e, "output '%s' is not a sequence", y->name);
   }
+  for (int k = 0; rc == ECG_OK && k < cf.n_scan_in; k++) /* a tensor input of symbolic dims: the body takes its run-time shape */
+    if (lw_tensor_dyn(L, n->inputs[k]) && s.view.t[b->inputs[k]].where != LW_HEAP)
+      rc = lw_node_err(L, n, e, "input '%s' has symbolic dims the body does not take (not supported)", L->g->tensors[n->inputs[k]]->name);
   if (rc == ECG_OK) {
     sbuf *c = &L->code;
     sb_printf(c, "  {\n    const int64_t n_ = %s->n;\n", lw_seq_ref(L, n->inputs[0]));
+    lw_sub_rt_dims(L, n, &s);
     for (int k = 1; k < cf.n_scan_in; k++)
       if (L->g->tensors[n->inputs[k]]->sequence)
         sb_printf(c, "    if (%s->n != n_) { ctx->err = -2; return; } /* sequences of different lengths */\n", lw_seq_ref(L, n->inputs[k]));
@@ -276,6 +287,14 @@ int emit_sequence_map(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     for (int k = 0; k < cf.n_scan_in; k++) {
       int in = n->inputs[k], bi = b->inputs[k];
       const ecg_tensor *tb = b->tensors[bi];
+      if (!L->g->tensors[in]->sequence && s.view.t[bi].where == LW_HEAP) { /* a tensor of symbolic dims (a dynamic build) */
+        int q = s.view.t[bi].rtd - 1, r = (int)tb->n_dims;
+        sb_printf(c, "      { size_t b_ = %zu;\n", ecg_dtype_size(tb->dtype));
+        for (int d = 0; d < r; d++) sb_printf(c, "        ctx->rd[%d][%d] = (int64_t)(%s);\n        b_ *= (size_t)ctx->rd[%d][%d];\n", q, d, lw_dim(L, in, d), q, d);
+        sb_printf(c, "        int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, b_);\n        if (rc_) { ctx->err = rc_; return; }\n"
+                     "        if (b_) memcpy(ctx->hb[%d].p, %s, b_);\n      }\n", q, q, q, lw_ptr(L, in));
+        continue;
+      }
       if (!L->g->tensors[in]->sequence) { /* a tensor: the body reads it whole each time */
         move(c, lw_ptr(&s.view, bi), lw_ptr(L, in), nbytes(L, in));
         continue;

@@ -180,20 +180,26 @@ int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
 /* ---------------------------------------------------------------- run-time shapes */
 
+/* Tensor id has run-time dims in ctx->rd[]: an LW_HEAP tensor, or a subgraph's capture of an
+ * outer graph input of symbolic dims (its dims set before the subgraph runs, lw_sub_rt_dims). */
+static int rt_dims(const ecg_lower *L, int id) {
+  return id >= 0 && (L->t[id].where == LW_HEAP || (L->t[id].rtd && !ecg_tensor_static(L->g->tensors[id])));
+}
+
 int lw_node_rt(const ecg_lower *L, const ecg_node *n) {
   for (size_t k = 0; k < n->n_inputs; k++)
-    if (n->inputs[k] >= 0 && L->t[n->inputs[k]].where == LW_HEAP) return 1;
+    if (rt_dims(L, n->inputs[k])) return 1;
   for (size_t k = 0; k < n->n_outputs; k++)
-    if (n->outputs[k] >= 0 && L->t[n->outputs[k]].where == LW_HEAP) return 1;
+    if (rt_dims(L, n->outputs[k])) return 1;
   return 0;
 }
 
-/* Dim d of tensor id as a C expression: this run's (LW_HEAP) or the static number. */
+/* Dim d of tensor id as a C expression: this run's (rt_dims) or the static number. */
 static const char *dim_expr(const ecg_lower *L, int id, int d) {
   static __thread char ring[16][48];
   static __thread int slot;
   char *b = ring[slot++ & 15];
-  if (L->t[id].where == LW_HEAP) snprintf(b, 48, "ctx->rd[%d][%d]", L->t[id].rtd - 1, d);
+  if (rt_dims(L, id)) snprintf(b, 48, "ctx->rd[%d][%d]", L->t[id].rtd - 1, d);
   else snprintf(b, 48, "(int64_t)%lld", (long long)L->g->tensors[id]->dims[d]->value);
   return b;
 }
@@ -278,10 +284,21 @@ int lw_emit_rtshape(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 refuse:;
   for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
     int id = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
-    if (id >= 0 && L->t[id].where == LW_HEAP)
+    if (rt_dims(L, id))
       return lw_node_err(L, n, e, "tensor '%s' has a run-time shape (its dims known only as the subgraph runs: an item of a "
                                   "sequence, what is made of one), which this operator's kernel does not take (not supported; supported: Identity, Shape, Size, "
                                   "Add, Sub, Mul, Div, and the sequence operators)", g->tensors[id]->name);
   }
   return lw_node_err(L, n, e, "not supported on tensors of run-time shape");
+}
+
+void lw_sub_rt_dims(ecg_lower *L, const ecg_node *n, const lw_sub *s) {
+  const ecg_graph *sg = s->sg;
+  for (size_t t = 0; t < sg->n_tensors; t++) {
+    const ecg_tensor *x = sg->tensors[t];
+    int idx = s->view.t[t].where != LW_HEAP && s->view.t[t].rtd && !ecg_tensor_static(x) ? ecg_node_capture_index(n, x->name, strlen(x->name)) : -1;
+    if (idx < 0 || n->inputs[idx] < 0) continue;
+    for (size_t d = 0; d < x->n_dims; d++)
+      sb_printf(&L->code, "    ctx->rd[%d][%zu] = (int64_t)(%s);\n", s->view.t[t].rtd - 1, d, lw_dim(L, n->inputs[idx], (int)d));
+  }
 }

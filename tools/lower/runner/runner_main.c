@@ -342,6 +342,7 @@ int main(int argc, char **argv) {
   /* the input shapes, then each output's shape for them */
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
+    if (t->sequence) continue; /* a run-time sequence: its items carry their dims */
     int rc = srank[k] >= 0 ? ECG_MODEL(set_input_shape)(ctx, t->name, srank[k], shape[k]) : 0;
     if (srank[k] < 0) { /* a static input: its own shape */
       rc = ECG_MODEL(set_input_shape)(ctx, t->name, t->rank, t->dims);
@@ -350,6 +351,7 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     const INFO *t = ECG_MODEL(output_info)(k);
+    if (t->sequence) continue; /* a run-time sequence: written as a sequence file */
     int rank;
     int64_t dims[8];
     if (ECG_MODEL(output_shape)(ctx, k, &rank, dims)) { fprintf(stderr, "runner: %s\n", ECG_MODEL(error)(ctx)); return finish(1); }
