@@ -704,7 +704,7 @@ int ecg_node_n_captures(const ecg_node *n);
 int ecg_node_capture_index(const ecg_node *n, const char *name, size_t len);
 
 /** Kinds of control-flow node (ecg_cf.kind). */
-enum { ECG_CF_IF = 1, ECG_CF_LOOP, ECG_CF_SCAN };
+enum { ECG_CF_IF = 1, ECG_CF_LOOP, ECG_CF_SCAN, ECG_CF_SEQMAP };
 /** Most scan inputs and most scan outputs of one Scan. */
 #define ECG_CF_MAX_SCAN 64
 
@@ -718,7 +718,10 @@ enum { ECG_CF_IF = 1, ECG_CF_LOOP, ECG_CF_SCAN };
  *  body: inputs (n_state states, n_scan_in slices), outputs (n_state states, n_scan_out
  *  slices). */
 typedef struct ecg_cf {
-  int kind;                        /**< ECG_CF_IF, ECG_CF_LOOP, ECG_CF_SCAN */
+  int kind;                        /**< ECG_CF_IF, ECG_CF_LOOP, ECG_CF_SCAN, ECG_CF_SEQMAP (SequenceMap:
+                                        n_scan_in inputs, each a sequence read item by item or a
+                                        tensor read whole; body inputs and outputs one per node
+                                        input and output; n_scan_out outputs, all sequences) */
   ecg_graph *body[2];              /**< If: then_branch, else_branch; Loop, Scan: body, NULL */
   int n_explicit;                  /**< ONNX inputs (the node's inputs before its captures) */
   int first_state;                 /**< input index of the first initial state value */

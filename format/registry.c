@@ -228,7 +228,7 @@ static int infer_one(ecg_graph *g, ecg_node *n, const ecg_op_info *op, ecg_err *
     if (t && !t->shape_known)
       return ecg_node_errf(e, g, n, "input '%s' has unknown rank", t->name);
   }
-  if (seq && op->infer != ecg_infer_sequence) {
+  if (seq && op->infer != ecg_infer_sequence && !(op->props & ECG_PROP_CONTROL)) { /* control flow: its own checks */
     ecg_tensor *y = ecg_node_output(g, n, 0);
     if (!(op->props & ECG_PROP_SEQ_PASS) || n->n_outputs != 1 || !y || ecg_node_input(g, n, 0) != seq)
       return ecg_node_errf(e, g, n, "input '%s' is a run-time sequence, which only the sequence operators and Identity take",

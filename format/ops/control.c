@@ -96,6 +96,16 @@ int ecg_cf_info(const ecg_graph *g, const ecg_node *n, ecg_cf *cf, ecg_err *e) {
     if (m && m->is_const && cf->trip < 0) cf->trip = 0;
     return ECG_OK;
   }
+  if (op->id == ECG_OP_SequenceMap) {
+    cf->kind = ECG_CF_SEQMAP;
+    cf->n_scan_in = cf->n_explicit;
+    cf->n_scan_out = (int)n->n_outputs;
+    if (cf->n_scan_in < 1) return ecg_node_errf(e, g, n, "needs an input sequence");
+    if ((int)b->n_inputs != cf->n_scan_in || (int)b->n_outputs != cf->n_scan_out)
+      return ecg_node_errf(e, g, n, "body has %zu inputs and %zu outputs, the node %d and %d", b->n_inputs, b->n_outputs,
+                           cf->n_scan_in, cf->n_scan_out);
+    return ECG_OK;
+  }
   cf->kind = ECG_CF_SCAN;
   cf->batch = n->opset < 9; /* Scan-8: batch axis 0, optional sequence_lens first */
   cf->first_state = cf->batch ? 1 : 0;
@@ -164,6 +174,10 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     int idx = ecg_node_capture_index(n, x->name, strlen(x->name));
     if (idx < 0) continue; /* read by nothing (ecg_validate_scope refused any other) */
     const ecg_tensor *o = ecg_node_input(g, n, idx);
+    if (o && o->sequence) { /* a run-time sequence read in the subgraph */
+      if ((rc = ecg_sequence_like(x, o, e)) != ECG_OK) break;
+      continue;
+    }
     if (!o || !o->shape_known) { rc = ecg_node_errf(e, g, n, "captured value '%s' has unknown shape", x->name); break; }
     if ((rc = copy_type(x, o->dtype, o, -1, -1)) == ECG_ERR_INPUT) rc = ecg_node_errf(e, g, n, "captured value '%s' has rank above %d", x->name, ECG_MAX_RANK);
   }
@@ -180,12 +194,44 @@ static int bind(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf, ecg_gra
     for (int j = 0; j < cf->n_state; j++) {
       const ecg_tensor *v = ecg_node_input(g, n, 2 + j);
       if (!v) return ecg_node_errf(e, g, n, "loop-carried value %d is missing", j);
+      if (v->sequence != sg->tensors[sg->inputs[2 + j]]->sequence)
+        return ecg_node_errf(e, g, n, "loop-carried value %d is %s in the body but '%s' is %s", j,
+                             v->sequence ? "a tensor" : "a sequence", v->name, v->sequence ? "a sequence" : "a tensor");
+      if (v->sequence) { /* a run-time sequence: its items' shapes may change per iteration */
+        ecg_tensor *x = sg->tensors[sg->inputs[2 + j]];
+        ECG_TRY(ecg_sequence_like(x, v, e));
+        if (ecg_tensor_set_shape(x, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+        continue;
+      }
       int rc2 = copy_type(sg->tensors[sg->inputs[2 + j]], v->dtype, v, -1, -1);
       if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+    }
+  } else if (cf->kind == ECG_CF_SEQMAP) { /* an item of a sequence input: its dtype and rank, dims of run time */
+    for (int j = 0; j < cf->n_scan_in; j++) {
+      const ecg_tensor *v = ecg_node_input(g, n, j);
+      ecg_tensor *x = sg->tensors[sg->inputs[j]];
+      if (!v) return ecg_node_errf(e, g, n, "input %d is missing", j);
+      if (j == 0 && !v->sequence) return ecg_node_errf(e, g, n, "the first input '%s' is not a sequence", v->name);
+      if (!v->sequence) {
+        if (!v->shape_known) return ecg_node_errf(e, g, n, "input '%s' has unknown rank", v->name);
+        int rc2 = copy_type(x, v->dtype, v, -1, -1);
+        if (rc2) return rc2 == ECG_ERR_INPUT ? ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK) : ecg_errf(e, rc2, "out of memory");
+        continue;
+      }
+      int64_t d[ECG_MAX_RANK];
+      /* the items' rank where the sequence declares one, else the body input's declared rank */
+      int r = v->shape_known ? (int)v->n_dims : x->shape_known ? (int)x->n_dims : -1;
+      if (r > ECG_MAX_RANK) return ecg_node_errf(e, g, n, "'%s' has rank above %d", v->name, ECG_MAX_RANK);
+      for (int i = 0; i < r; i++) d[i] = -1;
+      x->dtype = v->dtype;
+      x->sequence = false;
+      if (ecg_tensor_set_shape(x, r, d, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     }
   } else if (cf->kind == ECG_CF_SCAN) {
     for (int j = 0; j < cf->n_state + cf->n_scan_in; j++) {
       const ecg_tensor *v = ecg_node_input(g, n, cf->first_state + j);
+      if ((v && v->sequence) || sg->tensors[sg->inputs[j]]->sequence)
+        return ecg_node_errf(e, g, n, "body input %d is a sequence (sequences in a Scan are not supported)", j);
       if (!v || !v->shape_known) return ecg_node_errf(e, g, n, "input %d is missing or has unknown rank", cf->first_state + j);
       int skip0 = cf->batch ? 0 : -1, skip1 = j >= cf->n_state ? (int)cf->in_axis[j - cf->n_state] : -1;
       if (cf->batch && v->n_dims < 1) return ecg_node_errf(e, g, n, "state '%s' has no batch axis (Scan-8)", v->name);
@@ -326,11 +372,41 @@ int ecg_infer_loop(ecg_graph *g, ecg_node *n, ecg_err *e) {
     const ecg_tensor *o = b->tensors[b->outputs[1 + k]];
     ecg_tensor *y = ecg_node_output(g, n, k);
     if (!y) continue;
-    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences carried through a Loop are not supported)", o->name);
+    if (o->sequence) { /* a loop-carried run-time sequence: items of any shape */
+      if (k >= cf.n_state) return ecg_node_errf(e, g, n, "scan output '%s' is a sequence (not supported)", o->name);
+      const ecg_tensor *v = ecg_node_input(g, n, 2 + k);
+      if (!v || !v->sequence || v->dtype != o->dtype)
+        return ecg_node_errf(e, g, n, "loop-carried value %d enters the body as %s but leaves it as a sequence of %s", k,
+                             v && v->sequence ? "a sequence of another dtype" : "a tensor", ecg_dtype_name(o->dtype));
+      ECG_TRY(ecg_sequence_like(y, o, e));
+      if (ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      continue;
+    }
+    if (k < cf.n_state && ecg_node_input(g, n, 2 + k) && ecg_node_input(g, n, 2 + k)->sequence)
+      return ecg_node_errf(e, g, n, "loop-carried value %d enters the body as a sequence but leaves it as the tensor '%s'", k, o->name);
     if (!o->shape_known) return ecg_node_errf(e, g, n, "body output '%s' has unknown rank", o->name);
     if (k >= cf.n_state && o->n_dims + 1 > ECG_MAX_RANK)
       return ecg_node_errf(e, g, n, "scan output '%s' would have rank %zu > %d", y->name, o->n_dims + 1, ECG_MAX_RANK);
     ECG_TRY(cf_set_output(g, n, k, o, CF_NO_BATCH, k >= cf.n_state ? 0 : -1, cf.trip, "loop_iterations", e));
+  }
+  return ECG_OK;
+}
+
+/* Outputs of SequenceMap: a run-time sequence per body output (its items of any shape:
+ * each is what the body gives for one item of the inputs). */
+int ecg_infer_sequence_map(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(g, n, &cf, e));
+  ecg_graph *b = cf.body[0];
+  ECG_TRY(ecg_subgraph_infer(g, n, b, e));
+  for (int k = 0; k < cf.n_scan_out; k++) {
+    const ecg_tensor *o = b->tensors[b->outputs[k]];
+    ecg_tensor *y = ecg_node_output(g, n, k);
+    if (o->sequence) return ecg_node_errf(e, g, n, "body output '%s' is a sequence (sequences of sequences are not supported)", o->name);
+    if (!y) continue;
+    y->dtype = o->dtype;
+    y->sequence = true;
+    if (ecg_tensor_set_shape(y, -1, NULL, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
   return ECG_OK;
 }

@@ -10,10 +10,16 @@
  * operators while the graph is imported: OptionalGetElement by an Identity of the element,
  * OptionalHasElement by an Identity of the flag (a constant true for a plain tensor input,
  * opset 18; false for an omitted input), Optional(x) by an Identity of x; an optional graph
- * output V (onnx2ecg adds the output V:present after it) gets an Identity of its flag. What
- * cannot be resolved (an empty Optional constructor, whose element type is a TypeProto
- * attribute; an optional crossing a subgraph boundary; an optional graph output whose flag is
- * not known) is refused naming the node or the output. Reading the element of an empty
+ * output V (onnx2ecg adds the output V:present after it) gets an Identity of its flag. An
+ * empty Optional (no input; onnx2ecg imports its TypeProto attribute 'type' as dtype /
+ * sequence / shape) becomes a SequenceEmpty, or an Identity of a zero tensor of a static
+ * shape, with a constant false flag. Optionals crossing a subgraph boundary are pairs there
+ * too (onnx2ecg: an If branch's or Loop body's optional output V followed by V:present, the If's
+ * output Y by Y:present; a Loop carries the flag after the value): subgraphs are resolved
+ * first, and a node's output Y followed by Y:present is an optional with that flag. What
+ * cannot be resolved (an empty Optional of a tensor type without a static shape; an
+ * optional graph output whose flag is not known) is refused naming the node or the output.
+ * Reading the element of an empty
  * optional is an error in ONNX; here it reads the element buffer as the caller filled it
  * (ecg-bench: zeros, or an empty sequence). */
 #include <stdio.h>
@@ -24,8 +30,8 @@
 /* Every optional operator's shape function: reached only by a node that
  * ecg_resolve_optionals could not replace. */
 int ecg_infer_optional(ecg_graph *g, ecg_node *n, ecg_err *e) {
-  return ecg_node_errf(e, g, n, "optional values are supported only as graph inputs and outputs and values built by "
-                                "Optional(x) (no empty Optional constructor, no optional crossing a subgraph boundary)");
+  return ecg_node_errf(e, g, n, "optional values are supported only as graph inputs and outputs, values built by "
+                                "Optional, and optionals an If or Loop passes across its subgraph's boundary (not supported here)");
 }
 
 /* A new bool scalar constant; its id or -1. */
@@ -68,14 +74,78 @@ static int grow(int **p, size_t *n, size_t nt) {
 /* The graph output k holds an optional output's presence flag: named "V:present" after the
  * output V it follows, produced by no node yet (onnx2ecg adds it for an optional output). */
 static bool flag_output(const ecg_graph *g, size_t k, const int *producer) {
-  if (k == 0 || g->outputs[k] < 0 || g->outputs[k - 1] < 0 || producer[g->outputs[k]] >= 0) return false;
+  if (k == 0 || g->outputs[k] < 0 || g->outputs[k - 1] < 0 || producer[g->outputs[k]] >= 0 || g->tensors[g->outputs[k]]->is_const)
+    return false;
   const char *nm = g->tensors[g->outputs[k]]->name, *vn = g->tensors[g->outputs[k - 1]]->name;
   size_t l = strlen(nm), ls = strlen(ECG_OPTIONAL_PRESENT);
   for (size_t i = 0; i < g->n_inputs; i++) if (g->inputs[i] == g->outputs[k]) return false;
   return l > ls && !strcmp(nm + l - ls, ECG_OPTIONAL_PRESENT) && strlen(vn) == l - ls && !strncmp(vn, nm, l - ls);
 }
 
+/* The list (ids, n) of g holds at k the flag of the value at k - 1: "V:present" after V. */
+static bool flag_after(const ecg_graph *g, const int32_t *ids, size_t n, size_t k) {
+  if (k == 0 || k >= n || ids[k] < 0 || ids[k - 1] < 0) return false;
+  const char *nm = g->tensors[ids[k]]->name, *vn = g->tensors[ids[k - 1]]->name;
+  size_t l = strlen(nm), ls = strlen(ECG_OPTIONAL_PRESENT), lv = strlen(vn);
+  return l == lv + ls && !strncmp(nm, vn, lv) && !strcmp(nm + lv, ECG_OPTIONAL_PRESENT);
+}
+
+/* Make n (an Optional with no input: the empty optional of its "type") the element of the
+ * empty optional: a SequenceEmpty of the element dtype for a sequence type, else an Identity
+ * of a zero tensor of the type's static shape (ONNX leaves an empty optional's element
+ * undefined; reading it is an error there). Errors name the node. */
+static int empty_element(ecg_graph *g, ecg_node *n, ecg_err *e) {
+  int64_t dt = ecg_attr_i(n, "dtype", -1);
+  ecg_tensor *y = g->tensors[n->outputs[0]];
+  if (dt <= 0) return ecg_node_errf(e, g, n, "an Optional with neither an input nor a 'type' attribute");
+  if (ecg_attr_i(n, "sequence", 0)) {
+    char *op = strdup("SequenceEmpty");
+    if (!op) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    if (n->op_type && n->op_type != protobuf_c_empty_string) free(n->op_type);
+    n->op_type = op;
+    n->n_inputs = 0;
+    ecg_attr_remove(n, "sequence");
+    ecg_attr_remove(n, "shape");
+    y->sequence = true;
+    y->dtype = (int)dt;
+    return ECG_OK;
+  }
+  const int64_t *d = NULL;
+  int r = ecg_attr_ints(n, "shape", &d);
+  bool fixed = ecg_attr_find(n, "shape") != NULL && r >= 0;
+  size_t numel = 1, esz = ecg_dtype_size((int)dt);
+  for (int k = 0; fixed && k < r; k++) fixed = d[k] >= 0, numel *= fixed ? (size_t)d[k] : 0;
+  if (!fixed || !esz)
+    return ecg_node_errf(e, g, n, "an empty Optional of a tensor type without a static shape (not supported)");
+  char nm[512];
+  snprintf(nm, sizeof nm, "%s_none", y->name);
+  int z = ecg_add_tensor(g, nm, (int)dt, r, d);
+  void *zero = calloc(numel * esz + 1, 1);
+  int rc = z >= 0 && zero ? ecg_tensor_set_data(g->tensors[z], zero, numel * esz) : ECG_ERR_INTERNAL;
+  free(zero);
+  if (rc) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  return to_identity(n, z) ? ecg_errf(e, ECG_ERR_INTERNAL, "out of memory") : ECG_OK;
+}
+
+static int resolve_graph(ecg_graph *g, int *n_resolved, ecg_err *e);
+
 int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
+  if (n_resolved) *n_resolved = 0;
+  int sub = 0, k_sub;
+  /* subgraphs first (an optional inside a Loop body or an If branch; the flags of the ones
+   * crossing the node's boundary were made explicit by onnx2ecg) */
+  for (size_t i = 0; i < g->n_nodes; i++)
+    for (size_t a = 0; a < g->nodes[i]->n_attrs; a++) {
+      ecg_attr *at = g->nodes[i]->attrs[a];
+      if (at->g) { ECG_TRY(ecg_resolve_optionals(at->g, &k_sub, e)); sub += k_sub; }
+      for (size_t j = 0; j < at->n_graphs; j++) { ECG_TRY(ecg_resolve_optionals(at->graphs[j], &k_sub, e)); sub += k_sub; }
+    }
+  int rc = resolve_graph(g, n_resolved, e);
+  if (rc == ECG_OK && n_resolved) *n_resolved += sub;
+  return rc;
+}
+
+static int resolve_graph(ecg_graph *g, int *n_resolved, ecg_err *e) {
   if (n_resolved) *n_resolved = 0;
   bool any = false;
   for (size_t i = 0; i < g->n_nodes && !any; i++) {
@@ -107,6 +177,8 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
     ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_node_op(n);
     int x = n->n_inputs > 0 ? n->inputs[0] : -1, y = n->n_outputs > 0 ? n->outputs[0] : -1;
+    for (size_t k = 1; k < n->n_outputs; k++) /* a control-flow node's optional output and its flag */
+      if (flag_after(g, n->outputs, n->n_outputs, k) && (size_t)n->outputs[k - 1] < nt) present[n->outputs[k - 1]] = n->outputs[k];
     if (op && (op->props & ECG_PROP_SEQ_PASS) && x >= 0 && y >= 0 && (size_t)x < nt && (size_t)y < nt) {
       present[y] = present[x]; /* an Identity of an optional is that optional */
       continue;
@@ -116,12 +188,21 @@ int ecg_resolve_optionals(ecg_graph *g, int *n_resolved, ecg_err *e) {
     int src = -1;
     if (y < 0) continue; /* no output: nothing reads it */
     if (op->id == ECG_OP_Optional) {
-      if (x < 0) { rc = ecg_infer_optional(g, n, e); break; }
-      snprintf(nm, sizeof nm, "%s" ECG_OPTIONAL_PRESENT, g->tensors[y]->name);
-      int p = const_bool(g, nm, true);
+      snprintf(nm, sizeof nm, "%s" ECG_OPTIONAL_PRESENT "_const", g->tensors[y]->name);
+      int p = const_bool(g, nm, x >= 0);
+      if (x < 0) { /* the empty optional of the node's type */
+        if (p < 0 || grow(&present, &nt, g->n_tensors)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+        if ((rc = empty_element(g, n, e)) != ECG_OK) break;
+        if (grow(&present, &nt, g->n_tensors)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
+        present[y] = p;
+        done++;
+        continue;
+      }
       if (p < 0 || grow(&present, &nt, g->n_tensors)) { rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); break; }
       present[y] = p;
       src = x;
+      /* the optional of a run-time sequence (a graph output): its element is that sequence */
+      if (g->tensors[y]->sequence && (size_t)x < nt) g->tensors[x]->sequence = true;
     } else if (op->id == ECG_OP_OptionalHasElement) {
       if (x >= 0 && present[x] >= 0) src = present[x];
       else { /* a plain tensor is present (opset 18); an omitted input is not */

@@ -67,9 +67,6 @@ setup() {
   run --separate-stderr "$BIN/ecg-bench" "$T/test_optional_has_element" --data "$T/wrong" --runs 1 --warmup 0
   [ "$status" -eq 1 ]; [ "$(jq .pass <<<"$output")" = false ]
   # (an optional of a sequence is a run-time sequence and its flag: tests/bats/sequences.bats)
-  require_file "$NODE_DATA/test_loop16_seq_none/model.onnx"
-  run --separate-stderr "$BIN/onnx2ecg" "$NODE_DATA/test_loop16_seq_none/model.onnx" -o "$T/never.ecg"
-  [ "$status" -eq 1 ]; [[ "$stderr" == *"'opt_seq_in' is not a tensor"* ]]; [ ! -e "$T/never.ecg" ]
 }
 
 @test "ecg-lower --input-shape: one ECG kept symbolic, static builds at three sizes, each right against ONNX Runtime's data" {

@@ -247,6 +247,7 @@ int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, ch
   }
   for (int i = 0; io->dynamic && i < io->n_in; i++) { /* a dynamic-shape build: the shapes of this run */
     char dims[256];
+    if (io->in[i].seq) continue; /* a run-time sequence: its items carry their dims */
     argv[argc++] = strdup("--shape");
     argv[argc++] = xasprintf("%s=%s", io->in[i].name, io->in[i].rank ? bt_dims_str(&io->in[i], dims, sizeof dims) : "");
   }

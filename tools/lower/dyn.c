@@ -134,7 +134,7 @@ static int input_dim_sym(ecg_lower *L, const Ecg__Dim *x, int add, int64_t *mult
 
 int lw_graph_symbolic(const ecg_graph *g) {
   for (size_t i = 0; i < g->n_tensors; i++)
-    if (g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1;
+    if (!g->tensors[i]->sequence && g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1; /* a sequence: its items carry their dims */
   return 0;
 }
 
@@ -146,6 +146,7 @@ static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err 
   char lb[256], sh[128], who[400];
   if (id < 0 || L->dexpr[id]) return ECG_OK;
   const ecg_tensor *t = g->tensors[id];
+  if (t->sequence) return ECG_OK; /* a run-time sequence: its items carry their dims */
   if (n) snprintf(who, sizeof who, "node '%s' (%s): tensor", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
   else snprintf(who, sizeof who, "graph %s", out ? "output" : "input");
   if (!t->shape_known)
@@ -190,6 +191,7 @@ int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
   /* the symbols: the graph inputs' DIM_SYMBOL dims, in order of first appearance */
   for (size_t k = 0; k < g->n_inputs; k++) {
     const ecg_tensor *t = g->tensors[g->inputs[k]];
+    if (t->sequence) continue; /* a run-time sequence: its items carry their dims */
     if (!t->shape_known)
       return ecg_errf(e, ECG_ERR_INPUT, "graph input '%s' has an unknown rank, not static: a dynamic-shape build of it is not supported", t->name);
     for (size_t d = 0; d < t->n_dims; d++) {
@@ -352,6 +354,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
                " * empty: ONNX's empty tensors). 0, or -3 with ctx->msg. */\n"
                "static int bind_(struct %s_ctx *ctx) {\n  int from[NSYM + 1][2], empty = 0;\n  for (int s = 0; s < NSYM; s++) from[s][0] = -1;\n", P);
   sb_printf(b, "  for (int i = 0; i < NIN; i++) {\n    const %s_tensor_info *t = &%s_inputs_info_[i];\n"
+               "    if (t->sequence) continue; /* a run-time sequence: its items carry their dims */\n"
                "    if (!ctx->in_set[i]) { snprintf(ctx->msg, sizeof ctx->msg, \"input '%%s': shape not set (%s_set_input_shape)\", t->name); return -3; }\n"
                "    for (int d = 0; d < t->rank; d++) {\n      int s = in_sym_[i][d];\n      int64_t k = in_mul_[i][d], v = ctx->in_dims[i][d] / k;\n"
                "      empty |= ctx->in_dims[i][d] == 0;\n      if (s < 0) continue;\n"
@@ -389,11 +392,15 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   for (size_t k = 0; k < g->n_outputs; k++) {
     int id = g->outputs[k];
     const ecg_tensor *t = g->tensors[id];
+    if (t->sequence) { /* a run-time sequence: no shape of its own (its items carry theirs) */
+      sb_printf(b, "  case %zu: *rank = -1; break;\n", k);
+      continue;
+    }
     sb_printf(b, "  case %zu: *rank = %zu;", k, t->n_dims);
     for (size_t d = 0; d < t->n_dims; d++) sb_printf(b, " dims[%zu] = %s;", d, lw_dim(L, id, (int)d));
     sb_printf(b, " break;\n");
   }
-  sb_printf(b, "  }\n  return 0;\n}\n\n");
+  sb_printf(b, "  }\n  (void)dims;\n  return 0;\n}\n\n");
   /* prepare_: scratch, packed weights, the memory plan */
   sb_printf(b, "static const int buf_life_[NBUF + 1][2] = {");
   for (int i = 0; i < L->n_dbuf; i++) sb_printf(b, "%s{%d, %d}", i ? ", " : "", L->dbuf_life[2 * i], L->dbuf_life[2 * i + 1]);

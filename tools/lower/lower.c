@@ -104,8 +104,9 @@ const char *lw_ptr(ecg_lower *L, int id) {
   case LW_ARENA:
     if (L->dyn && t->offset) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d] + %zu))", ct, t->dbuf, t->offset);
     else if (L->dyn) snprintf(b, 160, "((%s *)(ctx->arena + ctx->off[%d]))", ct, t->dbuf);
-    else snprintf(b, 160, "((%s *)(ctx->arena + %zu))", ct, t->offset);
+    else snprintf(b, 160, "((%s *)(%s + %zu))", ct, L->arena_name ? L->arena_name : "ctx->arena", t->offset);
     break;
+  case LW_HEAP: snprintf(b, 160, "((%s *)ctx->hb[%d].p)", ct, t->rtd - 1); break;
   default: snprintf(b, 160, "((%s *)0)", ct); break;
   }
   return b;
@@ -259,6 +260,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   const ecg_node *n = g->nodes[K->members[0]];
   if (K->kind == LW_K_SINGLE && lw_node_seq(L, n) && !lw_node_control(n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
+  if (K->kind == LW_K_SINGLE && lw_node_rt(L, n) && !lw_node_control(n)) return lw_emit_rtshape(L, n, e); /* run-time shapes */
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[64] = "", act[200];
@@ -346,7 +348,10 @@ static int kernel_schedule_used(ecg_lower *L, int p, const ecg_node *n, ecg_err 
 
 /* Check every tensor a node touches has a static shape (dyn: symbolic dims are checked by
  * lw_dyn_setup instead) and a C type. */
-static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
+static int check_static_rt(const ecg_graph *g, int dyn, const bool *rt, ecg_err *e);
+static int check_static(const ecg_graph *g, int dyn, ecg_err *e) { return check_static_rt(g, dyn, NULL, e); }
+/* ... except the tensors rt[] marks (a subgraph's tensors of run-time shape, LW_HEAP) */
+static int check_static_rt(const ecg_graph *g, int dyn, const bool *rt, ecg_err *e) {
   char lb[256], sh[128];
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
@@ -356,7 +361,8 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
         const ecg_tensor *t = pass ? ecg_node_output(g, n, (int)k) : ecg_node_input(g, n, (int)k);
         if (!t || t->sequence) continue; /* a run-time sequence: emit/sequence.c */
         const ecg_op_info *op = ecg_op_lookup(n->op_type, n->domain);
-        if (!dyn && !ecg_tensor_static(t))
+        int id = pass ? n->outputs[k] : n->inputs[k];
+        if (!dyn && !ecg_tensor_static(t) && !(rt && rt[id]))
           return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): tensor '%s' has shape %s, not static; %s",
                           ecg_node_label(g, n, lb, sizeof lb), n->op_type, t->name, ecg_shape_str(t, sh, sizeof sh),
                           pass && op && (op->props & ECG_PROP_CONTROL)
@@ -371,7 +377,7 @@ static int check_static(const ecg_graph *g, int dyn, ecg_err *e) {
   for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
     int id = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
     const ecg_tensor *t = g->tensors[id];
-    if (t->sequence) continue;
+    if (t->sequence || (rt && rt[id])) continue;
     if (!dyn && !ecg_tensor_static(t))
       return ecg_errf(e, ECG_ERR_INPUT, "graph %s '%s' has shape %s, not static; fix dims with --input-shape (onnx2ecg, or ecg-lower on this ECG)",
                       k < g->n_inputs ? "input" : "output", t->name, ecg_shape_str(t, sh, sizeof sh));
@@ -520,11 +526,25 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
     size_t need = 0;
     L->region_off[p] = 0;
     if (!op || !(op->props & ECG_PROP_CONTROL) || L->k[p].nm != 1) continue;
-    if (L->dyn) { /* its subgraphs would be planned inside a region of run-time size */
+    if (L->dyn) { /* its subgraphs are static code (run-time shapes: LW_HEAP, rtd) reading the node's
+                   * operands where they live: an outer tensor in a run-time buffer, or a region
+                   * of run-time size, is not supported */
       char lb[256];
-      rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): control flow is not supported with symbolic dims yet; fix dims with --input-shape",
-                    ecg_node_label(g, n, lb, sizeof lb), n->op_type);
-      break;
+      bool ok = true;
+      /* a capture is read by the subgraph's static code where it lives: a graph input or a
+       * constant, not an intermediate (placed by the run-time plan) */
+      for (size_t k = n->n_inputs - (size_t)ecg_node_n_captures(n); k < n->n_inputs && ok; k++)
+        ok = n->inputs[k] < 0 || L->t[n->inputs[k]].where != LW_ARENA;
+      if (!ok) {
+        rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): control flow is not supported with symbolic dims yet (its subgraphs read "
+                      "an intermediate the run-time plan places); fix dims with --input-shape", ecg_node_label(g, n, lb, sizeof lb), n->op_type);
+        break;
+      }
+      /* its subgraphs' static plans go to ctx->rgn (one buffer: control-flow nodes of the main
+       * graph never run at the same time) */
+      if ((rc = region_need(L, n, &need, e)) != ECG_OK) break;
+      if (need > L->rgn_bytes) L->rgn_bytes = need;
+      continue;
     }
     if ((rc = region_need(L, n, &need, e)) != ECG_OK || !need) continue;
     region_k[nr] = p;
@@ -660,7 +680,16 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
       continue;
     }
     t->seq = -1;
-    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output): a context slot */
+    int cap = written[i] ? -1 : ecg_node_capture_index(n, x->name, strlen(x->name));
+    if (x->sequence && cap >= 0 && n->inputs[cap] >= 0) { /* a captured run-time sequence: read where it lives */
+      const lw_tensor *o = &L->t[n->inputs[cap]];
+      t->where = o->where;
+      t->seq = o->seq;
+      t->io_index = o->io_index;
+      t->fixed = 1;
+      continue;
+    }
+    if (x->sequence) { /* a run-time sequence made in the subgraph (an If branch's output, a body's input): a context slot */
       t->where = LW_SEQ;
       t->seq = V->n_seq++;
       continue;
@@ -680,6 +709,41 @@ static int sub_storage(ecg_lower *V, const ecg_lower *L, const ecg_node *n, int 
     if (V->t[id].where == LW_ARENA && !V->t[id].fixed) V->t[id].pinned = 1;
   }
   free(written);
+  return ECG_OK;
+}
+
+/* Tensors of run-time extents in a bound subgraph: the output of a Slice whose operands are
+ * run-time values (a Loop body's slice up to the iteration number) has extents known only
+ * when it runs; where every reader takes a tensor of any shape (SequenceInsert's tensor,
+ * SequenceConstruct's inputs: the sequence keeps each item's own dims) and the Slice's data
+ * input is static, the output is planned for its bound (a Slice never gives an axis more
+ * than the input's extent: the input's shape) and the Slice records the extents it gives in
+ * ctx->rd[] (emit_slice_runtime), which the readers take (emit/sequence.c). Sets the
+ * output's shape to the bound and marks it in rt[] (per tensor of sg). */
+static int bound_slices(ecg_graph *sg, bool *rt, ecg_err *e) {
+  for (size_t i = 0; i < sg->n_nodes; i++) {
+    const ecg_node *n = sg->nodes[i];
+    if (strcmp(n->op_type, "Slice") || n->domain[0] || n->n_inputs < 3 || n->n_outputs != 1 || n->outputs[0] < 0) continue;
+    ecg_tensor *y = sg->tensors[n->outputs[0]];
+    const ecg_tensor *x = ecg_node_input(sg, n, 0);
+    if (!x || !ecg_tensor_static(x) || ecg_tensor_static(y) || y->sequence || (y->shape_known && y->n_dims != x->n_dims)) continue;
+    bool runtime = false, ok = true;
+    for (size_t k = 1; k < n->n_inputs && k < 5; k++) runtime |= n->inputs[k] >= 0 && !sg->tensors[n->inputs[k]]->is_const;
+    for (size_t k = 0; k < sg->n_outputs; k++) ok &= sg->outputs[k] != n->outputs[0];
+    for (size_t j = 0; ok && j < sg->n_nodes; j++) {
+      const ecg_node *m = sg->nodes[j];
+      for (size_t k = 0; ok && k < m->n_inputs; k++) {
+        if (m->inputs[k] != n->outputs[0]) continue;
+        ok = !m->domain[0] && ((!strcmp(m->op_type, "SequenceInsert") && k == 1) || !strcmp(m->op_type, "SequenceConstruct"));
+      }
+    }
+    if (!runtime || !ok) continue;
+    int64_t d[ECG_MAX_RANK];
+    int r = ecg_tensor_dims(x, d);
+    y->dtype = x->dtype;
+    if (ecg_tensor_set_shape(y, r, d, NULL)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    rt[n->outputs[0]] = true;
+  }
   return ECG_OK;
 }
 
@@ -716,15 +780,49 @@ static int sub_prepare(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_
   V->lay = NULL; V->klay = NULL; V->ptr_over = NULL; V->lay_base = V->lay_bytes = 0; /* subgraphs: NCHW (no blocks) */
   V->sched = NULL; V->sched_used = 0; V->conv_algo_next = 0; V->sched_shared = 0; /* schedules apply to the main graph's kernels */
   V->sched_left = NULL; V->sched_acc = NULL;
-  V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (a dynamic build refuses them) */
+  if (L->dyn) V->arena_name = "ctx->rgn"; /* a dynamic build's subgraphs: static plans in their own buffer */
+  V->dyn = 0; V->dexpr = NULL; V->syms = NULL; V->n_sym = 0; /* subgraphs are static (run-time shapes: LW_HEAP, rtd) */
   V->code = (sbuf){0};
   V->arena_base = base;
   V->plan_bytes = 0;
   int *order = malloc(sizeof(int) * (out->sg->n_nodes + 1));
-  int rc = order ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
-  if (rc == ECG_OK) rc = check_static(out->sg, 0, &sub);
+  bool *rt = calloc(out->sg->n_tensors + 1, 1);
+  int rc = order && rt ? ECG_OK : ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  bool *heap = calloc(out->sg->n_tensors + 1, 1);
+  if (rc == ECG_OK && !heap) rc = ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  if (rc == ECG_OK) rc = bound_slices(out->sg, rt, &sub);
+  /* tensors of run-time shape (an item of a sequence, of any dims, and what the body makes
+   * of it): a context buffer each, their dims at run time; only the operators
+   * lw_emit_rtshape and the sequence operators take them (others refuse naming the node) */
+  /* and captures of outer graph inputs of symbolic dims (a dynamic build): read in place, their
+   * dims set before the subgraph runs (lw_sub_rt_dims) */
+  bool *rtcap = calloc(out->sg->n_tensors + 1, 1), *either = calloc(out->sg->n_tensors + 1, 1);
+  if (rc == ECG_OK && (!rtcap || !either)) rc = ecg_errf(&sub, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
+    const ecg_tensor *x = out->sg->tensors[t];
+    bool rtx = !x->is_const && !x->sequence && x->shape_known && x->n_dims <= ECG_MAX_RANK && !ecg_tensor_static(x);
+    int cap = ecg_node_capture_index(n, x->name, strlen(x->name));
+    heap[t] = rtx && cap < 0;
+    rtcap[t] = rtx && cap >= 0 && n->inputs[cap] >= 0 && L->t[n->inputs[cap]].where == LW_INPUT;
+    either[t] = heap[t] || rtcap[t];
+  }
+  if (rc == ECG_OK) rc = check_static_rt(out->sg, 0, either, &sub);
   if (rc == ECG_OK) rc = ecg_topo_order(out->sg, order, &sub);
   if (rc == ECG_OK) rc = sub_storage(V, L, n, dry, &sub);
+  for (size_t t = 0; rc == ECG_OK && t < out->sg->n_tensors; t++) {
+    if (rt[t]) V->t[t].rtd = ++V->n_rtd;
+    if (heap[t]) {
+      V->t[t].where = LW_HEAP;
+      V->t[t].bytes = 0;
+      V->t[t].pinned = 0;
+      V->t[t].rtd = ++V->n_rtd;
+    }
+    if (rtcap[t]) V->t[t].rtd = ++V->n_rtd;
+  }
+  free(rt);
+  free(heap);
+  free(rtcap);
+  free(either);
   if (rc == ECG_OK) find_aliases(V, order);
   if (rc == ECG_OK) rc = lw_form_kernels(V, order, &sub);
   if (rc == ECG_OK) lw_kernel_storage(V);
@@ -763,7 +861,9 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   int emitting = rc == ECG_OK;
   for (int q = 0; rc == ECG_OK && q < V->nk; q++) {
     const ecg_node *m = out->sg->nodes[V->k[q].members[0]];
-    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence : ecg_emitter(lw_op(m)); /* run-time sequences */
+    ecg_emit_fn fn = lw_node_seq(V, m) && !lw_node_control(m) ? lw_emit_sequence /* run-time sequences */
+                     : lw_node_rt(V, m) && !lw_node_control(m) ? lw_emit_rtshape /* run-time shapes */
+                                                               : ecg_emitter(lw_op(m));
     if (!fn) { rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): no kernel emitter for this operator", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type); break; }
     if (node_touches_half(V, m) && !half_capable(fn)) {
       rc = ecg_errf(&sub, ECG_ERR_INPUT, "node '%s' (%s): float16/bfloat16 is not supported by this operator's kernel", ecg_node_label(out->sg, m, lb, sizeof lb), m->op_type);
@@ -782,9 +882,12 @@ int lw_lower_subgraph(ecg_lower *L, const ecg_node *n, const ecg_graph *sg, lw_s
   sb_free(&V->code);
   L->decls = V->decls; L->init = V->init; L->scratch_expr = V->scratch_expr;
   L->n_packed = V->n_packed; L->n_tmp = V->n_tmp; L->n_sparse = V->n_sparse; L->n_seq = V->n_seq;
+  L->n_rtd = V->n_rtd;
   L->weights_bytes = V->weights_bytes; L->blob = V->blob; L->blob_len = V->blob_len; L->blob_cap = V->blob_cap;
   L->blob_start = V->blob_start;
-  if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
+  if (L->dyn) { if (V->arena_bytes > L->rgn_bytes) L->rgn_bytes = V->arena_bytes; } /* ctx->rgn */
+  else if (V->arena_bytes > L->arena_bytes) L->arena_bytes = V->arena_bytes;
+  if (V->rgn_bytes > L->rgn_bytes) L->rgn_bytes = V->rgn_bytes;
   V->decls = V->init = V->scratch_expr = (sbuf){0};
   V->blob = NULL;
   if (rc != ECG_OK && emitting) /* sub_prepare's errors are in *e already, prefixed */
@@ -972,11 +1075,18 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                     "static inline int64_t ecg_fdiv_(int64_t a, int64_t b) { int64_t q = a / b; return (a %% b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n",
                 L->n_sym > 0 ? L->n_sym : 1, L->n_dbuf > 0 ? L->n_dbuf : 1, g->n_inputs > 0 ? g->n_inputs : 1);
     if (L->n_seq) lw_seq_helpers(L, &b);
+    if (L->n_rtd)
+      sb_printf(&b, "/* a run-time shaped tensor's buffer *p (capacity *cap) holds at least n bytes: 0, or -4 */\n"
+                    "static int hb_need_(void **p, size_t *cap, size_t n) {\n  if (n <= *cap && *p) return 0;\n"
+                    "  void *q = realloc(*p, n ? n : 1);\n  if (!q) return -4;\n  *p = q;\n  *cap = n;\n  return 0;\n}\n");
     sb_printf(&b, "struct %s_ctx {\n  unsigned char *w;      /* weights.bin */\n  unsigned char *arena;  /* intermediates, static plan */\n"
                   "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
     if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
+    if (L->dyn && L->rgn_bytes) sb_printf(&b, "  unsigned char *rgn;   /* the subgraphs' static plans (control flow in a dynamic build) */\n");
+    if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time dims: bounded Slice outputs (lower.c bound_slices), LW_HEAP tensors */\n"
+                                "  struct { void *p; size_t cap; } hb[%d]; /* LW_HEAP tensors' buffers */\n", L->n_rtd, L->n_rtd);
     sb_printf(&b, "};\n\n");
   }
   io_info_table(L, &b, "inputs", g->inputs, g->n_inputs);
@@ -1068,6 +1178,8 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "void %s_destroy(%s_ctx *ctx) {\n  if (!ctx) return;\n", P, P);
     if (L->hetero) lw_het_destroy(L, &b);
     if (L->n_seq) sb_printf(&b, "  for (int i = 0; i < %d; i++) seq_free_(&ctx->sq[i]);\n", L->n_seq);
+    if (L->n_rtd) sb_printf(&b, "  for (int i = 0; i < %d; i++) free(ctx->hb[i].p);\n", L->n_rtd);
+    if (L->dyn && L->rgn_bytes) sb_printf(&b, "  free(ctx->rgn);\n");
     sb_printf(&b, "  for (int i = 0; i < NPACKED; i++) free(ctx->pk[i]);\n  free(ctx->w); free(ctx->arena); free(ctx->scratch); free(ctx->prof_ms); free(ctx);\n}\n\n");
     sb_printf(&b, "static void *alloc64(size_t n) {\n  void *p = NULL;\n  if (posix_memalign(&p, 64, n ? n : 64) != 0) return NULL;\n  return p;\n}\n\n");
     sb_printf(&b, "%s_ctx *%s_create(const char *weights_path) {\n", P, P);
@@ -1077,6 +1189,8 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
     sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
               L->scratch_expr.s && !L->dyn ? L->scratch_expr.s : ""); /* dyn: sized in prepare_ */
+    if (L->dyn && L->rgn_bytes)
+      sb_printf(&b, "  if (!(ctx->rgn = alloc64(%zu))) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", L->rgn_bytes, P);
     sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"
                   "  ctx->scratch = alloc64(scratch * sizeof(float));\n"
                   "  if (!ctx->w || !ctx->arena || !ctx->scratch) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", P);
@@ -1370,7 +1484,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     bool seq = false;
     for (int m = 0; m < K->nm; m++) seq |= lw_node_seq(&L, g->nodes[K->members[m]]) && !lw_node_control(g->nodes[K->members[m]]);
     if (seq) { /* run-time sequences: one node per kernel, C only, static shapes */
-      const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn ? "with symbolic dims"
+      const char *why = K->nm > 1 ? "in a fusion block (lower it unfused)" : L.dyn && lw_node_dyn(&L, n) ? "with symbolic dims"
                         : L.target != LW_TARGET_C || L.hetero ? "by --target opencl or c+opencl" : NULL;
       if (why) {
         rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): run-time sequences are not supported %s",

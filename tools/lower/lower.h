@@ -26,7 +26,9 @@ void sb_free(sbuf *b);
 
 /** Where a tensor lives at run time. */
 typedef enum { LW_NONE = 0, LW_INPUT, LW_OUTPUT, LW_CONST, LW_ARENA,
-               LW_SEQ /**< a run-time sequence held by the context (ctx->sq[seq]; emit/sequence.c) */
+               LW_SEQ, /**< a run-time sequence held by the context (ctx->sq[seq]; emit/sequence.c) */
+               LW_HEAP /**< a subgraph tensor of run-time shape (an item of a sequence, what the body makes
+                            of it): a context buffer ctx->hb[rtd - 1] grown to fit, its dims ctx->rd[rtd - 1] */
 } lw_storage;
 
 typedef struct lw_tensor {
@@ -46,6 +48,10 @@ typedef struct lw_tensor {
                           (ctx->off[dbuf] + offset); unused otherwise */
   int seq;           /**< LW_SEQ: its slot in ctx->sq[]; for a sequence graph output that is a graph
                           input, the slot its copy is published from; -1 otherwise */
+  int rtd;           /**< a tensor of run-time extents (a Slice of run-time operands in a subgraph, read
+                          only by sequence operators; lower.c bound_slices): 1 + its row in ctx->rd[]
+                          (the extents the Slice gave this run), its storage planned for the bound
+                          (its input's shape); 0 otherwise */
 } lw_tensor;
 
 /** Which kernel a Conv carrying a PatDNN pattern annotation (g->sparse_convs) gets. */
@@ -171,6 +177,10 @@ typedef struct ecg_lower {
   size_t arena_base;     /**< where this graph's plan starts in the arena (0; a subgraph: above the
                               plan of the graph holding it, lw_lower_subgraph) */
   size_t plan_bytes;     /**< bytes of this graph's own plan, from arena_base */
+  const char *arena_name; /**< the C expression of the arena a static plan's offsets are in: NULL for
+                               ctx->arena; "ctx->rgn" in the subgraphs of a dynamic build, whose
+                               static plans share one context buffer of rgn_bytes */
+  size_t rgn_bytes;      /**< a dynamic build: the bytes its control-flow nodes' subgraphs need (ctx->rgn) */
   size_t *region_off;    /**< per kernel: where a control-flow kernel's subgraphs are planned (an
                               arena buffer of the plan, live at that kernel only; plan_memory) */
   size_t arena_lower_bound; /**< bytes live at the peak position (lw_plan_lower_bound) */
@@ -180,6 +190,7 @@ typedef struct ecg_lower {
   sbuf scratch_expr;     /**< C expression: max scratch floats over kernels (may call runtime) */
   int n_io;
   int n_seq;             /**< run-time sequence slots ctx->sq[] (emit/sequence.c) */
+  int n_rtd;             /**< rows of run-time extents ctx->rd[] (lw_tensor.rtd) */
   int n_tmp;             /**< counter for unique local names */
   lw_kernel *k;          /**< kernels in execution order (kernels.c) */
   int nk;
@@ -612,6 +623,19 @@ int lw_node_seq(const ecg_lower *L, const ecg_node *n);
  *  (-2 outside the sequence); out of memory fails the run (-4). Errors: ECG_ERR_INPUT naming the
  *  node for another operator, or an element tensor without a static shape. */
 int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/** Node n of lowering L reads or writes a tensor of run-time shape (LW_HEAP): it is lowered by
+ *  lw_emit_rtshape (emit/sequence.c), which takes Identity, Shape, Size and the elementwise
+ *  binary arithmetic operators with numpy broadcasting at run time, and refuses others. */
+int lw_node_rt(const ecg_lower *L, const ecg_node *n);
+/** Emit code inserting a copy of tensor id (static, or of run-time dims: lw_tensor.rtd) into
+ *  the sequence slot expression q (a seq_ *) at position p_ (a C variable in scope), setting the
+ *  int rc_ in scope on failure (-4); node n names an error (a tensor of no known shape). */
+int lw_seq_put(ecg_lower *L, const ecg_node *n, const char *q, int id, ecg_err *e);
+/** Emit, into L's code, the run-time dims of the captures of sub s of control-flow node n
+ *  that read an outer tensor of symbolic dims (a graph input of a dynamic build): their
+ *  ctx->rd rows, from the outer tensor's dims. */
+void lw_sub_rt_dims(ecg_lower *L, const ecg_node *n, const lw_sub *s);
+int lw_emit_rtshape(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /** The C expression of sequence tensor id as a `const P_sequence *` (a graph input's bound
  *  struct, or the context's slot). */
 const char *lw_seq_ref(const ecg_lower *L, int id);

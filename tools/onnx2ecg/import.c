@@ -329,8 +329,8 @@ static int value_type_opt(const Onnx__ValueInfoProto *vi, const char *what, int 
     tp = tp->sequence_type->elem_type;
   }
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor: not supported (maps, sparse tensors, nested sequences and optionals, "
-                                      "and sequences or optionals entering a subgraph or leaving one other than an If branch)", what);
+    return ecg_errf(e, ECG_ERR_INPUT, "%s is not a tensor, sequence(tensor) or optional of one: not supported (maps, sparse "
+                                      "tensors, nested sequences and optionals)", what);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   *dtype = tt->has_elem_type ? tt->elem_type : ECG_UNDEFINED;
   if (*dtype == ECG_STRING) return ecg_errf(e, ECG_ERR_INPUT, "%s is a string tensor (not supported)", what);
@@ -498,6 +498,39 @@ static int convert_subgraph(const conv *c, const Onnx__GraphProto *sg, ecg_graph
   return ECG_OK;
 }
 
+/** The TypeProto attribute 'type' of an Optional node en (label lb), the element type of
+ *  the optional it makes (the empty optional when the node has no input), as the int
+ *  attributes format/ops/optional.c reads: "dtype" (the tensor's, or the sequence's
+ *  element's), "sequence" (1 for sequence(tensor)) and, when the element's rank is known,
+ *  "shape" (ints; -1 for a dim not fixed).  Errors (ECG_ERR_INPUT): another type (map,
+ *  sparse, nested sequences or optionals), a string element, a rank over ECG_MAX_RANK. */
+static int optional_type_attr(ecg_node *en, const Onnx__AttributeProto *a, const char *lb, ecg_err *e) {
+  const Onnx__TypeProto *tp = a->tp;
+  bool seq = false;
+  if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
+    seq = true;
+    tp = tp->sequence_type->elem_type;
+  }
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type || !tp->tensor_type->has_elem_type ||
+      tp->tensor_type->elem_type == ECG_STRING)
+    return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op Optional: attribute 'type' is not a tensor or sequence(tensor) type of a "
+                                      "numeric element (not supported)", lb);
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  if (ecg_attr_set_i(en, "dtype", tt->elem_type) || ecg_attr_set_i(en, "sequence", seq))
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  if (!tt->shape) return ECG_OK;
+  if (tt->shape->n_dim > ECG_MAX_RANK)
+    return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op Optional: attribute 'type' has rank %zu (at most %d supported)", lb,
+                    tt->shape->n_dim, ECG_MAX_RANK);
+  int64_t d[ECG_MAX_RANK];
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *x = tt->shape->dim[i];
+    d[i] = x->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && x->dim_value >= 0 ? x->dim_value : -1;
+  }
+  if (ecg_attr_set_ints(en, "shape", (int)tt->shape->n_dim, d)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  return ECG_OK;
+}
+
 /** Copy ONNX attribute a of node n (label lb) into ECG node en: FLOAT, INT, STRING,
  *  TENSOR (converted like an initializer), GRAPH (converted recursively), FLOATS, INTS,
  *  STRINGS, GRAPHS.  Errors (ECG_ERR_INPUT): TENSORS, sparse tensors, type protos,
@@ -512,6 +545,9 @@ static int copy_attr(conv *c, ecg_node *en, const Onnx__AttributeProto *a, const
   case ECG_ATTR_GRAPH: case ECG_ATTR_FLOATS: case ECG_ATTR_INTS: case ECG_ATTR_STRINGS:
   case ECG_ATTR_GRAPHS:
     break;
+  case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+    if (!strcmp(en->op_type, "Optional") && !strcmp(an, "type")) return optional_type_attr(en, a, lb, e);
+    /* fall through */
   default:
     return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op %s: attribute '%s' has unsupported type %d (tensors, sparse tensors and type protos are not supported)",
                     lb, en->op_type, an, type);
@@ -572,9 +608,13 @@ static int copy_attr(conv *c, ecg_node *en, const Onnx__AttributeProto *a, const
  *  no node of sg writes that are neither sg's inputs nor constants (its own nested
  *  control-flow nodes already list what they capture as inputs), each once. Returns
  *  ECG_OK or ECG_ERR_INTERNAL. */
+static bool flag_at(const ecg_graph *g, const int32_t *ids, size_t n, size_t k);
+
 static int free_names(const ecg_graph *sg, const char ***names, size_t *n, ecg_err *e) {
   bool *bound = calloc(sg->n_tensors + 1, 1);
   if (!bound) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  for (size_t k = 1; k < sg->n_outputs; k++) /* an optional output's flag: ecg_resolve_optionals produces it */
+    if (flag_at(sg, sg->outputs, sg->n_outputs, k)) bound[sg->outputs[k]] = true;
   for (size_t k = 0; k < sg->n_inputs; k++)
     if (sg->inputs[k] >= 0 && (size_t)sg->inputs[k] < sg->n_tensors) bound[sg->inputs[k]] = true;
   for (size_t i = 0; i < sg->n_nodes; i++)
@@ -627,6 +667,123 @@ static int add_captures(conv *c, int ni, ecg_err *e) {
   }
   free(names);
   return rc;
+}
+
+/* ---------------------------------------------------------------- optionals at control flow */
+
+/** Output or input k of the list (ids, n) of graph g is the presence flag of the value before
+ *  it: named "V:present" after V (format/ops/optional.c). */
+static bool flag_at(const ecg_graph *g, const int32_t *ids, size_t n, size_t k) {
+  if (k == 0 || k >= n || ids[k] < 0 || ids[k - 1] < 0) return false;
+  const char *nm = g->tensors[ids[k]]->name, *vn = g->tensors[ids[k - 1]]->name;
+  size_t l = strlen(nm), ls = strlen(ECG_OPTIONAL_PRESENT), lv = strlen(vn);
+  return l == lv + ls && !strncmp(nm, vn, lv) && !strcmp(nm + lv, ECG_OPTIONAL_PRESENT);
+}
+
+/** Insert v at position at of the int32 list (arr, n). */
+static int insert_i32(int32_t **arr, size_t *n, size_t at, int32_t v, ecg_err *e) {
+  ECG_TRY(push_i32(arr, n, v, e));
+  memmove(*arr + at + 1, *arr + at, sizeof **arr * (*n - 1 - at));
+  (*arr)[at] = v;
+  return ECG_OK;
+}
+
+/** A new bool scalar tensor of g named "V:present" for tensor v (-1: none); its id in *out. */
+static int new_flag(ecg_graph *g, int v, int *out, ecg_err *e) {
+  *out = -1;
+  if (v < 0) return ECG_OK;
+  char pn[1024];
+  snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, g->tensors[v]->name);
+  for (size_t j = 0; j < g->n_tensors; j++)
+    if (!strcmp(g->tensors[j]->name, pn)) return ecg_errf(e, ECG_ERR_INPUT, "the name '%s' of the presence flag of '%s' is taken", pn, g->tensors[v]->name);
+  if ((*out = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL)) < 0) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  return ECG_OK;
+}
+
+/** Optional values crossing the boundary of control-flow node ni (label lb), after its
+ *  subgraphs were converted (an optional subgraph input or output V is followed there by its
+ *  flag V:present): an If whose branches give an optional output Y gets the output
+ *  Y:present after Y; a Loop whose body carries an optional value (as its input or output)
+ *  carries its flag as one more loop-carried value after it: the node's input flag is an
+ *  OptionalHasElement of the initial value (ecg_resolve_optionals makes it the flag, or true
+ *  for a plain value), the node's output Y gets Y:present, and a body side that is a plain
+ *  value gets a flag too (an input nothing reads, or an output of constant true). */
+static int cf_optional_flags(conv *c, int ni, const char *lb, ecg_err *e) {
+  ecg_graph *g = c->g;
+  ecg_node *n = g->nodes[ni];
+  if (!strcmp(n->op_type, "If") && !n->domain[0]) {
+    const ecg_attr *a0 = NULL, *a1 = NULL;
+    for (size_t k = 0; k < n->n_attrs; k++) {
+      if (!strcmp(n->attrs[k]->name, "then_branch")) a0 = n->attrs[k];
+      if (!strcmp(n->attrs[k]->name, "else_branch")) a1 = n->attrs[k];
+    }
+    if (!a0 || !a1 || !a0->g || !a1->g) return ECG_OK; /* shape inference names what is missing */
+    const ecg_graph *b0 = a0->g, *b1 = a1->g;
+    if (b0->n_outputs == n->n_outputs && b1->n_outputs == n->n_outputs) return ECG_OK;
+    size_t k0 = 0, k1 = 0, nk = n->n_outputs;
+    for (size_t j = 0; j < nk; j++, k0++, k1++) {
+      bool f0 = flag_at(b0, b0->outputs, b0->n_outputs, k0 + 1), f1 = flag_at(b1, b1->outputs, b1->n_outputs, k1 + 1);
+      if (!f0 && !f1) continue;
+      if (!f0 || !f1)
+        return ecg_errf(e, ECG_ERR_INPUT, "node '%s' op If: output %zu is an optional value in one branch and not in the other "
+                                          "(not supported)", lb, j);
+      size_t at = j + (n->n_outputs - nk) + 1; /* after the node's output j */
+      int f;
+      ECG_TRY(new_flag(g, n->outputs[at - 1], &f, e));
+      ECG_TRY(insert_i32(&n->outputs, &n->n_outputs, at, f, e));
+      k0++, k1++;
+    }
+    return ECG_OK;
+  }
+  if (!strcmp(n->op_type, "SequenceMap") && !n->domain[0]) { /* its first input and its outputs are run-time sequences */
+    if (n->n_inputs && n->inputs[0] >= 0) g->tensors[n->inputs[0]]->sequence = true;
+    for (size_t k = 0; k < n->n_outputs; k++)
+      if (n->outputs[k] >= 0) g->tensors[n->outputs[k]]->sequence = true;
+    return ECG_OK;
+  }
+  if (strcmp(n->op_type, "Loop") || n->domain[0]) return ECG_OK;
+  ecg_graph *b = NULL;
+  for (size_t k = 0; k < n->n_attrs; k++)
+    if (!strcmp(n->attrs[k]->name, "body")) b = n->attrs[k]->g;
+  if (!b || n->n_inputs < 2) return ECG_OK;
+  size_t N = n->n_inputs - 2, done = 0; /* loop-carried values; flags added so far */
+  for (size_t j = 0; j < N; j++) {
+    size_t bi = 2 + j + done, bo = 1 + j + done, nin = 2 + j + done, nout = j + done;
+    /* a sequence the body carries is a run-time sequence from its initial value on (its
+     * items' shapes may change per iteration): the operators making it stay nodes */
+    if (bi < b->n_inputs && b->tensors[b->inputs[bi]]->sequence && n->inputs[nin] >= 0) g->tensors[n->inputs[nin]]->sequence = true;
+    bool fi = flag_at(b, b->inputs, b->n_inputs, bi + 1), fo = flag_at(b, b->outputs, b->n_outputs, bo + 1);
+    if (!fi && !fo) continue;
+    if (bi >= b->n_inputs || bo >= b->n_outputs) return ECG_OK; /* shape inference names the mismatch */
+    int f;
+    if (!fi) {
+      ECG_TRY(new_flag(b, b->inputs[bi], &f, e));
+      ECG_TRY(insert_i32(&b->inputs, &b->n_inputs, bi + 1, f, e));
+    }
+    if (!fo) { /* a plain body output: present */
+      ECG_TRY(new_flag(b, b->outputs[bo], &f, e));
+      uint8_t one = 1;
+      if (ecg_tensor_set_data(b->tensors[f], &one, 1)) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      ECG_TRY(insert_i32(&b->outputs, &b->n_outputs, bo + 1, f, e));
+    }
+    int x = n->inputs[nin], fx = -1;
+    if (x >= 0) { /* the initial value's flag: OptionalHasElement(x), resolved with the optionals */
+      char pn[1024];
+      snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT "#%d", g->tensors[x]->name, ni);
+      if ((fx = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL)) < 0) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      int in1[1] = {x}, out1[1] = {fx};
+      if (ecg_add_node(g, pn, "OptionalHasElement", "", c->opset, 1, in1, 1, out1) < 0)
+        return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      n = g->nodes[ni];
+    }
+    ECG_TRY(insert_i32(&n->inputs, &n->n_inputs, nin + 1, fx, e));
+    if (nout < n->n_outputs) {
+      ECG_TRY(new_flag(g, n->outputs[nout], &f, e));
+      ECG_TRY(insert_i32(&n->outputs, &n->n_outputs, nout + 1, f, e));
+    }
+    done++;
+  }
+  return ECG_OK;
 }
 
 /* ---------------------------------------------------------------- Constant nodes */
@@ -774,8 +931,8 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     if (c->top) snprintf(what, sizeof what, "graph input '%s'", S(vi->name));
     else snprintf(what, sizeof what, "subgraph '%s' input '%s'", S(gp->name), S(vi->name));
     bool optional = false, sequence = false;
-    if (c->top) { /* an optional input of the main graph: element + presence flag; a sequence
-                   * input: a run-time sequence */
+    { /* an optional input (of the main graph, or a Loop body's loop-carried one): element +
+       * presence flag; a sequence input: a run-time sequence */
       int dtype, rank;
       int64_t dims[ECG_MAX_RANK];
       const char *syms[ECG_MAX_RANK];
@@ -840,6 +997,7 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
     if (ni < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
     for (size_t k = 0; k < np->n_attribute; k++)
       if ((rc = copy_attr(c, g->nodes[ni], np->attribute[k], lb, e)) != ECG_OK) goto out;
+    if ((rc = cf_optional_flags(c, ni, lb, e)) != ECG_OK) goto out;
     if ((rc = add_captures(c, ni, e)) != ECG_OK) goto out;
   }
 
@@ -860,7 +1018,7 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
       int dtype, rank;
       int64_t dims[ECG_MAX_RANK];
       const char *syms[ECG_MAX_RANK];
-      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, c->top ? &optional : NULL, &sequence, e)) != ECG_OK) goto out;
+      if ((rc = value_type_opt(vi, what, &dtype, &rank, dims, syms, &optional, &sequence, e)) != ECG_OK) goto out;
       if (sequence && !t->is_const && !is_in) { /* its producer's inference refines the shape */
         t->dtype = dtype;
         t->sequence = true;
@@ -877,9 +1035,17 @@ static int convert_graph(const Onnx__ModelProto *m, const Onnx__GraphProto *gp, 
       snprintf(pn, sizeof pn, "%s" ECG_OPTIONAL_PRESENT, t->name);
       if (names_find(nm, pn) >= 0)
         FAIL(ecg_errf(e, ECG_ERR_INPUT, "%s: the name '%s' of its presence flag is taken", what, pn));
-      for (size_t j = 0; j < g->n_tensors; j++)
+      int pt = -1;
+      for (size_t i = 0; i < g->n_nodes && pt < 0; i++) /* the flag output a control-flow node gives after it */
+        for (size_t k = 1; k < g->nodes[i]->n_outputs; k++)
+          if (g->nodes[i]->outputs[k - 1] == tid && flag_at(g, g->nodes[i]->outputs, g->nodes[i]->n_outputs, k)) pt = g->nodes[i]->outputs[k];
+      for (size_t j = 0; pt < 0 && j < g->n_tensors; j++)
         if (!strcmp(g->tensors[j]->name, pn)) FAIL(ecg_errf(e, ECG_ERR_INPUT, "%s: the name '%s' of its presence flag is taken", what, pn));
-      int pt = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL);
+      if (pt >= 0) {
+        if ((rc = push_i32(&g->outputs, &g->n_outputs, pt, e)) != ECG_OK) goto out;
+        continue;
+      }
+      pt = ecg_add_tensor(g, pn, ECG_BOOL, 0, NULL);
       if (pt < 0) FAIL(ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"));
       if ((rc = push_i32(&g->outputs, &g->n_outputs, pt, e)) != ECG_OK) goto out;
     }

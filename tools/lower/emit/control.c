@@ -6,9 +6,14 @@
  *         that branch's outputs into the node's (a run-time sequence output: its items,
  *         into the node's sequence slot; emit/sequence.c);
  *   Loop  runs the body while cond and i < M, carrying the loop values through the node's
- *         outputs and writing scan output rows per iteration; scan outputs are compiled
+ *         outputs (a run-time sequence: copied between the node's slot and the body's, its
+ *         items of any shape) and writing scan output rows per iteration; scan outputs are compiled
  *         for the static iteration count of their shape (constant M or the model's
  *         declared shape) and a run with another count fails (P_run returns -2);
+ *   SequenceMap  runs the body once per item of its first sequence (every sequence input
+ *         as long: else the run fails, -2), each body input an item (of any dims: a tensor of
+ *         run-time shape, LW_HEAP) or the whole tensor input, each body output appended to
+ *         the node's output sequence;
  *   Scan  (Scan-8 with its batch axis, Scan-9+) runs the body once per slice along each
  *         scan input's axis (either direction), state carried, scan outputs written per
  *         iteration along their axes. */
@@ -93,6 +98,20 @@ static const char *holder(ecg_lower *L, const ecg_node *n, const lw_sub *s, int 
   return buf;
 }
 
+/* Loop n's loop-carried value j is a run-time sequence. */
+static int is_seq(const ecg_lower *L, const ecg_node *n, int j) {
+  const ecg_tensor *v = ecg_node_input(L->g, n, 2 + j);
+  return v && v->sequence;
+}
+
+/* The slot (a seq_ pointer expression) holding loop-carried sequence j between iterations:
+ * the node's output's when it has one, else the body input's. */
+static const char *seq_holder(const ecg_lower *L, const ecg_node *n, const lw_sub *s, int j, char *buf, size_t nb) {
+  if ((size_t)j < n->n_outputs && n->outputs[j] >= 0) snprintf(buf, nb, "(&ctx->sq[%d])", L->t[n->outputs[j]].seq);
+  else snprintf(buf, nb, "(&ctx->sq[%d])", s->view.t[s->sg->inputs[2 + j]].seq);
+  return buf;
+}
+
 /* A loop-carried value (what, number j) that enters the body as `in` and leaves it as `out`
  * must keep its dtype and shape: a shape that changes across iterations is dynamic, which a
  * static plan cannot hold.  Errors: ECG_ERR_INPUT naming the node and both shapes. */
@@ -112,8 +131,22 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
   const ecg_graph *b = s.sg;
   char hb[256];
-  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++)
-    rc = check_state(L, n, "loop-carried value", j, ecg_node_input(L->g, n, 2 + j), b->tensors[b->outputs[1 + j]], e);
+  for (int j = 0; rc == ECG_OK && j < cf.n_state; j++) {
+    const ecg_tensor *in = ecg_node_input(L->g, n, 2 + j), *out = b->tensors[b->outputs[1 + j]];
+    if (in && (in->sequence || out->sequence)) { /* run-time sequences: items of any shape, copied */
+      if (!in->sequence || !out->sequence || in->dtype != out->dtype || !b->tensors[b->inputs[2 + j]]->sequence)
+        rc = lw_node_err(L, n, e, "loop-carried value %d enters the body as %s but leaves it as %s", j,
+                         in->sequence ? "a sequence" : "a tensor", out->sequence ? "a sequence" : "a tensor");
+      continue;
+    }
+    rc = check_state(L, n, "loop-carried value", j, in, out, e);
+  }
+  for (int k = 0; rc == ECG_OK && k < cf.n_explicit + (int)n->n_outputs; k++) { /* a dynamic build: only captures may be symbolic */
+    int id = k < cf.n_explicit ? n->inputs[k] : n->outputs[k - cf.n_explicit];
+    if (lw_tensor_dyn(L, id))
+      rc = lw_node_err(L, n, e, "'%s' has symbolic dims: a Loop's operands of run-time size are not supported with symbolic dims yet",
+                       L->g->tensors[id]->name);
+  }
   int64_t T = -1;
   for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
     const ecg_tensor *y = ecg_node_output(L->g, n, cf.n_state + k);
@@ -126,10 +159,14 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sbuf *c = &L->code;
     int M = n->inputs[0], C = cf.n_explicit > 1 ? n->inputs[1] : -1;
     sb_printf(c, "  {\n    const int64_t b_ = 0;\n    int64_t m_ = %s, i_ = 0;\n    int c_ = %s;\n", M >= 0 ? "0" : "INT64_MAX", "1");
+    lw_sub_rt_dims(L, n, &s);
     if (M >= 0) sb_printf(c, "    m_ = (int64_t)%s[0];\n", lw_ptr(L, M));
     if (C >= 0) sb_printf(c, "    c_ = %s[0] != 0;\n", lw_ptr(L, C));
     for (int j = 0; j < cf.n_state; j++)
-      if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
+      if (is_seq(L, n, j)) /* a run-time sequence: its holder is a context slot */
+        sb_printf(c, "    { int rc_ = seq_copy_(%s, %s); if (rc_) { ctx->err = rc_; return; } }\n", seq_holder(L, n, &s, j, hb, sizeof hb),
+                  lw_seq_ref(L, n->inputs[2 + j]));
+      else if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
         move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(L, n->inputs[2 + j]), nbytes(L, n->inputs[2 + j]));
       else
         move(c, lw_ptr(&s.view, b->inputs[2 + j]), lw_ptr(L, n->inputs[2 + j]), nbytes(L, n->inputs[2 + j]));
@@ -138,12 +175,19 @@ int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     if (nbytes(&s.view, b->inputs[0])) sb_printf(c, "    %s[0] = i_;\n", lw_ptr(&s.view, b->inputs[0]));
     if (nbytes(&s.view, b->inputs[1])) sb_printf(c, "    %s[0] = (uint8_t)c_;\n", lw_ptr(&s.view, b->inputs[1]));
     for (int j = 0; j < cf.n_state; j++)
-      if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
+      if (is_seq(L, n, j))
+        sb_printf(c, "      { int rc_ = seq_copy_(&ctx->sq[%d], &(%s)->s); if (rc_) { ctx->err = rc_; return; } }\n",
+                  s.view.t[b->inputs[2 + j]].seq, seq_holder(L, n, &s, j, hb, sizeof hb));
+      else if ((size_t)j < n->n_outputs && n->outputs[j] >= 0)
         move(c, lw_ptr(&s.view, b->inputs[2 + j]), holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), nbytes(&s.view, b->inputs[2 + j]));
     calls(c, &s);
     sb_printf(c, "    c_ = %s[0] != 0;\n", lw_ptr(&s.view, b->outputs[0]));
     for (int j = 0; j < cf.n_state; j++)
-      move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(&s.view, b->outputs[1 + j]), nbytes(&s.view, b->outputs[1 + j]));
+      if (is_seq(L, n, j))
+        sb_printf(c, "      { int rc_ = seq_copy_(%s, %s); if (rc_) { ctx->err = rc_; return; } }\n", seq_holder(L, n, &s, j, hb, sizeof hb),
+                  lw_seq_ref(&s.view, b->outputs[1 + j]));
+      else
+        move(c, holder(L, n, &s, j, b->inputs[2 + j], 0, hb, sizeof hb), lw_ptr(&s.view, b->outputs[1 + j]), nbytes(&s.view, b->outputs[1 + j]));
     for (int k = 0; k < cf.n_scan_out; k++) {
       int y = n->outputs[cf.n_state + k], o = b->outputs[1 + cf.n_state + k];
       size_t row = nbytes(&s.view, o);
@@ -212,6 +256,77 @@ int emit_scan(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     sb_printf(c, "    }\n");
     sb_printf(c, "  }\n");
+  }
+  lw_sub_free(&s);
+  return rc;
+}
+
+int emit_sequence_map(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  ecg_cf cf;
+  ECG_TRY(ecg_cf_info(L->g, n, &cf, e));
+  lw_sub s;
+  int rc = lw_lower_subgraph(L, n, cf.body[0], &s, e);
+  const ecg_graph *b = s.sg;
+  for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
+    const ecg_tensor *y = ecg_node_output(L->g, n, k);
+    if (y && !y->sequence) rc = lw_node_err(L, n, e, "output '%s' is not a sequence", y->name);
+  }
+  for (int k = 0; rc == ECG_OK && k < cf.n_scan_in; k++) /* a tensor input of symbolic dims: the body takes its run-time shape */
+    if (lw_tensor_dyn(L, n->inputs[k]) && s.view.t[b->inputs[k]].where != LW_HEAP)
+      rc = lw_node_err(L, n, e, "input '%s' has symbolic dims the body does not take (not supported)", L->g->tensors[n->inputs[k]]->name);
+  if (rc == ECG_OK) {
+    sbuf *c = &L->code;
+    sb_printf(c, "  {\n    const int64_t n_ = %s->n;\n", lw_seq_ref(L, n->inputs[0]));
+    lw_sub_rt_dims(L, n, &s);
+    for (int k = 1; k < cf.n_scan_in; k++)
+      if (L->g->tensors[n->inputs[k]]->sequence)
+        sb_printf(c, "    if (%s->n != n_) { ctx->err = -2; return; } /* sequences of different lengths */\n", lw_seq_ref(L, n->inputs[k]));
+    for (int k = 0; k < cf.n_scan_out; k++)
+      if (n->outputs[k] >= 0) sb_printf(c, "    seq_clear_(&ctx->sq[%d]);\n", L->t[n->outputs[k]].seq);
+    sb_printf(c, "    for (int64_t i_ = 0; i_ < n_; i_++) {\n");
+    for (int k = 0; k < cf.n_scan_in; k++) {
+      int in = n->inputs[k], bi = b->inputs[k];
+      const ecg_tensor *tb = b->tensors[bi];
+      if (!L->g->tensors[in]->sequence && s.view.t[bi].where == LW_HEAP) { /* a tensor of symbolic dims (a dynamic build) */
+        int q = s.view.t[bi].rtd - 1, r = (int)tb->n_dims;
+        sb_printf(c, "      { size_t b_ = %zu;\n", ecg_dtype_size(tb->dtype));
+        for (int d = 0; d < r; d++) sb_printf(c, "        ctx->rd[%d][%d] = (int64_t)(%s);\n        b_ *= (size_t)ctx->rd[%d][%d];\n", q, d, lw_dim(L, in, d), q, d);
+        sb_printf(c, "        int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, b_);\n        if (rc_) { ctx->err = rc_; return; }\n"
+                     "        if (b_) memcpy(ctx->hb[%d].p, %s, b_);\n      }\n", q, q, q, lw_ptr(L, in));
+        continue;
+      }
+      if (!L->g->tensors[in]->sequence) { /* a tensor: the body reads it whole each time */
+        move(c, lw_ptr(&s.view, bi), lw_ptr(L, in), nbytes(L, in));
+        continue;
+      }
+      int r = (int)tb->n_dims;
+      sb_printf(c, "      { const %s_value *v_ = &%s->items[i_];\n        int ok_ = v_->rank == %d && v_->dtype == %d;\n", L->prefix,
+                lw_seq_ref(L, in), r, tb->dtype);
+      for (int d = 0; d < r; d++)
+        if (tb->dims[d]->value >= 0) sb_printf(c, "        ok_ = ok_ && v_->dims[%d] == %lld;\n", d, (long long)tb->dims[d]->value);
+      sb_printf(c, "        if (!ok_) { ctx->err = -2; return; } /* an item not of the rank (or dims) compiled for */\n");
+      if (s.view.t[bi].where == LW_HEAP) {
+        int q = s.view.t[bi].rtd - 1;
+        sb_printf(c, "        int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, v_->bytes);\n        if (rc_) { ctx->err = rc_; return; }\n"
+                     "        for (int d_ = 0; d_ < %d; d_++) ctx->rd[%d][d_] = v_->dims[d_];\n"
+                     "        if (v_->bytes) memcpy(ctx->hb[%d].p, v_->data, v_->bytes);\n      }\n", q, q, r, q, q);
+      } else {
+        sb_printf(c, "        if (v_->bytes) memcpy((void *)%s, v_->data, v_->bytes);\n      }\n", lw_ptr(&s.view, bi));
+      }
+    }
+    calls(c, &s);
+    for (int k = 0; rc == ECG_OK && k < cf.n_scan_out; k++) {
+      if (n->outputs[k] < 0) continue;
+      char q[64];
+      snprintf(q, sizeof q, "&ctx->sq[%d]", L->t[n->outputs[k]].seq);
+      sb_printf(c, "      { int64_t p_ = i_;\n        int rc_ = 0;\n");
+      s.view.code = *c; /* the body output as the body's lowering sees it, into this kernel's code */
+      rc = lw_seq_put(&s.view, n, q, b->outputs[k], e);
+      *c = s.view.code;
+      s.view.code = (sbuf){0};
+      sb_printf(c, "        if (rc_) { ctx->err = rc_; return; }\n      }\n");
+    }
+    sb_printf(c, "    }\n  }\n");
   }
   lw_sub_free(&s);
   return rc;

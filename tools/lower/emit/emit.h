@@ -130,6 +130,7 @@ int emit_conv_integer(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_if(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_loop(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_scan(ecg_lower *L, const ecg_node *n, ecg_err *e);
+int emit_sequence_map(ecg_lower *L, const ecg_node *n, ecg_err *e);
 /* train.c: ai.onnx.preview.training optimizers (Adagrad, Momentum, Adam) */
 int emit_optimizer(ecg_lower *L, const ecg_node *n, ecg_err *e);
 #endif

@@ -66,7 +66,7 @@ static const ecg_emit_fn EMITTERS[ECG_OP_COUNT] = {
   [ECG_OP_MatMulInteger] = emit_matmul_integer, [ECG_OP_QLinearMatMul] = emit_matmul_integer,
   [ECG_OP_ConvInteger] = emit_conv_integer, [ECG_OP_QLinearConv] = emit_conv_integer,
   /* ai.onnx.preview.training optimizers (train.c) */
-  [ECG_OP_If] = emit_if, [ECG_OP_Loop] = emit_loop, [ECG_OP_Scan] = emit_scan,
+  [ECG_OP_If] = emit_if, [ECG_OP_Loop] = emit_loop, [ECG_OP_Scan] = emit_scan, [ECG_OP_SequenceMap] = emit_sequence_map,
   [ECG_OP_Adagrad] = emit_optimizer, [ECG_OP_Momentum] = emit_optimizer, [ECG_OP_Adam] = emit_optimizer,
 };
 
@@ -78,7 +78,10 @@ ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EM
 int lw_emit_dynamic(ecg_emit_fn fn) {
   static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_conv, emit_pool, emit_global_pool,
                                    emit_copy, emit_matmul, emit_softmax, emit_shape, emit_transpose, emit_concat,
-                                   emit_split, emit_slice, emit_reduce, emit_resize, emit_convtranspose};
+                                   emit_split, emit_slice, emit_reduce, emit_resize, emit_convtranspose,
+                                   /* their subgraphs take run-time shapes (LW_HEAP, rtd): an outer operand
+                                    * of symbolic dims that is a graph input (lower.c refuses others) */
+                                   emit_loop, emit_sequence_map};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
     if (ok[i] == fn) return 1;
   return 0;

@@ -224,15 +224,23 @@ static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
                "      else { s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s; e_ = e_ < -1 ? -1 : e_ > n_ - 1 ? n_ - 1 : e_; }\n"
                "      int64_t x_ = st > 0 ? (e_ - s + st - 1) / st : (s - e_ - st - 1) / -st;\n"
                "      start[ax] = s;\n      step[ax] = st;\n      ext[ax] = x_ < 0 ? 0 : x_;\n    }\n");
-  sb_printf(c, "    int ok_ = 1;\n");
-  for (int d = 0; d < r; d++) sb_printf(c, "    ok_ &= ext[%d] == %lld;\n", d, (long long)od[d]);
+  int rtd = L->t[n->outputs[0]].rtd;
+  if (rtd) { /* extents of this run (lower.c bound_slices): the output is dense in them, within its bound */
+    sb_printf(c, "    int ok_ = 1;\n    int64_t numel_ = 1;\n");
+    for (int d = 0; d < r; d++) sb_printf(c, "    ctx->rd[%d][%d] = ext[%d];\n    numel_ *= ext[%d];\n", rtd - 1, d, d, d);
+  } else {
+    sb_printf(c, "    int ok_ = 1;\n");
+    for (int d = 0; d < r; d++) sb_printf(c, "    ok_ &= ext[%d] == %lld;\n", d, (long long)od[d]);
+  }
   sb_printf(c, "    if (!ok_) ctx->err = -2; /* the operands give another shape than the compiled one */\n    else {\n");
   sb_printf(c, "    int64_t base = 0;\n    for (int d = 0; d < %d; d++) base += start[d] * ist[d];\n", r);
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
-  sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      int64_t rem = j, src = base;\n", (long long)numel);
+  if (rtd) sb_printf(c, "    for (int64_t j = 0; j < numel_; j++) {\n      int64_t rem = j, src = base;\n");
+  else sb_printf(c, "    for (int64_t j = 0; j < %lld; j++) {\n      int64_t rem = j, src = base;\n", (long long)numel);
   for (int d = r - 1; d >= 0; d--)
-    sb_printf(c, "      { int64_t i = rem %% %lld; rem /= %lld; src += i * step[%d] * ist[%d]; }\n", (long long)od[d], (long long)od[d], d, d);
+    if (rtd) sb_printf(c, "      { int64_t i = rem %% ext[%d]; rem /= ext[%d]; src += i * step[%d] * ist[%d]; }\n", d, d, d, d);
+    else sb_printf(c, "      { int64_t i = rem %% %lld; rem /= %lld; src += i * step[%d] * ist[%d]; }\n", (long long)od[d], (long long)od[d], d, d);
   sb_printf(c, "      int64_t lim = src < 0 ? 0 : src >= %lld ? %lld : src;\n", (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]),
             (long long)ecg_tensor_numel(L->g->tensors[n->inputs[0]]) - 1);
   sb_printf(c, "      %s[j] = ", lw_ptr(L, n->outputs[0]));

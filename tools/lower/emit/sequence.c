@@ -75,11 +75,19 @@ static void read_pos(ecg_lower *L, const ecg_node *n, int k, const char *def) {
 }
 
 /* Insert a copy of static tensor id into the slot expression q at position p_. */
-static int put_tensor(ecg_lower *L, const ecg_node *n, const char *q, int id, ecg_err *e) {
+int lw_seq_put(ecg_lower *L, const ecg_node *n, const char *q, int id, ecg_err *e) {
   const ecg_tensor *t = L->g->tensors[id];
-  if (t->sequence || !ecg_tensor_static(t)) return lw_node_err(L, n, e, "input '%s' must be a tensor of a static shape", t->name);
+  if (t->sequence || (!ecg_tensor_static(t) && !L->t[id].rtd))
+    return lw_node_err(L, n, e, "input '%s' must be a tensor of a static shape", t->name);
   int64_t d[ECG_MAX_RANK];
-  int r = ecg_tensor_dims(t, d);
+  int r = L->t[id].rtd ? (int)t->n_dims : ecg_tensor_dims(t, d);
+  if (L->t[id].rtd) { /* its dims are this run's (lower.c bound_slices; an LW_HEAP tensor) */
+    int k = L->t[id].rtd - 1;
+    sb_printf(&L->code, "    { size_t b_ = %zu;\n      for (int d_ = 0; d_ < %d; d_++) b_ *= (size_t)ctx->rd[%d][d_];\n"
+                        "      if (!rc_) rc_ = seq_put_(%s, (int)p_, %d, %d, ctx->rd[%d], b_, %s); }\n",
+              ecg_dtype_size(t->dtype), r, k, q, t->dtype, r, k, lw_ptr(L, id));
+    return ECG_OK;
+  }
   sb_printf(&L->code, "    { static const int64_t d_[%d] = {", r > 0 ? r : 1);
   for (int k = 0; k < r; k++) sb_printf(&L->code, "%s%lld", k ? ", " : "", (long long)d[k]);
   sb_printf(&L->code, "%s};\n      if (!rc_) rc_ = seq_put_(%s, (int)p_, %d, %d, d_, %zu, %s); }\n", r ? "" : "0", q, t->dtype, r,
@@ -107,7 +115,7 @@ int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     read_pos(L, n, 2, "n_");
     sb_printf(c, "    if (p_ < 0) p_ += n_;\n    if (p_ < 0 || p_ > n_) ctx->err = -2; /* position outside [-n, n] */\n"
                  "    else {\n    int rc_ = seq_copy_(%s, s_);\n", q);
-    ECG_TRY(put_tensor(L, n, q, n->inputs[1], e));
+    ECG_TRY(lw_seq_put(L, n, q, n->inputs[1], e));
     sb_printf(c, "    if (rc_) ctx->err = rc_;\n    }\n  }\n");
     return ECG_OK;
   case ECG_OP_SequenceErase:
@@ -120,6 +128,20 @@ int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   case ECG_OP_SequenceAt: {
     if (!xs || ys) break;
     const ecg_tensor *t = g->tensors[y];
+    if (L->t[y].where == LW_HEAP) { /* an item of any dims (its rank, and the dims the model fixes, checked) */
+      int k = L->t[y].rtd - 1, r = (int)t->n_dims;
+      sb_printf(c, "  {\n    const %s_sequence *s_ = %s;\n    const int64_t n_ = s_->n;\n", L->prefix, lw_seq_ref(L, x));
+      read_pos(L, n, 1, "0");
+      sb_printf(c, "    if (p_ < 0) p_ += n_;\n    int ok_ = p_ >= 0 && p_ < n_ && s_->items[p_].rank == %d && s_->items[p_].dtype == %d;\n", r, t->dtype);
+      for (int d = 0; d < r; d++)
+        if (t->dims[d]->value >= 0) sb_printf(c, "    ok_ = ok_ && s_->items[p_].dims[%d] == %lld;\n", d, (long long)t->dims[d]->value);
+      sb_printf(c, "    if (!ok_) ctx->err = -2; /* no such element, or not of the rank compiled for */\n"
+                   "    else {\n      const %s_value *v_ = &s_->items[p_];\n      int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, v_->bytes);\n"
+                   "      if (rc_) ctx->err = rc_;\n      else {\n        for (int d_ = 0; d_ < %d; d_++) ctx->rd[%d][d_] = v_->dims[d_];\n"
+                   "        if (v_->bytes) memcpy(ctx->hb[%d].p, v_->data, v_->bytes);\n      }\n    }\n  }\n",
+                L->prefix, k, k, r, k, k);
+      return ECG_OK;
+    }
     int64_t d[ECG_MAX_RANK];
     int r = ecg_tensor_dims(t, d);
     sb_printf(c, "  {\n    const %s_sequence *s_ = %s;\n    const int64_t n_ = s_->n;\n", L->prefix, lw_seq_ref(L, x));
@@ -141,7 +163,7 @@ int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     for (size_t k = 0; k < n->n_inputs; k++) {
       if (n->inputs[k] < 0) return lw_node_err(L, n, e, "an omitted input is not supported");
       sb_printf(c, "    { int64_t p_ = %zu;\n", k);
-      ECG_TRY(put_tensor(L, n, q, n->inputs[k], e));
+      ECG_TRY(lw_seq_put(L, n, q, n->inputs[k], e));
       sb_printf(c, "    }\n");
     }
     sb_printf(c, "    if (rc_) ctx->err = rc_;\n  }\n");
@@ -154,4 +176,129 @@ int lw_emit_sequence(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   return lw_node_err(L, n, e, "this operator is not supported on run-time sequences (supported: Identity, SequenceInsert, "
                               "SequenceErase, SequenceAt, SequenceLength, SequenceConstruct, SequenceEmpty)");
+}
+
+/* ---------------------------------------------------------------- run-time shapes */
+
+/* Tensor id has run-time dims in ctx->rd[]: an LW_HEAP tensor, or a subgraph's capture of an
+ * outer graph input of symbolic dims (its dims set before the subgraph runs, lw_sub_rt_dims). */
+static int rt_dims(const ecg_lower *L, int id) {
+  return id >= 0 && (L->t[id].where == LW_HEAP || (L->t[id].rtd && !ecg_tensor_static(L->g->tensors[id])));
+}
+
+int lw_node_rt(const ecg_lower *L, const ecg_node *n) {
+  for (size_t k = 0; k < n->n_inputs; k++)
+    if (rt_dims(L, n->inputs[k])) return 1;
+  for (size_t k = 0; k < n->n_outputs; k++)
+    if (rt_dims(L, n->outputs[k])) return 1;
+  return 0;
+}
+
+/* Dim d of tensor id as a C expression: this run's (rt_dims) or the static number. */
+static const char *dim_expr(const ecg_lower *L, int id, int d) {
+  static __thread char ring[16][48];
+  static __thread int slot;
+  char *b = ring[slot++ & 15];
+  if (rt_dims(L, id)) snprintf(b, 48, "ctx->rd[%d][%d]", L->t[id].rtd - 1, d);
+  else snprintf(b, 48, "(int64_t)%lld", (long long)L->g->tensors[id]->dims[d]->value);
+  return b;
+}
+
+/* Give output y the dims in the C array dy_ (rank r): an LW_HEAP y takes them and a buffer of
+ * their size (bytes_ = elements x dtype size); a static y must have them (else the run fails,
+ * -2). Emits "if (ok_) {" ... the caller closes it. */
+static void out_dims(ecg_lower *L, int y, int r) {
+  sbuf *c = &L->code;
+  const ecg_tensor *t = L->g->tensors[y];
+  sb_printf(c, "    size_t numel_ = 1;\n    for (int d_ = 0; d_ < %d; d_++) numel_ *= (size_t)dy_[d_];\n", r);
+  if (L->t[y].where == LW_HEAP) {
+    int k = L->t[y].rtd - 1;
+    sb_printf(c, "    if (ok_) { int rc_ = hb_need_(&ctx->hb[%d].p, &ctx->hb[%d].cap, numel_ * %zu); if (rc_) { ctx->err = rc_; ok_ = 0; } }\n"
+                 "    if (ok_) for (int d_ = 0; d_ < %d; d_++) ctx->rd[%d][d_] = dy_[d_];\n", k, k, ecg_dtype_size(t->dtype), r, k);
+  } else {
+    for (int d = 0; d < r; d++) sb_printf(c, "    ok_ = ok_ && dy_[%d] == %lld;\n", d, (long long)t->dims[d]->value);
+  }
+  sb_printf(c, "    if (!ok_) { if (!ctx->err) ctx->err = -2; } /* shapes that do not broadcast, or not the compiled one */\n    else {\n");
+}
+
+int lw_emit_rtshape(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  sbuf *c = &L->code;
+  int op = lw_op(n);
+  int x = n->n_inputs ? n->inputs[0] : -1, y = n->n_outputs == 1 ? n->outputs[0] : -1;
+  const ecg_tensor *tx = x >= 0 ? g->tensors[x] : NULL, *ty = y >= 0 ? g->tensors[y] : NULL;
+  if (!tx || !ty || tx->sequence || ty->sequence || !tx->shape_known || !ty->shape_known) goto refuse;
+  int rx = (int)tx->n_dims, ry = (int)ty->n_dims;
+  if (op == ECG_OP_Identity) {
+    if (rx != ry || tx->dtype != ty->dtype) goto refuse;
+    sb_printf(c, "  {\n    int ok_ = 1;\n    int64_t dy_[%d];\n", ry > 0 ? ry : 1);
+    for (int d = 0; d < ry; d++) sb_printf(c, "    dy_[%d] = %s;\n", d, dim_expr(L, x, d));
+    out_dims(L, y, ry);
+    sb_printf(c, "    if (numel_) memcpy(%s, %s, numel_ * %zu);\n    }\n  }\n", lw_ptr(L, y), lw_ptr(L, x), ecg_dtype_size(ty->dtype));
+    return ECG_OK;
+  }
+  if (op == ECG_OP_Shape || op == ECG_OP_Size) { /* the output is static: [rank] (Shape-15: start..end) or a scalar */
+    if (L->t[y].where == LW_HEAP || ty->dtype != ECG_INT64) goto refuse;
+    if (op == ECG_OP_Size) {
+      sb_printf(c, "  %s[0] = 1", lw_ptr(L, y));
+      for (int d = 0; d < rx; d++) sb_printf(c, " * %s", dim_expr(L, x, d));
+      sb_printf(c, ";\n");
+      return ECG_OK;
+    }
+    int64_t st = ecg_attr_i(n, "start", 0), en = ecg_attr_i(n, "end", rx);
+    if (st < 0) st += rx;
+    if (en < 0) en += rx;
+    st = st < 0 ? 0 : st > rx ? rx : st;
+    en = en < 0 ? 0 : en > rx ? rx : en;
+    if (ecg_tensor_numel(ty) != (en > st ? en - st : 0)) goto refuse;
+    for (int64_t d = st; d < en; d++) sb_printf(c, "  %s[%lld] = %s;\n", lw_ptr(L, y), (long long)(d - st), dim_expr(L, x, (int)d));
+    return ECG_OK;
+  }
+  const char *sym = op == ECG_OP_Add ? "+" : op == ECG_OP_Sub ? "-" : op == ECG_OP_Mul ? "*" : op == ECG_OP_Div ? "/" : NULL;
+  if (sym && n->n_inputs == 2 && n->inputs[1] >= 0) { /* numpy broadcasting of the two operands' run-time dims */
+    int z = n->inputs[1];
+    const ecg_tensor *tz = g->tensors[z];
+    if (tz->sequence || !tz->shape_known || tx->dtype != tz->dtype || tx->dtype != ty->dtype) goto refuse;
+    if (op == ECG_OP_Div && tx->dtype != ECG_FLOAT && tx->dtype != ECG_DOUBLE) goto refuse;
+    int rz = (int)tz->n_dims;
+    if (ry < rx || ry < rz) goto refuse;
+    sb_printf(c, "  {\n    int ok_ = 1;\n    int64_t da_[%d], db_[%d], dy_[%d], sa_[%d], sb_[%d];\n", ry + 1, ry + 1, ry + 1, ry + 1, ry + 1);
+    for (int d = 0; d < ry; d++) {
+      int ax = d - (ry - rx), az = d - (ry - rz);
+      sb_printf(c, "    da_[%d] = %s;\n    db_[%d] = %s;\n", d, ax >= 0 ? dim_expr(L, x, ax) : "1", d, az >= 0 ? dim_expr(L, z, az) : "1");
+    }
+    sb_printf(c, "    for (int d_ = %d - 1; d_ >= 0; d_--) {\n      dy_[d_] = da_[d_] == db_[d_] || db_[d_] == 1 ? da_[d_] : da_[d_] == 1 ? db_[d_] : -1;\n"
+                 "      if (dy_[d_] < 0) ok_ = 0;\n    }\n"
+                 "    { int64_t a_ = 1, b_ = 1;\n      for (int d_ = %d - 1; d_ >= 0; d_--) {\n"
+                 "        sa_[d_] = da_[d_] == 1 ? 0 : a_; sb_[d_] = db_[d_] == 1 ? 0 : b_; a_ *= da_[d_]; b_ *= db_[d_];\n      }\n    }\n",
+              ry, ry);
+    out_dims(L, y, ry);
+    sb_printf(c, "    const %s *a = %s;\n    const %s *b = %s;\n    %s *o = %s;\n", lw_ctype(L, x), lw_ptr(L, x), lw_ctype(L, z), lw_ptr(L, z),
+              lw_ctype(L, y), lw_ptr(L, y));
+    sb_printf(c, "    for (size_t j_ = 0; j_ < numel_; j_++) {\n      size_t rem_ = j_;\n      int64_t oa_ = 0, ob_ = 0;\n"
+                 "      for (int d_ = %d - 1; d_ >= 0; d_--) { int64_t i_ = (int64_t)(rem_ %% (size_t)dy_[d_]); rem_ /= (size_t)dy_[d_]; oa_ += i_ * sa_[d_]; ob_ += i_ * sb_[d_]; }\n"
+                 "      o[j_] = a[oa_] %s b[ob_];\n    }\n    }\n  }\n",
+              ry, sym);
+    return ECG_OK;
+  }
+refuse:;
+  for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+    int id = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+    if (rt_dims(L, id))
+      return lw_node_err(L, n, e, "tensor '%s' has a run-time shape (its dims known only as the subgraph runs: an item of a "
+                                  "sequence, what is made of one), which this operator's kernel does not take (not supported; supported: Identity, Shape, Size, "
+                                  "Add, Sub, Mul, Div, and the sequence operators)", g->tensors[id]->name);
+  }
+  return lw_node_err(L, n, e, "not supported on tensors of run-time shape");
+}
+
+void lw_sub_rt_dims(ecg_lower *L, const ecg_node *n, const lw_sub *s) {
+  const ecg_graph *sg = s->sg;
+  for (size_t t = 0; t < sg->n_tensors; t++) {
+    const ecg_tensor *x = sg->tensors[t];
+    int idx = s->view.t[t].where != LW_HEAP && s->view.t[t].rtd && !ecg_tensor_static(x) ? ecg_node_capture_index(n, x->name, strlen(x->name)) : -1;
+    if (idx < 0 || n->inputs[idx] < 0) continue;
+    for (size_t d = 0; d < x->n_dims; d++)
+      sb_printf(&L->code, "    ctx->rd[%d][%zu] = (int64_t)(%s);\n", s->view.t[t].rtd - 1, d, lw_dim(L, n->inputs[idx], (int)d));
+  }
 }

@@ -260,7 +260,7 @@ int main(int argc, char **argv) {
     const INFO *t = ECG_MODEL(input_info)(k);
     inbytes[k] = t->bytes;
     int dyn = 0;
-    for (int d = 0; d < t->rank; d++) dyn |= t->dims[d] < 0;
+    for (int d = 0; d < t->rank; d++) dyn |= !t->sequence && t->dims[d] < 0; /* a sequence: its items carry their dims */
     if (srank[k] >= 0 && !dyn) { /* a static input: --shape may only repeat its shape */
       int same = srank[k] == t->rank;
       for (int d = 0; same && d < t->rank; d++) same = shape[k][d] == t->dims[d];
@@ -342,6 +342,7 @@ int main(int argc, char **argv) {
   /* the input shapes, then each output's shape for them */
   for (int k = 0; k < n_in; k++) {
     const INFO *t = ECG_MODEL(input_info)(k);
+    if (t->sequence) continue; /* a run-time sequence: its items carry their dims */
     int rc = srank[k] >= 0 ? ECG_MODEL(set_input_shape)(ctx, t->name, srank[k], shape[k]) : 0;
     if (srank[k] < 0) { /* a static input: its own shape */
       rc = ECG_MODEL(set_input_shape)(ctx, t->name, t->rank, t->dims);
@@ -350,6 +351,7 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < n_out; k++) {
     const INFO *t = ECG_MODEL(output_info)(k);
+    if (t->sequence) continue; /* a run-time sequence: written as a sequence file */
     int rank;
     int64_t dims[8];
     if (ECG_MODEL(output_shape)(ctx, k, &rank, dims)) { fprintf(stderr, "runner: %s\n", ECG_MODEL(error)(ctx)); return finish(1); }
@@ -389,7 +391,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "runner: run failed (%d: %s)\n", rc,
               rc == -2 ? "a run-time check failed: a Loop ran other than the iterations its scan outputs were compiled for, "
                            "a Range's or Slice's run-time operands gave another shape than the one it was compiled for, "
-                           "or a sequence position or item does not fit the sequence or the shape compiled for"
+                           "or a sequence position or item does not fit the sequence or the shape compiled for (a SequenceMap: sequences of different lengths, items whose shapes do not broadcast)"
               : rc == -3 ? "the input shapes do not fit the model (or a sequence input is malformed)"
               : rc == -4 ? "out of memory"
                        : "an input or output is unbound");
