@@ -253,10 +253,18 @@ static int block_is(const fctx *c, int v, const int *list, int n) {
 }
 
 /* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
- * [pointwise conv [+ activation]] -> depthwise conv [+ activation] -> pointwise conv
+ * pointwise conv [+ activation] -> depthwise conv [+ activation] -> pointwise conv
  * [+ its epilogue block] becomes one block, which ecg-lower generates as one row-tiled
  * kernel (ecg_rt.h ecg_rt1_ibr) that computes every intermediate element once. Intermediate
- * tensors must have a single consumer. Returns the number of chains merged. */
+ * tensors must have a single consumer. The first pointwise conv must expand (more output
+ * than input channels): the expanded tensor is what the fused kernel keeps in the cache; a
+ * depthwise -> pointwise pair, or a chain that does not expand, keeps nothing larger than
+ * its input there and measured no faster than its kernels (Intel Xeon model 167: ecg_rt1_ibr16
+ * 0.94-1.07 of their time on mobilenet_v2's 32x112x112 pair, 1 thread; in make bench,
+ * blazeface_front_128's 24..96-channel pairs 0.61 -> 0.76 of ONNX Runtime's time,
+ * shufflenet_v2_x1_0's non-expanding chains 0.71 -> 0.76). ecg_ibr_match (format/chain.c)
+ * still accepts such chains in a given ECG.
+ * Returns the number of chains merged. */
 static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;
   for (int p = 0; p < c->nn; p++) {
@@ -274,9 +282,11 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
     }
     q = sole_consumer(c, d);
     if (q >= 0 && ecg_builtin_act_of(g, g->nodes[q], &a, &b) != ECG_BACT_NONE) { act2 = q; q = sole_consumer(c, q); }
-    if (q < 0 || ecg_conv_role_of(g, g->nodes[q]) != ECG_CONV_POINTWISE) continue;
+    if (pw1 < 0 || q < 0 || ecg_conv_role_of(g, g->nodes[q]) != ECG_CONV_POINTWISE) continue;
+    /* expanding: E (pw1's output) larger than the chain's input */
+    if (ecg_tensor_numel(ecg_node_output(g, g->nodes[pw1], 0)) <= ecg_tensor_numel(ecg_node_input(g, g->nodes[pw1], 0))) continue;
     int first[2] = {pw1, act1}, mid[2] = {d, act2};
-    if (pw1 >= 0 && !block_is(c, pw1, first, act1 >= 0 ? 2 : 1)) continue;
+    if (!block_is(c, pw1, first, act1 >= 0 ? 2 : 1)) continue;
     if (!block_is(c, d, mid, act2 >= 0 ? 2 : 1)) continue;
     /* pw2's block: pw2 first, then its One-to-One epilogue */
     int bq = c->blk[q], ok = 1;
