@@ -283,8 +283,10 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
     q = sole_consumer(c, d);
     if (q >= 0 && ecg_builtin_act_of(g, g->nodes[q], &a, &b) != ECG_BACT_NONE) { act2 = q; q = sole_consumer(c, q); }
     if (pw1 < 0 || q < 0 || ecg_conv_role_of(g, g->nodes[q]) != ECG_CONV_POINTWISE) continue;
-    /* expanding: E (pw1's output) larger than the chain's input */
-    if (ecg_tensor_numel(ecg_node_output(g, g->nodes[pw1], 0)) <= ecg_tensor_numel(ecg_node_input(g, g->nodes[pw1], 0))) continue;
+    /* expanding: pw1's weight [cexp, cin, 1, 1] makes more channels than it reads (static
+     * even where the activations' dims are symbols) */
+    int64_t w1d[ECG_MAX_RANK];
+    if (ecg_tensor_dims(ecg_node_input(g, g->nodes[pw1], 1), w1d) != 4 || w1d[0] <= w1d[1]) continue;
     int first[2] = {pw1, act1}, mid[2] = {d, act2};
     if (!block_is(c, pw1, first, act1 >= 0 ? 2 : 1)) continue;
     if (!block_is(c, d, mid, act2 >= 0 ? 2 : 1)) continue;
