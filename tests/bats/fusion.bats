@@ -39,7 +39,21 @@ fused() {
   local k
   k=$(jq -r .kernels "$ECG_OUT/mobilenet_v2/model.json")
   grep -q 'ecg_rt1_ibr(' "$ECG_OUT/mobilenet_v2/model.c"
-  [ "$k" -le 30 ] # 17 chains: 100 nodes in 22 kernels (55 without --intensive)
+  [ "$k" -le 30 ] # 16 chains: 100 nodes in 22 kernels (54 without --intensive)
+}
+@test "ecg-fuse --intensive: only expanding chains (mobilenet_v2's first, non-expanding block and blazeface_front_128's depthwise-pointwise pairs stay apart)" {
+  local e="$ECG_OUT/intensive-expanding"
+  mkdir -p "$e"
+  "$BIN/onnx2ecg" "$ROOT/../shared/models/mobilenet_v2.onnx" --input-shape input=1x3x224x224 -o "$e/mv2.ecg"
+  run --separate-stderr "$BIN/ecg-fuse" --intensive -v "$e/mv2.ecg" -o "$e/mv2i.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *" 16 intensive chains"* ]] # 17 inverted residuals, the first without an expansion
+  require_file "$ROOT/models/face_detection_front_128x128_barracuda.onnx"
+  "$BIN/onnx2ecg" "$ROOT/models/face_detection_front_128x128_barracuda.onnx" -o "$e/bf.ecg"
+  run --separate-stderr "$BIN/ecg-fuse" --intensive -v "$e/bf.ecg" -o "$e/bfi.ecg"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *" 0 intensive chains"* ]]
 }
 @test "ecg-fuse --intensive (AGO): mnasnet1_0" {
   fused mnasnet1_0 dnnfusion --intensive
