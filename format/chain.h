@@ -46,4 +46,29 @@ int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int
  *  forms, ecg-lower generates as one ecg_rt1_ibr kernel (or stage by stage, schedule
  *  intensive_fusion off) and ecg-partition --tune searches intensive_fusion on. */
 int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
+/** A squeeze-and-excitation chain (Hu et al.; EfficientNet's, MnasNet-A1's, MobileNet-V3's
+ *  MBConv), as node indices (-1: absent): x [n, c, h, w] -> GlobalAveragePool ->
+ *  pointwise conv fc1 on the 1x1 plane [+ act1] -> pointwise conv fc2 [+ act2] [-> the
+ *  scale: Mul of x and the scales, broadcasting them over x's planes]. Activations are
+ *  ecg_builtin_act_chain's (one node, or SiLU as Sigmoid and Mul). */
+typedef struct {
+  int gap, fc1, act1[2], nact1, fc2, act2[2], nact2, scale;
+  int x;    /**< tensor: the pool's input, [n, c, h, w] static float32 */
+  int y;    /**< tensor: the chain's output, [n, c, h, w] (scale) or [n, cout, 1, 1] */
+} ecg_se_chain;
+/** Match the members idx[0..nm) of a block (topological order) against a
+ *  squeeze-and-excitation chain, every member a stage of it (nothing else; at least the
+ *  pool and the two convs), each stage reading the previous one's output (and the scale
+ *  Mul x too). 0 and *m filled, or -1. The caller checks that no node outside the block
+ *  reads an intermediate result. What ecg-fuse --intensive forms (AGO §III: intensive
+ *  fusion of several compute-intensive operators without recomputation), ecg-lower
+ *  generates as one ecg_rt1_se kernel (or stage by stage, schedule intensive_fusion off)
+ *  and ecg-partition --tune searches intensive_fusion on. */
+int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m);
+/** Node n can begin a squeeze-and-excitation chain: a GlobalAveragePool of a static 4-D
+ *  float32 tensor. */
+int ecg_se_head(const ecg_graph *g, const ecg_node *n);
+/** Members idx[0..nm) form an intensive-fusion chain of either kind (ecg_ibr_match or
+ *  ecg_se_match): 1 or 0. */
+int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm);
 #endif

@@ -60,6 +60,44 @@ fused() {
   grep -q 'ecg_rt1_ibr(' "$ECG_OUT/mnasnet1_0/model.c"
 }
 @test "ecg-fuse dnnfusion: efficientnet_b0" { fused efficientnet_b0 dnnfusion; }
+@test "ecg-fuse --intensive (AGO): efficientnet_b0's squeeze-excitation chains one kernel each, correct, fusion rate >= 3" {
+  fused efficientnet_b0 dnnfusion --intensive
+  # 16 MBConvs, each GlobalAveragePool -> 1x1 conv, SiLU -> 1x1 conv, Sigmoid -> scale Mul
+  [ "$(grep -c 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c")" -eq 16 ]
+  jq -e '.nodes / .kernels >= 3.0' "$ECG_OUT/efficientnet_b0/model.json"
+  # the plan: 16 chains, each of four kernels (pool; fc1 + SiLU; fc2 + Sigmoid; scale) made one
+  local T="$BATS_TEST_TMPDIR"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/efficientnet_b0.onnx" --input-shape input=1x3x224x224 -o "$T/e.ecg"
+  "$BIN/ecg-fuse" --intensive --report "$T/ri.json" "$T/e.ecg" -o "$T/i.ecg"
+  "$BIN/ecg-fuse" --report "$T/rn.json" "$T/e.ecg" -o "$T/n.ecg"
+  cat "$T/ri.json" "$T/rn.json"
+  jq -e '.fuse.se_chains == 16 and .fuse.intensive_chains == 16 and .fuse.fusion_rate >= 3.0' "$T/ri.json"
+  jq -e '.fuse.se_chains == 0' "$T/rn.json"
+  [ "$(jq .after.kernels "$T/rn.json")" -eq $(($(jq .after.kernels "$T/ri.json") + 16 * 3)) ]
+  "$BIN/ecg-dump" "$T/i.ecg" >/dev/null # validates: blocks acyclic, every node in at most one block
+}
+@test "schedule intensive_fusion off lowers a squeeze-excitation block as its four stages; every one off is the plan without --intensive" {
+  local T="$BATS_TEST_TMPDIR" ids b res set=()
+  "$BIN/onnx2ecg" "$SHARED_MODELS/efficientnet_b0.onnx" --input-shape input=1x3x224x224 -o "$T/e.ecg"
+  "$BIN/ecg-fuse" --intensive "$T/e.ecg" -o "$T/i.ecg"
+  "$BIN/ecg-fuse" "$T/e.ecg" -o "$T/n.ecg"
+  ids=$("$BIN/ecg-dump" --json "$T/i.ecg" | jq -r '.nodes as $n | [.blocks[] | select($n[.nodes[0]].op == "GlobalAveragePool") | .id] | map(tostring) | join(" ")')
+  echo "squeeze-excitation blocks: $ids"
+  [ "$(wc -w <<<"$ids")" -eq 16 ]
+  "$BIN/ecg-lower" -o "$T/l0" "$T/i.ecg"
+  "$BIN/ecg-lower" -o "$T/ln" "$T/n.ecg"
+  b=$(cut -d' ' -f2 <<<"$ids")
+  "$BIN/ecg-partition" "$T/i.ecg" --set-schedule "$b:i=off" -o "$T/one.ecg"
+  "$BIN/ecg-lower" -o "$T/one" "$T/one.ecg"
+  [ "$(jq .kernels "$T/one/model.json")" -eq $(($(jq .kernels "$T/l0/model.json") + 3)) ]
+  [ "$(grep -c 'ecg_rt1_se(' "$T/one/model.c")" -eq 15 ]
+  res=$("$BIN/ecg-bench" "$T/one" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+  for b in $ids; do set+=(--set-schedule "$b:i=off"); done
+  "$BIN/ecg-partition" "$T/i.ecg" "${set[@]}" -o "$T/off.ecg"
+  "$BIN/ecg-lower" -o "$T/off" "$T/off.ecg"
+  cmp "$T/ln/model.c" "$T/off/model.c"
+}
 @test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
 @test "ecg-fuse fixed: bert_tiny" { fused bert_tiny fixed; }
 @test "ecg-fuse dnnfusion: resnet18" { fused resnet18 dnnfusion; }

@@ -271,6 +271,59 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   free(e); free(d); free(want); free(mag); free(ef); free(df);
 }
 
+/* ecg_rt1_se against the chain computed stage by stage in double: the plane means, the two
+ * 1x1 convs with their activations, then the broadcast scale (scale = 1) or the scales
+ * themselves (scale = 0). */
+static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, ecg_act a2, int scale, int threads) {
+  ecg_se_params q;
+  memset(&q, 0, sizeof q);
+  if (scale) cout = c;
+  q.n = n; q.c = c; q.h = h; q.w = w; q.cmid = cmid; q.cout = cout; q.act1 = a1; q.act2 = a2; q.scale = scale;
+  size_t hw = (size_t)h * w, xs = (size_t)n * c * hw, ys = scale ? xs : (size_t)n * cout;
+  float *x = rbuf(xs), *w1 = rbuf((size_t)cmid * c), *b1 = rbuf(cmid), *w2 = rbuf((size_t)cout * cmid), *b2 = rbuf(cout);
+  float *y = nanbuf(ys), *scr = nanbuf(ecg_rt1_se_scratch_floats(&q, threads));
+  float *w1p = nanbuf(ecg_rt1_se_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_se_packed_floats(&q, 2));
+  ecg_rt1_se_pack(&q, 1, w1, w1p);
+  ecg_rt1_se_pack(&q, 2, w2, w2p);
+  double *want = malloc(ys * sizeof(double)), *mag = malloc(ys * sizeof(double));
+  double *m = malloc((size_t)c * sizeof(double)), *hv = malloc((size_t)cmid * sizeof(double)), *hm = malloc((size_t)cmid * sizeof(double));
+  for (int img = 0; img < n; img++) {
+    const float *xi = x + (size_t)img * c * hw;
+    for (int ch = 0; ch < c; ch++) {
+      double t = 0;
+      for (size_t j = 0; j < hw; j++) t += xi[(size_t)ch * hw + j];
+      m[ch] = t / (double)hw;
+    }
+    for (int i = 0; i < cmid; i++) {
+      double t = b1[i], a = fabs(b1[i]);
+      for (int k = 0; k < c; k++) { t += (double)w1[(size_t)i * c + k] * m[k]; a += fabs((double)w1[(size_t)i * c + k] * m[k]); }
+      hv[i] = act_ref(a1, t);
+      hm[i] = a;
+    }
+    for (int o = 0; o < cout; o++) {
+      double t = b2[o], a = fabs(b2[o]);
+      for (int k = 0; k < cmid; k++) {
+        t += (double)w2[(size_t)o * cmid + k] * hv[k];
+        a += fabs((double)w2[(size_t)o * cmid + k]) * (fabs(hv[k]) + hm[k]);
+      }
+      double sv = act_ref(a2, t);
+      if (!scale) { want[(size_t)img * cout + o] = sv; mag[(size_t)img * cout + o] = a; continue; }
+      for (size_t j = 0; j < hw; j++) {
+        size_t i = ((size_t)img * c + o) * hw + j;
+        want[i] = (double)x[i] * sv;
+        mag[i] = fabs((double)x[i]) * (fabs(sv) + a);
+      }
+    }
+  }
+  ecg_rt1_se(&q, x, w1p, b1, w2p, b2, y, scr);
+  char what[160];
+  snprintf(what, sizeof what, "se n%d c%d %dx%d cmid%d cout%d act%d/%d scale%d threads%d", n, c, h, w, cmid, cout, a1.kind, a2.kind,
+           scale, threads);
+  check(what, y, want, mag, ys);
+  free(x); free(w1); free(b1); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p);
+  free(want); free(mag); free(m); free(hv); free(hm);
+}
+
 /* ------------------------------------------------------------------ ConvTranspose */
 
 static void test_convt(ecg_conv_params p) {
@@ -697,6 +750,18 @@ int main(int argc, char **argv) {
     test_ibr(1, 17, 6, 5, 32, 3, 1, 0, 3, 1, th, 1);
     test_ibr(1, 24, 28, 28, 72, 5, 2, 2, 40, 1, th, 0);
     test_ibr(1, 120, 9, 11, 120, 3, 1, 1, 17, 0, th, 1);
+  }
+  /* squeeze-and-excitation chains: efficientnet_b0's shapes (SiLU, Sigmoid), odd sizes,
+   * batches, the scales alone */
+  {
+    ecg_act silu = {ECG_ACT_SILU, 0, 0, 0, 0}, sig = {ECG_ACT_SIGMOID, 0, 0, 0, 0}, relu = {ECG_ACT_RELU, 0, 0, 0, 0};
+    ecg_act hsw = {ECG_ACT_HARDSWISH, 0, 0, 0, 0};
+    test_se(1, 32, 112, 112, 8, 32, silu, sig, 1, threads);
+    test_se(1, 96, 56, 56, 4, 96, silu, sig, 1, threads);
+    test_se(1, 1152, 7, 7, 48, 1152, silu, sig, 1, threads);
+    test_se(2, 37, 5, 3, 9, 37, relu, hsw, 1, threads);
+    test_se(3, 13, 1, 1, 17, 13, silu, sig, 1, threads);
+    test_se(2, 40, 6, 7, 10, 24, relu, sig, 0, threads);
   }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {

@@ -28,7 +28,8 @@ typedef enum {
 typedef struct {
   int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
   int depend_profiled, depend_rejected, candidates;
-  int intensive; /**< inverted-residual chains merged by --intensive */
+  int intensive; /**< chains merged by --intensive: inverted residuals and squeeze-and-excitation */
+  int se_chains; /**< of those, squeeze-and-excitation chains (plan.c se_merge) */
   int row_blocks; /**< row-reduction blocks formed (rows.c) */
   int index_maps; /**< permutations absorbed as index maps (maps.c) */
 } fuse_stats;
@@ -54,7 +55,8 @@ typedef struct {
   fuse_plan plan;
   const fuse_db *db;     /**< measured fuse_depend decisions, or NULL (static rule) */
   const char *emit_dir;  /**< write every fuse_depend pair there as candidates, or NULL */
-  int intensive;         /**< AGO intensive fusion: merge pointwise-depthwise-pointwise chains */
+  int intensive;         /**< AGO intensive fusion: merge pointwise-depthwise-pointwise chains
+                              and squeeze-and-excitation chains (chain.h) */
 } fuse_opts;
 
 /** The mapping type of node n as fusion sees it: the registry's, with elementwise

@@ -307,6 +307,80 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   return merged;
 }
 
+/* Intensive fusion of squeeze-and-excitation chains (AGO §III: several compute-intensive
+ * operators in one kernel, without recomputation; ecg-fuse --intensive): GlobalAveragePool
+ * -> pointwise conv [+ act] -> pointwise conv [+ act] [-> the Mul scaling the pool's input
+ * by the result] (chain.h ecg_se_match, the definition ecg-lower and the tuner share)
+ * becomes one block, which ecg-lower generates as one ecg_rt1_se kernel: the pooled
+ * vector, the hidden vector and the scales are computed once each and never reach memory.
+ * Candidates: the pool's descendants in topological order (a chain whose intermediates
+ * have readers only inside it is a prefix of them), the longest prefix that is a chain,
+ * whose intermediates are read only inside it and are no graph outputs, and whose members'
+ * current blocks hold no other node. Such a group reads only the pool's input (produced
+ * before it) and constants, so it cannot close a cycle between blocks; creates_cycle
+ * checks it all the same. Returns the number of chains merged. */
+static int se_merge(fctx *c, const int *order, int *nblk, int *seed, ecg_mapping *type) {
+  const ecg_graph *g = c->g;
+  int merged = 0, cand[8], old[8];
+  for (int p = 0; p < c->nn; p++) {
+    int v = order[p];
+    if (!ecg_se_head(g, g->nodes[v])) continue;
+    /* the first (at most 8) descendants of v in topological order, v first */
+    int head = 0, tail = 0;
+    c->stamp++;
+    c->queue[tail++] = v;
+    c->mark[v] = c->stamp;
+    while (head < tail) {
+      const ecg_node *n = g->nodes[c->queue[head++]];
+      for (size_t k = 0; k < n->n_outputs; k++) {
+        int t = n->outputs[k];
+        if (t < 0) continue;
+        for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
+          int w = c->cons[j];
+          if (c->mark[w] != c->stamp) { c->mark[w] = c->stamp; c->queue[tail++] = w; }
+        }
+      }
+    }
+    int nc = 0;
+    for (int q = p; q < c->nn && nc < 8; q++) if (c->mark[order[q]] == c->stamp) cand[nc++] = order[q];
+    for (int len = nc; len >= 3; len--) {
+      ecg_se_chain se;
+      if (ecg_se_match(g, cand, len, &se) != 0) continue;
+      int ok = 1;
+      /* intermediates: no reader outside, no graph output */
+      for (int i = 0; i < len && ok; i++) {
+        int t = g->nodes[cand[i]]->outputs[0];
+        if (t == se.y) continue;
+        if (c->graph_out[t]) ok = 0;
+        for (int j = c->cons_start[t]; ok && j < c->cons_start[t + 1]; j++) {
+          int in = 0;
+          for (int k = 0; k < len; k++) in |= c->cons[j] == cand[k];
+          ok = in;
+        }
+      }
+      for (int i = 0; i < len && ok; i++) ok = block_is(c, cand[i], cand, len);
+      if (!ok) continue;
+      int id = (*nblk)++;
+      for (int i = 0; i < len; i++) {
+        old[i] = c->blk[cand[i]];
+        /* a member's block moves whole: block_is said it holds chain nodes only */
+        if (old[i] >= 0) for (int u = 0; u < c->nn; u++) if (c->blk[u] == old[i]) c->blk[u] = id;
+        c->blk[cand[i]] = id;
+      }
+      if (creates_cycle(c, id, -1)) {
+        for (int i = 0; i < len; i++) c->blk[cand[i]] = old[i];
+        (*nblk)--;
+        continue;
+      }
+      seed[id] = v;
+      type[id] = ECG_MAP_MANY_TO_MANY;
+      merged++;
+      break;
+    }
+  }
+  return merged;
+}
+
 static fctx *sort_ctx;
 static int seed_cmp(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
@@ -376,9 +450,10 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   c.blk = malloc(sizeof(int) * ((size_t)c.nn + 1));
   c.mark = calloc((size_t)c.nn + 1, sizeof(int));
   c.queue = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  /* at most nn blocks from the plan, nn from row merging, nn from intensive merging */
-  int *seed = malloc(sizeof(int) * (3 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  ecg_mapping *type = malloc(sizeof(ecg_mapping) * (3 * (size_t)c.nn + 1));
+  /* at most nn blocks from the plan, nn from row merging, nn from intensive merging, nn
+   * from squeeze-and-excitation merging */
+  int *seed = malloc(sizeof(int) * (4 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
+  ecg_mapping *type = malloc(sizeof(ecg_mapping) * (4 * (size_t)c.nn + 1));
   int rc = ECG_OK;
   if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds || !type)
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -454,6 +529,8 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   if (rc == ECG_OK && o->intensive) {
     memcpy(c.queue, order, sizeof(int) * (size_t)c.nn);
     st->intensive = intensive_merge(&c, &nblk, seed, type);
+    st->se_chains = se_merge(&c, order, &nblk, seed, type);
+    st->intensive += st->se_chains;
   }
   if (rc == ECG_OK && c.err) rc = ECG_ERR_INPUT; /* the candidate writer's message is in e */
   static const char *const plan_names[] = {"none", "fixed", "dnnfusion"};

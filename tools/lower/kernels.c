@@ -10,6 +10,8 @@
  *     written straight into the block's output buffer;
  *   - row reductions with One-to-One members over one [rows, inner] space (LW_K_ROW):
  *     one loop over rows, reductions and row values in registers (rowblock.c);
+ *   - intensive-fusion chains (ecg-fuse --intensive; chain.h): inverted residuals
+ *     (LW_K_IBR, ecg_rt1_ibr) and squeeze-and-excitation chains (LW_K_SE, ecg_rt1_se);
  *   - anything else is split into one-node kernels (said on stderr).
  * A dynamic-shape build (dyn.c) keeps only the One-to-One blocks over symbolic shapes; a
  * dominant node's block becomes the dominant alone plus its members as one One-to-One
@@ -50,6 +52,15 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
   *dom = -1;
   *epi = 1;
   if (nm == 1) return LW_K_SINGLE;
+  ecg_se_chain se;
+  if (ecg_se_match(g, idx, nm, &se) == 0) {
+    /* a squeeze-and-excitation chain: only its last member's output may leave */
+    for (int i = 0; i + 1 < nm; i++)
+      if (lw_tensor_used_outside(L, g->nodes[idx[i]]->outputs[0], idx, nm)) return -1;
+    *dom = idx[nm - 1];
+    *epi = nm;
+    return LW_K_SE;
+  }
   int pw1, act1, dw, act2, pw2, from = ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
   if (from > 0) {
     /* the intermediates must stay inside: no reader outside the block */
@@ -146,12 +157,27 @@ static int group_kind(const ecg_lower *L, const int *buf, int nm, int ncore, int
  * its own would be (a stage that cannot be one kernel goes node by node). */
 static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
   const ecg_graph *g = L->g;
-  int pw1, act1, dw, act2, pw2;
-  if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
-  int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
-  int from[3] = {0, at_dw, at_pw2}, to[3] = {at_dw, at_pw2, nm}, first = L->nk;
-  for (int s = 0; s < 3; s++) {
-    int n = to[s] - from[s], nc = s == 2 ? ncore - from[s] : n, dom, ep;
+  int pw1, act1, dw, act2, pw2, first = L->nk, ns = 3;
+  int from[4], to[4];
+  ecg_se_chain se;
+  if (ecg_se_match(g, buf, ncore, &se) == 0) {
+    /* squeeze-and-excitation: the pool, fc1 with its activation, fc2 with its
+     * activation, the scale (what the dnnfusion plan forms without --intensive) */
+    int at2 = 2 + se.nact1, at3 = at2 + 1 + se.nact2;
+    int f[4] = {0, 1, at2, at3}, t[4] = {1, at2, at3, nm};
+    memcpy(from, f, sizeof f);
+    memcpy(to, t, sizeof t);
+    ns = se.scale >= 0 ? 4 : 3;
+    if (ns == 3) to[2] = nm;
+  } else {
+    if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
+    int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
+    int f[3] = {0, at_dw, at_pw2}, t[3] = {at_dw, at_pw2, nm};
+    memcpy(from, f, sizeof f);
+    memcpy(to, t, sizeof t);
+  }
+  for (int s = 0; s < ns; s++) {
+    int n = to[s] - from[s], nc = s == ns - 1 ? ncore - from[s] : n, dom, ep;
     if (n <= 0) continue;
     int kind = group_kind(L, buf + from[s], n, nc, &dom, &ep);
     if (kind >= 0) {
@@ -201,10 +227,11 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
      * block; off lowers it stage by stage */
     const ecg_schedule *sc = grp[v] >= 0 ? g->blocks[grp[v]]->schedule : NULL;
     int ifu = sc ? sc->intensive_fusion : ECG_INTENSIVE_AUTO;
-    if (ifu != ECG_INTENSIVE_AUTO && kind != LW_K_IBR) {
+    if (ifu != ECG_INTENSIVE_AUTO && kind != LW_K_IBR && kind != LW_K_SE) {
       char lb[256];
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
-                    "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv)",
+                    "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv, or "
+                    "GlobalAveragePool -> pointwise conv -> pointwise conv [-> scale])",
                     ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
       break;
     }

@@ -133,8 +133,10 @@ typedef enum {
   LW_K_EPI,        /**< a Many-to-Many dominant node + One-to-One members as its epilogue */
   LW_K_IBR,        /**< intensive fusion (AGO §III-B): [pointwise conv [+act]] -> depthwise
                         conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_rt1_ibr) */
-  LW_K_ROW         /**< row reductions with One-to-One members over [rows, inner]
+  LW_K_ROW,        /**< row reductions with One-to-One members over [rows, inner]
                         (lw_emit_row_block) */
+  LW_K_SE          /**< intensive fusion of a squeeze-and-excitation chain (chain.h
+                        ecg_se_match): pool -> 1x1 conv -> 1x1 conv [-> scale] (ecg_rt1_se) */
 } lw_kernel_kind;
 
 /** One kernel of the lowered model: a fusion block (DNNFusion §3.4.3), or a node of no
@@ -146,7 +148,7 @@ typedef struct lw_kernel {
   int nm_core;           /**< members[0..nm_core) are generated; the rest are index maps that
                               move no data (lw_operand_view, lw_output_view) */
   int dominant;          /**< LW_K_EPI: node index of the Many-to-Many member; LW_K_IBR: the
-                              last pointwise conv; else -1 */
+                              last pointwise conv; LW_K_SE: the last member; else -1 */
   int epi_from;          /**< members[epi_from..nm) are the dominant's One-to-One epilogue */
   lw_kernel_kind kind;
   int fallback;          /**< LW_K_EPI whose emitter ran without the epilogue: one extra pass */
@@ -462,6 +464,9 @@ void lw_layout_free(ecg_lower *L);
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
 /** Emit kernel k of kind LW_K_IBR: one ecg_rt1_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
+/** Emit kernel k of kind LW_K_SE: one ecg_rt1_se call, its two 1x1 convs' weights packed at
+ *  create (emit/se.c). ECG_ERR_INTERNAL when the kernel's members are no such chain. */
+int lw_emit_se(ecg_lower *L, int k, ecg_err *e);
 
 /** The strided view of input k of node n (a node of the kernel being emitted): *base gets
  *  the tensor whose storage holds it (n's input itself, or, when a permutation of the

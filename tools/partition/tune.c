@@ -377,13 +377,13 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
   return rc;
 }
 
-/* Block b is an intensive-fusion block (AGO §III-B): its members are the chain ecg-fuse
- * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_ibr_match, the one
- * definition both use), so its schedule may set intensive_fusion. */
+/* Block b is an intensive-fusion block (AGO §III): its members are a chain ecg-fuse
+ * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_intensive_match:
+ * an inverted residual or a squeeze-and-excitation chain, the definitions all three use),
+ * so its schedule may set intensive_fusion. */
 static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
-  int pw1, act1, dw, act2, pw2;
-  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &pw1, &act1, &dw, &act2, &pw2) >= 0;
+  return ecg_intensive_match(g, blk->nodes, (int)blk->n_nodes);
 }
 
 /* Coordinate search over the unit blk[0..nb) from knobs cur[] (updated to the best found),
