@@ -155,41 +155,59 @@ static int act_after(const ecg_graph *g, int t, const int *ns, int n, int *out) 
 int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m) {
   memset(m, -1, sizeof *m);
   m->nact1 = m->nact2 = 0;
-  if (nm < 3 || nm > 8 || !ecg_se_head(g, g->nodes[idx[0]])) return -1;
-  const ecg_node *gp = g->nodes[idx[0]];
-  m->gap = idx[0];
-  m->x = gp->inputs[0];
+  if (nm < 2 || nm > 8) return -1;
+  int pool = ecg_se_head(g, g->nodes[idx[0]]);
   int64_t xd[ECG_MAX_RANK], pd[ECG_MAX_RANK];
-  ecg_tensor_dims(g->tensors[m->x], xd);
-  if (ecg_tensor_dims(g->tensors[gp->outputs[0]], pd) != 4 || pd[2] != 1 || pd[3] != 1) return -1;
-  /* the two convs: the first two pointwise convs among the members */
-  int c1 = -1, c2 = -1;
-  for (int i = 1; i < nm; i++)
-    if (ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
-      if (c1 < 0) c1 = i;
-      else if (c2 < 0) c2 = i;
-      else return -1;
-    }
-  if (c1 != 1 || c2 < 0 || c2 - c1 - 1 > 2) return -1;
-  m->fc1 = idx[c1];
+  int t, c2 = -1;
+  if (pool) {
+    const ecg_node *gp = g->nodes[idx[0]];
+    m->gap = idx[0];
+    m->x = gp->inputs[0];
+    if (nm < 3 || ecg_tensor_dims(g->tensors[gp->outputs[0]], pd) != 4 || pd[2] != 1 || pd[3] != 1) return -1;
+    /* the two convs: the first two pointwise convs among the members */
+    int c1 = -1;
+    for (int i = 1; i < nm; i++)
+      if (ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
+        if (c1 < 0) c1 = i;
+        else if (c2 < 0) c2 = i;
+        else return -1;
+      }
+    if (c1 != 1 || c2 < 0 || c2 - c1 - 1 > 2) return -1;
+    m->fc1 = idx[c1];
+    m->nact1 = c2 - c1 - 1;
+    for (int k = 0; k < m->nact1; k++) m->act1[k] = idx[c1 + 1 + k];
+    if (g->nodes[m->fc1]->inputs[0] != gp->outputs[0]) return -1;
+    if (!act_after(g, g->nodes[m->fc1]->outputs[0], m->act1, m->nact1, &t)) return -1;
+    m->u = t;
+  } else {
+    /* the tail: fc2 first, on a 1x1 plane */
+    int64_t ud[ECG_MAX_RANK];
+    c2 = 0;
+    if (ecg_conv_role_of(g, g->nodes[idx[0]]) != ECG_CONV_POINTWISE) return -1;
+    m->u = g->nodes[idx[0]]->inputs[0];
+    if (ecg_tensor_dims(g->tensors[m->u], ud) != 4 || ud[2] != 1 || ud[3] != 1) return -1;
+  }
   m->fc2 = idx[c2];
-  m->nact1 = c2 - c1 - 1;
-  for (int k = 0; k < m->nact1; k++) m->act1[k] = idx[c1 + 1 + k];
+  if (g->nodes[m->fc2]->inputs[0] != m->u) return -1;
   /* after fc2: its activation, then perhaps the scale Mul (the last member) */
   int rest = nm - c2 - 1, has_scale = 0;
   if (rest > 0) {
     const ecg_node *l = g->nodes[idx[nm - 1]];
     const ecg_op_info *op = ecg_op_lookup(l->op_type, l->domain);
-    has_scale = op && op->id == ECG_OP_Mul && l->n_inputs == 2 && l->n_outputs == 1 &&
-                (l->inputs[0] == m->x || l->inputs[1] == m->x) && l->inputs[0] != l->inputs[1];
+    int other = -1;
+    if (op && op->id == ECG_OP_Mul && l->n_inputs == 2 && l->n_outputs == 1 && l->inputs[0] != l->inputs[1]) {
+      /* the operand that is not the scales: the pool's input, or (the tail) any 4-D tensor */
+      for (int k = 0; k < 2; k++)
+        if (pool ? l->inputs[k] == m->x : ecg_tensor_dims(g->tensors[l->inputs[k]], xd) == 4 && xd[2] * xd[3] > 1) other = k;
+    }
+    if (other >= 0) { has_scale = 1; m->x = l->inputs[other]; }
   }
+  if (!pool && !has_scale) return -1;
+  const ecg_tensor *tx = g->tensors[m->x];
+  if (tx->dtype != ECG_FLOAT || !ecg_tensor_static(tx) || ecg_tensor_dims(tx, xd) != 4) return -1;
   m->nact2 = rest - has_scale;
   if (m->nact2 > 2) return -1;
   for (int k = 0; k < m->nact2; k++) m->act2[k] = idx[c2 + 1 + k];
-  /* the links: each stage reads the previous one's output */
-  int t;
-  if (g->nodes[m->fc1]->inputs[0] != gp->outputs[0]) return -1;
-  if (!act_after(g, g->nodes[m->fc1]->outputs[0], m->act1, m->nact1, &t) || g->nodes[m->fc2]->inputs[0] != t) return -1;
   if (!act_after(g, g->nodes[m->fc2]->outputs[0], m->act2, m->nact2, &t)) return -1;
   int64_t sd[ECG_MAX_RANK];
   if (ecg_tensor_dims(g->tensors[t], sd) != 4 || sd[0] != xd[0] || sd[2] != 1 || sd[3] != 1 || g->tensors[t]->dtype != ECG_FLOAT)
@@ -199,7 +217,7 @@ int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m) {
     const ecg_node *l = g->nodes[idx[nm - 1]];
     const ecg_tensor *y = ecg_node_output(g, l, 0);
     if (l->inputs[0] != t && l->inputs[1] != t) return -1;
-    if (sd[1] != xd[1] || !y || y->dtype != ECG_FLOAT || ecg_tensor_numel(y) != ecg_tensor_numel(g->tensors[m->x])) return -1;
+    if (sd[1] != xd[1] || !y || y->dtype != ECG_FLOAT || ecg_tensor_numel(y) != ecg_tensor_numel(tx)) return -1;
     m->scale = idx[nm - 1];
     m->y = l->outputs[0];
   }
@@ -209,5 +227,5 @@ int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m) {
 int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm) {
   int pw1, act1, dw, act2, pw2;
   ecg_se_chain se;
-  return ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2) >= 0 || ecg_se_match(g, idx, nm, &se) == 0;
+  return ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2) >= 0 || (ecg_se_match(g, idx, nm, &se) == 0 && se.gap >= 0);
 }

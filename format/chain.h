@@ -49,26 +49,32 @@ int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act
 /** A squeeze-and-excitation chain (Hu et al.; EfficientNet's, MnasNet-A1's, MobileNet-V3's
  *  MBConv), as node indices (-1: absent): x [n, c, h, w] -> GlobalAveragePool ->
  *  pointwise conv fc1 on the 1x1 plane [+ act1] -> pointwise conv fc2 [+ act2] [-> the
- *  scale: Mul of x and the scales, broadcasting them over x's planes]. Activations are
+ *  scale: Mul of x and the scales, broadcasting them over x's planes]; or its tail alone,
+ *  fc2 [+ act2] -> the scale (gap and fc1 absent; fc2 reads u). Activations are
  *  ecg_builtin_act_chain's (one node, or SiLU as Sigmoid and Mul). */
 typedef struct {
   int gap, fc1, act1[2], nact1, fc2, act2[2], nact2, scale;
-  int x;    /**< tensor: the pool's input, [n, c, h, w] static float32 */
+  int x;    /**< tensor: the pool's input (the scale's other operand), [n, c, h, w] static float32 */
+  int u;    /**< tensor: fc2's input, [n, cmid, 1, 1] (read from outside when gap < 0) */
   int y;    /**< tensor: the chain's output, [n, c, h, w] (scale) or [n, cout, 1, 1] */
 } ecg_se_chain;
 /** Match the members idx[0..nm) of a block (topological order) against a
- *  squeeze-and-excitation chain, every member a stage of it (nothing else; at least the
- *  pool and the two convs), each stage reading the previous one's output (and the scale
- *  Mul x too). 0 and *m filled, or -1. The caller checks that no node outside the block
- *  reads an intermediate result. What ecg-fuse --intensive forms (AGO §III: intensive
- *  fusion of several compute-intensive operators without recomputation), ecg-lower
- *  generates as one ecg_rt1_se kernel (or stage by stage, schedule intensive_fusion off)
- *  and ecg-partition --tune searches intensive_fusion on. */
+ *  squeeze-and-excitation chain, every member a stage of it (nothing else): the whole chain
+ *  (at least the pool and the two convs), or its tail fc2 [+ act2] -> scale (the scale
+ *  present), each stage reading the previous one's output (and the scale Mul x too). 0 and
+ *  *m filled, or -1. The caller checks that no node outside the block reads an
+ *  intermediate result. The whole chain is what ecg-fuse --intensive forms (AGO §III:
+ *  intensive fusion of several compute-intensive operators without recomputation); the
+ *  tail what the dnnfusion plan forms from Table 3.3's Many-to-Many -> One-to-Many cell
+ *  (the scale joins fc2's block: the scales are computed once and broadcast, nothing is
+ *  recomputed). ecg-lower generates either as one ecg_rt1_se kernel (a whole chain stage by
+ *  stage under schedule intensive_fusion off) and ecg-partition --tune searches
+ *  intensive_fusion on whole chains. */
 int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m);
 /** Node n can begin a squeeze-and-excitation chain: a GlobalAveragePool of a static 4-D
  *  float32 tensor. */
 int ecg_se_head(const ecg_graph *g, const ecg_node *n);
-/** Members idx[0..nm) form an intensive-fusion chain of either kind (ecg_ibr_match or
- *  ecg_se_match): 1 or 0. */
+/** Members idx[0..nm) form an intensive-fusion chain of either kind (ecg_ibr_match, or
+ *  ecg_se_match with the pool): 1 or 0. */
 int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm);
 #endif

@@ -274,13 +274,14 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
 /* ecg_rt1_se against the chain computed stage by stage in double: the plane means, the two
  * 1x1 convs with their activations, then the broadcast scale (scale = 1) or the scales
  * themselves (scale = 0). */
-static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, ecg_act a2, int scale, int threads) {
+static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, ecg_act a2, int scale, int pool, int threads) {
   ecg_se_params q;
   memset(&q, 0, sizeof q);
-  if (scale) cout = c;
-  q.n = n; q.c = c; q.h = h; q.w = w; q.cmid = cmid; q.cout = cout; q.act1 = a1; q.act2 = a2; q.scale = scale;
+  if (scale || !pool) { cout = c; scale = 1; }
+  q.n = n; q.c = c; q.h = h; q.w = w; q.cmid = cmid; q.cout = cout; q.act1 = a1; q.act2 = a2; q.scale = scale; q.pool = pool;
   size_t hw = (size_t)h * w, xs = (size_t)n * c * hw, ys = scale ? xs : (size_t)n * cout;
   float *x = rbuf(xs), *w1 = rbuf((size_t)cmid * c), *b1 = rbuf(cmid), *w2 = rbuf((size_t)cout * cmid), *b2 = rbuf(cout);
+  float *u = rbuf((size_t)n * cmid); /* the tail's input (pool == 0) */
   float *y = nanbuf(ys), *scr = nanbuf(ecg_rt1_se_scratch_floats(&q, threads));
   float *w1p = nanbuf(ecg_rt1_se_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_se_packed_floats(&q, 2));
   ecg_rt1_se_pack(&q, 1, w1, w1p);
@@ -297,8 +298,8 @@ static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, 
     for (int i = 0; i < cmid; i++) {
       double t = b1[i], a = fabs(b1[i]);
       for (int k = 0; k < c; k++) { t += (double)w1[(size_t)i * c + k] * m[k]; a += fabs((double)w1[(size_t)i * c + k] * m[k]); }
-      hv[i] = act_ref(a1, t);
-      hm[i] = a;
+      hv[i] = pool ? act_ref(a1, t) : u[(size_t)img * cmid + i];
+      hm[i] = pool ? a : 0;
     }
     for (int o = 0; o < cout; o++) {
       double t = b2[o], a = fabs(b2[o]);
@@ -315,12 +316,12 @@ static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, 
       }
     }
   }
-  ecg_rt1_se(&q, x, w1p, b1, w2p, b2, y, scr);
+  ecg_rt1_se(&q, x, pool ? NULL : u, pool ? w1p : NULL, pool ? b1 : NULL, w2p, b2, y, scr);
   char what[160];
-  snprintf(what, sizeof what, "se n%d c%d %dx%d cmid%d cout%d act%d/%d scale%d threads%d", n, c, h, w, cmid, cout, a1.kind, a2.kind,
-           scale, threads);
+  snprintf(what, sizeof what, "se n%d c%d %dx%d cmid%d cout%d act%d/%d scale%d pool%d threads%d", n, c, h, w, cmid, cout, a1.kind,
+           a2.kind, scale, pool, threads);
   check(what, y, want, mag, ys);
-  free(x); free(w1); free(b1); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p);
+  free(x); free(w1); free(b1); free(w2); free(b2); free(u); free(y); free(scr); free(w1p); free(w2p);
   free(want); free(mag); free(m); free(hv); free(hm);
 }
 
@@ -751,18 +752,6 @@ int main(int argc, char **argv) {
     test_ibr(1, 24, 28, 28, 72, 5, 2, 2, 40, 1, th, 0);
     test_ibr(1, 120, 9, 11, 120, 3, 1, 1, 17, 0, th, 1);
   }
-  /* squeeze-and-excitation chains: efficientnet_b0's shapes (SiLU, Sigmoid), odd sizes,
-   * batches, the scales alone */
-  {
-    ecg_act silu = {ECG_ACT_SILU, 0, 0, 0, 0}, sig = {ECG_ACT_SIGMOID, 0, 0, 0, 0}, relu = {ECG_ACT_RELU, 0, 0, 0, 0};
-    ecg_act hsw = {ECG_ACT_HARDSWISH, 0, 0, 0, 0};
-    test_se(1, 32, 112, 112, 8, 32, silu, sig, 1, threads);
-    test_se(1, 96, 56, 56, 4, 96, silu, sig, 1, threads);
-    test_se(1, 1152, 7, 7, 48, 1152, silu, sig, 1, threads);
-    test_se(2, 37, 5, 3, 9, 37, relu, hsw, 1, threads);
-    test_se(3, 13, 1, 1, 17, 13, silu, sig, 1, threads);
-    test_se(2, 40, 6, 7, 10, 24, relu, sig, 0, threads);
-  }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {
       conv_p(1, 96, 13, 11, 24, 1, 1, 1, 1, 0, 1),  conv_p(2, 17, 8, 8, 40, 1, 1, 1, 1, 0, 1),
@@ -961,6 +950,21 @@ int main(int argc, char **argv) {
   test_global(100, 3);
   test_global(3, 3136);
   test_team();
+  /* squeeze-and-excitation chains: efficientnet_b0's shapes (SiLU, Sigmoid), odd sizes,
+   * batches, the scales alone (last: the random cases above keep their draws) */
+  {
+    ecg_act silu = {ECG_ACT_SILU, 0, 0, 0, 0}, sig = {ECG_ACT_SIGMOID, 0, 0, 0, 0}, relu = {ECG_ACT_RELU, 0, 0, 0, 0};
+    ecg_act hsw = {ECG_ACT_HARDSWISH, 0, 0, 0, 0};
+    test_se(1, 32, 112, 112, 8, 32, silu, sig, 1, 1, threads);
+    test_se(1, 96, 56, 56, 4, 96, silu, sig, 1, 1, threads);
+    test_se(1, 1152, 7, 7, 48, 1152, silu, sig, 1, 1, threads);
+    test_se(2, 37, 5, 3, 9, 37, relu, hsw, 1, 1, threads);
+    test_se(3, 13, 1, 1, 17, 13, silu, sig, 1, 1, threads);
+    test_se(2, 40, 6, 7, 10, 24, relu, sig, 0, 1, threads);
+    /* the tail (the dnnfusion plan's fc2 + Sigmoid + scale block) */
+    test_se(1, 144, 56, 56, 6, 144, silu, sig, 1, 0, threads);
+    test_se(2, 29, 9, 4, 5, 29, silu, relu, 1, 0, threads);
+  }
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
 }

@@ -4,8 +4,8 @@
  * block grows along successors, then predecessors (an operator may join with some but not
  * all of its predecessors), each step decided by Table 3.3 (table.c) on the block's fused
  * mapping type and the candidate's: through joins, break stops, depend is decided by the
- * static rule (join when the candidate's output has as many elements as the block's, so
- * no element is recomputed; a profile database is not used yet).  fixed: TVM-style
+ * profile database where it has the pair (--profile-db), else by the static rule (join:
+ * the constraint check below already holds the candidate to what recomputes nothing).  fixed: TVM-style
  * patterns, a Many-to-Many operator with the chain of One-to-One operators that follows
  * it through single-consumer edges, and such chains alone.  none: no blocks.
  *
@@ -13,7 +13,11 @@
  * (One-to-Many) operators whose outputs have the block's element count, after at most
  * one Many-to-Many operator with one float32 output that comes first (the kernels
  * ecg-lower generates: one loop nest, or a runtime kernel with a generated epilogue);
- * at most MAX_MEMBERS members; never a cycle between blocks. On an ECG kept symbolic
+ * at most MAX_MEMBERS members; never a cycle between blocks. One exception to equal
+ * element counts: a squeeze-and-excitation tail (se_tail_ok), a pointwise conv on a 1x1
+ * plane [+ act] whose result scales a larger tensor through a broadcasting Mul (Table 3.3's
+ * Many-to-Many -> One-to-Many depend cell; ecg-lower computes the scales once, then the
+ * broadcast); nothing joins such a block after the Mul. On an ECG kept symbolic
  * (onnx2ecg without --input-shape), element counts are compared as RDP's shapes
  * (tensor_key): tensors of the same dims, numbers or RDP expressions, have equal counts.
  */
@@ -37,6 +41,7 @@ typedef struct {
   int *mark;             /* scratch for the cycle check */
   int stamp;
   int *queue;
+  const int *queue_order; /* the topological order (node indices by position) */
   const fuse_opts *o;
   ecg_err *e;
   char **keys;           /* element counts of symbolic tensors (their dims joined by '*'), interned */
@@ -140,6 +145,7 @@ typedef struct {
   int id, n, dominant;
   int64_t numel;
   ecg_mapping type;
+  int closed; /* a squeeze-and-excitation tail joined: nothing more may (se_tail_ok) */
 } blockinfo;
 
 static int add_member(fctx *c, blockinfo *B, int v) {
@@ -164,15 +170,42 @@ static int depend_decision(fctx *c, int p, int q, fuse_stats *st) {
   return 0;
 }
 
+/* Would successor v, joining block B, make it a squeeze-and-excitation tail (chain.h
+ * ecg_se_match without the pool: a pointwise conv on a 1x1 plane [+ act] -> the Mul that
+ * scales a tensor by its result, broadcasting it over the planes)? That block ecg-lower
+ * generates as one kernel (ecg_rt1_se) that computes the block's elements once and then
+ * the broadcast, so Table 3.3's Many-to-Many -> One-to-Many pair recomputes nothing,
+ * although v's output is larger than the block's. The block's intermediates must have no
+ * reader outside it (v aside). */
+static int se_tail_ok(fctx *c, const blockinfo *B, int v) {
+  if (B->dominant < 0 || B->n + 1 > 8) return 0;
+  int list[8], n = 0;
+  for (int p = 0; p < c->nn && n < 8; p++) { /* members and v in topological order */
+    int w = c->queue_order[p];
+    if (c->blk[w] == B->id || w == v) list[n++] = w;
+  }
+  ecg_se_chain se;
+  if (n != B->n + 1 || ecg_se_match(c->g, list, n, &se) != 0 || se.gap >= 0 || se.scale != v) return 0;
+  for (int i = 0; i < n; i++) {
+    int t = c->g->nodes[list[i]]->outputs[0];
+    if (list[i] == v) continue;
+    if (c->graph_out[t]) return 0;
+    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++)
+      if (c->blk[c->cons[j]] != B->id && c->cons[j] != v) return 0;
+  }
+  return 1;
+}
+
 /* Try to join v to block B as a successor (succ = 1) or predecessor of member u; counts
  * decisions. */
 static int try_join(fctx *c, blockinfo *B, int u, int v, int succ, fuse_stats *st) {
-  if (c->blk[v] >= 0 || B->n >= MAX_MEMBERS) return 0;
+  if (c->blk[v] >= 0 || B->n >= MAX_MEMBERS || B->closed) return 0;
   ecg_mapping mv = fuse_node_mapping(c->g, c->g->nodes[v]);
-  int as_dominant = 0;
+  int as_dominant = 0, tail = 0;
   if (!member_ok(c, v, B->numel)) {
-    if (succ || B->dominant >= 0 || !dominant_ok(c, v, B->numel)) { st->shape_rejects++; return 0; }
-    as_dominant = 1;
+    if (succ && se_tail_ok(c, B, v)) tail = 1;
+    else if (succ || B->dominant >= 0 || !dominant_ok(c, v, B->numel)) { st->shape_rejects++; return 0; }
+    else as_dominant = 1;
   }
   fuse_cell cell = succ ? fuse_table(B->type, mv) : fuse_table(mv, B->type);
   if (cell.decision == FUSE_BREAK) { st->breaks++; return 0; }
@@ -187,6 +220,7 @@ static int try_join(fctx *c, blockinfo *B, int u, int v, int succ, fuse_stats *s
   } else st->through++;
   add_member(c, B, v);
   if (as_dominant) B->dominant = v;
+  B->closed |= tail;
   B->type = cell.fused;
   return 1;
 }
@@ -458,6 +492,7 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   if (!order || !c.pos || !c.cons_start || !c.prod || !c.graph_out || !c.blk || !c.mark || !c.queue || !seed || !seeds || !type)
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
+  c.queue_order = order;
   size_t ncons = 0;
   if (rc == ECG_OK) {
     for (int p = 0; p < c.nn; p++) c.pos[order[p]] = p;

@@ -149,6 +149,11 @@ static int group_kind(const ecg_lower *L, const int *buf, int nm, int ncore, int
   return kind;
 }
 
+/* A squeeze-and-excitation tail (fc2 [+act] -> scale, chain.h) is one ecg_rt1_se kernel in C
+ * builds with static shapes; OpenCL, c+opencl placements and dynamic builds lower it as its
+ * stages (add_stages). */
+static int se_tail_here(const ecg_lower *L) { return L->target == LW_TARGET_C && !L->hetero && !L->dyn; }
+
 /* An intensive-fusion block buf[0..nm) (core buf[0..ncore), kind LW_K_IBR, the pointwise
  * dominant at buf[epi - 1]) lowered with intensive_fusion off: one kernel per stage, the
  * chain's first pointwise conv with its activation, the depthwise conv with its
@@ -161,14 +166,14 @@ static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
   int from[4], to[4];
   ecg_se_chain se;
   if (ecg_se_match(g, buf, ncore, &se) == 0) {
-    /* squeeze-and-excitation: the pool, fc1 with its activation, fc2 with its
-     * activation, the scale (what the dnnfusion plan forms without --intensive) */
-    int at2 = 2 + se.nact1, at3 = at2 + 1 + se.nact2;
-    int f[4] = {0, 1, at2, at3}, t[4] = {1, at2, at3, nm};
-    memcpy(from, f, sizeof f);
-    memcpy(to, t, sizeof t);
-    ns = se.scale >= 0 ? 4 : 3;
-    if (ns == 3) to[2] = nm;
+    /* squeeze-and-excitation: the pool, fc1 with its activation, then fc2 with its
+     * activation and the scale as one kernel where se_tail_here (the blocks the dnnfusion
+     * plan forms without --intensive), else fc2 with its activation, the scale */
+    int at2 = se.gap >= 0 ? 2 + se.nact1 : 0, at3 = at2 + 1 + se.nact2;
+    ns = 0;
+    if (se.gap >= 0) { from[ns] = 0; to[ns++] = 1; from[ns] = 1; to[ns++] = at2; }
+    if (se.scale < 0 || se_tail_here(L)) { from[ns] = at2; to[ns++] = nm; }
+    else { from[ns] = at2; to[ns++] = at3; from[ns] = at3; to[ns++] = nm; }
   } else {
     if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
     int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
@@ -227,13 +232,22 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
      * block; off lowers it stage by stage */
     const ecg_schedule *sc = grp[v] >= 0 ? g->blocks[grp[v]]->schedule : NULL;
     int ifu = sc ? sc->intensive_fusion : ECG_INTENSIVE_AUTO;
-    if (ifu != ECG_INTENSIVE_AUTO && kind != LW_K_IBR && kind != LW_K_SE) {
+    /* intensive-fusion blocks: inverted residuals, whole squeeze-and-excitation chains (not
+     * the dnnfusion plan's tails) */
+    int intensive = kind == LW_K_IBR || (kind == LW_K_SE && ecg_intensive_match(g, buf, ncore));
+    if (ifu != ECG_INTENSIVE_AUTO && !intensive) {
       char lb[256];
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
                     "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv, or "
                     "GlobalAveragePool -> pointwise conv -> pointwise conv [-> scale])",
                     ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
       break;
+    }
+    ecg_se_chain se;
+    if (kind == LW_K_SE && !se_tail_here(L) && ecg_se_match(g, buf, ncore, &se) == 0 && se.gap < 0) {
+      if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      for (int i = 0; i < nm; i++) done[buf[i]] = 1;
+      continue;
     }
     if (ifu == ECG_INTENSIVE_OFF && !L->dyn) {
       if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");

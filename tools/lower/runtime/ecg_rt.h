@@ -382,6 +382,9 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
  *   s = act2(W2 h + b2)                          (1x1 conv on the 1x1 plane, [cout])
  *   y = x * s broadcast over each plane (scale != 0, cout == c: the SE's scaling Mul,
  *       y [n, c, h, w]), or y = s (scale == 0, y [n, cout, 1, 1]).
+ * With pool == 0 the chain is its tail (the dnnfusion plan's block of fc2, its activation
+ * and the scale): h = u [n, cmid] is given, W1 and b1 are not used (pass NULL), and
+ * scale must be 1.
  * All NCHW float32. Every element of m, h and s is computed once, into the scratch; the
  * two 1x1 convs run ecg_rt1_conv2d's matrix-vector path on the packed A panels (one pass
  * over the weights), the pooling and the scaling are threaded over the n * c planes. */
@@ -390,6 +393,7 @@ typedef struct {
   int cmid, cout;    /* W1 [cmid, c], W2 [cout, cmid] (ONNX [m, c, 1, 1] layout) */
   ecg_act act1, act2; /* after b1 and b2; ECG_ACT_FN not allowed */
   int scale;         /* 1: y = x * s (cout must equal c); 0: y = s */
+  int pool;          /* 1: the whole chain from x; 0: the tail from u */
 } ecg_se_params;
 /* Floats of packed W1 (which = 1) or W2 (which = 2). */
 size_t ecg_rt1_se_packed_floats(const ecg_se_params *p, int which);
@@ -398,9 +402,10 @@ size_t ecg_rt1_se_packed_floats(const ecg_se_params *p, int which);
 void ecg_rt1_se_pack(const ecg_se_params *p, int which, const float *w, float *packed);
 /* Scratch floats ecg_rt1_se needs on up to `threads` threads (m, h, s and the convs'). */
 size_t ecg_rt1_se_scratch_floats(const ecg_se_params *p, int threads);
-/* y from x (see ecg_se_params); w1p, w2p from ecg_rt1_se_pack; b1, b2 may be NULL; x and
- * y never alias; scratch of ecg_rt1_se_scratch_floats floats. */
-void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *w1p, const float *b1, const float *w2p,
+/* y from x (see ecg_se_params); u [n, cmid] when pool == 0, else NULL; w1p, w2p from
+ * ecg_rt1_se_pack; b1, b2 may be NULL; x and y never alias; scratch of
+ * ecg_rt1_se_scratch_floats floats. */
+void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const float *w1p, const float *b1, const float *w2p,
                 const float *b2, float *y, float *scratch);
 
 /* ------------------------------------------------------------------ Pooling */

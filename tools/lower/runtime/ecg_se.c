@@ -1,9 +1,10 @@
 /* Squeeze-and-excitation chains in one kernel (ecg_rt.h ecg_rt1_se; AGO §III intensive
  * fusion of compute-intensive operators, here on a 1x1 plane where nothing would be
  * recomputed anyway): GlobalAveragePool -> 1x1 conv + act -> 1x1 conv + act [-> the
- * broadcasting scale of x]. The stages run the runtime's own kernels: the global average
+ * broadcasting scale of x], or its tail (1x1 conv + act -> scale). The stages run the runtime's own kernels: the global average
  * pool, ecg_rt1_conv2d's matrix-vector path over the packed A panels; the pooled vector,
  * the hidden vector and the scales live in the scratch only. */
+#include <stdint.h>
 #include <string.h>
 
 #include "ecg_rt.h"
@@ -44,15 +45,18 @@ size_t ecg_rt1_se_scratch_floats(const ecg_se_params *p, int threads) {
   return up16((size_t)p->n * p->c) + up16((size_t)p->n * p->cmid) + up16((size_t)p->n * p->cout) + (k1 > k2 ? k1 : k2) + 16;
 }
 
-void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *w1p, const float *b1, const float *w2p,
+void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const float *w1p, const float *b1, const float *w2p,
                 const float *b2, float *y, float *scratch) {
   const int n = p->n, C = p->c;
   const size_t hw = (size_t)p->h * p->w;
   float *m = scratch, *h = m + up16((size_t)n * C), *s = h + up16((size_t)n * p->cmid);
   float *kscr = s + up16((size_t)n * p->cout);
-  ecg_rt1_global_avgpool(n * C, (int)hw, x, m);
   ecg_conv_params c1 = se_fc(n, C, p->cmid, p->act1), c2 = se_fc(n, p->cmid, p->cout, p->act2);
-  ecg_rt1_conv2d(&c1, m, w1p, b1, h, kscr);
+  if (p->pool) {
+    ecg_rt1_global_avgpool(n * C, (int)hw, x, m);
+    ecg_rt1_conv2d(&c1, m, w1p, b1, h, kscr);
+  } else
+    h = (float *)(uintptr_t)u; /* read only */
   if (!p->scale) {
     ecg_rt1_conv2d(&c2, h, w2p, b2, y, kscr);
     return;
