@@ -275,6 +275,7 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
  * 1x1 convs with their activations, then the broadcast scale (scale = 1) or the scales
  * themselves (scale = 0). */
 static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, ecg_act a2, int scale, int pool, int threads) {
+  set_threads(threads);
   ecg_se_params q;
   memset(&q, 0, sizeof q);
   if (scale || !pool) { cout = c; scale = 1; }
@@ -951,19 +952,21 @@ int main(int argc, char **argv) {
   test_global(3, 3136);
   test_team();
   /* squeeze-and-excitation chains: efficientnet_b0's shapes (SiLU, Sigmoid), odd sizes,
-   * batches, the scales alone (last: the random cases above keep their draws) */
+   * batches, the scales alone, 1 and 2 threads (last: the random cases above keep their draws) */
   {
     ecg_act silu = {ECG_ACT_SILU, 0, 0, 0, 0}, sig = {ECG_ACT_SIGMOID, 0, 0, 0, 0}, relu = {ECG_ACT_RELU, 0, 0, 0, 0};
     ecg_act hsw = {ECG_ACT_HARDSWISH, 0, 0, 0, 0};
-    test_se(1, 32, 112, 112, 8, 32, silu, sig, 1, 1, threads);
-    test_se(1, 96, 56, 56, 4, 96, silu, sig, 1, 1, threads);
-    test_se(1, 1152, 7, 7, 48, 1152, silu, sig, 1, 1, threads);
-    test_se(2, 37, 5, 3, 9, 37, relu, hsw, 1, 1, threads);
-    test_se(3, 13, 1, 1, 17, 13, silu, sig, 1, 1, threads);
-    test_se(2, 40, 6, 7, 10, 24, relu, sig, 0, 1, threads);
-    /* the tail (the dnnfusion plan's fc2 + Sigmoid + scale block) */
-    test_se(1, 144, 56, 56, 6, 144, silu, sig, 1, 0, threads);
-    test_se(2, 29, 9, 4, 5, 29, silu, relu, 1, 0, threads);
+    for (int th = 1; th <= 2; th++) {
+      test_se(1, 32, 112, 112, 8, 32, silu, sig, 1, 1, th);
+      test_se(1, 96, 56, 56, 4, 96, silu, sig, 1, 1, th);
+      test_se(1, 1152, 7, 7, 48, 1152, silu, sig, 1, 1, th);
+      test_se(2, 37, 5, 3, 9, 37, relu, hsw, 1, 1, th);
+      test_se(3, 13, 1, 1, 17, 13, silu, sig, 1, 1, th);
+      test_se(2, 40, 6, 7, 10, 24, relu, sig, 0, 1, th);
+      /* the tail (the dnnfusion plan's fc2 + Sigmoid + scale block) */
+      test_se(1, 144, 56, 56, 6, 144, silu, sig, 1, 0, th);
+      test_se(2, 29, 9, 4, 5, 29, silu, relu, 1, 0, th);
+    }
   }
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;
