@@ -76,6 +76,8 @@ fused() {
   # 16 MBConvs, each GlobalAveragePool -> 1x1 conv, SiLU -> 1x1 conv, Sigmoid -> scale Mul
   [ "$(grep -c 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c")" -eq 16 ]
   jq -e '.nodes / .kernels >= 3.0' "$ECG_OUT/efficientnet_b0/model.json"
+  # each scales in place: the scaled tensor (argument 2) is stored in the output (the last but one)
+  grep 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c" | awk -F', ' '$2 != $(NF - 1) { bad = 1; print } END { exit bad }'
   # the plan: 16 chains, each of three kernels (pool; fc1 + SiLU; fc2 + Sigmoid + scale) made one
   local T="$BATS_TEST_TMPDIR"
   "$BIN/onnx2ecg" "$SHARED_MODELS/efficientnet_b0.onnx" --input-shape input=1x3x224x224 -o "$T/e.ecg"

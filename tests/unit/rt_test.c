@@ -322,6 +322,12 @@ static void test_se(int n, int c, int h, int w, int cmid, int cout, ecg_act a1, 
   snprintf(what, sizeof what, "se n%d c%d %dx%d cmid%d cout%d act%d/%d scale%d pool%d threads%d", n, c, h, w, cmid, cout, a1.kind,
            a2.kind, scale, pool, threads);
   check(what, y, want, mag, ys);
+  if (scale) { /* in place, as the lowering calls it: y in x's storage */
+    memcpy(y, x, xs * sizeof(float));
+    ecg_rt1_se(&q, y, pool ? NULL : u, pool ? w1p : NULL, pool ? b1 : NULL, w2p, b2, y, scr);
+    strcat(what, " in place");
+    check(what, y, want, mag, ys);
+  }
   free(x); free(w1); free(b1); free(w2); free(b2); free(u); free(y); free(scr); free(w1p); free(w2p);
   free(want); free(mag); free(m); free(hv); free(hm);
 }

@@ -403,8 +403,9 @@ void ecg_rt1_se_pack(const ecg_se_params *p, int which, const float *w, float *p
 /* Scratch floats ecg_rt1_se needs on up to `threads` threads (m, h, s and the convs'). */
 size_t ecg_rt1_se_scratch_floats(const ecg_se_params *p, int threads);
 /* y from x (see ecg_se_params); u [n, cmid] when pool == 0, else NULL; w1p, w2p from
- * ecg_rt1_se_pack; b1, b2 may be NULL; x and y never alias; scratch of
- * ecg_rt1_se_scratch_floats floats. */
+ * ecg_rt1_se_pack; b1, b2 may be NULL; scratch of ecg_rt1_se_scratch_floats floats. With
+ * scale, y may be x (scaled in place: every element of x is read before its own y is
+ * written); otherwise x and y never overlap. */
 void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const float *w1p, const float *b1, const float *w2p,
                 const float *b2, float *y, float *scratch);
 

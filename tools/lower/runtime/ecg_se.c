@@ -65,10 +65,19 @@ void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const fl
   const long planes = (long)n * C;
   int T = ecg_rt1_kernel_threads((double)planes * (double)hw);
   (void)T;
+  if (x == y) { /* in place (the lowering stores x in y's buffer): one pointer, vectorised */
+    ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
+    for (long i = 0; i < planes; i++) {
+      float *yp = y + (size_t)i * hw;
+      const float v = s[i];
+      for (size_t j = 0; j < hw; j++) yp[j] *= v;
+    }
+    return;
+  }
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long i = 0; i < planes; i++) {
-    const float *xp = x + (size_t)i * hw;
-    float *yp = y + (size_t)i * hw;
+    const float *restrict xp = x + (size_t)i * hw;
+    float *restrict yp = y + (size_t)i * hw;
     const float v = s[i];
     for (size_t j = 0; j < hw; j++) yp[j] = xp[j] * v;
   }
