@@ -195,7 +195,8 @@ int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m) {
     const ecg_node *l = g->nodes[idx[nm - 1]];
     const ecg_op_info *op = ecg_op_lookup(l->op_type, l->domain);
     int other = -1;
-    if (op && op->id == ECG_OP_Mul && l->n_inputs == 2 && l->n_outputs == 1 && l->inputs[0] != l->inputs[1]) {
+    if (op && op->id == ECG_OP_Mul && l->n_inputs == 2 && l->n_outputs == 1 && l->outputs[0] >= 0 && l->inputs[0] >= 0 &&
+        l->inputs[1] >= 0 && l->inputs[0] != l->inputs[1]) {
       /* the operand that is not the scales: the pool's input, or (the tail) any 4-D tensor */
       for (int k = 0; k < 2; k++)
         if (pool ? l->inputs[k] == m->x : ecg_tensor_dims(g->tensors[l->inputs[k]], xd) == 4 && xd[2] * xd[3] > 1) other = k;
