@@ -61,8 +61,10 @@ fused() {
 }
 @test "ecg-fuse dnnfusion: efficientnet_b0, each squeeze-excitation's scale Mul in fc2's block (Table 3.3 Many-to-Many -> One-to-Many, depend)" {
   fused efficientnet_b0 dnnfusion
-  # the 16 blocks {fc2, Sigmoid, scale Mul}: one ecg_rt1_se kernel each (the tail, no pool)
+  # the 16 blocks {fc2, Sigmoid, scale Mul}: one ecg_rt1_se kernel each (the tail, no pool),
+  # scaling in place (the pool kernel, the scaled tensor's other reader, runs before)
   [ "$(grep -c 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c")" -eq 16 ]
+  grep 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c" | awk -F', ' '$2 != $(NF - 1) { bad = 1; print } END { exit bad }'
   local T="$BATS_TEST_TMPDIR"
   "$BIN/ecg-fuse" --report "$T/r.json" "$ECG_OUT/efficientnet_b0.ecg" -o "$T/f.ecg"
   cat "$T/r.json"

@@ -351,24 +351,32 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
   return rc;
 }
 
-/* A squeeze-and-excitation kernel with its scale (LW_K_SE) reads x twice (the pool, then
- * the scale) and writes y = x * s element by element, which ecg_rt1_se may do in place: x
- * is stored in y's buffer (alias) when nothing outside the kernel reads x, so the scale
- * pass touches one tensor's lines instead of two. Both ordinary arena intermediates of the
- * same bytes, NCHW (no GCD² layout on x's producer), C target, static shapes. */
-static void se_in_place(ecg_lower *L, const lw_kernel *K) {
+/* A squeeze-and-excitation kernel k with its scale (LW_K_SE) writes y = x * s element by
+ * element after reading x (the pool, or the dnnfusion plan's pool kernel before it), which
+ * ecg_rt1_se may do in place: x is stored in y's buffer (alias) when every other reader of
+ * x runs before kernel k (kernels run in the order of L->k), so the scale pass touches one
+ * tensor's lines instead of two. Both ordinary arena intermediates of the same bytes, NCHW
+ * (no GCD² layout on x's producer), C target, static shapes. */
+static void se_in_place(ecg_lower *L, int k) {
   const ecg_graph *g = L->g;
+  const lw_kernel *K = &L->k[k];
   ecg_se_chain se;
   if (L->target != LW_TARGET_C || L->hetero || L->dyn || ecg_se_match(g, K->members, K->nm_core, &se) != 0 || se.scale < 0)
     return;
   lw_tensor *x = &L->t[se.x], *y = &L->t[se.y];
   if (x->where != LW_ARENA || y->where != LW_ARENA || x->alias_of >= 0 || x->fixed || x->pinned || y->fixed || y->pinned ||
-      x->bytes != y->bytes || lw_tensor_used_outside(L, se.x, K->members, K->nm))
+      x->bytes != y->bytes)
     return;
-  for (size_t i = 0; i < g->n_nodes; i++) { /* x's producer computes in NCHW */
+  for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
     int b = n->fusion_block;
-    if (n->n_outputs < 1 || n->outputs[0] != se.x) continue;
+    for (size_t j = 0; j < n->n_inputs; j++) /* another reader of x: in an earlier kernel */
+      if (n->inputs[j] == se.x && L->node_kernel[i] >= k) {
+        int inside = 0;
+        for (int m = 0; m < K->nm; m++) inside |= K->members[m] == (int)i;
+        if (!inside) return;
+      }
+    if (n->n_outputs < 1 || n->outputs[0] != se.x) continue; /* x's producer computes in NCHW */
     if (b >= 0 && (size_t)b < g->n_blocks && g->blocks[b]->layout && g->blocks[b]->layout[0]) return;
   }
   for (int r = se.y; r >= 0; r = L->t[r].alias_of) if (r == se.x) return; /* no cycle of aliases */
@@ -410,6 +418,6 @@ void lw_kernel_storage(ecg_lower *L) {
       if (!lw_tensor_used_outside(L, t, K->members, K->nm) && y >= 0 && L->t[y].where != LW_NONE)
         L->t[t].alias_of = y;
     }
-    if (K->kind == LW_K_SE) se_in_place(L, K);
+    if (K->kind == LW_K_SE) se_in_place(L, k);
   }
 }

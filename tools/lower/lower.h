@@ -420,8 +420,9 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e);
  *  inside one kernel, not a graph output) lose their storage (LW_NONE); the dominant
  *  output of a LW_K_EPI or LW_K_IBR kernel, when read only inside, is stored in the
  *  block's output buffer (alias), where its epilogue runs in place; so is the scaled input
- *  of a LW_K_SE kernel with its scale (ecg_rt1_se scales in place). Call after
- *  assign_storage, before planning. */
+ *  of a LW_K_SE kernel with its scale when its other readers run before that kernel
+ *  (ecg_rt1_se scales in place). Call after lw_form_kernels (kernels in execution order),
+ *  before planning. */
 void lw_kernel_storage(ecg_lower *L);
 /** Nominal work of kernel k (cost.c): *flops = the registry's FLOP count summed over its
  *  members (multiply-add = 2 FLOPs, as ecg_op_info.flops), *bytes = bytes of the distinct
