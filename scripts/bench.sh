@@ -1,9 +1,10 @@
 #!/bin/sh
 # make bench: every model of scripts/models.tsv (and ../shared/models through it) at 1 and 2
-# threads, ours (the dnnfusion plan: ecg-fuse before the lowering, as issue 13 measures)
-# vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
+# threads, ours (the dnnfusion plan with AGO's intensive fusion, `ecg-fuse --intensive`,
+# before the lowering: the fastest pipeline we have; STAGES="ecg-fuse" is the dnnfusion plan
+# alone) vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
 # medians over RUNS runs, every output checked against ONNX Runtime's.
-#   RUNS=20 THREADS="1 2" STAGES="ecg-fuse" scripts/bench.sh [MODEL...]
+#   RUNS=20 THREADS="1 2" STAGES="ecg-fuse --intensive" scripts/bench.sh [MODEL...]
 # Writes out/bench.jsonl (one ecg-bench line per model and thread count), out/bench.md (a
 # markdown table, also printed), out/bench.json (the rows and, per thread count, the
 # geometric mean of the ratios ours/ORT) and out/bench.svg (the ratios, drawn by gnuplot).
@@ -13,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
 threads=${THREADS:-1 2}
-stages=${STAGES-ecg-fuse}
+stages=${STAGES-ecg-fuse --intensive}
 models=${*:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench.sh: gnuplot missing (make setup installs gnuplot-nox)" >&2; exit 1; }
 mkdir -p out
