@@ -26,3 +26,4 @@
 #define ecg_rt1_ibr16_pack port_ecg_rt1_ibr16_pack
 #define ecg_rt1_ibr16_scratch_floats port_ecg_rt1_ibr16_scratch_floats
 #define ecg_rt1_ibr16 port_ecg_rt1_ibr16
+#define ecg_rt1_conv1x1_plane port_ecg_rt1_conv1x1_plane

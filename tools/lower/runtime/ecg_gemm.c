@@ -1843,8 +1843,6 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
   const size_t plane = (size_t)oh * ow;
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const ecg_act act = p->act;
-  const int cheap = act.kind == ECG_ACT_NONE || act.kind == ECG_ACT_RELU || act.kind == ECG_ACT_CLIP ||
-                    act.kind == ECG_ACT_SILU;
   for (int ox0 = 0; ox0 < ow; ox0 += 16) {
     __mmask16 m0[ECG_DW_KWMAX], m1[ECG_DW_KWMAX];
     ptrdiff_t off[ECG_DW_KWMAX];
@@ -1875,11 +1873,7 @@ ECG_AI void direct512_row(const int S, const ecg_conv_params *p, const float *x,
     for (int j = 0; j < 16; j++) { /* constant indices: acc stays in registers */
       if (j >= nco) break;
       /* bias after the sum, as the GEMM epilogue adds it: the same roundings as im2col */
-      __m512 v = bias ? _mm512_add_ps(acc[j], _mm512_set1_ps(bias[co0 + j])) : acc[j];
-      if (act.kind == ECG_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
-      else if (act.kind == ECG_ACT_SILU) v = _mm512_mul_ps(v, sigmoid512(v));
-      else if (!cheap) v = act512_call(act, v);
-      else if (act.kind == ECG_ACT_CLIP) v = act512(act, v);
+      const __m512 v = act512_cheap(act, bias ? _mm512_add_ps(acc[j], _mm512_set1_ps(bias[co0 + j])) : acc[j]);
       _mm512_mask_storeu_ps(yr + j * plane + ox0, ms, v);
     }
   }
@@ -2951,6 +2945,15 @@ static void conv_gemv_run(const ecg_conv_params *p, const float *x, const float 
     for (int i = 0; i < mr; i++) yq[i] = ((s0[i] + s1[i]) + (s2[i] + s3[i])) + (bias ? bias[q * MR + i] : 0.f);
     ecg_rt1_act_apply(p->act, yq, (size_t)mr);
   }
+}
+
+ecg_conv_params ecg_rt1_conv1x1_plane(int n, int cin, int cout, ecg_act act) {
+  ecg_conv_params c;
+  memset(&c, 0, sizeof c);
+  c.n = n; c.c = cin; c.m = cout; c.h = c.w = c.oh = c.ow = 1; c.kh = c.kw = 1;
+  c.sh = c.sw = c.dh = c.dw = 1; c.group = 1;
+  c.act = act;
+  return c;
 }
 
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,

@@ -54,13 +54,7 @@ static ecg_conv_params dw_tile(const ecg_ibr_params *p, int rows, int pt, int T)
 /* A pointwise conv on a 1x1 plane: its packed weights are GEMM A panels (the layout
  * ecg_rt1_sgemm_packed_a reads), as ecg_rt1_conv2d_pack packs every conv on a plane
  * under 32 positions. */
-static ecg_conv_params pw(int cin, int cout) {
-  ecg_conv_params c;
-  memset(&c, 0, sizeof c);
-  c.n = 1; c.c = cin; c.m = cout; c.h = c.w = c.oh = c.ow = 1; c.kh = c.kw = 1;
-  c.sh = c.sw = c.dh = c.dw = 1; c.group = 1;
-  return c;
-}
+static ecg_conv_params pw(int cin, int cout) { return ecg_rt1_conv1x1_plane(1, cin, cout, (ecg_act){ECG_ACT_NONE, 0, 0, 0, 0}); }
 
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
   if (ecg_rt1_ibr16_applies(p)) return ecg_rt1_ibr16_packed_floats(p, which);

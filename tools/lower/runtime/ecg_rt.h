@@ -364,6 +364,10 @@ void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float 
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads);
 void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
              const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows);
+/* The parameters of a 1x1 convolution on the 1x1 plane of n images, cin -> cout channels,
+ * with act after the bias: a matrix-vector product per image (ecg_rt1_conv2d runs it on its
+ * packed A panels). The pointwise stages of ecg_rt1_ibr's tiles and of ecg_rt1_se use it. */
+ecg_conv_params ecg_rt1_conv1x1_plane(int n, int cin, int cout, ecg_act act);
 /* Internal to the runtime: the AVX-512 channel-blocked form of ecg_rt1_ibr (ecg_gemm.c,
  * "intensive fusion in channel blocks"), which ecg_rt1_ibr and its packing and scratch
  * functions dispatch to where ecg_rt1_ibr16_applies(p) (0 on other ISAs); same contract. */

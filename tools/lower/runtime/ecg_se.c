@@ -16,14 +16,7 @@
 #endif
 
 /* A 1x1 conv on the 1x1 plane of n images: cin -> cout channels. */
-static ecg_conv_params se_fc(int n, int cin, int cout, ecg_act act) {
-  ecg_conv_params c;
-  memset(&c, 0, sizeof c);
-  c.n = n; c.c = cin; c.m = cout; c.h = c.w = c.oh = c.ow = 1; c.kh = c.kw = 1;
-  c.sh = c.sw = c.dh = c.dw = 1; c.group = 1;
-  c.act = act;
-  return c;
-}
+static ecg_conv_params se_fc(int n, int cin, int cout, ecg_act act) { return ecg_rt1_conv1x1_plane(n, cin, cout, act); }
 
 static size_t up16(size_t n) { return (n + 15) & ~(size_t)15; }
 
