@@ -678,9 +678,13 @@ enum {
   ECG_PROP_CONTRACT = 1u << 9, /**< a matrix product Y[.., M, N] = sum_K A[.., M, K] B[.., K, N]
                                    of inputs 0 and 1, both of rank >= 2 where it is used: its
                                    M, K and N can be cut (EOP's HW1W2 sweeps, VEE '22 §3.2) */
-  ECG_PROP_SEQ_PASS = 1u << 10 /**< passes a run-time sequence (Tensor.sequence) through
-                                    unchanged (Identity): the one non-sequence operator
-                                    that may read one (format/ECG.md "Sequences") */
+  ECG_PROP_SEQ_PASS = 1u << 10, /**< passes a run-time sequence (Tensor.sequence) through
+                                     unchanged (Identity): the one non-sequence operator
+                                     that may read one (format/ECG.md "Sequences") */
+  ECG_PROP_MOVE = 1u << 11 /**< data movement: every element of its outputs is an element of
+                                its input 0 or a value fixed by its attributes and other
+                                inputs (Reshape, Slice, Gather, Concat, ...), no arithmetic on
+                                input 0's values; the partial-shape fold relies on it */
 };
 
 /* ---------------------------------------------------------------- control flow */
@@ -885,7 +889,10 @@ const char *ecg_mapping_name(int mapping);
 int ecg_infer_shapes(ecg_graph *g, ecg_err *e);
 
 /** Fold every node whose inputs are all constants and whose op has an eval function
- *  into constants, repeatedly, then drop dead nodes and tensors. *n_folded (may be
+ *  into constants, repeatedly, then drop dead nodes and tensors. A data-movement node
+ *  (ECG_PROP_MOVE) reading a Shape whose input has some symbolic dims folds too when its
+ *  result holds only the known dims (Gather(Shape(x), i) of a known dim i: the partial-shape
+ *  fold, which decides an If on a rank check before RDP runs). *n_folded (may be
  *  NULL) receives the number of nodes folded.  Nodes whose outputs would hold more than
  *  ECG_FOLD_MAX_BYTES stay unfolded (ecg_fold_constants_limit with that bound). Errors as
  *  ecg_infer_shapes. */

@@ -287,6 +287,51 @@ size_t ecg_fold_active_limit(void) { return fold_limit; }
 
 static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e);
 
+/* Partial-shape fold: node n (op, ECG_PROP_MOVE) reads as input 0 the output of a shape node
+ * s (ECG_PROP_SHAPE) over a tensor x whose rank is known but not every dim, its other
+ * inputs are constants and its outputs static: Gather(Shape(x), i) of a dim that is known,
+ * the rank check of an exported torch.squeeze(dim), which decides an If before RDP runs.
+ * n moves elements and does no arithmetic on them, so it is evaluated at two bindings of
+ * x's unknown dims to distinct large numbers: where both give the same outputs, no output
+ * element is an unknown dim, and n folds to them (a dim's value stands in only for the
+ * evaluation; x keeps its symbols). True when n was folded (its outputs constants).
+ * producer: ecg_producers' array of g. */
+static bool fold_partial_shape(ecg_graph *g, ecg_node *n, const ecg_op_info *op, const int *producer) {
+  if (!(op->props & ECG_PROP_MOVE) || n->n_inputs == 0 || n->n_outputs != 1) return false;
+  ecg_tensor *t0 = ecg_node_input(g, n, 0), *y = ecg_node_output(g, n, 0);
+  if (!t0 || t0->is_const || !y || !ecg_tensor_static(y) || ecg_tensor_numel(y) > ECG_MAX_RANK) return false;
+  for (size_t k = 1; k < n->n_inputs; k++) {
+    const ecg_tensor *t = ecg_node_input(g, n, (int)k);
+    if (t && !t->is_const) return false;
+  }
+  int pi = producer[n->inputs[0]];
+  if (pi < 0) return false;
+  ecg_node *s = g->nodes[pi];
+  const ecg_op_info *sop = ecg_node_op(s);
+  ecg_tensor *x = s->n_inputs ? ecg_node_input(g, s, 0) : NULL;
+  if (!sop || !(sop->props & ECG_PROP_SHAPE) || s->n_outputs != 1 || !x || !x->shape_known || x->sequence) return false;
+  size_t bytes = (size_t)ecg_tensor_numel(y) * ecg_dtype_size(y->dtype);
+  unsigned char first[ECG_MAX_RANK * 8];
+  bool same = true;
+  for (int p = 0; p < 2 && same; p++) {
+    int64_t saved[ECG_MAX_RANK];
+    for (size_t i = 0; i < x->n_dims; i++) {
+      saved[i] = x->dims[i]->value;
+      if (saved[i] < 0) x->dims[i]->value = (p ? 2000003 : 1000003) + (int64_t)i;
+    }
+    ecg_err ignore;
+    bool ok = sop->eval(g, s, &ignore) == ECG_OK && op->eval(g, n, &ignore) == ECG_OK && y->data.data && y->data.len >= bytes;
+    for (size_t i = 0; i < x->n_dims; i++) x->dims[i]->value = saved[i];
+    unfold_outputs(g, s);
+    if (ok && p == 0) memcpy(first, y->data.data, bytes);
+    else if (ok) same = !memcmp(first, y->data.data, bytes);
+    if (!ok || p == 0) unfold_outputs(g, n);
+    if (!ok) return false;
+  }
+  if (!same) unfold_outputs(g, n);
+  return same;
+}
+
 int ecg_fold_constants_limit(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err *e) {
   size_t saved = fold_limit;
   fold_limit = max_bytes ? max_bytes : 1;
@@ -299,7 +344,13 @@ static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err
   ECG_TRY(ecg_topo_sort(g, e));
   int folded = 0;
   bool *keep = malloc(sizeof(bool) * (g->n_nodes + 1));
-  if (!keep) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  int *producer = malloc(sizeof(int) * (g->n_tensors + 1));
+  if (!keep || !producer) {
+    free(keep);
+    free(producer);
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  }
+  ecg_producers(g, producer);
   int rc = ECG_OK;
   /* One pass in topological order: infer each node's outputs from (possibly newly
    * folded) inputs, then fold it when it can be evaluated. */
@@ -324,7 +375,14 @@ static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err
       const ecg_tensor *t = ecg_node_output(g, n, (int)k);
       if (t && !ecg_tensor_static(t)) ready = false;
     }
-    if (!ready || output_bytes(g, n) > max_bytes) continue;
+    if (!ready) {
+      if (fold_partial_shape(g, n, op, producer)) {
+        keep[i] = false;
+        folded++;
+      }
+      continue;
+    }
+    if (output_bytes(g, n) > max_bytes) continue;
     ecg_err ignore;
     if (op->eval(g, n, &ignore) != ECG_OK) { /* dtype not handled: keep the node */
       unfold_outputs(g, n);
@@ -335,6 +393,7 @@ static int fold_constants(ecg_graph *g, size_t max_bytes, int *n_folded, ecg_err
   }
   if (rc == ECG_OK && ecg_compact(g, keep, NULL) != ECG_OK) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   free(keep);
+  free(producer);
   if (rc == ECG_OK && n_folded) *n_folded = folded;
   return rc;
 }

@@ -170,7 +170,45 @@ static void test_classes(void) {
   }
 }
 
+/* The partial-shape fold (format/registry.c): x [1, N] -> Unsqueeze(1) -> u [1, 1, N];
+ * Gather(Shape(u), [1]) is the known 1 and folds to a constant, as does Slice(Shape(u), 0:2);
+ * Gather(Shape(u), [2]) is N and stays a node, and so does Equal(Shape(u), [1, 1, 1]) (not a
+ * data-movement operator: its value would depend on N). The If deciding an exported
+ * torch.squeeze(dim) (silero VAD) is this Gather followed by an Equal. */
+static void test_partial_shape_fold(void) {
+  ecg_graph *g = ecg_graph_new();
+  int64_t xd[2] = {1, -1};
+  const char *xs[2] = {NULL, "N"};
+  int x = ecg_add_tensor(g, "x", ECG_FLOAT, 2, xd);
+  ecg_tensor_set_shape(g->tensors[x], 2, xd, xs);
+  int ax = ci64(g, "ax", (int64_t[]){1}, 1, -1), i1 = ci64(g, "i1", (int64_t[]){1}, 1, -1);
+  int i2 = ci64(g, "i2", (int64_t[]){2}, 1, -1), s0 = ci64(g, "s0", (int64_t[]){0}, 1, -1);
+  int e2 = ci64(g, "e2", (int64_t[]){2}, 1, -1), ones = ci64(g, "ones", (int64_t[]){1, 1, 1}, 3, -1);
+  int u = out(g, "u"), sh = out(g, "sh"), g1 = out(g, "g1"), g2 = out(g, "g2"), sl = out(g, "sl"), eq = out(g, "eq");
+  node(g, "Unsqueeze", 13, IDS(x, ax), IDS(u));
+  node(g, "Shape", 13, IDS(u), IDS(sh));
+  node(g, "Gather", 13, IDS(sh, i1), IDS(g1));
+  node(g, "Gather", 13, IDS(sh, i2), IDS(g2));
+  node(g, "Slice", 13, IDS(sh, s0, e2), IDS(sl));
+  node(g, "Equal", 13, IDS(sh, ones), IDS(eq));
+  set_io(g, IDS(x), IDS(u, g1, g2, sl, eq));
+  ecg_err e = {0};
+  int folded = -1;
+  CHECK(ecg_fold_constants(g, &folded, &e) == ECG_OK, "fold: %s", e.msg);
+  const ecg_tensor *t1 = g->tensors[tid(g, "g1")], *t2 = g->tensors[tid(g, "g2")];
+  const ecg_tensor *ts = g->tensors[tid(g, "sl")], *te = g->tensors[tid(g, "eq")];
+  CHECK(folded == 2, "two nodes folded, got %d", folded);
+  CHECK(t1->is_const && ecg_tensor_numel(t1) == 1 && ecg_const_f64(t1, 0) == 1, "Gather of the known dim folds to 1");
+  CHECK(ts->is_const && ecg_tensor_numel(ts) == 2 && ecg_const_f64(ts, 0) == 1 && ecg_const_f64(ts, 1) == 1, "Slice 0:2 folds to [1, 1]");
+  CHECK(!t2->is_const, "Gather of the symbolic dim stays a node");
+  CHECK(!te->is_const, "Equal on the shape (arithmetic, not data movement) stays a node");
+  CHECK(!g->tensors[tid(g, "sh")]->is_const && g->tensors[x]->dims[1]->value < 0, "the Shape and x keep their symbols");
+  CHECK(ecg_validate(g, &e) == ECG_OK, "valid after the fold: %s", e.msg);
+  ecg_graph_free(g);
+}
+
 int main(void) {
+  test_partial_shape_fold();
   test_conv_concat_reshape();
   test_shape_chain();
   test_backward();
