@@ -12,8 +12,8 @@
 # dynamic / static median). Where the dynamic lowering is refused (an operator not yet
 # lowered with symbolic dims, a dim RDP left nac; the refusal is printed) the bound
 # per-size builds are the fallback ("build": "bound"). Where the symbolic conversion is
-# refused (silero VAD: an If whose branches give different ranks until the input length is
-# known), the model is converted per size with --input-shape instead ("build": "converted
+# refused (an If whose branches give different ranks until an input size is known), the
+# model is converted per size with --input-shape instead ("build": "converted
 # per size").
 # Each size gets one data set per value set (make_data.mjs --input-value, e.g. sr=16000 and
 # sr=8000: one build runs both branches of silero's run-time If), all run against that one
