@@ -1,10 +1,10 @@
 #!/bin/sh
 # make bench: every model of scripts/models.tsv (and ../shared/models through it) at 1 and 2
-# threads, ours (the dnnfusion plan with AGO's intensive fusion, `ecg-fuse --intensive`,
-# before the lowering: the fastest pipeline we have; STAGES="ecg-fuse" is the dnnfusion plan
-# alone) vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
+# threads, ours (ecg-rewrite's default passes, then the dnnfusion plan with AGO's intensive
+# fusion, `ecg-fuse --intensive`, before the lowering: the fastest pipeline we have;
+# STAGES="ecg-fuse" is the dnnfusion plan alone) vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
 # medians over RUNS runs, every output checked against ONNX Runtime's.
-#   RUNS=20 THREADS="1 2" STAGES="ecg-fuse --intensive" scripts/bench.sh [MODEL...]
+#   RUNS=20 THREADS="1 2" STAGES="ecg-rewrite | ecg-fuse --intensive" scripts/bench.sh [MODEL...]
 # Writes out/bench.jsonl (one ecg-bench line per model and thread count), out/bench.md (a
 # markdown table, also printed), out/bench.json (the rows and, per thread count, the
 # geometric mean of the ratios ours/ORT) and out/bench.svg (the ratios, drawn by gnuplot).
@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
 threads=${THREADS:-1 2}
-stages=${STAGES-ecg-fuse --intensive}
+stages=${STAGES-ecg-rewrite | ecg-fuse --intensive}
 models=${*:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench.sh: gnuplot missing (make setup installs gnuplot-nox)" >&2; exit 1; }
 mkdir -p out
