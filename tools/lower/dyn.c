@@ -132,6 +132,31 @@ static int input_dim_sym(ecg_lower *L, const Ecg__Dim *x, int add, int64_t *mult
   return sym_index(L, end + 1, add);
 }
 
+int lw_dyn_flatten(ecg_graph *g, ecg_err *e) {
+  if (!lw_graph_symbolic(g)) return ECG_OK;
+  const ecg_node *first = NULL;
+  for (size_t i = 0; i < g->n_nodes && !first; i++) {
+    const ecg_op_info *op = ecg_op_lookup(g->nodes[i]->op_type, g->nodes[i]->domain);
+    if (op && op->id == ECG_OP_If) first = g->nodes[i];
+  }
+  if (!first) return ECG_OK;
+  for (size_t k = 0; k < g->n_inputs; k++) { /* RDP seeds only plain symbols */
+    const ecg_tensor *t = g->tensors[g->inputs[k]];
+    for (size_t d = 0; t->shape_known && d < t->n_dims; d++)
+      if (t->dims[d]->value < 0 && t->dims[d]->kind == ECG__DIM_KIND__DIM_EXPR) {
+        char lb[256];
+        return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (If): control flow in a dynamic-shape build needs plain input symbols, but input '%s' dim %zu is '%s' "
+                        "(onnx2ecg --dim-multiple); fix dims with --input-shape", ecg_node_label(g, first, lb, sizeof lb), t->name, d,
+                        t->dims[d]->symbol ? t->dims[d]->symbol : "?");
+      }
+  }
+  int n = 0;
+  ECG_TRY(ecg_flatten_ifs(g, &n, e));
+  if (!n) return ECG_OK;
+  ECG_TRY(ecg_infer_shapes(g, e));
+  return ecg_rdp_run(g, NULL, e);
+}
+
 int lw_graph_symbolic(const ecg_graph *g) {
   for (size_t i = 0; i < g->n_tensors; i++)
     if (!g->tensors[i]->sequence && g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1; /* a sequence: its items carry their dims */

@@ -263,6 +263,16 @@ typedef struct ecg_lower {
  *  e.g. a Reshape's "200" numeric inference missed) that number as its value, so the lowering
  *  sees it as static. Nothing else changes. */
 void lw_dyn_numbers(ecg_graph *g);
+/** The control flow of a dynamic-shape build (g keeps symbolic dims, no --input-shape):
+ *  every If whose branches hold no run-time sequence is flattened into guarded nodes
+ *  (ecg_flatten_ifs; LOWERED.md "Dynamic shapes"), then the graph is inferred again and RDP
+ *  (format/rdp.c, SOD² §5.4.1) gives the branches' tensors their dims as expressions over
+ *  the graph inputs' symbols, so each branch node is lowered like any node of the graph and
+ *  its intermediates are planned at run time. Nothing changes when g has no such If or no
+ *  symbolic dim. Errors: those of ecg_flatten_ifs, ecg_infer_shapes and ecg_rdp_run; a
+ *  graph input dim that is an expression (onnx2ecg --dim-multiple), which this second RDP
+ *  cannot take: ECG_ERR_INPUT naming the If. */
+int lw_dyn_flatten(ecg_graph *g, ecg_err *e);
 /** 1 when some tensor of g has a known rank and a dim that is not a number. */
 int lw_graph_symbolic(const ecg_graph *g);
 /** Enter the dynamic mode: collect the graph inputs' symbols (L->syms) and translate every
