@@ -392,14 +392,15 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   lw_dyn_prologue(L, b, "ctx->sym");
   sb_printf(b, "  (void)empty;\n");
   /* each distinct expression once, naming the first tensor that has it */
+  /* (a guarded node's outputs are checked when it runs: its branch may not be taken) */
   for (size_t t = 0; t < g->n_tensors; t++) {
-    if (!lw_tensor_dyn(L, (int)t)) continue;
+    if (!lw_tensor_dyn(L, (int)t) || (L->tguard && L->tguard[t])) continue;
     for (size_t d = 0; d < g->tensors[t]->n_dims; d++) {
       const char *x = L->dexpr[t][d];
       int seen = 0;
       if (!x) continue;
       for (size_t u = 0; u <= t && !seen; u++)
-        for (size_t f = 0; lw_tensor_dyn(L, (int)u) && f < g->tensors[u]->n_dims && !seen; f++)
+        for (size_t f = 0; lw_tensor_dyn(L, (int)u) && !(L->tguard && L->tguard[u]) && f < g->tensors[u]->n_dims && !seen; f++)
           if ((u < t || f < d) && L->dexpr[u][f] && !strcmp(L->dexpr[u][f], x)) seen = 1;
       if (seen) continue;
       sb_printf(b, "  if ((%s) < !empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
@@ -445,8 +446,10 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   sb_printf(b, "  ecg_plan_buf *b = malloc(sizeof *b * (NBUF + 1));\n  if (!b) { snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (plan)\"); return -4; }\n");
   for (int i = 0; i < L->n_dbuf; i++) {
     int t = L->dbuf_tensor[i];
-    sb_printf(b, "  b[%d].bytes = ((size_t)%s * %zu + 63) / 64 * 64;\n", i, lw_dim_prod(L, t, 0, (int)g->tensors[t]->n_dims),
-              ecg_dtype_size(g->tensors[t]->dtype));
+    const char *x = lw_dim_prod(L, t, 0, (int)g->tensors[t]->n_dims);
+    if (L->tguard && L->tguard[t]) /* an untaken branch's size may be negative */
+      sb_printf(b, "  b[%d].bytes = ((size_t)((%s) > 0 ? (%s) : 0) * %zu + 63) / 64 * 64;\n", i, x, x, ecg_dtype_size(g->tensors[t]->dtype));
+    else sb_printf(b, "  b[%d].bytes = ((size_t)%s * %zu + 63) / 64 * 64;\n", i, x, ecg_dtype_size(g->tensors[t]->dtype));
   }
   /* the buffers planned: L->n_dbuf of them (NBUF is at least 1, for the arrays) */
   sb_printf(b, "  for (int i = 0; i < %d; i++) { if (!b[i].bytes) b[i].bytes = 64; b[i].first = buf_life_[i][0]; b[i].last = buf_life_[i][1]; }\n"
