@@ -733,10 +733,9 @@ int ecg_rdp_cast(ecg_rdp *r, const ecg_node *n, int dir) {
   return (dir ? 0 : pass_values(r, n)) | ecg_rdp_generic(r, n, dir);
 }
 
-/* Slice: of a small vector's values with constant bounds (step 1); dims by probing. */
 /* Slice-10+ with constant starts/ends/axes/steps along an axis of symbolic extent L: the
- * extent of the unclamped range (a negative index counts from L, an end at or beyond 2^62
- * is L, one at or below -2^62 with a negative step is before the first element), e.g.
+ * extent of the unclamped range (a negative index counts from L, an end at or beyond 2^40
+ * is L, one at or below -2^40 with a negative step is before the first element), e.g.
  * x[..., -4:-1] has 3 and x[..., 1:] has L - 1. The range is clamped only when L is too
  * small for it, which this expression does not model: a consumer checks the extent at run
  * time (tools/lower: the dynamic Slice fails the run when the clamped extent differs). */
@@ -749,7 +748,7 @@ static int slice_dims(ecg_rdp *r, const ecg_node *n, int x, int y) {
   const ecg_tensor *at = ecg_node_input(r->g, n, 3), *pt = ecg_node_input(r->g, n, 4);
   if (at && ecg_const_ints(at, ax, ECG_MAX_RANK) != ns) return 0;
   if (pt && ecg_const_ints(pt, sp, ECG_MAX_RANK) != ns) return 0;
-  const int64_t big = (int64_t)1 << 62;
+  const int64_t big = ECG_MAX_ELEMENTS; /* no dim is longer: an end from here on is "to the end" */
   for (int i = 0; i < ns; i++) {
     int a = at ? (int)(ax[i] < 0 ? ax[i] + rk : ax[i]) : i;
     int64_t s = st[i], e = en[i], step = pt ? sp[i] : 1, c;
@@ -775,6 +774,7 @@ static int slice_dims(ecg_rdp *r, const ecg_node *n, int x, int y) {
   return changed;
 }
 
+/* Slice: of a small vector's values with constant bounds (step 1); dims by slice_dims, then probing. */
 int ecg_rdp_slice(ecg_rdp *r, const ecg_node *n, int dir) {
   int x = in_id(n, 0), y = out_id(n, 0), changed = 0;
   int64_t st[1], en[1];
