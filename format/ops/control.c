@@ -670,6 +670,13 @@ static bool flattenable(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf)
   for (size_t k = 0; k < n->n_outputs; k++) {
     const ecg_tensor *y = ecg_node_output(g, n, (int)k);
     if (!y || y->sequence || (y->shape_known && y->n_dims < c->n_dims)) return false;
+    /* the branches must give one shape (checked again over RDP's dims by the caller): not
+     * two ranks, not two different numbers (such an If stays, for its consumer to refuse) */
+    if (k >= cf->body[0]->n_outputs || k >= cf->body[1]->n_outputs) return false;
+    const ecg_tensor *a = cf->body[0]->tensors[cf->body[0]->outputs[k]], *b = cf->body[1]->tensors[cf->body[1]->outputs[k]];
+    if (!a->shape_known || !b->shape_known || a->n_dims != b->n_dims) return false;
+    for (size_t d = 0; d < a->n_dims; d++)
+      if (a->dims[d]->value >= 0 && b->dims[d]->value >= 0 && a->dims[d]->value != b->dims[d]->value) return false;
   }
   for (int b = 0; b < 2; b++)
     for (size_t t = 0; t < cf->body[b]->n_tensors; t++)
@@ -722,7 +729,7 @@ int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e) {
       int in[3] = {n->inputs[0], dest[2 * k], dest[2 * k + 1]}, out = n->outputs[k];
       snprintf(nb, sizeof nb, "%s/select_%zu", lb, k);
       int w = ecg_add_node(g, nb, "Where", "", n->opset, 3, in, 1, &out);
-      if (w < 0 || guard_set(g->nodes[w], base, 0, NULL) != ECG_OK) goto oom;
+      if (w < 0 || guard_set(g->nodes[w], base, 0, NULL) != ECG_OK || ecg_attr_set_s(g->nodes[w], ECG_ATTR_SELECT, lb) != ECG_OK) goto oom;
     }
     gone[count++] = (int)i;
   }

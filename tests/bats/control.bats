@@ -55,6 +55,12 @@ setup() {
   cp "$M/if_dyn/data_3_false/output_0.pb" "$T/swap/"
   run "$BIN/ecg-bench" "$T/d" --data "$T/swap" --runs 1 --warmup 0
   [ "$status" -ne 0 ]
+  # branches of different symbolic shapes (N+2 and N+1): refused naming the If, nothing written
+  "$BIN/onnx2ecg" "$M/if_dyn_mismatch.onnx" -o "$T/mm.ecg"
+  run "$BIN/ecg-lower" -o "$T/mm" "$T/mm.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"node 'If_y' (If): its branches give output 'y' shapes N+2 and N+1"* ]]
+  [ ! -e "$T/mm" ]
 }
 
 @test "If whose branches give different static shapes is refused, naming the node" {

@@ -9,6 +9,7 @@
 //   if_dyn.onnx       x [N] symbolic, y [N+2] = If(c, then: Pad(x, 1 each side, reflect),
 //                     else: Concat(x[0:1], x, x[-1:]) - 1): a dynamic-shape build of one If
 //                     (both branches flattened under guards); data_N_true/false, N 3 and 5
+//   if_dyn_mismatch.onnx  the same If with the else branch Concat(x, x[0:1]) ([N+1]): refused
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
 //                     written along output axis 1 ([2,4,3]), plus a value read from outside;
@@ -67,6 +68,10 @@ const catG = graph('cat_g', [cst('s0', INT64, [1], [0]), cst('e1', INT64, [1], [
   cst('one1', FLOAT, [], [1]), node('Slice', ['xs', 's0', 'e1'], ['head']), node('Slice', ['xs', 'sm', 'big'], ['tail']),
   node('Concat', ['head', 'xs', 'tail'], ['cat'], { axis: 0 }), node('Sub', ['cat', 'one1'], ['c_out'])], [], [vs('c_out', FLOAT, ['M'])]);
 save('if_dyn.onnx', 13, graph('if_dyn', [node('If', ['c'], ['y'], {}, { then_branch: padG, else_branch: catG })],
+  [vs('xs', FLOAT, ['N']), vi('c', BOOL, [])], [vs('y', FLOAT, ['M'])]));
+const shortG = graph('short_g', [cst('s0', INT64, [1], [0]), cst('e1', INT64, [1], [1]), node('Slice', ['xs', 's0', 'e1'], ['head']),
+  node('Concat', ['xs', 'head'], ['s_out'], { axis: 0 })], [], [vs('s_out', FLOAT, ['M'])]);
+save('if_dyn_mismatch.onnx', 13, graph('if_dyn_mismatch', [node('If', ['c'], ['y'], {}, { then_branch: padG, else_branch: shortG })],
   [vs('xs', FLOAT, ['N']), vi('c', BOOL, [])], [vs('y', FLOAT, ['M'])]));
 for (const n of [3, 5]) {
   const xv = x.slice(0, n);

@@ -154,7 +154,29 @@ int lw_dyn_flatten(ecg_graph *g, ecg_err *e) {
   ECG_TRY(ecg_flatten_ifs(g, &n, e));
   if (!n) return ECG_OK;
   ECG_TRY(ecg_infer_shapes(g, e));
-  return ecg_rdp_run(g, NULL, e);
+  ECG_TRY(ecg_rdp_run(g, NULL, e));
+  /* each output: the branches' values of one shape (RDP's: the same number or expression
+   * per dim), else the Where would broadcast one of them */
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_attr *a = ecg_attr_find(g->nodes[i], ECG_ATTR_SELECT);
+    const ecg_node *w = g->nodes[i];
+    if (!a || a->type != ECG_ATTR_STRING || w->n_inputs != 3) continue;
+    const ecg_tensor *x = g->tensors[w->inputs[1]], *y = g->tensors[w->inputs[2]];
+    bool same = x->shape_known && y->shape_known && x->n_dims == y->n_dims;
+    for (size_t d = 0; same && d < x->n_dims; d++) {
+      const Ecg__Dim *p = x->dims[d], *q = y->dims[d];
+      same = p->value >= 0 ? p->value == q->value
+                           : q->value < 0 && p->kind == q->kind && p->kind != ECG__DIM_KIND__DIM_NAC && p->kind != ECG__DIM_KIND__DIM_UNDEF &&
+                                 p->symbol && q->symbol && !strcmp(p->symbol, q->symbol);
+    }
+    if (!same) {
+      char sx[128], sy[128];
+      return ecg_errf(e, ECG_ERR_INPUT, "node '%.*s' (If): its branches give output '%s' shapes %s and %s, not one expression of the input sizes: "
+                      "a dynamic-shape build of it is not supported (fix dims with --input-shape)", (int)a->s.len, (const char *)a->s.data,
+                      g->tensors[w->outputs[0]]->name, ecg_shape_str(x, sx, sizeof sx), ecg_shape_str(y, sy, sizeof sy));
+    }
+  }
+  return ECG_OK;
 }
 
 int lw_graph_symbolic(const ecg_graph *g) {
