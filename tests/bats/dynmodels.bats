@@ -32,6 +32,15 @@ setup() {
   grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/dynamic/silero_vad.dyn/model.h"
   # only the taken branch runs: its kernels return at once otherwise
   grep -q 'return; /\* its branch is not taken \*/' "$T/dynamic/silero_vad.dyn/model.c"
+  # chunks too short for the model fail naming what does not fit (no crash): 32 samples
+  # leave no STFT frame, 128 too few frames for the adaptive normalisation's reflect Slices
+  printf '\200\076\0\0\0\0\0\0' > "$T/sr.bin"; head -c 512 /dev/zero > "$T/h.bin"
+  for n in 32 128; do
+    head -c $((4 * n)) /dev/zero > "$T/in.bin"
+    run --separate-stderr "$T/dynamic/silero_vad.dyn/runner" --shape input=1x$n --shape sr= --shape h=2x1x64 --shape c=2x1x64 \
+      --in "input=$T/in.bin" --in "sr=$T/sr.bin" --in "h=$T/h.bin" --in "c=$T/h.bin"
+    [ "$status" -eq 1 ]; [[ "$stderr" == *"the input shapes are too small for the model"* ]]
+  done
   # the two sample rates give different outputs: the check would catch the wrong branch
   run cmp -s "$T/dynamic/silero_vad.1.data1/output_0.pb" "$T/dynamic/silero_vad.1.data2/output_0.pb"
   [ "$status" -ne 0 ]

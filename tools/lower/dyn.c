@@ -346,6 +346,7 @@ void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b) {
                "  int64_t sym[NSYM];         /* the symbols' values, bound from the input shapes */\n"
                "  int64_t in_dims[NIN][8];   /* the input shapes set by %s_set_input_shape */\n"
                "  int in_set[NIN];\n  int dirty;                 /* input shapes changed since the last prepare_ */\n"
+               "  int empty;                 /* an input is empty: intermediate dims may be 0 (bind_) */\n"
                "  int bound;                 /* sym holds the current input shapes' symbols */\n"
                "  size_t off[NBUF];          /* the run-time memory plan: each buffer's arena offset */\n"
                "  size_t arena_cap, scratch_cap, pk_cap[NPACKED]; /* bytes of arena, floats of scratch and packed weights held */\n"
@@ -431,7 +432,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
       sb_printf(b, ", %zu, (long long)(%s)); return -3; }\n", d, x);
     }
   }
-  sb_printf(b, "  ctx->bound = 1;\n  return 0;\n}\n\n");
+  sb_printf(b, "  ctx->empty = empty;\n  ctx->bound = 1;\n  return 0;\n}\n\n");
   /* output shapes */
   sb_printf(b, "int %s_output_shape(%s_ctx *ctx, int i, int *rank, int64_t *dims) {\n"
                "  if (i < 0 || i >= %zu) return -1;\n  if (!ctx->bound && bind_(ctx) != 0) return -3;\n", P, P, g->n_outputs);

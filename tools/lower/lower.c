@@ -1496,8 +1496,9 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
 }
 
 /* The start of guarded kernel p's body: return unless its guard holds (the branch of a
- * flattened If not taken), then check its outputs' run-time dims (a taken branch whose
- * sizes do not fit fails the run: ctx->err = -3, the message in ctx->msg). A fusion block
+ * flattened If not taken), then check its outputs' run-time dims as bind_ checks the
+ * others' (at least 1, or 0 when an input is empty; a taken branch whose sizes do not fit
+ * fails the run: ctx->err = -3, the message in ctx->msg). A fusion block
  * holding a guarded node is refused, naming it. */
 static int guard_kernel(ecg_lower *L, int p, ecg_err *e) {
   const lw_kernel *K = &L->k[p];
@@ -1514,12 +1515,33 @@ static int guard_kernel(ecg_lower *L, int p, ecg_err *e) {
     int t = n->outputs[o];
     for (size_t d = 0; t >= 0 && lw_tensor_dyn(L, t) && d < L->g->tensors[t]->n_dims; d++) {
       if (!L->dexpr[t][d]) continue;
-      sb_printf(&L->code, "  if ((%s) < 0) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ", L->dexpr[t][d]);
+      sb_printf(&L->code, "  if ((%s) < !ctx->empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ", L->dexpr[t][d]);
       lw_c_str(&L->code, L->g->tensors[t]->name);
       sb_printf(&L->code, ", %zu, (long long)(%s)); ctx->err = -3; return; }\n", d, L->dexpr[t][d]);
     }
   }
   return ECG_OK;
+}
+
+/* What guarded node i's emitter added to prepare_ (from L->prep's byte prep0 on: a conv's
+ * parameters, scratch and weight packing) runs only when the node's sizes are valid (every
+ * dim of its operands at least 1, or 0 when an input is empty): an untaken branch's sizes
+ * may not be (a runtime call on them could divide by zero). */
+static void guard_prep(ecg_lower *L, int i, size_t prep0) {
+  if (!L->gd_n || !L->gd_n[i] || L->prep.len <= prep0 || L->prep.oom) return;
+  char *tail = strdup(L->prep.s + prep0);
+  if (!tail) { L->prep.oom = 1; return; }
+  L->prep.len = prep0;
+  L->prep.s[prep0] = 0;
+  const ecg_node *n = L->g->nodes[i];
+  sb_printf(&L->prep, "  if (1");
+  for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+    int t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+    for (size_t d = 0; t >= 0 && lw_tensor_dyn(L, t) && d < L->g->tensors[t]->n_dims; d++)
+      if (L->dexpr[t][d]) sb_printf(&L->prep, " && (%s) >= !ctx->empty", L->dexpr[t][d]);
+  }
+  sb_printf(&L->prep, ") { /* a guarded node: its sizes may not fit when its branch is not taken */\n%s  }\n", tail);
+  free(tail);
 }
 
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
@@ -1658,7 +1680,9 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     else sb_printf(&L.code, "static void k%d%s(struct %s_ctx *ctx) {\n", p, nt ? "_" : "", prefix);
     lw_dyn_prologue(&L, &L.code, "ctx->sym");
     rc = guard_kernel(&L, p, e);
+    size_t prep0 = L.prep.len;
     if (rc == ECG_OK) rc = lw_emit_kernel(&L, p, e);
+    if (rc == ECG_OK) guard_prep(&L, K->members[0], prep0);
     L.cur = NULL;
     sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
     if (nt)

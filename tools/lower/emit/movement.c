@@ -294,16 +294,19 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   }
   if (lw_node_dyn(L, n)) { /* a dynamic build: along a numeric dim the clamping is static; along a
                             * symbolic one it is done at run time, and the extent it gives must be
-                            * the output's (RDP's, which assumes no clamping): else the run fails
-                            * (ctx->err = -2) and the output is not written */
+                            * the output's (RDP's, which assumes no clamping): else the input is
+                            * too short, the run fails (ctx->err = -3, ctx->msg naming the Slice)
+                            * and the output is not written */
     char so[ECG_MAX_RANK][768], si[ECG_MAX_RANK][768], bs[1600];
     int len = snprintf(bs, sizeof bs, "0");
     dyn_strides(L, n->outputs[0], so);
     dyn_strides(L, n->inputs[0], si);
     sbuf *c = &L->code;
     sb_printf(c, "  {\n    int ok_ = 1;\n");
+    int checked = 0;
     for (int d = 0; d < r; d++) {
       if (id[d] < 0 && sliced[d]) { /* run-time clamping along a symbolic dim */
+        checked = 1;
         sb_printf(c, "    int64_t start%d_;\n    {\n      int64_t s = %lld, e_ = %lld, st = %lld, n_ = %s;\n" SLICE_CLAMP_C,
                   d, (long long)s_raw[d], (long long)e_raw[d], (long long)step[d], lw_dim(L, n->inputs[0], d));
         sb_printf(c, "      start%d_ = s;\n      ok_ &= (x_ < 0 ? 0 : x_) == %s;\n    }\n", d, lw_dim(L, n->outputs[0], d));
@@ -315,7 +318,15 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
         snprintf(si[d], sizeof si[d], "%.767s", t);
       }
     }
-    sb_printf(c, "    if (!ok_) ctx->err = -2; /* the input is too short for the compiled extent */\n    else {\n");
+    if (checked) { /* an input too short for the compiled extent: a shape error, named */
+      sb_printf(c, "    if (!ok_) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: Slice '%%s' cannot give tensor '%%s' its extent\", ");
+      char lb[256];
+      lw_c_str(c, ecg_node_label(L->g, n, lb, sizeof lb));
+      sb_printf(c, ", ");
+      lw_c_str(c, L->g->tensors[n->outputs[0]]->name);
+      sb_printf(c, "); ctx->err = -3; }\n");
+    }
+    sb_printf(c, "    if (ok_) {\n");
     dyn_copy(L, n->outputs[0], n->outputs[0], n->inputs[0], so, si, NULL, bs);
     sb_printf(c, "    }\n  }\n");
     return ECG_OK;
