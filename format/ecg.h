@@ -780,12 +780,13 @@ int ecg_fold_static_ifs(ecg_graph *g, int *n_folded, int *n_inlined, ecg_err *e)
  *  "+cond" for then_branch, "-cond" for else_branch, after the If's own guard), and each
  *  output y_k becomes Where(cond, then value, else value) under the If's guard (and
  *  ECG_ATTR_SELECT). Not flattened: an If whose branches give an output two ranks or two
- *  different numbers in a dim (a consumer refuses it as before). An If
- *  inside a branch is flattened in turn, its guard extended. The Ifs removed, the new
- *  tensors have no dtype or shape: the caller infers them (ecg_infer_shapes, then
- *  ecg_rdp_run for symbolic dims). A consumer must run a guarded node only under its guard
- *  (the untaken branch may have sizes that do not fit). *n_flat (may be NULL) = Ifs
- *  flattened. Errors: ECG_ERR_INPUT naming a malformed If, ECG_ERR_INTERNAL. */
+ *  different numbers in a dim (a consumer refuses it as before). An If inside a branch is
+ *  flattened in turn (in rounds: each round's new tensors are inferred, ecg_infer_shapes,
+ *  so its condition has a shape), its guard extended. The Ifs removed, the caller runs
+ *  ecg_rdp_run for the new tensors' symbolic dims. A consumer must run a guarded node only
+ *  under its guard (the untaken branch may have sizes that do not fit). *n_flat (may be
+ *  NULL) = Ifs flattened. Errors: ECG_ERR_INPUT naming a malformed If (or those of
+ *  ecg_infer_shapes), ECG_ERR_INTERNAL. */
 int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e);
 /** Name of the STRING attribute ecg_flatten_ifs gives each Where it makes of an If's output:
  *  the If's name (its inputs 1 and 2 are the then and else values, which must have one

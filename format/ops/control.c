@@ -684,13 +684,15 @@ static bool flattenable(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf)
   return true;
 }
 
-int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e) {
+/* One round of ecg_flatten_ifs: the Ifs of g (not those its branches hold: their
+ * conditions have no shape yet), removed at the end. *n_flat = Ifs flattened. */
+static int flatten_round(ecg_graph *g, int *n_flat, ecg_err *e) {
   int count = 0, rc = ECG_OK;
   bool *keep = NULL;
   int32_t *dest = NULL;
   int *gone = NULL; /* the Ifs flattened, removed at the end */
-  /* new nodes are appended, so an If inside a branch is met (guarded) later in this loop */
-  for (size_t i = 0; i < g->n_nodes && rc == ECG_OK; i++) {
+  size_t n0 = g->n_nodes;
+  for (size_t i = 0; i < n0 && rc == ECG_OK; i++) {
     ecg_node *n = g->nodes[i];
     const ecg_op_info *op = ecg_node_op(n);
     if (!op || op->id != ECG_OP_If) continue;
@@ -746,6 +748,17 @@ out:
   free(keep);
   free(dest);
   free(gone);
-  if (rc == ECG_OK && n_flat) *n_flat = count;
+  *n_flat = rc == ECG_OK ? count : 0;
   return rc;
+}
+
+int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e) {
+  int total = 0, k = 0;
+  do { /* each round's new tensors inferred, so the Ifs they held (now nodes of g) are next */
+    ECG_TRY(flatten_round(g, &k, e));
+    if (k) ECG_TRY(ecg_infer_shapes(g, e));
+    total += k;
+  } while (k);
+  if (n_flat) *n_flat = total;
+  return ECG_OK;
 }

@@ -55,6 +55,15 @@ setup() {
   cp "$M/if_dyn/data_3_false/output_0.pb" "$T/swap/"
   run "$BIN/ecg-bench" "$T/d" --data "$T/swap" --runs 1 --warmup 0
   [ "$status" -ne 0 ]
+  # nested: the inner If's condition is computed in the outer then branch; its branches run
+  # under both conditions, and each of the three paths is right
+  "$BIN/onnx2ecg" "$M/if_dyn_nested.onnx" | "$BIN/ecg-lower" -o "$T/n"
+  grep -q 'if (ctx->err || !((.*) && !*((.*)))) return; /\* its branch is not taken \*/' "$T/n/model.c"
+  for ds in pos_true neg_true pos_false; do
+    run "$BIN/ecg-bench" "$T/n" --data "$M/if_dyn_nested/data_$ds" --runs 1 --warmup 0
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pass <<<"$output")" = true ]
+  done
   # branches of different symbolic shapes (N+2 and N+1): refused naming the If, nothing written
   "$BIN/onnx2ecg" "$M/if_dyn_mismatch.onnx" -o "$T/mm.ecg"
   run "$BIN/ecg-lower" -o "$T/mm" "$T/mm.ecg"

@@ -153,7 +153,6 @@ int lw_dyn_flatten(ecg_graph *g, ecg_err *e) {
   int n = 0;
   ECG_TRY(ecg_flatten_ifs(g, &n, e));
   if (!n) return ECG_OK;
-  ECG_TRY(ecg_infer_shapes(g, e));
   ECG_TRY(ecg_rdp_run(g, NULL, e));
   /* each output: the branches' values of one shape (RDP's: the same number or expression
    * per dim), else the Where would broadcast one of them */
