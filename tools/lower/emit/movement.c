@@ -470,6 +470,17 @@ static const char *pk_size(const ecg_lower *L, int t, int d, int64_t v, const ch
   return b;
 }
 
+/* Input t's extent n along axis d as pad_axis takes it: n, n - 1 and max(n, 1) as C
+ * (pk_size: numbers in a static build). */
+static void pk_extent(const ecg_lower *L, int t, int d, int64_t n, char *sn, char *sn1, char *snd) {
+  char x[800];
+  pk_size(L, t, d, n, NULL, sn);
+  snprintf(x, sizeof x, "(%.760s - 1)", sn);
+  pk_size(L, t, d, n - 1, x, sn1);
+  snprintf(x, sizeof x, "(%.370s > 0 ? %.370s : 1)", sn, sn);
+  pk_size(L, t, d, n > 0 ? n : 1, x, snd);
+}
+
 static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id, const int64_t *od, int m, const char *value) {
   int64_t ist[ECG_MAX_RANK], ost[ECG_MAX_RANK];
   lw_strides(r, id, ist);
@@ -481,7 +492,7 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
   const int64_t W = r > 0 ? od[last] : 1, rows = W > 0 ? numel / W : 0, Wd = W > 0 ? W : 1;
   const char *y = lw_ptr(L, out), *x = lw_ptr(L, in), *ct = lw_ctype(L, out);
   /* sizes as C (a dynamic build: expressions over the symbols, LOWERED.md "Dynamic shapes") */
-  char sw[768], sr[768], sn[768], srs[768], sis[768], sid[768], sid1[768], sidd[768], t[800];
+  char sw[768], sr[768], sn[768], srs[768], sis[768], sid[768], sid1[768], sidd[768];
   pk_size(L, out, last, W, r > 0 ? NULL : "1", sw);
   pk_size(L, out, 0, rows, lw_dim_prod(L, out, 0, last > 0 ? last : 0), sr);
   pk_size(L, out, 0, numel, lw_dim_prod(L, out, 0, r), sn);
@@ -491,11 +502,7 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
   for (int d = 0; d < last; d++) {
     pk_size(L, out, d, ost[d] / Wd, lw_dim_prod(L, out, d + 1, last), srs); /* row stride of axis d */
     pk_size(L, in, d, ist[d], lw_dim_prod(L, in, d + 1, r), sis);
-    pk_size(L, in, d, id[d], NULL, sid);
-    snprintf(t, sizeof t, "(%.760s - 1)", sid);
-    pk_size(L, in, d, id[d] - 1, t, sid1);
-    snprintf(t, sizeof t, "(%.370s > 0 ? %.370s : 1)", sid, sid);
-    pk_size(L, in, d, id[d] > 0 ? id[d] : 1, t, sidd);
+    pk_extent(L, in, d, id[d], sid, sid1, sidd);
     sb_printf(c, "    { int64_t i = rem / %s; rem -= i * %s; int64_t s = i - pb[%d];\n", srs, srs, d);
     if (m == 0) sb_printf(c, "      if (s < 0 || s >= %s) inside = 0;\n", sid);
     else pad_axis(c, "      ", m, sid, sid1, sidd, "s");
@@ -506,11 +513,7 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
     sb_printf(c, "    %s[yo] = %s[0];\n  }\n  }\n", y, x);
     return;
   }
-  pk_size(L, in, last, id[last], NULL, sid);
-  snprintf(t, sizeof t, "(%.760s - 1)", sid);
-  pk_size(L, in, last, id[last] - 1, t, sid1);
-  snprintf(t, sizeof t, "(%.370s > 0 ? %.370s : 1)", sid, sid);
-  pk_size(L, in, last, id[last] > 0 ? id[last] : 1, t, sidd);
+  pk_extent(L, in, last, id[last], sid, sid1, sidd);
   /* the last axis: output i reads input i - pb; inside the input for i in [lo, hi) */
   sb_printf(c, "    int64_t lo = pb[%d], hi = pb[%d] + %s;\n", last, last, sid);
   sb_printf(c, "    lo = lo < 0 ? 0 : lo > %s ? %s : lo;\n    hi = hi > %s ? %s : hi;\n    hi = hi < lo ? lo : hi;\n", sw, sw, sw, sw);
