@@ -768,6 +768,34 @@ int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e);
  *  constant condition is left (a test on a dim that binding made static).  *n_folded and
  *  *n_inlined (may be NULL) count folded nodes and replaced Ifs. Errors: theirs. */
 int ecg_fold_static_ifs(ecg_graph *g, int *n_folded, int *n_inlined, ecg_err *e);
+/** Name of the STRINGS attribute holding a guarded node's guard (ecg_flatten_ifs): entries
+ *  "+NAME" or "-NAME", NAME a bool tensor of one element; the node runs only when every
+ *  "+" tensor is true and every "-" tensor false, tested in order (an entry's tensor is
+ *  computed only when the entries before it hold: a nested If's condition). */
+#define ECG_ATTR_GUARD "ecg.guard"
+/** Flatten every If of g that is not constant and holds no run-time sequence (format/ECG.md
+ *  "Control flow", guarded flattening; SOD² §5.4.2's control flow over symbolic shapes):
+ *  both branches' nodes become nodes of g (tensors named "<If>/then/<name>",
+ *  "<If>/else/<name>", inline_branch's renaming) guarded by the condition (ECG_ATTR_GUARD:
+ *  "+cond" for then_branch, "-cond" for else_branch, after the If's own guard), and each
+ *  output y_k becomes Where(cond, then value, else value) under the If's guard (and
+ *  ECG_ATTR_SELECT). Not flattened: an If whose branches give an output two ranks or two
+ *  different numbers in a dim (a consumer refuses it as before). An If inside a branch is
+ *  flattened in turn (in rounds: each round's new tensors are inferred, ecg_infer_shapes,
+ *  so its condition has a shape), its guard extended. The Ifs removed, the caller runs
+ *  ecg_rdp_run for the new tensors' symbolic dims. A consumer must run a guarded node only
+ *  under its guard (the untaken branch may have sizes that do not fit). *n_flat (may be
+ *  NULL) = Ifs flattened. Errors: ECG_ERR_INPUT naming a malformed If (or those of
+ *  ecg_infer_shapes), ECG_ERR_INTERNAL. */
+int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e);
+/** Name of the STRING attribute ecg_flatten_ifs gives each Where it makes of an If's output:
+ *  the If's name (its inputs 1 and 2 are the then and else values, which must have one
+ *  shape: a consumer checks, naming the If). */
+#define ECG_ATTR_SELECT "ecg.select"
+/** Node n's guard (ECG_ATTR_GUARD): up to max entries, cond[k] the tensor id of entry k,
+ *  sign[k] 1 for "+", 0 for "-". Returns the entry count (0: unguarded), or -1 for a
+ *  malformed guard (an entry not "+NAME"/"-NAME", or NAME no tensor of g). */
+int ecg_node_guard(const ecg_graph *g, const ecg_node *n, int max, int *cond, int *sign);
 /** The size limit of the ecg_fold_constants_limit running on this thread (bytes), or 0
  *  when none runs: subgraph shape inference folds too while it is non-zero. */
 size_t ecg_fold_active_limit(void);

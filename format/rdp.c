@@ -733,7 +733,48 @@ int ecg_rdp_cast(ecg_rdp *r, const ecg_node *n, int dir) {
   return (dir ? 0 : pass_values(r, n)) | ecg_rdp_generic(r, n, dir);
 }
 
-/* Slice: of a small vector's values with constant bounds (step 1); dims by probing. */
+/* Slice-10+ with constant starts/ends/axes/steps along an axis of symbolic extent L: the
+ * extent of the unclamped range (a negative index counts from L, an end at or beyond 2^40
+ * is L, one at or below -2^40 with a negative step is before the first element), e.g.
+ * x[..., -4:-1] has 3 and x[..., 1:] has L - 1. The range is clamped only when L is too
+ * small for it, which this expression does not model: a consumer checks the extent at run
+ * time (tools/lower: the dynamic Slice fails the run when the clamped extent differs). */
+static int slice_dims(ecg_rdp *r, const ecg_node *n, int x, int y) {
+  int64_t st[ECG_MAX_RANK], en[ECG_MAX_RANK], ax[ECG_MAX_RANK], sp[ECG_MAX_RANK];
+  int rk = rank_of(r, x), changed = 0;
+  if (n->opset < 10 || rk != rank_of(r, y)) return 0;
+  int ns = ecg_const_ints(ecg_node_input(r->g, n, 1), st, ECG_MAX_RANK);
+  if (ns <= 0 || ecg_const_ints(ecg_node_input(r->g, n, 2), en, ECG_MAX_RANK) != ns) return 0;
+  const ecg_tensor *at = ecg_node_input(r->g, n, 3), *pt = ecg_node_input(r->g, n, 4);
+  if (at && ecg_const_ints(at, ax, ECG_MAX_RANK) != ns) return 0;
+  if (pt && ecg_const_ints(pt, sp, ECG_MAX_RANK) != ns) return 0;
+  const int64_t big = ECG_MAX_ELEMENTS; /* no dim is longer: an end from here on is "to the end" */
+  for (int i = 0; i < ns; i++) {
+    int a = at ? (int)(ax[i] < 0 ? ax[i] + rk : ax[i]) : i;
+    int64_t s = st[i], e = en[i], step = pt ? sp[i] : 1, c;
+    if (a < 0 || a >= rk || step == 0 || sx_const(&r->dims[x][a], &c) || r->dims[x][a].kind != SX_VAL) continue;
+    /* the range's ends as L * uses + k (uses 0 or 1), so that L cancels out of hi - lo
+     * (RDP's normal form folds an added constant into a floor division: (E/K) - 1 and
+     * (E/K) - 4 would not) */
+    int ulo = 0, uhi = 0;
+    int64_t klo, khi;
+    if (step > 0) {
+      if (s < 0) { ulo = 1; klo = s; } else klo = s;
+      if (e >= big) { uhi = 1; khi = 0; } else if (e < 0) { uhi = 1; khi = e; } else khi = e;
+    } else {
+      if (s >= big) { uhi = 1; khi = -1; } else if (s < 0) { uhi = 1; khi = s; } else khi = s;
+      if (e <= -big) klo = -1; else if (e < 0) { ulo = 1; klo = e; } else klo = e;
+    }
+    int64_t m = step > 0 ? step : -step;
+    sx len = sx_k(khi - klo + m - 1);
+    if (uhi != ulo) len = sx_add(r, len, &r->dims[x][a], uhi ? 1 : -1);
+    if (m > 1) len = sx_fdiv(r, &len, m);
+    changed |= set_dim(r, y, a, len);
+  }
+  return changed;
+}
+
+/* Slice: of a small vector's values with constant bounds (step 1); dims by slice_dims, then probing. */
 int ecg_rdp_slice(ecg_rdp *r, const ecg_node *n, int dir) {
   int x = in_id(n, 0), y = out_id(n, 0), changed = 0;
   int64_t st[1], en[1];
@@ -746,6 +787,7 @@ int ecg_rdp_slice(ecg_rdp *r, const ecg_node *n, int dir) {
     if (sp[0] == 1 && s0 >= 0)
       for (int k = 0; k < r->nval[y] && s0 + k < len; k++) changed |= set_val(r, y, k, r->vals[x][s0 + k]);
   }
+  if (!dir && x >= 0 && y >= 0) changed |= slice_dims(r, n, x, y);
   return changed | ecg_rdp_generic(r, n, dir);
 }
 
@@ -767,6 +809,19 @@ int ecg_rdp_arith(ecg_rdp *r, const ecg_node *n, int dir) {
       changed |= set_val(r, y, k, o);
     }
   }
+  return changed | ecg_rdp_generic(r, n, dir);
+}
+
+/* Pad with constant amounts (attribute or constant input, ecg_pad_amounts): each dim plus
+ * its begin and end amounts (reflect-padding an audio frame: sequence + 128). */
+int ecg_rdp_pad(ecg_rdp *r, const ecg_node *n, int dir) {
+  int x = in_id(n, 0), y = out_id(n, 0), rk = rank_of(r, x), changed = 0;
+  int64_t pb[ECG_MAX_RANK], pe[ECG_MAX_RANK];
+  if (!dir && x >= 0 && y >= 0 && rk == rank_of(r, y) && ecg_pad_amounts(r->g, (ecg_node *)n, rk, pb, pe, NULL) == ECG_OK)
+    for (int k = 0; k < rk; k++) {
+      sx a = sx_k(pb[k] + pe[k]);
+      changed |= set_dim(r, y, k, sx_add(r, r->dims[x][k], &a, 1));
+    }
   return changed | ecg_rdp_generic(r, n, dir);
 }
 

@@ -487,15 +487,15 @@ static const char *fresh_name(const ecg_graph *g, const char *prefix, const char
   return buf;
 }
 
-/* Replace If node n of g (its condition constant: branch `taken`) by the taken branch's
- * nodes: the branch's constants and intermediates become tensors of g (named
- * "<If name>/<name>"), its captured values the node's capture inputs, its outputs the
- * node's outputs (through an Identity where the branch returns a value it does not compute
- * itself, or the same value twice). Shapes are left for the caller to infer. The If node
- * itself stays: the caller removes it. ECG_OK or ECG_ERR_INTERNAL (out of memory). */
-static int inline_branch(ecg_graph *g, ecg_node *n, ecg_graph *b, ecg_err *e) {
-  char lb[256], nb[512];
-  const char *prefix = ecg_node_label(g, n, lb, sizeof lb);
+/* Append the nodes of branch b of If node n to g: the branch's constants and intermediates
+ * become tensors of g (named "<prefix>/<name>"), its captured values the node's capture
+ * inputs, its outputs the tensors dest[k] (n->n_outputs of them: the node's own outputs when
+ * the If is replaced by its taken branch; through an Identity where the branch returns a
+ * value it does not compute itself, or the same value twice). Shapes are left for the
+ * caller to infer. The If node itself stays. ECG_OK, ECG_ERR_INPUT (a branch output neither
+ * computed, constant nor captured) or ECG_ERR_INTERNAL (out of memory). */
+static int inline_branch(ecg_graph *g, ecg_node *n, ecg_graph *b, const char *prefix, const int32_t *dest, ecg_err *e) {
+  char nb[512];
   int *map = malloc(sizeof(int) * (b->n_tensors + 1));
   bool *written = calloc(b->n_tensors + 1, 1), *claimed = calloc(b->n_tensors + 1, 1);
   int *ins = NULL, *outs = NULL;
@@ -508,7 +508,7 @@ static int inline_branch(ecg_graph *g, ecg_node *n, ecg_graph *b, ecg_err *e) {
   /* the node's outputs take the place of the branch values computed for them */
   for (size_t k = 0; k < b->n_outputs && k < n->n_outputs; k++) {
     int bt = b->outputs[k];
-    if (n->outputs[k] >= 0 && written[bt] && !claimed[bt]) { map[bt] = n->outputs[k]; claimed[bt] = true; }
+    if (dest[k] >= 0 && written[bt] && !claimed[bt]) { map[bt] = dest[k]; claimed[bt] = true; }
   }
   for (size_t t = 0; t < b->n_tensors; t++) {
     const ecg_tensor *x = b->tensors[t];
@@ -541,7 +541,7 @@ static int inline_branch(ecg_graph *g, ecg_node *n, ecg_graph *b, ecg_err *e) {
     if (k < 0 || ecg_node_copy_attrs(g->nodes[k], m)) goto oom;
   }
   for (size_t k = 0; k < b->n_outputs && k < n->n_outputs; k++) {
-    int bt = b->outputs[k], y = n->outputs[k];
+    int bt = b->outputs[k], y = dest[k];
     if (y < 0 || map[bt] == y) continue;
     if (map[bt] < 0) { rc = ecg_node_errf(e, g, n, "branch output '%s' is not computed, constant or captured", b->tensors[bt]->name); goto out; }
     snprintf(nb, sizeof nb, "%s/output_%zu", prefix, k);
@@ -578,7 +578,8 @@ int ecg_inline_constant_ifs(ecg_graph *g, int *n_inlined, ecg_err *e) {
       int sub = 0;
       if ((rc = ecg_inline_constant_ifs(cf.body[taken], &sub, e)) != ECG_OK) break;
       count += sub;
-      if ((rc = inline_branch(g, n, cf.body[taken], e)) != ECG_OK) break;
+      char lb[256];
+      if ((rc = inline_branch(g, n, cf.body[taken], ecg_node_label(g, n, lb, sizeof lb), n->outputs, e)) != ECG_OK) break;
       keep[i] = false;
       count++;
       continue;
@@ -615,4 +616,149 @@ int ecg_fold_static_ifs(ecg_graph *g, int *n_folded, int *n_inlined, ecg_err *e)
   if (n_folded) *n_folded = folded;
   if (n_inlined) *n_inlined = inlined;
   return rc;
+}
+
+/* ---------------------------------------------------------------- guarded flattening */
+
+/* Set m's guard to base's entries (may be NULL) and, when name is not NULL, the entry
+ * "<sign><name>" after them. ECG_OK or ECG_ERR_INTERNAL. */
+static int guard_set(ecg_node *m, const ecg_attr *base, char sign, const char *name) {
+  size_t nb = base ? base->n_strings : 0, n = nb + (name != NULL);
+  if (!n) return ECG_OK;
+  ProtobufCBinaryData *v = calloc(n, sizeof *v);
+  if (!v) return ECG_ERR_INTERNAL;
+  for (size_t k = 0; k < n; k++) {
+    size_t len = k < nb ? base->strings[k].len : strlen(name) + 1;
+    if (!(v[k].data = malloc(len + 1))) goto oom;
+    if (k < nb) memcpy(v[k].data, base->strings[k].data, len);
+    else { v[k].data[0] = (uint8_t)sign; memcpy(v[k].data + 1, name, len - 1); }
+    v[k].len = len;
+  }
+  ecg_attr *a = ecg_attr_add(m, ECG_ATTR_GUARD, ECG_ATTR_STRINGS);
+  if (!a) goto oom;
+  a->strings = v;
+  a->n_strings = n;
+  return ECG_OK;
+oom:
+  for (size_t k = 0; k < n; k++) free(v[k].data);
+  free(v);
+  return ECG_ERR_INTERNAL;
+}
+
+int ecg_node_guard(const ecg_graph *g, const ecg_node *n, int max, int *cond, int *sign) {
+  const ecg_attr *a = ecg_attr_find(n, ECG_ATTR_GUARD);
+  if (!a || a->type != ECG_ATTR_STRINGS) return 0;
+  int c = 0;
+  for (size_t k = 0; k < a->n_strings && c < max; k++) {
+    const ProtobufCBinaryData *s = &a->strings[k];
+    char nm[1024];
+    if (s->len < 2 || s->len > sizeof nm || (s->data[0] != '+' && s->data[0] != '-')) return -1;
+    memcpy(nm, s->data + 1, s->len - 1);
+    nm[s->len - 1] = 0;
+    if ((cond[c] = ecg_find_tensor(g, nm)) < 0) return -1;
+    sign[c++] = s->data[0] == '+';
+  }
+  return c;
+}
+
+/* Whether If node n can be flattened: no run-time sequence among its outputs or its
+ * branches' tensors, and a condition of one element whose rank no output's is below (the
+ * Where that selects an output broadcasts the condition). */
+static bool flattenable(const ecg_graph *g, const ecg_node *n, const ecg_cf *cf) {
+  const ecg_tensor *c = ecg_node_input(g, n, 0);
+  if (n->opset < 9 || !c || !c->shape_known || ecg_tensor_numel(c) != 1) return false; /* Where-9 */
+  for (size_t k = 0; k < n->n_outputs; k++) {
+    const ecg_tensor *y = ecg_node_output(g, n, (int)k);
+    if (!y || y->sequence || (y->shape_known && y->n_dims < c->n_dims)) return false;
+    /* the branches must give one shape (checked again over RDP's dims by the caller): not
+     * two ranks, not two different numbers (such an If stays, for its consumer to refuse) */
+    if (k >= cf->body[0]->n_outputs || k >= cf->body[1]->n_outputs) return false;
+    const ecg_tensor *a = cf->body[0]->tensors[cf->body[0]->outputs[k]], *b = cf->body[1]->tensors[cf->body[1]->outputs[k]];
+    if (!a->shape_known || !b->shape_known || a->n_dims != b->n_dims) return false;
+    for (size_t d = 0; d < a->n_dims; d++)
+      if (a->dims[d]->value >= 0 && b->dims[d]->value >= 0 && a->dims[d]->value != b->dims[d]->value) return false;
+  }
+  for (int b = 0; b < 2; b++)
+    for (size_t t = 0; t < cf->body[b]->n_tensors; t++)
+      if (cf->body[b]->tensors[t]->sequence) return false;
+  return true;
+}
+
+/* One round of ecg_flatten_ifs: the Ifs of g (not those its branches hold: their
+ * conditions have no shape yet), removed at the end. *n_flat = Ifs flattened. */
+static int flatten_round(ecg_graph *g, int *n_flat, ecg_err *e) {
+  int count = 0, rc = ECG_OK;
+  bool *keep = NULL;
+  int32_t *dest = NULL;
+  int *gone = NULL; /* the Ifs flattened, removed at the end */
+  size_t n0 = g->n_nodes;
+  for (size_t i = 0; i < n0 && rc == ECG_OK; i++) {
+    ecg_node *n = g->nodes[i];
+    const ecg_op_info *op = ecg_node_op(n);
+    if (!op || op->id != ECG_OP_If) continue;
+    ecg_cf cf;
+    if ((rc = ecg_cf_info(g, n, &cf, e)) != ECG_OK) break;
+    if (!flattenable(g, n, &cf)) continue;
+    int *gp = realloc(gone, sizeof(int) * ((size_t)count + 1));
+    int32_t *dp = realloc(dest, sizeof(int32_t) * (2 * n->n_outputs + 1));
+    if (gp) gone = gp;
+    if (dp) dest = dp;
+    if (!gp || !dp) goto oom;
+    char lb[256], pre[400], nb[512];
+    ecg_node_label(g, n, lb, sizeof lb);
+    const ecg_attr *base = ecg_attr_find(n, ECG_ATTR_GUARD);
+    const char *cond = g->tensors[n->inputs[0]]->name;
+    for (int b = 0; b < 2 && rc == ECG_OK; b++) {
+      snprintf(pre, sizeof pre, "%s/%s", lb, b ? "else" : "then");
+      for (size_t k = 0; k < n->n_outputs; k++) {
+        int y = n->outputs[k];
+        dest[2 * k + b] = y < 0 ? -1 : ecg_add_tensor(g, fresh_name(g, pre, g->tensors[y]->name, nb, sizeof nb), ECG_UNDEFINED, -1, NULL);
+        if (y >= 0 && dest[2 * k + b] < 0) goto oom;
+      }
+      int32_t *mine = malloc(sizeof(int32_t) * (n->n_outputs + 1));
+      if (!mine) goto oom;
+      for (size_t k = 0; k < n->n_outputs; k++) mine[k] = dest[2 * k + b];
+      size_t first = g->n_nodes;
+      rc = inline_branch(g, n, cf.body[b], pre, mine, e);
+      free(mine);
+      for (size_t m = first; rc == ECG_OK && m < g->n_nodes; m++)
+        if (guard_set(g->nodes[m], base, b ? '-' : '+', cond) != ECG_OK) goto oom;
+    }
+    if (rc != ECG_OK) break;
+    /* each output: Where(cond, then value, else value), under the If's own guard */
+    for (size_t k = 0; k < n->n_outputs; k++) {
+      if (n->outputs[k] < 0) continue;
+      int in[3] = {n->inputs[0], dest[2 * k], dest[2 * k + 1]}, out = n->outputs[k];
+      snprintf(nb, sizeof nb, "%s/select_%zu", lb, k);
+      int w = ecg_add_node(g, nb, "Where", "", n->opset, 3, in, 1, &out);
+      if (w < 0 || guard_set(g->nodes[w], base, 0, NULL) != ECG_OK || ecg_attr_set_s(g->nodes[w], ECG_ATTR_SELECT, lb) != ECG_OK) goto oom;
+    }
+    gone[count++] = (int)i;
+  }
+  if (rc == ECG_OK && count) {
+    if (!(keep = malloc(sizeof(bool) * (g->n_nodes + 1)))) goto oom;
+    for (size_t i = 0; i < g->n_nodes; i++) keep[i] = true;
+    for (int k = 0; k < count; k++) keep[gone[k]] = false;
+    if (ecg_compact(g, keep, NULL) != ECG_OK) goto oom;
+  }
+  goto out;
+oom:
+  rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+out:
+  free(keep);
+  free(dest);
+  free(gone);
+  *n_flat = rc == ECG_OK ? count : 0;
+  return rc;
+}
+
+int ecg_flatten_ifs(ecg_graph *g, int *n_flat, ecg_err *e) {
+  int total = 0, k = 0;
+  do { /* each round's new tensors inferred, so the Ifs they held (now nodes of g) are next */
+    ECG_TRY(flatten_round(g, &k, e));
+    if (k) ECG_TRY(ecg_infer_shapes(g, e));
+    total += k;
+  } while (k);
+  if (n_flat) *n_flat = total;
+  return ECG_OK;
 }

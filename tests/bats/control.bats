@@ -37,6 +37,42 @@ setup() {
   [ "$status" -eq 124 ]
 }
 
+@test "If in a dynamic-shape build: lowered once over a symbolic N, both branches flattened under guards, right at N 3 and 5 for either condition" {
+  "$BIN/onnx2ecg" "$M/if_dyn.onnx" -o "$T/m.ecg"
+  "$BIN/ecg-fuse" < "$T/m.ecg" | "$BIN/ecg-lower" -o "$T/d"
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/d/model.h"
+  # each branch's kernels run only under its guard; the output is the Where of the two
+  [ "$(grep -c 'return; /\* its branch is not taken \*/' "$T/d/model.c")" -ge 2 ]
+  for ds in 3_true 3_false 5_true 5_false; do
+    run "$BIN/ecg-bench" "$T/d" --data "$M/if_dyn/data_$ds" --runs 1 --warmup 0
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pass <<<"$output")" = true ]
+  done
+  # the check can fail: the other branch's data set (same shapes) does not match
+  mkdir -p "$T/swap"
+  cp "$M/if_dyn/data_3_true/input_0.pb" "$M/if_dyn/data_3_true/input_1.pb" "$T/swap/"
+  cp "$M/if_dyn/data_3_false/output_0.pb" "$T/swap/"
+  run "$BIN/ecg-bench" "$T/d" --data "$T/swap" --runs 1 --warmup 0
+  [ "$status" -ne 0 ]
+  # nested: the inner If's condition is computed in the outer then branch; its branches run
+  # under both conditions, and each of the three paths is right
+  "$BIN/onnx2ecg" "$M/if_dyn_nested.onnx" | "$BIN/ecg-lower" -o "$T/n"
+  grep 'its branch is not taken' "$T/n/model.c" | grep -qF ' != 0) && (((' # outer then, inner then
+  grep 'its branch is not taken' "$T/n/model.c" | grep -qF ' != 0) && !(((' # outer then, inner else
+  for ds in pos_true neg_true pos_false; do
+    run "$BIN/ecg-bench" "$T/n" --data "$M/if_dyn_nested/data_$ds" --runs 1 --warmup 0
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pass <<<"$output")" = true ]
+  done
+  # branches of different symbolic shapes (N+2 and N+1): refused naming the If, nothing written
+  "$BIN/onnx2ecg" "$M/if_dyn_mismatch.onnx" -o "$T/mm.ecg"
+  run "$BIN/ecg-lower" -o "$T/mm" "$T/mm.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"node 'If_y' (If): its branches give output 'y' shapes N+2 and N+1"* ]]
+  [ ! -e "$T/mm" ]
+}
+
 @test "If whose branches give different static shapes is refused, naming the node" {
   "$BIN/onnx2ecg" "$M/if_mismatch.onnx" -o "$T/g.ecg"
   run "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"

@@ -8,9 +8,9 @@
 # is refused (RDP leaves its FPN Concat's dims nac: they agree only for sizes that are
 # multiples of 32) and onnx2ecg --dim-multiple says so, lowers once too; silero VAD is
 # converted once with its chunk length symbolic (the partial-shape fold decides its inner If
-# on an exported squeeze(dim)) and bound per length by ecg-lower --input-shape (its outer If
-# on the sample rate reads the symbolic input, which the dynamic lowering refuses), and one
-# build per length runs both sample rates through its run-time If.
+# on an exported squeeze(dim)) and lowered once: its outer If on the sample rate becomes
+# both branches' nodes under a guard (ecg_flatten_ifs), so the one build runs every length
+# and both sample rates, the branch chosen at run time.
 
 load helpers
 
@@ -20,7 +20,7 @@ setup() {
   T="$BATS_TEST_TMPDIR"
 }
 
-@test "dynamic models: silero VAD at 8 kHz and 16 kHz, two chunk lengths, one ECG, one build per length, both branches of the If on sr" {
+@test "dynamic models: silero VAD at 8 kHz and 16 kHz, two chunk lengths, one ECG, one dynamic build, both branches of the If on sr" {
   require_file "$ROOT/models/silero_vad.onnx"
   run --separate-stderr env DYN_SIZES=2 RUNS=1 ECG_OUT="$T" sh "$ROOT/scripts/dynamic_models.sh" silero_vad
   echo "$output"
@@ -28,7 +28,19 @@ setup() {
   [ "$(echo "$output" | jq -s 'length')" -eq 4 ]
   [ "$(echo "$output" | jq -s '[.[] | select(.pass == true and .mismatches == 0)] | length')" -eq 4 ]
   [ "$(echo "$output" | jq -r -s '[.[].values] | unique | join(" ")')" = "sr=16000 sr=8000" ]
-  [ "$(echo "$output" | jq -r -s '[.[].build] | unique | join(" ")')" = "bound" ]
+  [ "$(echo "$output" | jq -r -s '[.[].build] | unique | join(" ")')" = "dynamic" ]
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/dynamic/silero_vad.dyn/model.h"
+  # only the taken branch runs: its kernels return at once otherwise
+  grep -q 'return; /\* its branch is not taken \*/' "$T/dynamic/silero_vad.dyn/model.c"
+  # chunks too short for the model fail naming what does not fit (no crash): 32 samples
+  # leave no STFT frame, 128 too few frames for the adaptive normalisation's reflect Slices
+  printf '\200\076\0\0\0\0\0\0' > "$T/sr.bin"; head -c 512 /dev/zero > "$T/h.bin"
+  for n in 32 128; do
+    head -c $((4 * n)) /dev/zero > "$T/in.bin"
+    run --separate-stderr "$T/dynamic/silero_vad.dyn/runner" --shape input=1x$n --shape sr= --shape h=2x1x64 --shape c=2x1x64 \
+      --in "input=$T/in.bin" --in "sr=$T/sr.bin" --in "h=$T/h.bin" --in "c=$T/h.bin"
+    [ "$status" -eq 1 ]; [[ "$stderr" == *"the input shapes are too small for the model"* ]]
+  done
   # the two sample rates give different outputs: the check would catch the wrong branch
   run cmp -s "$T/dynamic/silero_vad.1.data1/output_0.pb" "$T/dynamic/silero_vad.1.data2/output_0.pb"
   [ "$status" -ne 0 ]

@@ -6,6 +6,13 @@
 //   if_guard.onnx     y = If(c, then: x * 2, else: a Loop of 10^12 iterations adding 1),
 //                     data_true/ only: the else branch would run for hours if it ran at all
 //   if_mismatch.onnx  the branches give [3] and [2]: refused by the static lowering
+//   if_dyn.onnx       x [N] symbolic, y [N+2] = If(c, then: Pad(x, 1 each side, reflect),
+//                     else: Concat(x[0:1], x, x[-1:]) - 1): a dynamic-shape build of one If
+//                     (both branches flattened under guards); data_N_true/false, N 3 and 5
+//   if_dyn_mismatch.onnx  the same If with the else branch Concat(x, x[0:1]) ([N+1]): refused
+//   if_dyn_nested.onnx  If(c, then: If(max(x) > 0, then: Pad reflect, else: Concat - 1),
+//                     else: Pad with zeros): nested guards, the inner condition computed in
+//                     the outer branch; data_pos_true/false, data_neg_true (N 3)
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
 //                     written along output axis 1 ([2,4,3]), plus a value read from outside;
@@ -56,6 +63,35 @@ save('if_guard.onnx', 13, graph('if_guard', [node('If', ['c'], ['y'], {}, { then
   [vi('x', FLOAT, [2, 3]), vi('c', BOOL, [])], [vi('y', FLOAT, [2, 3])]));
 data('if_guard/data_true', [['x', FLOAT, [2, 3], x], ['c', BOOL, [], [1]]], [['y', FLOAT, [2, 3], x.map((v) => v * 2)]]);
 data('if_guard/data_false', [['x', FLOAT, [2, 3], x], ['c', BOOL, [], [0]]], [['y', FLOAT, [2, 3], x.map((v) => v + 1e12)]]);
+
+// a symbolic N: the branches compute N+2 values with Pad and with Slices along N
+const vs = (name, code, dims) => ({ name, type: { tensorType: { elemType: code, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } } });
+const padG = graph('pad_g', [cst('pads', INT64, [2], [1, 1]), node('Pad', ['xs', 'pads'], ['p_out'], { mode: 'reflect' })], [], [vs('p_out', FLOAT, ['M'])]);
+const catG = graph('cat_g', [cst('s0', INT64, [1], [0]), cst('e1', INT64, [1], [1]), cst('sm', INT64, [1], [-1]), cst('big', INT64, [1], [1e18]),
+  cst('one1', FLOAT, [], [1]), node('Slice', ['xs', 's0', 'e1'], ['head']), node('Slice', ['xs', 'sm', 'big'], ['tail']),
+  node('Concat', ['head', 'xs', 'tail'], ['cat'], { axis: 0 }), node('Sub', ['cat', 'one1'], ['c_out'])], [], [vs('c_out', FLOAT, ['M'])]);
+save('if_dyn.onnx', 13, graph('if_dyn', [node('If', ['c'], ['y'], {}, { then_branch: padG, else_branch: catG })],
+  [vs('xs', FLOAT, ['N']), vi('c', BOOL, [])], [vs('y', FLOAT, ['M'])]));
+const shortG = graph('short_g', [cst('s0', INT64, [1], [0]), cst('e1', INT64, [1], [1]), node('Slice', ['xs', 's0', 'e1'], ['head']),
+  node('Concat', ['xs', 'head'], ['s_out'], { axis: 0 })], [], [vs('s_out', FLOAT, ['M'])]);
+save('if_dyn_mismatch.onnx', 13, graph('if_dyn_mismatch', [node('If', ['c'], ['y'], {}, { then_branch: padG, else_branch: shortG })],
+  [vs('xs', FLOAT, ['N']), vi('c', BOOL, [])], [vs('y', FLOAT, ['M'])]));
+const zpadG = graph('zpad_g', [cst('zp', INT64, [2], [1, 1]), node('Pad', ['xs', 'zp'], ['z_out'])], [], [vs('z_out', FLOAT, ['M'])]);
+const innerG = graph('inner_g', [node('ReduceMax', ['xs'], ['mx'], { keepdims: 0 }), cst('zero_f', FLOAT, [], [0]), node('Greater', ['mx', 'zero_f'], ['pos']),
+  node('If', ['pos'], ['i_out'], {}, { then_branch: padG, else_branch: catG })], [], [vs('i_out', FLOAT, ['M'])]);
+save('if_dyn_nested.onnx', 13, graph('if_dyn_nested', [node('If', ['c'], ['y'], {}, { then_branch: innerG, else_branch: zpadG })],
+  [vs('xs', FLOAT, ['N']), vi('c', BOOL, [])], [vs('y', FLOAT, ['M'])]));
+{
+  const xp = x.slice(0, 3), xn = xp.map((v) => -Math.abs(v) - 0.25);
+  data('if_dyn_nested/data_pos_true', [['xs', FLOAT, [3], xp], ['c', BOOL, [], [1]]], [['y', FLOAT, [5], [xp[1], ...xp, xp[1]]]]);
+  data('if_dyn_nested/data_neg_true', [['xs', FLOAT, [3], xn], ['c', BOOL, [], [1]]], [['y', FLOAT, [5], [xn[0], ...xn, xn[2]].map((v) => v - 1)]]);
+  data('if_dyn_nested/data_pos_false', [['xs', FLOAT, [3], xp], ['c', BOOL, [], [0]]], [['y', FLOAT, [5], [0, ...xp, 0]]]);
+}
+for (const n of [3, 5]) {
+  const xv = x.slice(0, n);
+  data(`if_dyn/data_${n}_true`, [['xs', FLOAT, [n], xv], ['c', BOOL, [], [1]]], [['y', FLOAT, [n + 2], [xv[1], ...xv, xv[n - 2]]]]);
+  data(`if_dyn/data_${n}_false`, [['xs', FLOAT, [n], xv], ['c', BOOL, [], [0]]], [['y', FLOAT, [n + 2], [xv[0], ...xv, xv[n - 1]].map((v) => v - 1)]]);
+}
 
 const a3 = graph('a3', [cst('a', FLOAT, [3], [1, 2, 3])], [], [vi('a', FLOAT, [3])]);
 const b2 = graph('b2', [cst('b', FLOAT, [2], [1, 2])], [], [vi('b', FLOAT, [2])]);

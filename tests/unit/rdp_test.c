@@ -207,7 +207,41 @@ static void test_partial_shape_fold(void) {
   ecg_graph_free(g);
 }
 
+/* x [1, N] -> Pad 3 before, 5 after (reflect) -> p; Slices of x along N: [-4:-1] (3, N
+ * cancels out), [1:end] (N - 1), [::-2] from the end (ceil(N / 2)), [0:5] (5, by probing
+ * too). */
+static void test_pad_slice(void) {
+  ecg_graph *g = ecg_graph_new();
+  int64_t xd[2] = {1, -1};
+  const char *xs[2] = {NULL, "N"};
+  int x = ecg_add_tensor(g, "x", ECG_FLOAT, 2, xd);
+  ecg_tensor_set_shape(g->tensors[x], 2, xd, xs);
+  int pads = ci64(g, "pads", (int64_t[]){0, 3, 0, 5}, 4, -1), ax = ci64(g, "ax", (int64_t[]){1}, 1, -1);
+  int m4 = ci64(g, "m4", (int64_t[]){-4}, 1, -1), m1 = ci64(g, "m1", (int64_t[]){-1}, 1, -1);
+  int one = ci64(g, "one", (int64_t[]){1}, 1, -1), end = ci64(g, "end", (int64_t[]){INT64_MAX}, 1, -1);
+  int beg = ci64(g, "beg", (int64_t[]){INT64_MIN}, 1, -1), m2 = ci64(g, "m2", (int64_t[]){-2}, 1, -1);
+  int zero = ci64(g, "zero", (int64_t[]){0}, 1, -1), five = ci64(g, "five", (int64_t[]){5}, 1, -1);
+  int p = out(g, "p"), a = out(g, "a"), b = out(g, "b"), c = out(g, "c"), d = out(g, "d");
+  ecg_node *pn = node(g, "Pad", 13, IDS(x, pads), IDS(p));
+  ecg_attr_set_s(pn, "mode", "reflect");
+  node(g, "Slice", 13, IDS(x, m4, m1, ax), IDS(a));
+  node(g, "Slice", 13, IDS(x, one, end, ax), IDS(b));
+  node(g, "Slice", 13, IDS(x, end, beg, ax, m2), IDS(c));
+  node(g, "Slice", 13, IDS(x, zero, five, ax), IDS(d));
+  set_io(g, IDS(x), IDS(p, a, b, c, d));
+  ecg_rdp_stats st;
+  rdp(g, &st, "pad/slice");
+  expect_shape(g, "p", "1xN+8");
+  expect_shape(g, "a", "1x3");
+  expect_shape(g, "b", "1xN-1");
+  expect_shape(g, "c", "1x((N+1)/2)");
+  expect_shape(g, "d", "1x5");
+  CHECK(st.nac == 0, "no nac, got %d", st.nac);
+  ecg_graph_free(g);
+}
+
 int main(void) {
+  test_pad_slice();
   test_partial_shape_fold();
   test_conv_concat_reshape();
   test_shape_chain();

@@ -132,6 +132,52 @@ static int input_dim_sym(ecg_lower *L, const Ecg__Dim *x, int add, int64_t *mult
   return sym_index(L, end + 1, add);
 }
 
+int lw_dyn_flatten(ecg_graph *g, ecg_err *e) {
+  if (!lw_graph_symbolic(g)) return ECG_OK;
+  const ecg_node *first = NULL;
+  for (size_t i = 0; i < g->n_nodes && !first; i++) {
+    const ecg_op_info *op = ecg_op_lookup(g->nodes[i]->op_type, g->nodes[i]->domain);
+    if (op && op->id == ECG_OP_If) first = g->nodes[i];
+  }
+  if (!first) return ECG_OK;
+  for (size_t k = 0; k < g->n_inputs; k++) { /* RDP seeds only plain symbols */
+    const ecg_tensor *t = g->tensors[g->inputs[k]];
+    for (size_t d = 0; t->shape_known && d < t->n_dims; d++)
+      if (t->dims[d]->value < 0 && t->dims[d]->kind == ECG__DIM_KIND__DIM_EXPR) {
+        char lb[256];
+        return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (If): control flow in a dynamic-shape build needs plain input symbols, but input '%s' dim %zu is '%s' "
+                        "(onnx2ecg --dim-multiple); fix dims with --input-shape", ecg_node_label(g, first, lb, sizeof lb), t->name, d,
+                        t->dims[d]->symbol ? t->dims[d]->symbol : "?");
+      }
+  }
+  int n = 0;
+  ECG_TRY(ecg_flatten_ifs(g, &n, e));
+  if (!n) return ECG_OK;
+  ECG_TRY(ecg_rdp_run(g, NULL, e));
+  /* each output: the branches' values of one shape (RDP's: the same number or expression
+   * per dim), else the Where would broadcast one of them */
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_attr *a = ecg_attr_find(g->nodes[i], ECG_ATTR_SELECT);
+    const ecg_node *w = g->nodes[i];
+    if (!a || a->type != ECG_ATTR_STRING || w->n_inputs != 3) continue;
+    const ecg_tensor *x = g->tensors[w->inputs[1]], *y = g->tensors[w->inputs[2]];
+    bool same = x->shape_known && y->shape_known && x->n_dims == y->n_dims;
+    for (size_t d = 0; same && d < x->n_dims; d++) {
+      const Ecg__Dim *p = x->dims[d], *q = y->dims[d];
+      same = p->value >= 0 ? p->value == q->value
+                           : q->value < 0 && p->kind == q->kind && p->kind != ECG__DIM_KIND__DIM_NAC && p->kind != ECG__DIM_KIND__DIM_UNDEF &&
+                                 p->symbol && q->symbol && !strcmp(p->symbol, q->symbol);
+    }
+    if (!same) {
+      char sx[128], sy[128];
+      return ecg_errf(e, ECG_ERR_INPUT, "node '%.*s' (If): its branches give output '%s' shapes %s and %s, not one expression of the input sizes: "
+                      "a dynamic-shape build of it is not supported (fix dims with --input-shape)", (int)a->s.len, (const char *)a->s.data,
+                      g->tensors[w->outputs[0]]->name, ecg_shape_str(x, sx, sizeof sx), ecg_shape_str(y, sy, sizeof sy));
+    }
+  }
+  return ECG_OK;
+}
+
 int lw_graph_symbolic(const ecg_graph *g) {
   for (size_t i = 0; i < g->n_tensors; i++)
     if (!g->tensors[i]->sequence && g->tensors[i]->shape_known && !ecg_tensor_static(g->tensors[i])) return 1; /* a sequence: its items carry their dims */
@@ -299,6 +345,7 @@ void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b) {
                "  int64_t sym[NSYM];         /* the symbols' values, bound from the input shapes */\n"
                "  int64_t in_dims[NIN][8];   /* the input shapes set by %s_set_input_shape */\n"
                "  int in_set[NIN];\n  int dirty;                 /* input shapes changed since the last prepare_ */\n"
+               "  int empty;                 /* an input is empty: intermediate dims may be 0 (bind_) */\n"
                "  int bound;                 /* sym holds the current input shapes' symbols */\n"
                "  size_t off[NBUF];          /* the run-time memory plan: each buffer's arena offset */\n"
                "  size_t arena_cap, scratch_cap, pk_cap[NPACKED]; /* bytes of arena, floats of scratch and packed weights held */\n"
@@ -367,14 +414,15 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   lw_dyn_prologue(L, b, "ctx->sym");
   sb_printf(b, "  (void)empty;\n");
   /* each distinct expression once, naming the first tensor that has it */
+  /* (a guarded node's outputs are checked when it runs: its branch may not be taken) */
   for (size_t t = 0; t < g->n_tensors; t++) {
-    if (!lw_tensor_dyn(L, (int)t)) continue;
+    if (!lw_tensor_dyn(L, (int)t) || (L->tguard && L->tguard[t])) continue;
     for (size_t d = 0; d < g->tensors[t]->n_dims; d++) {
       const char *x = L->dexpr[t][d];
       int seen = 0;
       if (!x) continue;
       for (size_t u = 0; u <= t && !seen; u++)
-        for (size_t f = 0; lw_tensor_dyn(L, (int)u) && f < g->tensors[u]->n_dims && !seen; f++)
+        for (size_t f = 0; lw_tensor_dyn(L, (int)u) && !(L->tguard && L->tguard[u]) && f < g->tensors[u]->n_dims && !seen; f++)
           if ((u < t || f < d) && L->dexpr[u][f] && !strcmp(L->dexpr[u][f], x)) seen = 1;
       if (seen) continue;
       sb_printf(b, "  if ((%s) < !empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
@@ -383,7 +431,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
       sb_printf(b, ", %zu, (long long)(%s)); return -3; }\n", d, x);
     }
   }
-  sb_printf(b, "  ctx->bound = 1;\n  return 0;\n}\n\n");
+  sb_printf(b, "  ctx->empty = empty;\n  ctx->bound = 1;\n  return 0;\n}\n\n");
   /* output shapes */
   sb_printf(b, "int %s_output_shape(%s_ctx *ctx, int i, int *rank, int64_t *dims) {\n"
                "  if (i < 0 || i >= %zu) return -1;\n  if (!ctx->bound && bind_(ctx) != 0) return -3;\n", P, P, g->n_outputs);
@@ -420,8 +468,10 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
   sb_printf(b, "  ecg_plan_buf *b = malloc(sizeof *b * (NBUF + 1));\n  if (!b) { snprintf(ctx->msg, sizeof ctx->msg, \"out of memory (plan)\"); return -4; }\n");
   for (int i = 0; i < L->n_dbuf; i++) {
     int t = L->dbuf_tensor[i];
-    sb_printf(b, "  b[%d].bytes = ((size_t)%s * %zu + 63) / 64 * 64;\n", i, lw_dim_prod(L, t, 0, (int)g->tensors[t]->n_dims),
-              ecg_dtype_size(g->tensors[t]->dtype));
+    const char *x = lw_dim_prod(L, t, 0, (int)g->tensors[t]->n_dims);
+    if (L->tguard && L->tguard[t]) /* an untaken branch's size may be negative */
+      sb_printf(b, "  b[%d].bytes = ((size_t)((%s) > 0 ? (%s) : 0) * %zu + 63) / 64 * 64;\n", i, x, x, ecg_dtype_size(g->tensors[t]->dtype));
+    else sb_printf(b, "  b[%d].bytes = ((size_t)%s * %zu + 63) / 64 * 64;\n", i, x, ecg_dtype_size(g->tensors[t]->dtype));
   }
   /* the buffers planned: L->n_dbuf of them (NBUF is at least 1, for the arrays) */
   sb_printf(b, "  for (int i = 0; i < %d; i++) { if (!b[i].bytes) b[i].bytes = 64; b[i].first = buf_life_[i][0]; b[i].last = buf_life_[i][1]; }\n"

@@ -128,7 +128,82 @@ int lw_packed_slot(ecg_lower *L, const char *size_expr) {
 }
 
 void lw_need_scratch(ecg_lower *L, const char *expr) {
-  sb_printf(&L->scratch_expr, "  if ((size_t)(%s) > scratch) scratch = (size_t)(%s);\n", expr, expr);
+  if (L->dyn) /* a guarded kernel's sizes may be negative when its branch is not taken */
+    sb_printf(&L->scratch_expr, "  { int64_t v_ = (int64_t)(%s); if (v_ > 0 && (size_t)v_ > scratch) scratch = (size_t)v_; }\n", expr);
+  else sb_printf(&L->scratch_expr, "  if ((size_t)(%s) > scratch) scratch = (size_t)(%s);\n", expr, expr);
+}
+
+/* ---------------------------------------------------------------- guarded nodes */
+
+/* Read every node's guard (ECG_ATTR_GUARD) into L->gd_*, mark the tensors guarded nodes
+ * write. Errors: a malformed guard or one of more than LW_MAX_GUARD entries, naming the
+ * node. */
+static int load_guards(ecg_lower *L, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  char lb[256];
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ecg_attr *a = ecg_attr_find(g->nodes[i], ECG_ATTR_GUARD);
+    if (!a) continue;
+    if (!L->gd_n) {
+      L->gd_n = calloc(g->n_nodes + 1, sizeof *L->gd_n);
+      L->gd_c = calloc(g->n_nodes + 1, sizeof *L->gd_c);
+      L->gd_s = calloc(g->n_nodes + 1, sizeof *L->gd_s);
+      L->tguard = calloc(g->n_tensors + 1, 1);
+      if (!L->gd_n || !L->gd_c || !L->gd_s || !L->tguard) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    }
+    int k = ecg_node_guard(g, g->nodes[i], LW_MAX_GUARD, L->gd_c[i], L->gd_s[i]);
+    if (k < 0 || a->n_strings > LW_MAX_GUARD)
+      return ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): malformed guard '%s' (entries \"+NAME\"/\"-NAME\" of tensors, at most %d)",
+                      ecg_node_label(g, g->nodes[i], lb, sizeof lb), g->nodes[i]->op_type, ECG_ATTR_GUARD, LW_MAX_GUARD);
+    L->gd_n[i] = k;
+    for (size_t o = 0; k && o < g->nodes[i]->n_outputs; o++)
+      if (g->nodes[i]->outputs[o] >= 0) L->tguard[g->nodes[i]->outputs[o]] = 1;
+  }
+  return ECG_OK;
+}
+
+/* A guarded node reads its guard's conditions: reorder order (a topological order) so that
+ * each comes after their producers too, keeping the order otherwise (the earliest ready
+ * node first). */
+static int guard_order(ecg_lower *L, int *order, ecg_err *e) {
+  const ecg_graph *g = L->g;
+  size_t nn = g->n_nodes;
+  if (!L->gd_n) return ECG_OK;
+  int *prod = malloc(sizeof(int) * (g->n_tensors + 1)), *out = malloc(sizeof(int) * (nn + 1));
+  bool *done = calloc(nn + 1, 1);
+  if (!prod || !out || !done) { free(prod); free(out); free(done); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  ecg_producers(g, prod);
+  size_t k = 0;
+  while (k < nn) {
+    size_t before = k;
+    for (size_t p = 0; p < nn; p++) {
+      int v = order[p];
+      if (done[v]) continue;
+      bool ready = true;
+      for (size_t j = 0; j < g->nodes[v]->n_inputs && ready; j++) {
+        int t = g->nodes[v]->inputs[j];
+        ready = t < 0 || prod[t] < 0 || done[prod[t]];
+      }
+      for (int j = 0; j < L->gd_n[v] && ready; j++) ready = prod[L->gd_c[v][j]] < 0 || done[prod[L->gd_c[v][j]]];
+      if (!ready) continue;
+      done[v] = true;
+      out[k++] = v;
+      break;
+    }
+    if (k == before) break; /* a guard read by its own condition's producer: a cycle */
+  }
+  int rc = ECG_OK;
+  if (k < nn) rc = ecg_errf(e, ECG_ERR_INPUT, "guarded nodes (%s) form a cycle with their conditions", ECG_ATTR_GUARD);
+  else memcpy(order, out, sizeof(int) * nn);
+  free(prod); free(out); free(done);
+  return rc;
+}
+
+int lw_guard_c(ecg_lower *L, int i, sbuf *c) {
+  if (!L->gd_n || !L->gd_n[i]) return 0;
+  for (int j = 0; j < L->gd_n[i]; j++)
+    sb_printf(c, "%s%s(%s[0] != 0)", j ? " && " : "", L->gd_s[i][j] ? "" : "!", lw_ptr(L, L->gd_c[i][j]));
+  return 1;
 }
 
 int lw_uid(ecg_lower *L) { return L->n_tmp++; }
@@ -496,6 +571,8 @@ static int plan_memory(ecg_lower *L, const int *order, ecg_err *e) {
         if (last[t] < p) last[t] = p;
       }
       for (size_t k = 0; k < n->n_inputs; k++) if (n->inputs[k] >= 0) last[root_of(L, n->inputs[k])] = p;
+      int ni = L->k[p].members[m]; /* a guarded node reads its conditions */
+      for (int k = 0; L->gd_n && k < L->gd_n[ni]; k++) last[root_of(L, L->gd_c[ni][k])] = p;
     }
   for (size_t t = 0; t < nt; t++) /* a subgraph's inputs and outputs live throughout */
     if (L->t[t].pinned) {
@@ -1418,6 +1495,55 @@ static int write_meta(ecg_lower *L, const char *dir, ecg_err *e) {
   return rc;
 }
 
+/* The start of guarded kernel p's body: return unless its guard holds (the branch of a
+ * flattened If not taken), then check its outputs' run-time dims as bind_ checks the
+ * others' (at least 1, or 0 when an input is empty; a taken branch whose sizes do not fit
+ * fails the run: ctx->err = -3, the message in ctx->msg). A fusion block
+ * holding a guarded node is refused, naming it. */
+static int guard_kernel(ecg_lower *L, int p, ecg_err *e) {
+  const lw_kernel *K = &L->k[p];
+  int i = K->members[0];
+  const ecg_node *n = L->g->nodes[i];
+  if (!L->gd_n) return ECG_OK;
+  for (int m = 0; m < K->nm; m++)
+    if (L->gd_n[K->members[m]] && K->nm > 1) return lw_node_err(L, L->g->nodes[K->members[m]], e, "a guarded node (a flattened If's branch) in a fusion block is not supported");
+  if (!L->gd_n[i]) return ECG_OK;
+  sb_printf(&L->code, "  if (ctx->err || !(");
+  lw_guard_c(L, i, &L->code);
+  sb_printf(&L->code, ")) return; /* its branch is not taken */\n");
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    int t = n->outputs[o];
+    for (size_t d = 0; t >= 0 && lw_tensor_dyn(L, t) && d < L->g->tensors[t]->n_dims; d++) {
+      if (!L->dexpr[t][d]) continue;
+      sb_printf(&L->code, "  if ((%s) < !ctx->empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ", L->dexpr[t][d]);
+      lw_c_str(&L->code, L->g->tensors[t]->name);
+      sb_printf(&L->code, ", %zu, (long long)(%s)); ctx->err = -3; return; }\n", d, L->dexpr[t][d]);
+    }
+  }
+  return ECG_OK;
+}
+
+/* What guarded node i's emitter added to prepare_ (from L->prep's byte prep0 on: a conv's
+ * parameters, scratch and weight packing) runs only when the node's sizes are valid (every
+ * dim of its operands at least 1, or 0 when an input is empty): an untaken branch's sizes
+ * may not be (a runtime call on them could divide by zero). */
+static void guard_prep(ecg_lower *L, int i, size_t prep0) {
+  if (!L->gd_n || !L->gd_n[i] || L->prep.len <= prep0 || L->prep.oom) return;
+  char *tail = strdup(L->prep.s + prep0);
+  if (!tail) { L->prep.oom = 1; return; }
+  L->prep.len = prep0;
+  L->prep.s[prep0] = 0;
+  const ecg_node *n = L->g->nodes[i];
+  sb_printf(&L->prep, "  if (1");
+  for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+    int t = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];
+    for (size_t d = 0; t >= 0 && lw_tensor_dyn(L, t) && d < L->g->tensors[t]->n_dims; d++)
+      if (L->dexpr[t][d]) sb_printf(&L->prep, " && (%s) >= !ctx->empty", L->dexpr[t][d]);
+  }
+  sb_printf(&L->prep, ") { /* a guarded node: its sizes may not fit when its branch is not taken */\n%s  }\n", tail);
+  free(tail);
+}
+
 int ecg_lower_dir(const ecg_graph *g, const char *dir, const char *prefix, const char *arch, const char *sparse,
                   const char *memory_plan, ecg_lower_stats *st, ecg_err *e) {
   return ecg_lower_dir_target(g, dir, prefix, arch, sparse, memory_plan, "c", st, e);
@@ -1460,7 +1586,9 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   int dyn = rc == ECG_OK && lw_graph_symbolic(g); /* symbolic dims left: the dynamic-shape build (dyn.c) */
   if (rc == ECG_OK) rc = check_static(g, dyn, e);
   if (rc == ECG_OK && dyn) rc = lw_dyn_setup(&L, e);
+  if (rc == ECG_OK) rc = load_guards(&L, e);
   if (rc == ECG_OK) rc = ecg_topo_order(g, order, e);
+  if (rc == ECG_OK) rc = guard_order(&L, order, e);
   if (rc == ECG_OK) rc = assign_storage(&L, e);
   if (rc == ECG_OK) find_aliases(&L, order);
   if (rc == ECG_OK) rc = lw_form_kernels(&L, order, e);
@@ -1551,7 +1679,10 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     if (L.target == LW_TARGET_OPENCL) sb_printf(&L.code, "__kernel void k%d(ECG_CL_ARGS) {\n", p);
     else sb_printf(&L.code, "static void k%d%s(struct %s_ctx *ctx) {\n", p, nt ? "_" : "", prefix);
     lw_dyn_prologue(&L, &L.code, "ctx->sym");
-    rc = lw_emit_kernel(&L, p, e);
+    rc = guard_kernel(&L, p, e);
+    size_t prep0 = L.prep.len;
+    if (rc == ECG_OK) rc = lw_emit_kernel(&L, p, e);
+    if (rc == ECG_OK) guard_prep(&L, K->members[0], prep0);
     L.cur = NULL;
     sb_printf(&L.code, L.target == LW_TARGET_OPENCL ? "}\n\n" : "  (void)ctx;\n}\n\n");
     if (nt)
@@ -1584,6 +1715,10 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
   free(L.sched_acc);
   free(L.region_off);
   free(L.cl_work);
+  free(L.gd_n);
+  free(L.gd_c);
+  free(L.gd_s);
+  free(L.tguard);
   sb_free(&L.code);
   sb_free(&L.decls);
   sb_free(&L.sparse_json);

@@ -165,6 +165,8 @@ typedef enum {
 } lw_target;
 
 /** The lowering of one graph. */
+/** Most guard entries (nested flattened Ifs) of one node. */
+#define LW_MAX_GUARD 16
 typedef struct ecg_lower {
   const ecg_graph *g;
   const char *prefix;
@@ -250,7 +252,18 @@ typedef struct ecg_lower {
   int *dbuf_life;        /**< per run-time buffer: first and last kernel position (2 ints) */
   sbuf prep;             /**< statements of the generated prepare_ (run when the input shapes change):
                               conv parameters, scratch sizes, weight packing */
+  /* ---- guarded nodes (a dynamic build's flattened Ifs: ecg_flatten_ifs, ECG_ATTR_GUARD) */
+  int *gd_n;             /**< per node: guard entries (0: unguarded); NULL when no node is guarded */
+  int (*gd_c)[LW_MAX_GUARD]; /**< per node: each entry's condition tensor */
+  int (*gd_s)[LW_MAX_GUARD]; /**< per node: each entry's sign (1: runs when true, 0: when false) */
+  unsigned char *tguard; /**< per tensor: 1 when a guarded node writes it (its sizes may not fit
+                              when its branch is not taken: checked when the node runs) */
 } ecg_lower;
+
+/** Print node i's guard as a C condition (its entries' condition tensors read at run time,
+ *  joined by &&, outer Ifs first) into c; nothing when node i is unguarded. Returns 1 when
+ *  it printed one. */
+int lw_guard_c(ecg_lower *L, int i, sbuf *c);
 
 /* ---------------------------------------------------------------- dyn.c: dynamic shapes
  * The one abstraction through which converted emitters print a dim, an element count or a
@@ -263,6 +276,16 @@ typedef struct ecg_lower {
  *  e.g. a Reshape's "200" numeric inference missed) that number as its value, so the lowering
  *  sees it as static. Nothing else changes. */
 void lw_dyn_numbers(ecg_graph *g);
+/** The control flow of a dynamic-shape build (g keeps symbolic dims, no --input-shape):
+ *  every If whose branches hold no run-time sequence is flattened into guarded nodes
+ *  (ecg_flatten_ifs; LOWERED.md "Dynamic shapes"), then the graph is inferred again and RDP
+ *  (format/rdp.c, SOD² §5.4.1) gives the branches' tensors their dims as expressions over
+ *  the graph inputs' symbols, so each branch node is lowered like any node of the graph and
+ *  its intermediates are planned at run time. Nothing changes when g has no such If or no
+ *  symbolic dim. Errors: those of ecg_flatten_ifs, ecg_infer_shapes and ecg_rdp_run; a
+ *  graph input dim that is an expression (onnx2ecg --dim-multiple), which this second RDP
+ *  cannot take: ECG_ERR_INPUT naming the If. */
+int lw_dyn_flatten(ecg_graph *g, ecg_err *e);
 /** 1 when some tensor of g has a known rank and a dim that is not a number. */
 int lw_graph_symbolic(const ecg_graph *g);
 /** Enter the dynamic mode: collect the graph inputs' symbols (L->syms) and translate every

@@ -383,6 +383,7 @@ int main(int argc, char **argv) {
   for (int i = 0; !rc && i < n_shapes; i++) rc = ecg_bind_input(g, shapes[i].name, shapes[i].rank, shapes[i].dims, &e);
   if (!rc && n_shapes) rc = ecg_fold_static_ifs(g, NULL, NULL, &e);
   if (!rc && n_shapes) rc = ecg_validate(g, &e);
+  if (!rc && !n_shapes) rc = lw_dyn_flatten(g, &e); /* a dynamic build's Ifs: guarded nodes */
   if (!rc && !n_shapes) lw_dyn_numbers(g); /* symbolic dims RDP proved to be numbers become those numbers */
   for (int i = 0; i < n_shapes; i++) free((void *)shapes[i].name);
   if (!rc && !t.exists) rc = make_parents(dir, &e);

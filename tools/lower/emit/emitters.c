@@ -78,7 +78,7 @@ ecg_emit_fn ecg_emitter(ecg_op_id id) { return id >= 0 && id < ECG_OP_COUNT ? EM
 int lw_emit_dynamic(ecg_emit_fn fn) {
   static const ecg_emit_fn ok[] = {emit_elementwise, emit_variadic, emit_conv, emit_pool, emit_global_pool,
                                    emit_copy, emit_matmul, emit_softmax, emit_shape, emit_transpose, emit_concat,
-                                   emit_split, emit_slice, emit_reduce, emit_resize, emit_convtranspose,
+                                   emit_split, emit_slice, emit_reduce, emit_resize, emit_convtranspose, emit_rnn, emit_pad,
                                    /* their subgraphs take run-time shapes (LW_HEAP, rtd): an outer operand
                                     * of symbolic dims that is a graph input (lower.c refuses others) */
                                    emit_loop, emit_sequence_map};

@@ -193,6 +193,15 @@ static int slice_param(ecg_lower *L, const ecg_node *n, int input, const char *a
   return c;
 }
 
+/* C statements clamping a Slice range as ONNX Slice-13 does: from s, e_ (start, end), st
+ * (step, not 0) and n_ (the axis' extent) to the clamped start s and the extent x_ (negative:
+ * empty). */
+#define SLICE_CLAMP_C \
+  "      if (s < 0) s += n_;\n      if (e_ < 0) e_ += n_;\n" \
+  "      if (st > 0) { s = s < 0 ? 0 : s > n_ ? n_ : s; e_ = e_ < 0 ? 0 : e_ > n_ ? n_ : e_; }\n" \
+  "      else { s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s; e_ = e_ < -1 ? -1 : e_ > n_ - 1 ? n_ - 1 : e_; }\n" \
+  "      int64_t x_ = st > 0 ? (e_ - s + st - 1) / st : (s - e_ - st - 1) / -st;\n"
+
 /* Slice whose starts/ends/axes/steps are known only at run time (the output shape is
  * static: declared by the model, or proved by RDP from a declared dim downstream, SOD²
  * §5.4.1). Generated code reads the operands, clamps as ONNX Slice-13 does, checks that
@@ -219,11 +228,7 @@ static int emit_slice_runtime(ecg_lower *L, const ecg_node *n) {
   if (n->n_inputs > 4 && n->inputs[4] >= 0) sb_printf(c, "      int64_t st = (int64_t)%s[k];\n", lw_ptr(L, n->inputs[4]));
   else sb_printf(c, "      int64_t st = 1;\n");
   sb_printf(c, "      if (ax < 0) ax += %d;\n      if (ax < 0 || ax >= %d || st == 0) continue;\n", r, r);
-  sb_printf(c, "      int64_t n_ = dim[ax];\n      if (s < 0) s += n_;\n      if (e_ < 0) e_ += n_;\n"
-               "      if (st > 0) { s = s < 0 ? 0 : s > n_ ? n_ : s; e_ = e_ < 0 ? 0 : e_ > n_ ? n_ : e_; }\n"
-               "      else { s = s < 0 ? 0 : s > n_ - 1 ? n_ - 1 : s; e_ = e_ < -1 ? -1 : e_ > n_ - 1 ? n_ - 1 : e_; }\n"
-               "      int64_t x_ = st > 0 ? (e_ - s + st - 1) / st : (s - e_ - st - 1) / -st;\n"
-               "      start[ax] = s;\n      step[ax] = st;\n      ext[ax] = x_ < 0 ? 0 : x_;\n    }\n");
+  sb_printf(c, "      int64_t n_ = dim[ax];\n" SLICE_CLAMP_C "      start[ax] = s;\n      step[ax] = st;\n      ext[ax] = x_ < 0 ? 0 : x_;\n    }\n");
   int rtd = L->t[n->outputs[0]].rtd;
   if (rtd) { /* extents of this run (lower.c bound_slices): the output is dense in them, within its bound */
     sb_printf(c, "    int ok_ = 1;\n    int64_t numel_ = 1;\n");
@@ -265,12 +270,16 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (ns < 0 || ne != ns) return lw_node_err(L, n, e, "starts/ends must be constants of equal length");
   int na = slice_param(L, n, 3, "axes", axes, ECG_MAX_RANK);
   int nst = n->n_inputs > 1 ? slice_param(L, n, 4, "", steps, ECG_MAX_RANK) : -1;
-  int64_t start[ECG_MAX_RANK] = {0}, step[ECG_MAX_RANK];
+  int64_t start[ECG_MAX_RANK] = {0}, step[ECG_MAX_RANK], s_raw[ECG_MAX_RANK], e_raw[ECG_MAX_RANK];
+  bool sliced[ECG_MAX_RANK] = {false};
   for (int d = 0; d < r; d++) step[d] = 1;
   for (int i = 0; i < ns; i++) {
     int ax = lw_axis(na == ns ? axes[i] : i, r);
     if (ax < 0) return lw_node_err(L, n, e, "axis out of range");
     int64_t s = starts[i], st = nst == ns ? steps[i] : 1, dim = id[ax];
+    s_raw[ax] = s;
+    e_raw[ax] = ends[i];
+    sliced[ax] = true;
     if (st == 0) return lw_node_err(L, n, e, "step 0");
     if (s < 0) s += dim;
     if (st > 0) s = s < 0 ? 0 : s > dim ? dim : s;
@@ -283,22 +292,43 @@ int emit_slice(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sst[d] = ist[d] * step[d];
     base += start[d] * ist[d];
   }
-  if (lw_node_dyn(L, n)) { /* a dynamic build: sliced along numeric dims only (their clamping is static) */
+  if (lw_node_dyn(L, n)) { /* a dynamic build: along a numeric dim the clamping is static; along a
+                            * symbolic one it is done at run time, and the extent it gives must be
+                            * the output's (RDP's, which assumes no clamping): else the input is
+                            * too short, the run fails (ctx->err = -3, ctx->msg naming the Slice)
+                            * and the output is not written */
     char so[ECG_MAX_RANK][768], si[ECG_MAX_RANK][768], bs[1600];
     int len = snprintf(bs, sizeof bs, "0");
     dyn_strides(L, n->outputs[0], so);
     dyn_strides(L, n->inputs[0], si);
+    sbuf *c = &L->code;
+    sb_printf(c, "  {\n    int ok_ = 1;\n");
+    int checked = 0;
     for (int d = 0; d < r; d++) {
-      if ((start[d] || step[d] != 1 || !lw_dyn_same_dim(L, n->inputs[0], d, n->outputs[0], d)) && id[d] < 0)
-        return lw_node_err(L, n, e, "a Slice along a symbolic dim (%d) is not supported with symbolic dims yet", d);
-      if (start[d] && len < 1500) len += snprintf(bs + len, sizeof bs - (size_t)len, " + %lld * %s", (long long)start[d], si[d]);
+      if (id[d] < 0 && sliced[d]) { /* run-time clamping along a symbolic dim */
+        checked = 1;
+        sb_printf(c, "    int64_t start%d_;\n    {\n      int64_t s = %lld, e_ = %lld, st = %lld, n_ = %s;\n" SLICE_CLAMP_C,
+                  d, (long long)s_raw[d], (long long)e_raw[d], (long long)step[d], lw_dim(L, n->inputs[0], d));
+        sb_printf(c, "      start%d_ = s;\n      ok_ &= (x_ < 0 ? 0 : x_) == %s;\n    }\n", d, lw_dim(L, n->outputs[0], d));
+        if (len < 1500) len += snprintf(bs + len, sizeof bs - (size_t)len, " + start%d_ * %s", d, si[d]);
+      } else if (start[d] && len < 1500) len += snprintf(bs + len, sizeof bs - (size_t)len, " + %lld * %s", (long long)start[d], si[d]);
       if (step[d] != 1) {
         char t[800];
         snprintf(t, sizeof t, "%lld * %.740s", (long long)step[d], si[d]);
         snprintf(si[d], sizeof si[d], "%.767s", t);
       }
     }
+    if (checked) { /* an input too short for the compiled extent: a shape error, named */
+      sb_printf(c, "    if (!ok_) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: Slice '%%s' cannot give tensor '%%s' its extent\", ");
+      char lb[256];
+      lw_c_str(c, ecg_node_label(L->g, n, lb, sizeof lb));
+      sb_printf(c, ", ");
+      lw_c_str(c, L->g->tensors[n->outputs[0]]->name);
+      sb_printf(c, "); ctx->err = -3; }\n");
+    }
+    sb_printf(c, "    if (ok_) {\n");
     dyn_copy(L, n->outputs[0], n->outputs[0], n->inputs[0], so, si, NULL, bs);
+    sb_printf(c, "    }\n  }\n");
     return ECG_OK;
   }
   strided_copy(L, n->outputs[0], n->inputs[0], r, od, ost, sst, 0, base);
@@ -424,12 +454,31 @@ int emit_pad(ecg_lower *L, const ecg_node *n, ecg_err *e) {
  * copied (or, in the other modes, mapped) middle and the end pad, so the divisions cost
  * per row and the copy vectorises (mlsd's 96x160x160 Pad: one division per element
  * before). */
-static void pad_axis(sbuf *c, const char *ind, int m, int64_t n, const char *s) {
-  if (m == 2) sb_printf(c, "%sif (%s < 0) %s = 0; if (%s >= %lld) %s = %lld;\n", ind, s, s, s, (long long)n, s, (long long)n - 1);
-  else if (m == 3) sb_printf(c, "%s%s %%= %lld; if (%s < 0) %s += %lld;\n", ind, s, (long long)(n > 0 ? n : 1), s, s, (long long)n);
+static void pad_axis(sbuf *c, const char *ind, int m, const char *n, const char *n1, const char *nd, const char *s) {
+  if (m == 2) sb_printf(c, "%sif (%s < 0) %s = 0; if (%s >= %s) %s = %s;\n", ind, s, s, s, n, s, n1);
+  else if (m == 3) sb_printf(c, "%s%s %%= %s; if (%s < 0) %s += %s;\n", ind, s, nd, s, s, n);
   else if (m == 1)
-    sb_printf(c, "%sif (%lld > 1) { while (%s < 0 || %s >= %lld) { if (%s < 0) %s = -%s; if (%s >= %lld) %s = 2 * %lld - %s; } } else %s = 0;\n",
-              ind, (long long)n, s, s, (long long)n, s, s, s, s, (long long)n, s, (long long)n - 1, s, s);
+    sb_printf(c, "%sif (%s > 1) { while (%s < 0 || %s >= %s) { if (%s < 0) %s = -%s; if (%s >= %s) %s = 2 * %s - %s; } } else %s = 0;\n",
+              ind, n, s, s, n, s, s, s, s, n, s, n1, s, s);
+}
+
+/* A size of tensor t as C: the number v in a static build (printed as it always was), the
+ * expression e (NULL: t's dim d) in a dynamic one, parenthesised. */
+static const char *pk_size(const ecg_lower *L, int t, int d, int64_t v, const char *e, char *b) {
+  if (!lw_tensor_dyn(L, t)) snprintf(b, 768, "%lld", (long long)v);
+  else snprintf(b, 768, "(%.765s)", e ? e : lw_dim(L, t, d));
+  return b;
+}
+
+/* Input t's extent n along axis d as pad_axis takes it: n, n - 1 and max(n, 1) as C
+ * (pk_size: numbers in a static build). */
+static void pk_extent(const ecg_lower *L, int t, int d, int64_t n, char *sn, char *sn1, char *snd) {
+  char x[800];
+  pk_size(L, t, d, n, NULL, sn);
+  snprintf(x, sizeof x, "(%.760s - 1)", sn);
+  pk_size(L, t, d, n - 1, x, sn1);
+  snprintf(x, sizeof x, "(%.370s > 0 ? %.370s : 1)", sn, sn);
+  pk_size(L, t, d, n > 0 ? n : 1, x, snd);
 }
 
 static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id, const int64_t *od, int m, const char *value) {
@@ -439,37 +488,45 @@ static void pad_kernel(ecg_lower *L, const ecg_node *n, int r, const int64_t *id
   sbuf *c = &L->code;
   int64_t numel = 1;
   for (int d = 0; d < r; d++) numel *= od[d];
-  const int last = r - 1;
+  const int last = r - 1, in = n->inputs[0], out = n->outputs[0];
   const int64_t W = r > 0 ? od[last] : 1, rows = W > 0 ? numel / W : 0, Wd = W > 0 ? W : 1;
-  const char *y = lw_ptr(L, n->outputs[0]), *x = lw_ptr(L, n->inputs[0]), *ct = lw_ctype(L, n->outputs[0]);
-  lw_par_for(L, 2, "q", rows, numel, 32768);
+  const char *y = lw_ptr(L, out), *x = lw_ptr(L, in), *ct = lw_ctype(L, out);
+  /* sizes as C (a dynamic build: expressions over the symbols, LOWERED.md "Dynamic shapes") */
+  char sw[768], sr[768], sn[768], srs[768], sis[768], sid[768], sid1[768], sidd[768];
+  pk_size(L, out, last, W, r > 0 ? NULL : "1", sw);
+  pk_size(L, out, 0, rows, lw_dim_prod(L, out, 0, last > 0 ? last : 0), sr);
+  pk_size(L, out, 0, numel, lw_dim_prod(L, out, 0, r), sn);
+  if (lw_node_dyn(L, n)) lw_par_for_expr(L, 2, "q", sr, sn, 32768);
+  else lw_par_for(L, 2, "q", rows, numel, 32768);
   sb_printf(c, "    int64_t rem = q, src = 0, inside = 1;\n");
   for (int d = 0; d < last; d++) {
-    const int64_t rs = ost[d] / Wd; /* row stride of axis d */
-    sb_printf(c, "    { int64_t i = rem / %lld; rem -= i * %lld; int64_t s = i - pb[%d];\n", (long long)rs, (long long)rs, d);
-    if (m == 0) sb_printf(c, "      if (s < 0 || s >= %lld) inside = 0;\n", (long long)id[d]);
-    else pad_axis(c, "      ", m, id[d], "s");
-    sb_printf(c, "      src += s * %lld; }\n", (long long)ist[d]);
+    pk_size(L, out, d, ost[d] / Wd, lw_dim_prod(L, out, d + 1, last), srs); /* row stride of axis d */
+    pk_size(L, in, d, ist[d], lw_dim_prod(L, in, d + 1, r), sis);
+    pk_extent(L, in, d, id[d], sid, sid1, sidd);
+    sb_printf(c, "    { int64_t i = rem / %s; rem -= i * %s; int64_t s = i - pb[%d];\n", srs, srs, d);
+    if (m == 0) sb_printf(c, "      if (s < 0 || s >= %s) inside = 0;\n", sid);
+    else pad_axis(c, "      ", m, sid, sid1, sidd, "s");
+    sb_printf(c, "      src += s * %s; }\n", sis);
   }
-  sb_printf(c, "    const int64_t yo = q * %lld;\n", (long long)W);
+  sb_printf(c, "    const int64_t yo = q * %s;\n", sw);
   if (r == 0) {
     sb_printf(c, "    %s[yo] = %s[0];\n  }\n  }\n", y, x);
     return;
   }
+  pk_extent(L, in, last, id[last], sid, sid1, sidd);
   /* the last axis: output i reads input i - pb; inside the input for i in [lo, hi) */
-  sb_printf(c, "    int64_t lo = pb[%d], hi = pb[%d] + %lld;\n", last, last, (long long)id[last]);
-  sb_printf(c, "    lo = lo < 0 ? 0 : lo > %lld ? %lld : lo;\n    hi = hi > %lld ? %lld : hi;\n    hi = hi < lo ? lo : hi;\n",
-            (long long)W, (long long)W, (long long)W, (long long)W);
+  sb_printf(c, "    int64_t lo = pb[%d], hi = pb[%d] + %s;\n", last, last, sid);
+  sb_printf(c, "    lo = lo < 0 ? 0 : lo > %s ? %s : lo;\n    hi = hi > %s ? %s : hi;\n    hi = hi < lo ? lo : hi;\n", sw, sw, sw, sw);
   if (m == 0) {
-    sb_printf(c, "    if (!inside) lo = hi = %lld;\n", (long long)W);
+    sb_printf(c, "    if (!inside) lo = hi = %s;\n", sw);
     sb_printf(c, "    for (int64_t i = 0; i < lo; i++) %s[yo + i] = (%s)%s;\n", y, ct, value);
     sb_printf(c, "    for (int64_t i = lo; i < hi; i++) %s[yo + i] = %s[src + i - pb[%d]];\n", y, x, last);
-    sb_printf(c, "    for (int64_t i = hi; i < %lld; i++) %s[yo + i] = (%s)%s;\n", (long long)W, y, ct, value);
+    sb_printf(c, "    for (int64_t i = hi; i < %s; i++) %s[yo + i] = (%s)%s;\n", sw, y, ct, value);
   } else {
     sb_printf(c, "    for (int64_t i = lo; i < hi; i++) %s[yo + i] = %s[src + i - pb[%d]];\n", y, x, last);
-    sb_printf(c, "    for (int64_t i = 0; i < %lld; i++) {\n      if (i == lo && hi > lo) { i = hi - 1; continue; }\n", (long long)W);
+    sb_printf(c, "    for (int64_t i = 0; i < %s; i++) {\n      if (i == lo && hi > lo) { i = hi - 1; continue; }\n", sw);
     sb_printf(c, "      int64_t s = i - pb[%d];\n", last);
-    pad_axis(c, "      ", m, id[last], "s");
+    pad_axis(c, "      ", m, sid, sid1, sidd, "s");
     sb_printf(c, "      %s[yo + i] = %s[src + s];\n    }\n", y, x);
   }
   sb_printf(c, "  }\n  }\n");

@@ -159,15 +159,18 @@ int emit_reduce(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     int x = n->inputs[0], y = n->outputs[0];
     char cnt[768] = "1", sy[ECG_MAX_RANK][768], sx[ECG_MAX_RANK][768], on[768];
     const char *stp[2][ECG_MAX_RANK];
+    size_t too_long = 0; /* an expression longer than its buffer: refused, never truncated */
     for (int d = 0; d < r; d++) {
-      if (red[d] && strlen(cnt) < 700) snprintf(cnt + strlen(cnt), sizeof cnt - strlen(cnt), "*%.60s", lw_dim(L, x, d));
+      if (red[d]) too_long |= (size_t)snprintf(cnt + strlen(cnt), sizeof cnt - strlen(cnt), "*(%s)", lw_dim(L, x, d)) >= sizeof cnt - strlen(cnt);
       int len = snprintf(sy[d], sizeof sy[d], "1");
-      for (int q = d + 1; q < r; q++)
-        if (!red[q] && len < 700) len += snprintf(sy[d] + len, sizeof sy[d] - (size_t)len, "*%.60s", lw_dim(L, x, q));
+      for (int q = d + 1; q < r && len < (int)sizeof sy[d]; q++)
+        if (!red[q]) len += snprintf(sy[d] + len, sizeof sy[d] - (size_t)len, "*(%s)", lw_dim(L, x, q));
+      too_long |= len >= (int)sizeof sy[d];
       snprintf(sx[d], sizeof sx[d], "%s", lw_dim_prod(L, x, d + 1, r));
       stp[0][d] = red[d] ? NULL : sy[d];
       stp[1][d] = sx[d];
     }
+    if (too_long) return lw_node_err(L, n, e, "a size expression too long for this emitter");
     snprintf(count_c, sizeof count_c, "(%s)(%s)", T, cnt);
     snprintf(on, sizeof on, "%s", lw_dim_prod(L, y, 0, (int)L->g->tensors[y]->n_dims));
     ECG_TRY(reduce_c(L, n, "y[o0]", "x[o1]", "y[i]", count_c, &init, acc, fin, sizeof acc, e));

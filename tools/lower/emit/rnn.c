@@ -78,6 +78,16 @@ static const char *rnn_apply(const rnn_act *a, const char *x, char *buf, size_t 
   return buf;
 }
 
+/* k * x * y (y may be NULL) as C: a number when x and y are numbers (a static build prints
+ * exactly what it always printed), else the product of the expressions. */
+static const char *rnn_prod(char *b, size_t n, long long k, const char *x, const char *y) {
+  char *ex, *ey = "";
+  long long vx = strtoll(x, &ex, 10), vy = y ? strtoll(y, &ey, 10) : 1;
+  if (!*ex && !*ey) snprintf(b, n, "%lld", k * vx * vy);
+  else snprintf(b, n, "((int64_t)%lld * (%s)%s%s%s)", k, x, y ? " * (" : "", y ? y : "", y ? ")" : "");
+  return b;
+}
+
 /** RNN / GRU (linear_before_reset 0 or 1) / LSTM (peepholes), float32: directions
  *  forward, reverse, bidirectional; layout 0/1; optional B, sequence_lens (read at
  *  run time: steps past a batch entry's length leave its state alone and its Y rows
@@ -97,7 +107,16 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   char dir[32];
   ecg_attr_s(n, "direction", "forward", dir, sizeof dir);
   int D = (int)wd[0], rev0 = !strcmp(dir, "reverse");
-  long long S = layout ? xd[1] : xd[0], B = layout ? xd[0] : xd[1], I = xd[2], GH = wd[1], H = GH / G;
+  long long I = xd[2], GH = wd[1], H = GH / G;
+  /* the sequence length S and batch B: numbers, or in a dynamic build (symbolic dims) the
+   * locals S_ and B_ of the generated block, set from their run-time expressions */
+  char S[32], B[32], Sx[700], Bx[700];
+  snprintf(Sx, sizeof Sx, "%s", lw_dim(L, n->inputs[0], layout ? 1 : 0));
+  snprintf(Bx, sizeof Bx, "%s", lw_dim(L, n->inputs[0], layout ? 0 : 1));
+  int dyn_sb = lw_node_dyn(L, n);
+  snprintf(S, sizeof S, "%.31s", dyn_sb ? "S_" : Sx);
+  snprintf(B, sizeof B, "%.31s", dyn_sb ? "B_" : Bx);
+  if (I < 0 || GH < 0) return lw_node_err(L, n, e, "an input size or hidden size that is not static is not supported");
   int lbr = gru && ecg_attr_i(n, "linear_before_reset", 0) != 0;
   /* activations: nact per direction; one set given for two directions is reused */
   rnn_act act[6];
@@ -126,12 +145,17 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
 
   int bi = in_id(n, 3), sli = in_id(n, 4), h0i = in_id(n, 5), c0i = lstm ? in_id(n, 6) : -1, pi = lstm ? in_id(n, 7) : -1;
   int yi = out_id(n, 0), yhi = out_id(n, 1), yci = lstm ? out_id(n, 2) : -1;
-  char sz[160];
-  long long need = S * B * GH + B * GH + 4 * B * H;
-  snprintf(sz, sizeof sz, "%lld", need);
+  char sz[2600], p1[800], p2[800], p3[800];
+  rnn_prod(p1, sizeof p1, GH, Sx, Bx);
+  rnn_prod(p2, sizeof p2, GH, Bx, NULL);
+  rnn_prod(p3, sizeof p3, 4 * H, Bx, NULL);
+  if (!dyn_sb) snprintf(sz, sizeof sz, "%lld", atoll(p1) + atoll(p2) + atoll(p3));
+  else snprintf(sz, sizeof sz, "(%s + %s + %s)", p1, p2, p3);
   lw_need_scratch(L, sz);
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const float *X = %s;\n", lw_ptr(L, n->inputs[0]));
+  sb_printf(c, "  {\n");
+  if (dyn_sb) sb_printf(c, "    const int64_t S_ = %s, B_ = %s;\n", Sx, Bx);
+  sb_printf(c, "    const float *X = %s;\n", lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    const float *W = %s;\n", lw_ptr(L, n->inputs[1]));
   sb_printf(c, "    const float *R = %s;\n", lw_ptr(L, n->inputs[2]));
   if (bi >= 0) sb_printf(c, "    const float *Bb = %s;\n", lw_ptr(L, bi));
@@ -139,22 +163,24 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   if (h0i >= 0) sb_printf(c, "    const float *H0 = %s;\n", lw_ptr(L, h0i));
   if (c0i >= 0) sb_printf(c, "    const float *C0 = %s;\n", lw_ptr(L, c0i));
   if (pi >= 0) sb_printf(c, "    const float *P = %s;\n", lw_ptr(L, pi));
-  if (yi >= 0) sb_printf(c, "    float *Y = %s;\n    memset(Y, 0, sizeof(float) * %lld);\n", lw_ptr(L, yi), S * D * B * H);
+  if (yi >= 0) sb_printf(c, "    float *Y = %s;\n    memset(Y, 0, sizeof(float) * %s);\n", lw_ptr(L, yi), rnn_prod(p1, sizeof p1, D * H, S, B));
   if (yhi >= 0) sb_printf(c, "    float *YH = %s;\n", lw_ptr(L, yhi));
   if (yci >= 0) sb_printf(c, "    float *YC = %s;\n", lw_ptr(L, yci));
-  sb_printf(c, "    float *xw = ctx->scratch, *hr = xw + %lld, *h = hr + %lld, *cs = h + %lld, *rh = cs + %lld, *zb = rh + %lld;\n",
-            S * B * GH, B * GH, B * H, B * H, B * H);
+  rnn_prod(p1, sizeof p1, GH, S, B);
+  rnn_prod(p2, sizeof p2, GH, B, NULL);
+  rnn_prod(p3, sizeof p3, H, B, NULL);
+  sb_printf(c, "    float *xw = ctx->scratch, *hr = xw + %s, *h = hr + %s, *cs = h + %s, *rh = cs + %s, *zb = rh + %s;\n", p1, p2, p3, p3, p3);
   sb_printf(c, "    (void)cs; (void)rh; (void)zb;\n");
-  const char *len_expr = sli >= 0 ? "int64_t len = SL[b] < 0 ? 0 : (SL[b] > %lld ? %lld : SL[b]);\n" : "int64_t len = %lld; (void)%lld;\n";
+  const char *len_expr = sli >= 0 ? "int64_t len = SL[b] < 0 ? 0 : (SL[b] > %s ? %s : SL[b]);\n" : "int64_t len = %s; (void)%s;\n";
   char hidx[96], yidx[128], row[96];
-  snprintf(row, sizeof row, layout ? "(b * %lld + t)" : "(t * %lld + b)", layout ? S : B);
+  snprintf(row, sizeof row, layout ? "(b * %s + t)" : "(t * %s + b)", layout ? S : B);
   for (int d = 0; d < D; d++) {
     int rev = D == 2 ? d == 1 : rev0;
     const rnn_act *f = &act[d * nact], *g2 = nact > 1 ? &act[d * nact + 1] : NULL, *h3 = nact > 2 ? &act[d * nact + 2] : NULL;
     if (layout) snprintf(hidx, sizeof hidx, "(b * %d + %d) * %lld", D, d, H);
-    else snprintf(hidx, sizeof hidx, "(%d * %lld + b) * %lld", d, B, H);
-    if (layout) snprintf(yidx, sizeof yidx, "((b * %lld + t) * %d + %d) * %lld", S, D, d, H);
-    else snprintf(yidx, sizeof yidx, "((t * %d + %d) * %lld + b) * %lld", D, d, B, H);
+    else snprintf(hidx, sizeof hidx, "(%d * %s + b) * %lld", d, B, H);
+    if (layout) snprintf(yidx, sizeof yidx, "((b * %s + t) * %d + %d) * %lld", S, D, d, H);
+    else snprintf(yidx, sizeof yidx, "((t * %d + %d) * %s + b) * %lld", D, d, B, H);
     /* gate k, unit j bias: Wb[k] + Rb[k] */
     char bias[8][96];
     for (int k = 0; k < G; k++) {
@@ -162,9 +188,9 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       else bias[k][0] = 0;
     }
     sb_printf(c, "    /* direction %d (%s) */\n", d, rev ? "reverse" : "forward");
-    sb_printf(c, "    ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, X, %lld, W + %lld, %lld, 0.0f, xw, %lld);\n", S * B, GH, I, I,
+    sb_printf(c, "    ecg_rt1_sgemm(0, 1, %s, %lld, %lld, 1.0f, X, %lld, W + %lld, %lld, 0.0f, xw, %lld);\n", rnn_prod(p1, sizeof p1, 1, S, B), GH, I, I,
               (long long)d * GH * I, I, GH);
-    sb_printf(c, "    for (int64_t b = 0; b < %lld; b++)\n      for (int64_t j = 0; j < %lld; j++) {\n", B, H);
+    sb_printf(c, "    for (int64_t b = 0; b < %s; b++)\n      for (int64_t j = 0; j < %lld; j++) {\n", B, H);
     if (h0i >= 0) sb_printf(c, "        h[b * %lld + j] = H0[%s + j];\n", H, hidx);
     else sb_printf(c, "        h[b * %lld + j] = 0.0f;\n", H);
     if (lstm) {
@@ -172,10 +198,10 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
       else sb_printf(c, "        cs[b * %lld + j] = 0.0f;\n", H);
     }
     sb_printf(c, "      }\n");
-    sb_printf(c, "    for (int64_t s = 0; s < %lld; s++) {\n", S);
-    sb_printf(c, "      ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, h, %lld, R + %lld, %lld, 0.0f, hr, %lld);\n", B,
+    sb_printf(c, "    for (int64_t s = 0; s < %s; s++) {\n", S);
+    sb_printf(c, "      ecg_rt1_sgemm(0, 1, %s, %lld, %lld, 1.0f, h, %lld, R + %lld, %lld, 0.0f, hr, %lld);\n", B,
               gru && !lbr ? 2 * H : GH, H, H, (long long)d * GH * H, H, GH);
-    sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) {\n        ", B);
+    sb_printf(c, "      for (int64_t b = 0; b < %s; b++) {\n        ", B);
     sb_printf(c, len_expr, S, S);
     sb_printf(c, "        if (s >= len) { for (int64_t j = 0; j < %lld; j++) rh[b * %lld + j] = 0.0f; continue; }\n", H, H);
     sb_printf(c, "        int64_t t = %s;\n", rev ? "len - 1 - s" : "s");
@@ -225,9 +251,9 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     sb_printf(c, "        }\n      }\n");
     if (gru && !lbr) {
       /* h~ = g(Xt Wh^T + (r . H) Rh^T + Rbh + Wbh) */
-      sb_printf(c, "      ecg_rt1_sgemm(0, 1, %lld, %lld, %lld, 1.0f, rh, %lld, R + %lld, %lld, 0.0f, hr + %lld, %lld);\n", B, H, H, H,
+      sb_printf(c, "      ecg_rt1_sgemm(0, 1, %s, %lld, %lld, 1.0f, rh, %lld, R + %lld, %lld, 0.0f, hr + %lld, %lld);\n", B, H, H, H,
                 (long long)d * GH * H + 2 * H * H, H, 2 * H, GH);
-      sb_printf(c, "      for (int64_t b = 0; b < %lld; b++) {\n        ", B);
+      sb_printf(c, "      for (int64_t b = 0; b < %s; b++) {\n        ", B);
       sb_printf(c, len_expr, S, S);
       sb_printf(c, "        if (s >= len) continue;\n        int64_t t = %s;\n", rev ? "len - 1 - s" : "s");
       sb_printf(c, "        const float *gx = xw + %s * %lld, *q = hr + b * %lld;\n", row, GH, GH);
@@ -241,7 +267,7 @@ int emit_rnn(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     sb_printf(c, "    }\n");
     if (yhi >= 0 || yci >= 0) {
-      sb_printf(c, "    for (int64_t b = 0; b < %lld; b++) {\n      ", B);
+      sb_printf(c, "    for (int64_t b = 0; b < %s; b++) {\n      ", B);
       sb_printf(c, len_expr, S, S);
       sb_printf(c, "      for (int64_t j = 0; j < %lld; j++) {\n", H);
       if (yhi >= 0) sb_printf(c, "        YH[%s + j] = len > 0 ? h[b * %lld + j] : 0.0f;\n", hidx, H);

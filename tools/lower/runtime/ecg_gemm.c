@@ -1182,6 +1182,7 @@ static size_t conv_per_thread(const ecg_conv_params *p) {
 }
 
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads) {
+  if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return 0; /* an empty output: the conv does nothing */
   if (conv_blocked(p)) /* one padded plane, shared by the threads, and each thread's partial sums */
     return bk_plane_floats(p) + (size_t)(threads < 1 ? 1 : threads) * bk_part_floats(p); /* of bk_view(p) */
   return (size_t)(threads < 1 ? 1 : threads) * conv_per_thread(p);

@@ -280,7 +280,8 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * ceil(c/16) * Hp * Wp * 16 + 16 floats (Hp as above, Wp = (ow-1)*sw + (kw-1)*dw + 1),
  * plus per thread R * ceil(ow/14) * 448 floats of partial sums (R = min(oh, max(1, 56/ow))
  * output rows per work item).
- * The call uses omp_get_max_threads() threads, so `threads` must be at least that. */
+ * The call uses omp_get_max_threads() threads, so `threads` must be at least that. 0 for an
+ * empty output (n, m, oh or ow at most 0: ecg_rt1_conv2d returns at once). */
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
 /* y [n, m, oh, ow] = act(conv(x [n, c, h, w], w) + bias [m]); bias may be NULL.
  * packed_w from ecg_rt1_conv2d_pack, scratch of ecg_rt1_conv2d_scratch_floats(p, threads) floats.
