@@ -73,6 +73,15 @@ setup() {
   [ ! -e "$T/mm" ]
 }
 
+@test "dynamic-shape build: a One-to-One kernel over two symbols with a run-time scalar operand is right (its scalar's local no longer shadows a symbol)" {
+  "$BIN/onnx2ecg" "$M/scale_dyn.onnx" | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/s"
+  grep -q '#define ECG_MODEL_DYNAMIC 1' "$T/s/model.h"
+  run "$BIN/ecg-bench" "$T/s" --data "$M/scale_dyn/data_3x5" --runs 1 --warmup 0
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .pass <<<"$output")" = true ]
+}
+
 @test "If whose branches give different static shapes is refused, naming the node" {
   "$BIN/onnx2ecg" "$M/if_mismatch.onnx" -o "$T/g.ecg"
   run "$BIN/ecg-lower" -o "$T/d" "$T/g.ecg"

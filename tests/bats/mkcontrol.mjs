@@ -13,6 +13,9 @@
 //   if_dyn_nested.onnx  If(c, then: If(max(x) > 0, then: Pad reflect, else: Concat - 1),
 //                     else: Pad with zeros): nested guards, the inner condition computed in
 //                     the outer branch; data_pos_true/false, data_neg_true (N 3)
+//   scale_dyn.onnx    x [N, M] symbolic, k [1] (a run-time scalar), y = k * x + k: a One-to-One
+//                     kernel over two symbols with a scalar operand (its local once shadowed
+//                     the second symbol: the loop ran N * k elements); data_3x5 (k 2.5)
 //   scan_rev.onnx     Scan-11 over x [2,4,3] along axis 1 in reverse: running sum state
 //                     [2,3] (scan input axis 1 -> slices [2,3]) and the partial sums
 //                     written along output axis 1 ([2,4,3]), plus a value read from outside;
@@ -91,6 +94,13 @@ for (const n of [3, 5]) {
   const xv = x.slice(0, n);
   data(`if_dyn/data_${n}_true`, [['xs', FLOAT, [n], xv], ['c', BOOL, [], [1]]], [['y', FLOAT, [n + 2], [xv[1], ...xv, xv[n - 2]]]]);
   data(`if_dyn/data_${n}_false`, [['xs', FLOAT, [n], xv], ['c', BOOL, [], [0]]], [['y', FLOAT, [n + 2], [xv[0], ...xv, xv[n - 1]].map((v) => v - 1)]]);
+}
+
+save('scale_dyn.onnx', 13, graph('scale_dyn', [node('Mul', ['k', 'xs'], ['t']), node('Add', ['t', 'k'], ['y'])],
+  [vs('xs', FLOAT, ['N', 'M']), vi('k', FLOAT, [1])], [vs('y', FLOAT, ['N', 'M'])]));
+{
+  const xv = Array.from({ length: 15 }, (_, i) => (i % 7) - 2.5);
+  data('scale_dyn/data_3x5', [['xs', FLOAT, [3, 5], xv], ['k', FLOAT, [1], [2.5]]], [['y', FLOAT, [3, 5], xv.map((v) => v * 2.5 + 2.5)]]);
 }
 
 const a3 = graph('a3', [cst('a', FLOAT, [3], [1, 2, 3])], [], [vi('a', FLOAT, [3])]);

@@ -252,7 +252,7 @@ setup() {
   [ "$status" -eq 1 ]
   # ecg-lower turns the expressions into C over the run-time symbols (the dynamic build)
   "$BIN/ecg-lower" -o "$T/d" "$T/sym.ecg"
-  grep -q 'ecg_fdiv_((s0-1), 2)' "$T/d/model.c"
+  grep -q 'ecg_fdiv_((sy0-1), 2)' "$T/d/model.c"
 }
 
 @test "onnx2ecg --dim-multiple: the hinted input dim is K times a new symbol (RDP), the dynamic build refuses other sizes; a malformed hint exits 2" {

@@ -3,7 +3,8 @@
  *
  * When an ECG keeps symbolic dims (onnx2ecg without --input-shape) and ecg-lower binds none,
  * every dim is a C expression over the graph inputs' symbols, which the generated code holds
- * in local constants s0, s1, ... (lw_dyn_prologue). RDP (format/rdp.c) stored each dim as a
+ * in local constants sy0, sy1, ... (lw_dyn_prologue; a prefix no emitter gives its own
+ * locals: the One-to-One emitters name scalar operands s1, s2, ..., which shadowed them). RDP (format/rdp.c) stored each dim as a
  * number, a symbol (DIM_SYMBOL) or an expression over the symbols (DIM_EXPR: integers,
  * symbols, + - *, (E/K) floor division); this file translates them into C once per tensor
  * and is the one place emitters get a dim, an element count or a stride from (lw_dim,
@@ -52,7 +53,7 @@ static void xp_factor(xp *p) {
     if (l > bl && !strncmp(p->s, p->sym[i], l)) { best = i; bl = l; }
   }
   if (best >= 0) {
-    sb_printf(&p->out, "s%d", best);
+    sb_printf(&p->out, "sy%d", best);
     p->s += bl;
     return;
   }
@@ -323,7 +324,7 @@ const char *lw_dim_prod(const ecg_lower *L, int id, int from, int to) {
 void lw_dyn_prologue(const ecg_lower *L, sbuf *c, const char *src) {
   if (!L->dyn || !L->n_sym) return;
   sb_printf(c, "  const int64_t ");
-  for (int i = 0; i < L->n_sym; i++) sb_printf(c, "%ss%d = %s[%d]", i ? ", " : "", i, src, i);
+  for (int i = 0; i < L->n_sym; i++) sb_printf(c, "%ssy%d = %s[%d]", i ? ", " : "", i, src, i);
   sb_printf(c, ";\n");
 }
 
