@@ -338,6 +338,14 @@ int lw_dyn_unit(const ecg_lower *L, int id, int d) {
   return !(lw_tensor_dyn(L, id) && L->dexpr[id][d]) && L->g->tensors[id]->dims[d]->value == 1;
 }
 
+void lw_dyn_dim_check(const ecg_lower *L, sbuf *c, int t, int d, const char *empty, const char *fail) {
+  const char *x = L->dexpr[t][d];
+  sb_printf(c, "  if ((%s) < !%s) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
+            x, empty);
+  lw_c_str(c, L->g->tensors[t]->name);
+  sb_printf(c, ", %d, (long long)(%s)); %s }\n", d, x, fail);
+}
+
 /* ---------------------------------------------------------------- the generated API */
 
 void lw_dyn_ctx_fields(const ecg_lower *L, sbuf *b) {
@@ -426,10 +434,7 @@ void lw_dyn_write_api(ecg_lower *L, sbuf *b) {
         for (size_t f = 0; lw_tensor_dyn(L, (int)u) && !(L->tguard && L->tguard[u]) && f < g->tensors[u]->n_dims && !seen; f++)
           if ((u < t || f < d) && L->dexpr[u][f] && !strcmp(L->dexpr[u][f], x)) seen = 1;
       if (seen) continue;
-      sb_printf(b, "  if ((%s) < !empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ",
-                x);
-      lw_c_str(b, g->tensors[t]->name);
-      sb_printf(b, ", %zu, (long long)(%s)); return -3; }\n", d, x);
+      lw_dyn_dim_check(L, b, (int)t, (int)d, "empty", "return -3;");
     }
   }
   sb_printf(b, "  ctx->empty = empty;\n  ctx->bound = 1;\n  return 0;\n}\n\n");

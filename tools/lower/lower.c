@@ -1515,9 +1515,7 @@ static int guard_kernel(ecg_lower *L, int p, ecg_err *e) {
     int t = n->outputs[o];
     for (size_t d = 0; t >= 0 && lw_tensor_dyn(L, t) && d < L->g->tensors[t]->n_dims; d++) {
       if (!L->dexpr[t][d]) continue;
-      sb_printf(&L->code, "  if ((%s) < !ctx->empty) { snprintf(ctx->msg, sizeof ctx->msg, \"the input shapes are too small for the model: tensor '%%s' dim %%d would be %%lld\", ", L->dexpr[t][d]);
-      lw_c_str(&L->code, L->g->tensors[t]->name);
-      sb_printf(&L->code, ", %zu, (long long)(%s)); ctx->err = -3; return; }\n", d, L->dexpr[t][d]);
+      lw_dyn_dim_check(L, &L->code, t, (int)d, "ctx->empty", "ctx->err = -3; return;");
     }
   }
   return ECG_OK;

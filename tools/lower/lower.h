@@ -286,6 +286,11 @@ void lw_dyn_numbers(ecg_graph *g);
  *  graph input dim that is an expression (onnx2ecg --dim-multiple), which this second RDP
  *  cannot take: ECG_ERR_INPUT naming the If. */
 int lw_dyn_flatten(ecg_graph *g, ecg_err *e);
+/** Print the generated check that symbolic dim d of tensor t (L->dexpr[t][d] not NULL) is at
+ *  least 1, or 0 when the C expression `empty` (an input is empty) holds: otherwise ctx->msg
+ *  names the tensor, the dim and its value and the statement `fail` runs (bind_: "return
+ *  -3;", a guarded kernel: "ctx->err = -3; return;"). */
+void lw_dyn_dim_check(const ecg_lower *L, sbuf *c, int t, int d, const char *empty, const char *fail);
 /** 1 when some tensor of g has a known rank and a dim that is not a number. */
 int lw_graph_symbolic(const ecg_graph *g);
 /** Enter the dynamic mode: collect the graph inputs' symbols (L->syms) and translate every
