@@ -708,19 +708,16 @@ static int flatten_round(ecg_graph *g, int *n_flat, ecg_err *e) {
     ecg_node_label(g, n, lb, sizeof lb);
     const ecg_attr *base = ecg_attr_find(n, ECG_ATTR_GUARD);
     const char *cond = g->tensors[n->inputs[0]]->name;
+    const size_t no = n->n_outputs; /* dest[b * no + k]: branch b's value of output k */
     for (int b = 0; b < 2 && rc == ECG_OK; b++) {
       snprintf(pre, sizeof pre, "%s/%s", lb, b ? "else" : "then");
-      for (size_t k = 0; k < n->n_outputs; k++) {
+      for (size_t k = 0; k < no; k++) {
         int y = n->outputs[k];
-        dest[2 * k + b] = y < 0 ? -1 : ecg_add_tensor(g, fresh_name(g, pre, g->tensors[y]->name, nb, sizeof nb), ECG_UNDEFINED, -1, NULL);
-        if (y >= 0 && dest[2 * k + b] < 0) goto oom;
+        dest[b * no + k] = y < 0 ? -1 : ecg_add_tensor(g, fresh_name(g, pre, g->tensors[y]->name, nb, sizeof nb), ECG_UNDEFINED, -1, NULL);
+        if (y >= 0 && dest[b * no + k] < 0) goto oom;
       }
-      int32_t *mine = malloc(sizeof(int32_t) * (n->n_outputs + 1));
-      if (!mine) goto oom;
-      for (size_t k = 0; k < n->n_outputs; k++) mine[k] = dest[2 * k + b];
       size_t first = g->n_nodes;
-      rc = inline_branch(g, n, cf.body[b], pre, mine, e);
-      free(mine);
+      rc = inline_branch(g, n, cf.body[b], pre, dest + b * no, e);
       for (size_t m = first; rc == ECG_OK && m < g->n_nodes; m++)
         if (guard_set(g->nodes[m], base, b ? '-' : '+', cond) != ECG_OK) goto oom;
     }
@@ -728,7 +725,7 @@ static int flatten_round(ecg_graph *g, int *n_flat, ecg_err *e) {
     /* each output: Where(cond, then value, else value), under the If's own guard */
     for (size_t k = 0; k < n->n_outputs; k++) {
       if (n->outputs[k] < 0) continue;
-      int in[3] = {n->inputs[0], dest[2 * k], dest[2 * k + 1]}, out = n->outputs[k];
+      int in[3] = {n->inputs[0], dest[k], dest[no + k]}, out = n->outputs[k];
       snprintf(nb, sizeof nb, "%s/select_%zu", lb, k);
       int w = ecg_add_node(g, nb, "Where", "", n->opset, 3, in, 1, &out);
       if (w < 0 || guard_set(g->nodes[w], base, 0, NULL) != ECG_OK || ecg_attr_set_s(g->nodes[w], ECG_ATTR_SELECT, lb) != ECG_OK) goto oom;
