@@ -233,8 +233,10 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     const ecg_schedule *sc = grp[v] >= 0 ? g->blocks[grp[v]]->schedule : NULL;
     int ifu = sc ? sc->intensive_fusion : ECG_INTENSIVE_AUTO;
     /* intensive-fusion blocks: inverted residuals, whole squeeze-and-excitation chains (not
-     * the dnnfusion plan's tails) */
-    int intensive = kind == LW_K_IBR || (kind == LW_K_SE && ecg_intensive_match(g, buf, ncore));
+     * the dnnfusion plan's tails: se.gap < 0) */
+    ecg_se_chain se;
+    const int se_tail = kind == LW_K_SE && ecg_se_match(g, buf, ncore, &se) == 0 && se.gap < 0;
+    int intensive = kind == LW_K_IBR || (kind == LW_K_SE && !se_tail);
     if (ifu != ECG_INTENSIVE_AUTO && !intensive) {
       char lb[256];
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
@@ -243,8 +245,7 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
                     ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
       break;
     }
-    ecg_se_chain se;
-    if (kind == LW_K_SE && !se_tail_here(L) && ecg_se_match(g, buf, ncore, &se) == 0 && se.gap < 0) {
+    if (se_tail && !se_tail_here(L)) {
       if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       for (int i = 0; i < nm; i++) done[buf[i]] = 1;
       continue;
