@@ -170,6 +170,22 @@ static int depend_decision(fctx *c, int p, int q, fuse_stats *st) {
   return 0;
 }
 
+/* The chain list[0..n) (topological order) keeps its intermediates inside: the outputs of
+ * list[0..n-1) are no graph outputs and are read only by members (the last member's output
+ * is the chain's). */
+static int inner_only(const fctx *c, const int *list, int n) {
+  for (int i = 0; i + 1 < n; i++) {
+    int t = c->g->nodes[list[i]]->outputs[0];
+    if (c->graph_out[t]) return 0;
+    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++) {
+      int in = 0;
+      for (int k = 0; k < n && !in; k++) in = c->cons[j] == list[k];
+      if (!in) return 0;
+    }
+  }
+  return 1;
+}
+
 /* Would successor v, joining block B, make it a squeeze-and-excitation tail (chain.h
  * ecg_se_match without the pool: a pointwise conv on a 1x1 plane [+ act] -> the Mul that
  * scales a tensor by its result, broadcasting it over the planes)? That block ecg-lower
@@ -186,14 +202,7 @@ static int se_tail_ok(fctx *c, const blockinfo *B, int v) {
   }
   ecg_se_chain se;
   if (n != B->n + 1 || ecg_se_match(c->g, list, n, &se) != 0 || se.gap >= 0 || se.scale != v) return 0;
-  for (int i = 0; i < n; i++) {
-    int t = c->g->nodes[list[i]]->outputs[0];
-    if (list[i] == v) continue;
-    if (c->graph_out[t]) return 0;
-    for (int j = c->cons_start[t]; j < c->cons_start[t + 1]; j++)
-      if (c->blk[c->cons[j]] != B->id && c->cons[j] != v) return 0;
-  }
-  return 1;
+  return inner_only(c, list, n); /* v is the last: its output leaves */
 }
 
 /* Try to join v to block B as a successor (succ = 1) or predecessor of member u; counts
@@ -380,18 +389,7 @@ static int se_merge(fctx *c, const int *order, int *nblk, int *seed, ecg_mapping
     for (int len = nc; len >= 3; len--) {
       ecg_se_chain se;
       if (ecg_se_match(g, cand, len, &se) != 0) continue;
-      int ok = 1;
-      /* intermediates: no reader outside, no graph output */
-      for (int i = 0; i < len && ok; i++) {
-        int t = g->nodes[cand[i]]->outputs[0];
-        if (t == se.y) continue;
-        if (c->graph_out[t]) ok = 0;
-        for (int j = c->cons_start[t]; ok && j < c->cons_start[t + 1]; j++) {
-          int in = 0;
-          for (int k = 0; k < len; k++) in |= c->cons[j] == cand[k];
-          ok = in;
-        }
-      }
+      int ok = inner_only(c, cand, len); /* se.y, the last member's output, leaves */
       for (int i = 0; i < len && ok; i++) ok = block_is(c, cand[i], cand, len);
       if (!ok) continue;
       int id = (*nblk)++;
