@@ -82,6 +82,11 @@ static int node_touches_half(const ecg_lower *L, const ecg_node *n) {
   return 0;
 }
 
+void lw_ptr_opt(ecg_lower *L, const ecg_node *n, int i, char *buf, size_t sz) {
+  if (i >= 0 && (size_t)i < n->n_inputs && n->inputs[i] >= 0) snprintf(buf, sz, "%s", lw_ptr(L, n->inputs[i]));
+  else snprintf(buf, sz, "NULL");
+}
+
 const char *lw_ptr(ecg_lower *L, int id) {
   static __thread char ring[16][160];
   static __thread int slot;

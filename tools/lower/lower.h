@@ -527,6 +527,9 @@ ecg_emit_fn lw_cl_emitter(ecg_emit_fn fn);
 /** C expression of tensor id's base pointer, typed as pointer to its C element type
  *  (const for weights). Writes into a small rotating buffer: copy if kept long. */
 const char *lw_ptr(ecg_lower *L, int tensor_id);
+/** Optional input i of node n as C into buf (sz bytes): lw_ptr of it, or NULL when the
+ *  node has no such input (a bias left out). */
+void lw_ptr_opt(ecg_lower *L, const ecg_node *n, int i, char *buf, size_t sz);
 /** True when tensors a and b resolve to the same storage (a Reorganize alias). */
 int lw_same_storage(const ecg_lower *L, int a, int b);
 /** Fail with ECG_ERR_INPUT and "node 'NAME' (OP): <message>" (printf-style); the one

@@ -16,12 +16,6 @@ static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
   lw_act_init((int)k, a, b, buf, sz);
 }
 
-/* C expression of optional input i of node n (NULL when absent). */
-static void opt_ptr(ecg_lower *L, const ecg_node *n, int i, char *buf, size_t sz) {
-  if ((size_t)i < n->n_inputs && n->inputs[i] >= 0) snprintf(buf, sz, "%s", lw_ptr(L, n->inputs[i]));
-  else snprintf(buf, sz, "NULL");
-}
-
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   lw_kernel *K = &L->k[k];
   const ecg_graph *g = L->g;
@@ -65,12 +59,12 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   }
   char x[200], w1[200], b1[200], wd[200], bd[200], w2[200], b2[200], y[200];
   snprintf(x, sizeof x, "%s", lw_ptr(L, P1 ? P1->inputs[0] : D->inputs[0]));
-  if (P1) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk1); opt_ptr(L, P1, 2, b1, sizeof b1); }
+  if (P1) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk1); lw_ptr_opt(L, P1, 2, b1, sizeof b1); }
   else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
   snprintf(wd, sizeof wd, "%s", lw_ptr(L, D->inputs[1]));
-  opt_ptr(L, D, 2, bd, sizeof bd);
+  lw_ptr_opt(L, D, 2, bd, sizeof bd);
   snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2);
-  opt_ptr(L, P2, 2, b2, sizeof b2);
+  lw_ptr_opt(L, P2, 2, b2, sizeof b2);
   snprintf(y, sizeof y, "%s", lw_ptr(L, P2->outputs[0]));
   sb_printf(&L->code, "  ecg_rt1_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);
   return ECG_OK;

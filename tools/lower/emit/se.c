@@ -17,12 +17,6 @@ static void act_init(const ecg_lower *L, int t, const int *ns, int n, char *buf,
   lw_act_init((int)k, a, b, buf, sz);
 }
 
-/* C expression of optional input i of node n (NULL when absent). */
-static void opt_ptr(ecg_lower *L, const ecg_node *n, int i, char *buf, size_t sz) {
-  if ((size_t)i < n->n_inputs && n->inputs[i] >= 0) snprintf(buf, sz, "%s", lw_ptr(L, n->inputs[i]));
-  else snprintf(buf, sz, "NULL");
-}
-
 int lw_emit_se(ecg_lower *L, int k, ecg_err *e) {
   const lw_kernel *K = &L->k[k];
   const ecg_graph *g = L->g;
@@ -55,9 +49,9 @@ int lw_emit_se(ecg_lower *L, int k, ecg_err *e) {
   char x[200], in[200], w1[200], b1[200], b2[200], y[200];
   snprintf(x, sizeof x, "%s", lw_ptr(L, se.x));
   snprintf(in, sizeof in, "%s", pool ? "NULL" : lw_ptr(L, se.u));
-  if (pool) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk[0]); opt_ptr(L, F1, 2, b1, sizeof b1); }
+  if (pool) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk[0]); lw_ptr_opt(L, F1, 2, b1, sizeof b1); }
   else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
-  opt_ptr(L, F2, 2, b2, sizeof b2);
+  lw_ptr_opt(L, F2, 2, b2, sizeof b2);
   snprintf(y, sizeof y, "%s", lw_ptr(L, se.y));
   sb_printf(&L->code, "  ecg_rt1_se(&se%d, %s, %s, %s, %s, ctx->pk[%d], %s, %s, ctx->scratch);\n", u, x, in, w1, b1, pk[1], b2, y);
   return ECG_OK;
