@@ -936,6 +936,16 @@ int main(int argc, char **argv) {
     p.count_include_pad = ri(0, 1);
     test_pool(p, r & 1);
   }
+  for (int r = 0; r < 40; r++) { /* max pools in registers (ecg_pool.c maxpool_row_reg): wide windows up to its
+                                  * kw limit of 17, columns from the second and third vectors, several
+                                  * output vectors per row, pads and partial windows on both sides */
+    ecg_pool_params p;
+    memset(&p, 0, sizeof p);
+    p.n = 1; p.c = ri(1, 3); p.h = ri(1, 12); p.w = ri(1, 70);
+    p.kh = ri(1, 3); p.kw = r < 8 ? 17 : ri(1, 9); p.sh = ri(1, 2); p.sw = ri(1, 2); p.dh = 1; p.dw = 1;
+    p.pt = ri(0, p.kh - 1); p.pl = ri(0, p.kw - 1); p.pb = ri(0, p.kh - 1); p.pr = ri(0, p.kw - 1);
+    test_pool(p, 1);
+  }
   for (int k = 0; k <= 6; k++) { /* activations over a wide range, vector body and tail */
     ecg_act a = {(ecg_act_kind)k, 0, 0};
     if (k == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }
