@@ -66,6 +66,14 @@ setup() {
   blocks=$(jq '.blocks' "$T/low/model.json")
   "$BIN/ecg-bench" "$T/low" --random 1 --runs 2 -q --profile "$T/p.json" --trace "$T/t.json" > /dev/null
   jq -e --argjson b "$blocks" '.kernels | length == $b' "$T/p.json"
+  # each kernel names the ECG fusion block it generates (-1: a node of no block), as
+  # model.json's kernel_costs do: every block of the ECG once, in the kernels' order
+  local nblk
+  nblk=$("$BIN/onnx2ecg" "$m" --input-shape input=1x3x64x64 | "$BIN/ecg-fuse" | "$BIN/ecg-dump" --json | jq '.blocks | length')
+  [ "$nblk" -gt 10 ]
+  jq -e --argjson n "$nblk" '[.kernels[].block | select(. >= 0)] == [range($n)]' "$T/p.json"
+  jq -e '[.kernel_costs[].block]' "$T/low/model.json" > "$T/kb.json"
+  jq -e --slurpfile kb "$T/kb.json" '[.kernels[].block] == $kb[0]' "$T/p.json"
   local flops_model
   flops_model=$("$BIN/onnx2ecg" "$m" --input-shape input=1x3x64x64 | "$BIN/ecg-fuse" --report - -o /dev/null 2>&1 >/dev/null | jq '.. | objects | select(has("flops")) | .flops' | head -1)
   jq -e --argjson f "$flops_model" '.flops == $f' "$T/p.json"

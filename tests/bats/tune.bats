@@ -138,15 +138,41 @@ setup() {
 @test "ecg-partition --tune: --emit-candidates and --measure farm the first round out; the tuner reuses their lines" {
   local d="$ECG_OUT/farm"
   rm -rf "$d"; mkdir -p "$d"
-  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --emit-candidates "$d/cand"
+  "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --tune-in subgraph --emit-candidates "$d/cand"
   local n; n=$(ls "$d/cand"/*.ecg | wc -l)
   [ "$n" -ge 1 ] && [ "$n" -le 4 ]
   local f
   for f in "$d/cand"/*.ecg; do "$BIN/ecg-partition" --measure "$f" --runs 2 --warmup 0 >> "$d/log.jsonl"; done
   [ "$(wc -l < "$d/log.jsonl")" -eq "$n" ]
-  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --tune-in subgraph --runs 2 --warmup 0 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
   [ "$status" -eq 0 ]
-  jq -e '.partition.tune | .from_log >= 1 and .no_reformer' "$d/r.json"
+  jq -e '.partition.tune | .from_log >= 1 and .no_reformer and .tune_in == "subgraph"' "$d/r.json"
+  jq -se 'all(.[]; .in == "subgraph")' "$d/log.jsonl"
+}
+
+@test "ecg-partition --tune-in model: each unit's time is the sum of its blocks' kernels in the profiled model (the units of all subgraphs add up to the model)" {
+  local d="$ECG_OUT/inmodel"
+  rm -rf "$d"; mkdir -p "$d"
+  # AGO-NR (the subgraph itself is the unit), a short search per subgraph (--patience 1): the
+  # first line of each subgraph is its start, the input's schedules; every kernel of the
+  # model lies in exactly one subgraph
+  local nsub; nsub=$("$BIN/ecg-dump" --json "$ECG_OUT/cls.ecg" | jq '.subgraphs | length')
+  [ "$nsub" -ge 3 ]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --no-reformer --budget 100 --patience 1 --runs 20 --warmup 3 --tune-log "$d/log.jsonl" --report "$d/r.json" -o "$d/t.ecg"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .tune_in == "model" and .measured >= 1' "$d/r.json"
+  jq -se --argjson n "$nsub" 'all(.[]; .in == "model" and (.invalid or .ms > 0)) and ([.[].sub] | unique | length == $n)' "$d/log.jsonl"
+  # the whole model, profiled the same way: the starts add up to its kernels' total, within run-to-run noise
+  rm -rf "$d/lo"
+  "$BIN/ecg-lower" -o "$d/lo" "$ECG_OUT/cls.ecg"
+  "$BIN/ecg-bench" "$d/lo" --random 1 --runs 20 --warmup 3 -q --profile "$d/p.json" > /dev/null
+  local units total
+  units=$(jq -s 'group_by(.sub) | map(.[0].ms) | add' "$d/log.jsonl"); total=$(jq '.total_ms' "$d/p.json")
+  echo "units $units, model $total"
+  awk -v u="$units" -v t="$total" 'BEGIN { exit !(u > 0.75 * t && u < 1.33 * t) }'
+  # a unit is only part of the model: each below the total
+  jq -se --argjson t "$total" 'all(.[]; .invalid or .ms < $t)' "$d/log.jsonl"
 }
 
 @test "ecg-partition --tune: usage errors" {
@@ -157,6 +183,15 @@ setup() {
   run --separate-stderr "$BIN/ecg-partition" --measure "$ECG_OUT/nonexistent.ecg"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"nonexistent.ecg"* ]]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --tune-in everywhere
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--tune-in expects model or subgraph"* ]]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune-in subgraph
+  [ "$status" -eq 2 ]
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --emit-candidates "$BATS_TEST_TMPDIR/c"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"needs --tune-in subgraph"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/c" ]
 }
 
 @test "schedule: every conv_algo forced on a 3x3 stride-1 conv (resnet18 at 56x56) stays correct against ONNX Runtime" {

@@ -20,6 +20,7 @@ typedef struct kprof {
   double ms;          /**< mean ms per run */
   long long flops;    /**< -1 when model.json has no cost for it */
   long long bytes;
+  int block;          /**< the ECG fusion block it generates (model.json), -1: none or unknown */
 } kprof;
 
 /** Parse the runner's profile ("MS TAB PCT% TAB INDEX TAB NAME" lines after a '#' line)
@@ -37,25 +38,28 @@ static int parse_runner_profile(char *text, kprof **ks, int *n, ecg_err *e) {
     kprof *nk = realloc(*ks, sizeof *nk * (size_t)(*n + 1));
     if (!nk) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     *ks = nk;
-    nk[*n] = (kprof){.name = strdup(line + off), .ms = ms, .flops = -1, .bytes = -1};
+    nk[*n] = (kprof){.name = strdup(line + off), .ms = ms, .flops = -1, .bytes = -1, .block = -1};
     if (!nk[*n].name) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     (*n)++;
   }
   return ECG_OK;
 }
 
-/** Fill ks[].flops/bytes from model.json's "kernel_costs" ({"index": I, "flops": F,
- *  "bytes": B} objects). A directory lowered before kernel_costs existed leaves -1. */
+/** Fill ks[].block/flops/bytes from model.json's "kernel_costs" ({"index": I, "block": K,
+ *  "flops": F, "bytes": B} objects; before "block" existed, without it). A directory
+ *  lowered before kernel_costs existed leaves -1. */
 static void read_costs(const char *json, kprof *ks, int n) {
   const char *p = strstr(json, "\"kernel_costs\"");
   if (!p) return;
   const char *end = strchr(p, ']');
   for (p = strchr(p, '{'); p && (!end || p < end); p = strchr(p + 1, '{')) {
-    int idx;
+    int idx, blk = -1;
     long long f, b;
-    if (sscanf(p, "{\"index\": %d, \"flops\": %lld, \"bytes\": %lld}", &idx, &f, &b) == 3 && idx >= 0 && idx < n) {
+    if ((sscanf(p, "{\"index\": %d, \"block\": %d, \"flops\": %lld, \"bytes\": %lld}", &idx, &blk, &f, &b) == 4 ||
+         sscanf(p, "{\"index\": %d, \"flops\": %lld, \"bytes\": %lld}", &idx, &f, &b) == 3) && idx >= 0 && idx < n) {
       ks[idx].flops = f;
       ks[idx].bytes = b;
+      ks[idx].block = blk;
     }
   }
 }
@@ -136,7 +140,7 @@ int bt_profile_report(const char *dir, const char *model, const char *runner_pro
       double gbs = k->bytes >= 0 && k->ms > 0 ? k->bytes / (k->ms * 1e6) : NAN;
       double ai = k->bytes > 0 && k->flops >= 0 ? (double)k->flops / (double)k->bytes : NAN;
       double attainable = isfinite(ai) ? fmin(peak, ai * bw) : NAN;
-      fprintf(f, "%s\n {\"index\":%d,\"name\":", i ? "," : "", i);
+      fprintf(f, "%s\n {\"index\":%d,\"block\":%d,\"name\":", i ? "," : "", i, k->block);
       bt_json_print_string(f, k->name);
       fputs(",\"ms\":", f);
       bt_json_print_number(f, k->ms);

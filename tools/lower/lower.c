@@ -1350,7 +1350,11 @@ static int count_passes(const ecg_lower *L) {
 }
 
 /* model.json "kernel_costs": one object a line per kernel, in execution order (the index
- * of the runner's --profile lines): {"index", "flops", "bytes"} (lw_kernel_cost). */
+ * of the runner's --profile lines): {"index", "block", "flops", "bytes"} (lw_kernel_cost;
+ * block: the ECG fusion block the kernel generates, -1 for a node of no block; the stage
+ * kernels of an intensive-fusion block lowered with intensive_fusion off all name it).
+ * ecg-bench --profile copies block into its kernels, ecg-partition --tune sums a block's
+ * kernels from it (tuning in context). */
 static void json_kernel_costs(sbuf *b, const ecg_lower *L) {
   int *producer = malloc(sizeof(int) * (L->g->n_tensors + 1));
   if (!producer) { b->oom = 1; return; }
@@ -1358,7 +1362,8 @@ static void json_kernel_costs(sbuf *b, const ecg_lower *L) {
   for (int k = 0; k < L->nk; k++) {
     int64_t flops, bytes;
     lw_kernel_cost(L, producer, k, &flops, &bytes);
-    sb_printf(b, "%s\n  {\"index\": %d, \"flops\": %lld, \"bytes\": %lld}", k ? "," : "", k, (long long)flops, (long long)bytes);
+    sb_printf(b, "%s\n  {\"index\": %d, \"block\": %d, \"flops\": %lld, \"bytes\": %lld}", k ? "," : "", k,
+              L->k[k].nm > 0 ? L->g->nodes[L->k[k].members[0]]->fusion_block : -1, (long long)flops, (long long)bytes);
   }
   free(producer);
 }

@@ -76,8 +76,12 @@ static void usage(FILE *f) {
           "  --seed S           order of the candidates (default 1)\n"
           "  --no-intensive     AGO-NI: no intensive fusion at all (intensive_fusion pinned off)\n"
           "  --no-reformer      AGO-NR: no SPLIT/JOIN, each subgraph searched directly\n"
+          "  --tune-in W        where a candidate is measured: model (default: the whole model\n"
+          "                     lowered and profiled, the candidate's blocks' kernel times summed)\n"
+          "                     or subgraph (its blocks extracted and timed alone, AGO's setting)\n"
           "  --emit-candidates DIR  write the first round's candidate ECGs (DIR/KEY.ecg), measure\n"
           "                     none, write no ECG: measure them anywhere with --measure\n"
+          "                     (standalone subgraphs: needs --tune-in subgraph)\n"
           "  --measure FILE     lower and time one candidate ECG; print its tuning-log line\n"
           "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
           "                     a|conv_algo (auto, gemm, gemm_t, winograd, blocked), v|vector_width, u|unroll,\n"
@@ -179,10 +183,10 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   if (ts)
     fprintf(f, ", \"tune\": {\"budget\": %d, \"explored\": %d, \"measured\": %d, \"from_log\": %d, \"refused\": %d, \"seconds\": %.3f, "
                "\"subgraphs\": %d, \"mini_subgraphs\": %d, \"blocks_scheduled\": %d, \"intensive_on\": %d, \"intensive_off\": %d, "
-               "\"no_intensive\": %s, \"no_reformer\": %s, \"threads\": %d}",
+               "\"no_intensive\": %s, \"no_reformer\": %s, \"tune_in\": \"%s\", \"threads\": %d}",
             to->budget, ts->measured + ts->reused, ts->measured, ts->reused, ts->invalid, ts->seconds, ts->subgraphs, ts->minis,
             ts->blocks_scheduled, ts->intensive_on, ts->intensive_off, to->no_intensive ? "true" : "false",
-            to->no_reformer ? "true" : "false", to->threads);
+            to->no_reformer ? "true" : "false", to->in_subgraph ? "subgraph" : "model", to->threads);
   fprintf(f, "}}\n");
   free(wt);
   free(sorted);
@@ -193,7 +197,7 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
        OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE,
        OPT_TUNE, OPT_BUDGET, OPT_TIMEOUT, OPT_TUNE_LOG, OPT_PATIENCE, OPT_RUNS, OPT_WARMUP, OPT_THREADS, OPT_SEED, OPT_NO_INTENSIVE,
-       OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED };
+       OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED, OPT_TUNE_IN };
 
 /* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
  * a|conv_algo (auto, gemm, gemm_t, winograd, blocked or 0..4), v|vector_width, u|unroll,
@@ -280,12 +284,12 @@ int main(int argc, char **argv) {
       {"runs", 0, 1, OPT_RUNS},         {"warmup", 0, 1, OPT_WARMUP},         {"threads", 0, 1, OPT_THREADS},
       {"seed", 0, 1, OPT_SEED},         {"no-intensive", 0, 0, OPT_NO_INTENSIVE}, {"no-reformer", 0, 0, OPT_NO_REFORMER},
       {"emit-candidates", 0, 1, OPT_EMIT_CAND}, {"measure", 0, 1, OPT_MEASURE}, {"fit-data", 0, 1, OPT_FIT_DATA},
-      {"set-schedule", 0, 1, OPT_SET_SCHED},
+      {"set-schedule", 0, 1, OPT_SET_SCHED}, {"tune-in", 0, 1, OPT_TUNE_IN},
       {0, 0, 0, 0}};
   const char *set_sched[16];
   int n_set = 0;
   pt_tune_opts to = {.budget = 100, .patience = 4, .runs = 10, .warmup = 2, .threads = 1, .seed = 1};
-  int tune = 0, seed = 1;
+  int tune = 0, seed = 1, tune_in = 0;
   const char *measure = NULL;
   double share = -1;
   const char *sweeps = NULL;
@@ -377,6 +381,12 @@ int main(int argc, char **argv) {
     case OPT_TUNE_LOG: to.log = val; break;
     case OPT_NO_INTENSIVE: to.no_intensive = true; break;
     case OPT_NO_REFORMER: to.no_reformer = true; break;
+    case OPT_TUNE_IN:
+      if (!strcmp(val, "model")) to.in_subgraph = false;
+      else if (!strcmp(val, "subgraph")) to.in_subgraph = true;
+      else return cli_fail(PROG, ECG_ERR_USAGE, "--tune-in expects model or subgraph (try --help)");
+      tune_in = 1;
+      break;
     case OPT_EMIT_CAND: to.emit_dir = val; break;
     case OPT_MEASURE: measure = val; break;
     case OPT_FIT_DATA: to.fit_out = val; break;
@@ -399,8 +409,10 @@ int main(int argc, char **argv) {
     if (rc) fprintf(stderr, PROG ": %s\n", e.msg);
     return rc;
   }
-  if (!tune && (to.log || to.emit_dir || to.fit_out || to.no_intensive || to.no_reformer))
-    return cli_fail(PROG, ECG_ERR_USAGE, "--tune-log, --emit-candidates, --fit-data, --no-intensive and --no-reformer go with --tune (try --help)");
+  if (!tune && (to.log || to.emit_dir || to.fit_out || to.no_intensive || to.no_reformer || tune_in))
+    return cli_fail(PROG, ECG_ERR_USAGE, "--tune-log, --emit-candidates, --fit-data, --no-intensive, --no-reformer and --tune-in go with --tune (try --help)");
+  if (to.emit_dir && !to.in_subgraph)
+    return cli_fail(PROG, ECG_ERR_USAGE, "--emit-candidates writes standalone subgraph candidates: it needs --tune-in subgraph (try --help)");
   if (tune && n_set) return cli_fail(PROG, ECG_ERR_USAGE, "--set-schedule and --tune exclude each other (the tuner chooses the schedules)");
   if (tune && (eop || sweeps)) return cli_fail(PROG, ECG_ERR_USAGE, "--tune excludes --eop and --emit-sweeps");
   if (!strcmp(in, "-") && isatty(fileno(stdin))) {

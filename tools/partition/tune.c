@@ -127,10 +127,30 @@ static void shq(char *out, size_t cap, const char *s) {
   out[k < cap ? k : cap - 1] = 0;
 }
 
-/* Lower and time candidate file ecg_path in work dir wd: *ms the median, or *ms = NAN and
- * *invalid = 1 when ecg-lower refuses it (why: its message) or the run fails. */
-static int measure_path(const char *ecg_path, const char *wd, const pt_tune_opts *o, double *ms, int *invalid, char *why,
-                        size_t cap, ecg_err *e) {
+/* The sum of the mean times (ms) of the kernels of ecg-bench --profile file path whose
+ * "block" is marked in unit[0..nblocks): *ms, or 0 when no kernel line names one (a unit
+ * of zero-copy kernels). Returns 0, or -1 when the file cannot be read. */
+static int profile_sum(const char *path, const unsigned char *unit, int nblocks, double *ms) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[8192];
+  double sum = 0;
+  while (fgets(line, sizeof line, f)) {
+    double b, t;
+    if (!strstr(line, "\"index\":") || !jsonl_num(line, "block", &b) || !jsonl_num(line, "ms", &t)) continue;
+    if (b >= 0 && b < nblocks && unit[(int)b]) sum += t;
+  }
+  fclose(f);
+  *ms = sum;
+  return 0;
+}
+
+/* Lower and time candidate file ecg_path in work dir wd: *ms the median of the runs, or
+ * with unit (in-model tuning, nblocks entries) the sum of the mean times of the kernels
+ * of the marked blocks (profile_sum); *ms = NAN and *invalid = 1 when ecg-lower refuses it
+ * (why: its message) or the run fails. */
+static int measure_path(const char *ecg_path, const char *wd, const pt_tune_opts *o, const unsigned char *unit, int nblocks,
+                        double *ms, int *invalid, char *why, size_t cap, ecg_err *e) {
   char lower[PATH_MAX + 64], bench[PATH_MAX + 64], qe[PATH_MAX + 16], ql[PATH_MAX + 96], qd[PATH_MAX + 16], qerr[PATH_MAX + 16], cmd[8 * PATH_MAX];
   char dir[PATH_MAX], err[PATH_MAX];
   tool_path("ecg-lower", lower, sizeof lower);
@@ -162,7 +182,14 @@ static int measure_path(const char *ecg_path, const char *wd, const pt_tune_opts
     }
     return ecg_errf(e, ECG_ERR_INPUT, "%s: ecg-lower failed (status %d)", ecg_path, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
   }
-  snprintf(cmd, sizeof cmd, "%s %s --random 1 --runs %d --warmup %d --threads %d -q 2>%s", ql2, qd, o->runs, o->warmup, o->threads, qerr);
+  char prof[PATH_MAX + 16], qp[PATH_MAX + 32], popt[PATH_MAX + 48] = "";
+  snprintf(prof, sizeof prof, "%s/p.json", wd);
+  if (unit) {
+    shq(qp, sizeof qp, prof);
+    snprintf(popt, sizeof popt, " --profile %s", qp);
+  }
+  snprintf(cmd, sizeof cmd, "%s %s --random 1 --runs %d --warmup %d --threads %d%s -q 2>%s", ql2, qd, o->runs, o->warmup, o->threads,
+           popt, qerr);
   FILE *p = popen(cmd, "r");
   if (!p) return ecg_errf(e, ECG_ERR_INTERNAL, "cannot run %s: %s", bench, strerror(errno));
   char line[4096] = "";
@@ -174,6 +201,11 @@ static int measure_path(const char *ecg_path, const char *wd, const pt_tune_opts
   if (st != 0 || !isfinite(v)) {
     *invalid = 1;
     snprintf(why, cap, "ecg-bench failed (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return ECG_OK;
+  }
+  if (unit && profile_sum(prof, unit, nblocks, &v) != 0) {
+    *invalid = 1;
+    snprintf(why, cap, "ecg-bench wrote no profile");
     return ECG_OK;
   }
   *ms = v;
@@ -237,8 +269,8 @@ static int log_load(tlog *L, const char *path, int threads, ecg_err *e) {
 static void log_line(FILE *f, const tlog *L, const pt_tune_opts *o, uint64_t key, int sub, const char *unit,
                      const char *sched, double ms, int invalid) {
   fprintf(f, "{\"key\": \"%016llx\", \"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\", \"runs\": %d, \"sub\": %d, \"unit\": \"%s\", "
-             "\"sched\": \"%s\", \"ms\": ",
-          (unsigned long long)key, L->cpu, L->isa, o->threads, o->runs, sub, unit, sched);
+             "\"in\": \"%s\", \"sched\": \"%s\", \"ms\": ",
+          (unsigned long long)key, L->cpu, L->isa, o->threads, o->runs, sub, unit, o->in_subgraph ? "subgraph" : "model", sched);
   if (isfinite(ms)) fprintf(f, "%.6g", ms);
   else fprintf(f, "null");
   fprintf(f, ", \"invalid\": %s}\n", invalid ? "true" : "false");
@@ -261,6 +293,10 @@ typedef struct tuner {
                            refused it (BAD below; what a block takes depends on whether it is
                            one fused kernel or its stages) */
   unsigned char *ibr;   /* per block: an intensive-fusion block (block_ibr) */
+  knobs *ctx;           /* in-model tuning: per block, its schedule in the candidates' model
+                           (the best so far of tuned blocks and of the subgraph being tuned) */
+  unsigned char *ctx_set; /* per block: ctx holds its schedule (else the input's stays) */
+  unsigned char *unit;  /* in-model tuning: per block, in the unit being measured */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
   double t0;
@@ -299,37 +335,63 @@ static void sched_str(const int *blk, int nb, const knobs *k, char *out, size_t 
   }
 }
 
-/* The standalone ECG of blocks blk[0..nb) with knobs k[] as their schedules. */
+/* Put knobs k on block b of g in place of its schedule (none when all are 0); the caller
+ * saved the old one. ECG_OK or ECG_ERR_INTERNAL (out of memory). */
+static int put_knobs(ecg_graph *g, int b, const knobs *k, ecg_err *e) {
+  ecg_block *blk = g->blocks[b];
+  blk->schedule = NULL;
+  if (knobs_default(k)) return ECG_OK;
+  if (ecg_block_set_schedule(g, b, NULL, 0, k->v[K_VEC], k->v[K_UNROLL], false) != ECG_OK)
+    return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  blk->schedule->threads = k->v[K_THREADS];
+  blk->schedule->conv_algo = k->v[K_ALGO];
+  blk->schedule->intensive_fusion = k->v[K_INTENSIVE];
+  return ECG_OK;
+}
+
+/* The candidate ECG of the unit blk[0..nb) under knobs k[]: the standalone ECG of its
+ * blocks (--tune-in subgraph), or a copy of the whole graph with every block of T->ctx_set
+ * at T->ctx and the unit's at k (in-model tuning). */
 static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_graph **out, ecg_err *e) {
   ecg_graph *g = T->g;
+  const int whole = !T->o->in_subgraph;
+  const size_t nblk = g->n_blocks;
   bool *keep = calloc(g->n_nodes + 1, sizeof *keep);
   if (!keep) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   /* the schedules go on g's blocks for the copy, and come off again */
-  ecg_schedule **saved = calloc((size_t)nb + 1, sizeof *saved);
-  if (!saved) { free(keep); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-  int rc = ECG_OK, done = 0;
-  for (int i = 0; i < nb && rc == ECG_OK; i++, done++) {
+  ecg_schedule **saved = calloc(nblk + 1, sizeof *saved);
+  unsigned char *put = calloc(nblk + 1, 1);
+  if (!saved || !put) { free(keep); free(saved); free(put); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  int rc = ECG_OK;
+  for (size_t b = 0; whole && b < nblk && rc == ECG_OK; b++)
+    if (T->ctx_set[b]) {
+      saved[b] = g->blocks[b]->schedule;
+      put[b] = 1;
+      rc = put_knobs(g, (int)b, &T->ctx[b], e);
+    }
+  for (int i = 0; i < nb && rc == ECG_OK; i++) {
     ecg_block *b = g->blocks[blk[i]];
     for (size_t m = 0; m < b->n_nodes; m++) keep[b->nodes[m]] = true;
-    saved[i] = b->schedule;
-    b->schedule = NULL;
-    if (!knobs_default(&k[i])) {
-      if (ecg_block_set_schedule(g, blk[i], NULL, 0, k[i].v[K_VEC], k[i].v[K_UNROLL], false) != ECG_OK)
-        rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-      else {
-        b->schedule->threads = k[i].v[K_THREADS];
-        b->schedule->conv_algo = k[i].v[K_ALGO];
-        b->schedule->intensive_fusion = k[i].v[K_INTENSIVE];
-      }
+    if (put[blk[i]]) { /* in-model: the context's schedule for it goes */
+      if (b->schedule) protobuf_c_message_free_unpacked(&b->schedule->base, NULL);
+    } else saved[blk[i]] = b->schedule;
+    put[blk[i]] = 1;
+    rc = put_knobs(g, blk[i], &k[i], e);
+  }
+  if (rc == ECG_OK) {
+    if (whole) {
+      for (size_t i = 0; i < g->n_nodes; i++) keep[i] = true;
+      rc = pt_extract(g, keep, out, e); /* a copy of all of g */
+    } else rc = pt_extract(g, keep, out, e);
+  }
+  for (size_t b = 0; b < nblk; b++)
+    if (put[b]) {
+      ecg_block *bb = g->blocks[b];
+      if (bb->schedule) protobuf_c_message_free_unpacked(&bb->schedule->base, NULL);
+      bb->schedule = saved[b];
     }
-  }
-  if (rc == ECG_OK) rc = pt_extract(g, keep, out, e);
-  for (int i = 0; i < done; i++) {
-    ecg_block *b = g->blocks[blk[i]];
-    if (b->schedule) protobuf_c_message_free_unpacked(&b->schedule->base, NULL);
-    b->schedule = saved[i];
-  }
   free(saved);
+  free(put);
   free(keep);
   return rc;
 }
@@ -345,6 +407,8 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
   ECG_TRY(unit_graph(T, blk, nb, k, &c, e));
   uint64_t key;
   if (graph_key(c, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  if (!T->o->in_subgraph) /* in-model: one graph holds every unit; the unit's blocks are part of the key */
+    for (int i = 0; i < nb; i++) key = (key ^ (uint64_t)(blk[i] + 1)) * 1099511628211ull;
   const logrec *r = log_find(&T->log, key);
   char sched[4096];
   sched_str(blk, nb, k, sched, sizeof sched);
@@ -363,7 +427,12 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
     char path[PATH_MAX + 16], why[512];
     snprintf(path, sizeof path, "%s/c.ecg", T->wd);
     rc = ecg_write_path(path, c, 0, e);
-    if (rc == ECG_OK) rc = measure_path(path, T->wd, T->o, ms, invalid, why, sizeof why, e);
+    if (!T->o->in_subgraph) {
+      memset(T->unit, 0, T->g->n_blocks);
+      for (int i = 0; i < nb; i++) T->unit[blk[i]] = 1;
+    }
+    if (rc == ECG_OK)
+      rc = measure_path(path, T->wd, T->o, T->o->in_subgraph ? NULL : T->unit, (int)T->g->n_blocks, ms, invalid, why, sizeof why, e);
     if (rc == ECG_OK) {
       if (*invalid) {
         T->st->invalid++;
@@ -556,6 +625,9 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   }
   /* which blocks are intensive-fusion blocks (their intensive_fusion knob is searched) */
   if (rc == ECG_OK && !(T.ibr = calloc(nb + 1, 1))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  /* in-model tuning: each block's schedule in the candidates' model, set as its subgraph's turn comes */
+  if (rc == ECG_OK && (!(T.ctx = calloc(nb + 1, sizeof *T.ctx)) || !(T.ctx_set = calloc(nb + 1, 1)) || !(T.unit = calloc(nb + 1, 1))))
+    rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) T.ibr[b] = block_ibr(g, (int)b);
   /* each block's subgraph (a block lies in one subgraph) */
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) {
@@ -583,6 +655,8 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     for (int i = 0; i < n; i++) {
       cur[i] = (knobs){{0}};
       if (T.ibr[blk[i]]) cur[i].v[K_INTENSIVE] = o->no_intensive ? ECG_INTENSIVE_OFF : ECG_INTENSIVE_ON;
+      T.ctx[blk[i]] = cur[i];
+      T.ctx_set[blk[i]] = 1;
     }
     /* SPLIT: each block (<= 1 complex operator, or one intensive kernel) alone, with about
      * 60% of the share; a mini-subgraph's least part is its start, plus, for an
@@ -610,6 +684,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
         double mms;
         const char *why = "";
         rc = search(&T, (int)s, "mini", &blk[i], 1, &cur[i], sh, &mms, &trials, &best_at, &why, e);
+        T.ctx[blk[i]] = cur[i]; /* the next mini-subgraphs are measured beside its best */
         st->minis++;
         if (rc == ECG_OK && T.fitf && !o->emit_dir && trials > 0)
           fprintf(T.fitf, "{\"sub\": %zu, \"block\": %d, \"ops\": %d, \"prod_log\": %.6g, \"trials\": %d, \"best_at\": %d, \"stopped\": \"%s\", \"ms\": %.6g}\n",
@@ -631,7 +706,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
       }
     }
     st->subgraphs++;
-    for (int i = 0; i < n; i++) { T.best[blk[i]] = cur[i]; T.tuned[blk[i]] = 1; }
+    for (int i = 0; i < n; i++) { T.best[blk[i]] = T.ctx[blk[i]] = cur[i]; T.tuned[blk[i]] = 1; }
     if (rc == ECG_OK && !o->emit_dir) {
       if (T.tty) fprintf(stderr, "\r%*s\r", 100, "");
       if (!T.tty || o->verbose)
@@ -709,6 +784,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   }
   st->seconds = now_s() - T.t0;
   free(T.best); free(T.bad); free(T.ibr); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
+  free(T.ctx); free(T.ctx_set); free(T.unit);
   return rc;
 }
 
@@ -731,7 +807,7 @@ int pt_measure_file(const char *path, const pt_tune_opts *o, FILE *f, ecg_err *e
   double ms = NAN;
   int invalid = 0;
   char why[512];
-  if (rc == ECG_OK) rc = measure_path(path, wd, o, &ms, &invalid, why, sizeof why, e);
+  if (rc == ECG_OK) rc = measure_path(path, wd, o, NULL, 0, &ms, &invalid, why, sizeof why, e);
   if (rc == ECG_OK) {
     char sched[4096] = "";
     size_t len = 0;
@@ -741,7 +817,9 @@ int pt_measure_file(const char *path, const pt_tune_opts *o, FILE *f, ecg_err *e
         len += (size_t)snprintf(sched + len, sizeof sched - len, "%sb%zu:t%da%dv%du%di%d", len ? ";" : "", b, s->threads, s->conv_algo,
                                 s->vector_width, s->unroll, s->intensive_fusion);
     }
-    log_line(f, &L, o, key, -1, "file", sched, ms, invalid);
+    pt_tune_opts os = *o; /* a standalone candidate: measured as --tune-in subgraph measures */
+    os.in_subgraph = true;
+    log_line(f, &L, &os, key, -1, "file", sched, ms, invalid);
   }
   if (made) {
     char q[PATH_MAX + 16], cmd[PATH_MAX + 32];

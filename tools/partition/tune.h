@@ -8,9 +8,21 @@
  * generated loop) and intensive_fusion (schema 8, AGO §III-B as a search dimension: an
  * intensive-fusion block lowered as its one fused row-tiled kernel, on, or as the kernels of
  * its stages, off, the plan ecg-fuse makes without --intensive; ecg-lower obeys it). Every
- * candidate is measured with the real lowered code on this machine:
- * the candidate's blocks extracted as a standalone ECG whose inputs are the boundary
- * tensors (pt_extract), lowered by ecg-lower and timed by ecg-bench --random.
+ * candidate is measured with the real lowered code on this machine, in one of two ways
+ * (--tune-in):
+ *  - model (the default): the whole graph, every block at its best schedule so far and the
+ *    candidate's blocks at the candidate's, lowered by ecg-lower and run by ecg-bench
+ *    --random --profile; the candidate's time is the sum of the mean times of the kernels
+ *    its blocks generate (model.json kernel_costs "block"). A block's kernel runs as it
+ *    will in the model: its weights come from wherever the kernels before it left them, its
+ *    input was just written by its producer, its output is read by the next.
+ *  - subgraph (AGO's and TVM's setting): the candidate's blocks extracted as a standalone
+ *    ECG whose inputs are the boundary tensors (pt_extract), lowered and timed alone
+ *    (ecg-bench --random, the median). Repeated runs of one small kernel keep its weights
+ *    and input in the caches, and the schedules chosen so lost to the defaults inside the
+ *    model (tools/partition/data/latency_b40_ibr16.md: untuned fastest on both models at
+ *    all three input sizes). --emit-candidates and --measure farm out candidates of this
+ *    kind only.
  *
  * SPLIT (§V): each partition subgraph S_i is cut into mini-subgraphs M_ij of at most one
  * complex operator: its fusion blocks (an intensive-fusion block, AGO §III-B, is one kernel
@@ -46,6 +58,8 @@ typedef struct pt_tune_opts {
   unsigned seed;          /**< order of the candidates (default 1) */
   bool no_intensive;      /**< AGO-NI: intensive_fusion pinned off on every intensive-fusion block */
   bool no_reformer;       /**< AGO-NR: no SPLIT/JOIN, each subgraph searched directly */
+  bool in_subgraph;       /**< --tune-in subgraph: candidates measured as standalone ECGs
+                               (else in the whole model, by their kernels' profile times) */
   const char *log;        /**< --tune-log FILE.jsonl: read to skip measured candidates, appended to */
   const char *emit_dir;   /**< --emit-candidates DIR: write the first round's candidates, measure none */
   const char *fit_out;    /**< --fit-data FILE: one JSON line per mini-subgraph (AGO Fig. 8 data) */
