@@ -778,6 +778,12 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 96, 33, 31, 96, 3, 3, 1, 1, 1, 96), threads);
   test_conv(conv_p(1, 64, 33, 31, 128, 5, 5, 2, 1, 2, 64), threads);
   test_conv(conv_p(1, 64, 21, 21, 64, 3, 3, 1, 1, 1, 4), threads);
+  /* 1x1 convs whose input rows are a multiple of 256 bytes apart (planes of 64k
+   * positions), read in place where few rows share an L1 set (ecg_gemm.c b_direct_ok:
+   * 16x16 with 32 channels and 56x56 with 96, batches), packed where many do (16x16 with 48) */
+  test_conv(conv_p(2, 32, 16, 16, 24, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(1, 48, 16, 16, 40, 1, 1, 1, 1, 0, 1), threads);
+  test_conv(conv_p(2, 96, 56, 56, 24, 1, 1, 1, 1, 0, 1), threads);
   /* small planes (7x7, 14x14) with many channels: computed transposed (conv_swap in
    * ecg_gemm.c), including channel counts past one tile (600 > 528), groups, batches */
   test_conv(conv_p(1, 64, 7, 7, 96, 3, 3, 1, 1, 1, 1), threads);

@@ -79,6 +79,24 @@ static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+/* Whether the micro-kernel may read B in place (B_DIRECT) from rows ldb floats apart, K of
+ * them: a stride that is no multiple of 256 bytes spreads the rows over the L1 sets; one
+ * that is cycles them over 64 / gcd(64, lines per row mod 64) sets, and a KC-row panel
+ * thrashes the L1 (12 ways) once more than 8 of its rows share a set. 8 or fewer do not,
+ * from 32 rows on (rt_test --bench, 1 thread, 2 rounds, against packing B): mobilenet_v2's
+ * 96x56x56 -> 24 1x1 conv (16 sets) 129-130 -> 150-153 GFLOP/s, 32x112x112 -> 16 (4 sets)
+ * 94 -> 98-114 (oneDNN: 131 in its blocked layout); with 16 and 24 rows (16x112x112 -> 96,
+ * 24x56x56 -> 144) in place measured the same or up to 9% slower at 2 threads, so those
+ * stay packed. */
+static int b_direct_ok(long ldb, int K) {
+  if (ldb % 64) return 1;
+  if (K < 32) return 0;
+  int a = 64, b = (int)((ldb / 16) % 64); /* a = gcd(64, lines per row mod 64) */
+  while (b) { int t = a % b; a = b; b = t; }
+  return cdiv(imin(K, KC), 64 / a) <= 8;
+}
+
+
 static int ecg_threads(void) {
 #ifdef _OPENMP
   if (omp_in_parallel()) return 1;
@@ -2904,7 +2922,7 @@ void ecg_rt1_sgemm_packed_a(int M, int N, int K, const float *packed_a, const fl
   J->M = M; J->N = N; J->K = K;
   J->A = packed_a; J->a_packed = 1;
   J->B = B; J->ldb = ldb;
-  J->b_mode = (ldb % 64) != 0 ? B_DIRECT : B_PACK; /* strides of 256 bytes would thrash L1 sets */
+  J->b_mode = b_direct_ok(ldb, K) ? B_DIRECT : B_PACK; /* strides of 256 bytes would thrash L1 sets */
   J->alpha = 1.f; J->beta = 0.f;
   J->bias_m = bias_m; J->act = act;
   J->C = C; J->ldc = ldc;
@@ -3020,8 +3038,9 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
     J->swap = 1;
     bt.a_g = (size_t)cdiv(mg, NR) * NR * Kg;
   }
-  /* In-place B rows with a stride that is a multiple of 256 bytes would thrash L1 sets. */
-  if (conv_is_1x1(p) && (J->swap || (ohw % 64) != 0)) {
+  /* In-place B rows with a stride that is a multiple of 256 bytes would thrash L1 sets,
+   * unless few rows share a set (b_direct_ok). */
+  if (conv_is_1x1(p) && (J->swap || b_direct_ok(ohw, Kg))) {
     J->B = x; J->ldb = ohw; J->b_mode = B_DIRECT;
   } else if (conv_is_1x1(p) && !J->swap) {
     J->B = x; J->ldb = ohw; J->b_mode = B_PACK;
