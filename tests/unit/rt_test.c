@@ -247,6 +247,8 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   float *w1p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 2));
   ecg_rt1_ibr_pack(&q, 1, w1, w1p);
   ecg_rt1_ibr_pack(&q, 2, w2, w2p);
+  float *wdp = nanbuf(ecg_rt1_ibr_packed_floats(&q, 3));
+  ecg_rt1_ibr_pack(&q, 3, wd, wdp);
   double *e = malloc(es * sizeof(double)), *d = malloc(ds * sizeof(double)), *want = malloc(ys * sizeof(double));
   double *mag = malloc((es > ys ? (es > ds ? es : ds) : (ys > ds ? ys : ds)) * sizeof(double));
   float *ef = malloc(es * sizeof(float)), *df = malloc(ds * sizeof(float));
@@ -260,14 +262,14 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
   if (fn)
     for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
   long rows = 0;
-  ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wd, bd, w2p, b2, y, scr, &rows);
+  ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wdp, bd, w2p, b2, y, scr, &rows);
   char what[160];
   snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d", n, cin, h, w, cexp, k, s, pad,
            cout, pw1, threads, fn);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
-  free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p);
+  free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p); free(wdp);
   free(e); free(d); free(want); free(mag); free(ef); free(df);
 }
 

@@ -39,7 +39,7 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   char buf[96];
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);
-  /* the pointwise weights, packed once at create */
+  /* the pointwise and the depthwise weights, packed once at create */
   int pk1 = -1, pk2;
   if (P1) {
     snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 1)", u);
@@ -49,6 +49,9 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 2)", u);
   pk2 = lw_packed_slot(L, buf);
   sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
+  snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 3)", u);
+  int pkd = lw_packed_slot(L, buf);
+  sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 3, %s, ctx->pk[%d]);\n", u, lw_ptr(L, D->inputs[1]), pkd);
   /* the epilogue after the last pointwise conv: its act3 */
   sb_printf(&L->code, "  ecg_ibr_params q%d = ibr%d;\n", u, u);
   if (K->epi_from < K->nm) {
@@ -61,7 +64,7 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   snprintf(x, sizeof x, "%s", lw_ptr(L, P1 ? P1->inputs[0] : D->inputs[0]));
   if (P1) { snprintf(w1, sizeof w1, "ctx->pk[%d]", pk1); lw_ptr_opt(L, P1, 2, b1, sizeof b1); }
   else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
-  snprintf(wd, sizeof wd, "%s", lw_ptr(L, D->inputs[1]));
+  snprintf(wd, sizeof wd, "ctx->pk[%d]", pkd);
   lw_ptr_opt(L, D, 2, bd, sizeof bd);
   snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2);
   lw_ptr_opt(L, P2, 2, b2, sizeof b2);

@@ -2280,9 +2280,17 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
 }
 
 size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) {
+  if (which == 3) return (size_t)cdiv(p->cexp, 16) * p->kh * p->kw * 16;
   return which == 1 ? (size_t)cdiv(p->cexp, 16) * 16 * p->cin : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
 }
 void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
+  if (which == 3) { /* the depthwise weights [cexp][tap] as [block][tap][16], zero past cexp */
+    const int KK = p->kh * p->kw;
+    for (int cb = 0; cb < cdiv(p->cexp, 16); cb++)
+      for (int t = 0; t < KK; t++)
+        for (int l = 0; l < 16; l++) packed[((size_t)cb * KK + t) * 16 + l] = cb * 16 + l < p->cexp ? w[(size_t)(cb * 16 + l) * KK + t] : 0.f;
+    return;
+  }
   const int M = which == 1 ? p->cexp : p->cout, K = which == 1 ? p->cin : p->cexp;
   for (int ob = 0; ob < cdiv(M, 16); ob++)
     for (int k = 0; k < K; k++)
@@ -2294,7 +2302,7 @@ void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, floa
 size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
   const i16_geom g = i16_shape(p); /* E's ring is shared by the team, D is per thread */
   return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)(threads < 1 ? 1 : threads) * g.nb * g.G * p->ow +
-          (size_t)g.nb * p->kh * p->kw + g.nb) * 16 + 6 * 16;
+          g.nb) * 16 + 6 * 16;
 }
 
 /* acc[o][j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
@@ -2395,18 +2403,17 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   const i16_geom g = i16_shape(p);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, KK = p->kh * p->kw, NB = g.nb, RB = g.RB, Wp = g.Wp;
   const size_t HW = (size_t)H * W, OHW = (size_t)OH * OW, rowf = (size_t)Wp * 16;
-  float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *wdt = zrow + rowf, *bdt = wdt + (size_t)NB * KK * 16;
+  float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *bdt = zrow + rowf;
   float *D = bdt + (size_t)NB * 16; /* one [NB][G*ow][16] per thread */
   double macs = (double)p->n * ((double)H * W * p->cin * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
   int T = ecg_rt1_kernel_threads(macs);
   (void)T;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
-    /* the depthwise weights as [block][tap][16], E's pad columns and the zero row */
+    /* the depthwise bias in blocks, E's pad columns and the zero row (the depthwise weights
+     * come packed as [block][tap][16]: ecg_rt1_ibr16_pack, which 3) */
     ECG_PRAGMA(omp for schedule(static))
     for (int cb = 0; cb < NB; cb++) {
-      for (int t = 0; t < KK; t++)
-        for (int l = 0; l < 16; l++) wdt[((size_t)cb * KK + t) * 16 + l] = cb * 16 + l < p->cexp ? wd[(size_t)(cb * 16 + l) * KK + t] : 0.f;
       for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd && cb * 16 + l < p->cexp ? bd[cb * 16 + l] : 0.f;
       for (int r = 0; r < RB; r++) {
         float *er = E + ((size_t)cb * RB + r) * rowf;
@@ -2488,7 +2495,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                 for (int ox0 = 0; ox0 < OW; ox0 += I16_RW) {
                   const int RW = imin(I16_RW, OW - ox0);
                   __m512 out[I16_RW];
-                  i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wdt + (size_t)cb * KK * 16, bv, ox0, out);
+                  i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wd + (size_t)cb * KK * 16, bv, ox0, out);
                   float *dq = Dg + ((size_t)cb * GP + (size_t)(t - t0) * OW + ox0) * 16;
                   for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
                 }

@@ -58,6 +58,7 @@ static ecg_conv_params pw(int cin, int cout) { return ecg_rt1_conv1x1_plane(1, c
 
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
   if (ecg_rt1_ibr16_applies(p)) return ecg_rt1_ibr16_packed_floats(p, which);
+  if (which == 3) return (size_t)p->cexp * p->kh * p->kw; /* the depthwise weights as given */
   if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_rt1_conv2d_packed_floats(&c); }
   ecg_conv_params c = pw(p->cexp, p->cout);
   return ecg_rt1_conv2d_packed_floats(&c);
@@ -66,6 +67,10 @@ size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
 void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
   if (ecg_rt1_ibr16_applies(p)) {
     ecg_rt1_ibr16_pack(p, which, w, packed);
+    return;
+  }
+  if (which == 3) {
+    memcpy(packed, w, (size_t)p->cexp * p->kh * p->kw * sizeof(float));
     return;
   }
   ecg_conv_params c = which == 1 ? pw(p->cin, p->cexp) : pw(p->cexp, p->cout);

@@ -346,7 +346,8 @@ size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads);
  * not recomputed), D one tile of R rows at a time, so no element of E or D is recomputed
  * and neither is written outside the scratch.
  *   x [n, cin, h, w]; w1p, w2p: W1 [cexp, cin] and W2 [cout, cexp] packed by
- *   ecg_rt1_ibr_pack; wd [cexp, kh*kw]; biases may be NULL; y [n, cout, oh, ow].
+ *   ecg_rt1_ibr_pack (which 1, 2); wd: the depthwise weights [cexp, kh*kw] packed by
+ *   ecg_rt1_ibr_pack (which 3); biases may be NULL; y [n, cout, oh, ow].
  * act3 may be ECG_ACT_FN: it sees row segments of one output channel of y (after b2).
  * e_rows, when not NULL, is increased by the rows of E computed (n * h when nothing is
  * recomputed; the test of AGO's no-recomputation property). */
@@ -357,9 +358,12 @@ typedef struct {
   int cout;
   ecg_act act1, act2, act3;
 } ecg_ibr_params;
-/* Floats of packed W1 (0 when there is no W1) and of packed W2. */
+/* Floats of packed W1 (which = 1; 0 when there is no W1), of packed W2 (2) and of the
+ * packed depthwise weights (3). */
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which);
-/* Pack W1 [cexp, cin] (which = 1) or W2 [cout, cexp] (which = 2) into packed. */
+/* Pack W1 [cexp, cin] (which = 1), W2 [cout, cexp] (which = 2) or the depthwise weights
+ * [cexp, kh*kw] (which = 3: the channel-blocked kernel's [ceil(cexp/16)][kh*kw][16], packed
+ * once at model creation instead of on every call) into packed. */
 void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed);
 /* Scratch floats ecg_rt1_ibr needs on up to `threads` threads. */
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads);
