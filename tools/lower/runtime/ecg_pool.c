@@ -110,63 +110,18 @@ static void maxpool_row512(const ecg_pool_params *p, const float *const *xr, int
   }
 }
 
-/* Separable max pool for dilation-1 columns (issue 13): the max of the nr window rows is
- * taken once per input column into vm (16 lanes a step, contiguous loads), then each output
- * column is the max of kw consecutive (stride S) entries of vm, read from a copy padded
- * with -inf on both sides so no load is masked. Per 16 outputs of a 3x3 stride-2 pool:
- * about 3 vector maxes of rows and 3 loads, permutes and maxes of columns, instead of 9
- * dependent masked-load / permute / max steps (resnet18's and squeezenet1_1's pools were
- * 2x ONNX Runtime's time). Maxes only of non-NaN accumulators, so NaN inputs are ignored
- * as in maxpool_row512. buf: PSEP_MAX floats, 64-byte aligned. */
-#define PSEP_MAX 4224
-#define ECG_POOL_REG_KW 17
-static int maxpool_sep_ok(const ecg_pool_params *p) {
-  return p->dw == 1 && (p->sw == 1 || p->sw == 2) && p->pl + p->w + (p->ow + 16) * p->sw + p->kw + 64 <= PSEP_MAX;
-}
-static void maxpool_row_sep(const ecg_pool_params *p, const float *const *xr, int nr, float *yr, float *buf, const int S) {
-  const __m512 ninf = _mm512_set1_ps(-INFINITY);
-  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const int w = p->w, pl = p->pl, end = (p->ow + 16) * S + p->kw + 16; /* entries of buf read */
-  /* buf[j] = max over rows of input column j - pl, -inf outside [0, w) */
-  for (int j = 0; j < pl; j++) buf[j] = -INFINITY;
-  int ix = 0;
-  for (; ix + 16 <= w; ix += 16) {
-    __m512 a = ninf;
-    for (int r = 0; r < nr; r++) a = _mm512_max_ps(_mm512_loadu_ps(xr[r] + ix), a);
-    _mm512_storeu_ps(buf + pl + ix, a);
-  }
-  if (ix < w) {
-    const __mmask16 m = (__mmask16)((1u << (w - ix)) - 1u);
-    __m512 a = ninf;
-    for (int r = 0; r < nr; r++) a = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m, xr[r] + ix), a);
-    _mm512_storeu_ps(buf + pl + ix, a);
-  }
-  for (int j = pl + w; j < end; j++) buf[j] = -INFINITY;
-  for (int ox0 = 0; ox0 < p->ow; ox0 += 16) {
-    __m512 acc = ninf;
-    for (int kj = 0; kj < p->kw; kj++) {
-      const float *a = buf + ox0 * S + kj;
-      __m512 v = _mm512_loadu_ps(a);
-      if (S == 2) v = _mm512_permutex2var_ps(v, ev, _mm512_loadu_ps(a + 16));
-      acc = _mm512_max_ps(v, acc);
-    }
-    const int left = p->ow - ox0;
-    _mm512_mask_storeu_ps(yr + ox0, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u), acc);
-  }
-}
-#endif
-
-#if defined(__AVX512F__)
 /* Max pool rows in registers (issue 13), for dilation-1 columns, stride S 1 or 2 and
- * 15 * S + kw <= 48: per 16 output columns, the window's input columns (at most 3 vectors
- * from column ox0 * S - pl, masked loads that read -inf outside [0, w)) are reduced over the
- * nr rows, then tap kj of every output lane is picked from them by a permute with the
- * index S * lane + kj (columns 32 and up from the second and third vectors, blended in).
- * Against maxpool_row_sep (row maxima stored to a buffer and read back at unaligned
- * offsets), rt_test --bench maxpool, 1 thread, 2 rounds: squeezenet1_1's 3x3 stride-2
- * pools of 128x55x55 80 -> 69-74 us and 256x27x27 57-74 -> 36-37 us (ONNX Runtime's
- * NCHWc16 pools take 58 and 16 inside the model); 64x111x111 the same, 145-150 us.
- * NaN inputs ignored as in maxpool_row512. */
+ * kw <= ECG_POOL_REG_KW (other max pools: maxpool_row512): per 16 output columns, the
+ * window's input columns (at most 3 vectors from column ox0 * S - pl, masked loads that
+ * read -inf outside [0, w)) are reduced over the nr rows, then tap kj of every output lane
+ * is picked from them by a permute with the index S * lane + kj (columns 32 and up from
+ * the second and third vectors, blended in). It replaced a separable form (the row maxima
+ * stored to a buffer and read back at unaligned offsets, a store-forwarding stall per
+ * tap); against it, rt_test --bench maxpool, 1 thread, 2 rounds: squeezenet1_1's 3x3
+ * stride-2 pools of 128x55x55 80 -> 69-74 us and 256x27x27 57-74 -> 36-37 us (ONNX
+ * Runtime's NCHWc16 pools take 58 and 16 inside the model); 64x111x111 the same, 145-150
+ * us. NaN inputs ignored as in maxpool_row512. */
+#define ECG_POOL_REG_KW 17
 typedef struct {
   __m512i lo[ECG_POOL_REG_KW], hi[ECG_POOL_REG_KW]; /* permute indices into (v0, v1) and (v1, v2) */
   __mmask16 hm[ECG_POOL_REG_KW];                    /* lanes taken from (v1, v2) */
@@ -239,10 +194,6 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
     const float *xp = x + (size_t)pl * h * w;
     float *yp = y + (size_t)pl * oh * ow;
     const float *xr[kh];
-#if defined(__AVX512F__)
-    float sbuf[PSEP_MAX] __attribute__((aligned(64)));
-    const int sep = maxpool_sep_ok(p);
-#endif
     for (int oy = 0; oy < oh; oy++) {
       float *yr = yp + (size_t)oy * ow;
       int nr = 0, rows = 0;
@@ -255,11 +206,6 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
 #if defined(__AVX512F__)
       if (reg) {
         maxpool_row_reg(p, &rix, xr, nr, yr);
-        continue;
-      }
-      if (is_max && sep) {
-        if (sw == 1) maxpool_row_sep(p, xr, nr, yr, sbuf, 1);
-        else maxpool_row_sep(p, xr, nr, yr, sbuf, 2);
         continue;
       }
       if (is_max && (sw == 1 || sw == 2)) {
