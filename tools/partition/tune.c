@@ -287,15 +287,15 @@ typedef struct tuner {
   FILE *logf;           /* appended to (NULL: no --tune-log) */
   FILE *fitf;           /* --fit-data */
   char wd[PATH_MAX];    /* work directory */
-  knobs *best;          /* per block: the chosen knobs */
+  knobs *best;          /* per block: its best knobs so far (the chosen ones once its subgraph
+                           is tuned); in-model tuning measures every block of ctx_set at them */
   unsigned char *tuned; /* per block: searched (its subgraph got budget) */
   unsigned char *bad;   /* per block, its intensive_fusion value, knob and value index: ecg-lower
                            refused it (BAD below; what a block takes depends on whether it is
                            one fused kernel or its stages) */
   unsigned char *ibr;   /* per block: an intensive-fusion block (block_ibr) */
-  knobs *ctx;           /* in-model tuning: per block, its schedule in the candidates' model
-                           (the best so far of tuned blocks and of the subgraph being tuned) */
-  unsigned char *ctx_set; /* per block: ctx holds its schedule (else the input's stays) */
+  unsigned char *ctx_set; /* in-model tuning, per block: its subgraph's turn has come, so the
+                           candidates' model holds it at best (else at the input's schedule) */
   unsigned char *unit;  /* in-model tuning: per block, in the unit being measured */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
@@ -351,7 +351,7 @@ static int put_knobs(ecg_graph *g, int b, const knobs *k, ecg_err *e) {
 
 /* The candidate ECG of the unit blk[0..nb) under knobs k[]: the standalone ECG of its
  * blocks (--tune-in subgraph), or a copy of the whole graph with every block of T->ctx_set
- * at T->ctx and the unit's at k (in-model tuning). */
+ * at T->best and the unit's at k (in-model tuning). */
 static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_graph **out, ecg_err *e) {
   ecg_graph *g = T->g;
   const int whole = !T->o->in_subgraph;
@@ -367,7 +367,7 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
     if (T->ctx_set[b]) {
       saved[b] = g->blocks[b]->schedule;
       put[b] = 1;
-      rc = put_knobs(g, (int)b, &T->ctx[b], e);
+      rc = put_knobs(g, (int)b, &T->best[b], e);
     }
   for (int i = 0; i < nb && rc == ECG_OK; i++) {
     ecg_block *b = g->blocks[blk[i]];
@@ -378,12 +378,8 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
     put[blk[i]] = 1;
     rc = put_knobs(g, blk[i], &k[i], e);
   }
-  if (rc == ECG_OK) {
-    if (whole) {
-      for (size_t i = 0; i < g->n_nodes; i++) keep[i] = true;
-      rc = pt_extract(g, keep, out, e); /* a copy of all of g */
-    } else rc = pt_extract(g, keep, out, e);
-  }
+  for (size_t i = 0; whole && i < g->n_nodes; i++) keep[i] = true; /* in-model: a copy of all of g */
+  if (rc == ECG_OK) rc = pt_extract(g, keep, out, e);
   for (size_t b = 0; b < nblk; b++)
     if (put[b]) {
       ecg_block *bb = g->blocks[b];
@@ -626,7 +622,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   /* which blocks are intensive-fusion blocks (their intensive_fusion knob is searched) */
   if (rc == ECG_OK && !(T.ibr = calloc(nb + 1, 1))) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   /* in-model tuning: each block's schedule in the candidates' model, set as its subgraph's turn comes */
-  if (rc == ECG_OK && (!(T.ctx = calloc(nb + 1, sizeof *T.ctx)) || !(T.ctx_set = calloc(nb + 1, 1)) || !(T.unit = calloc(nb + 1, 1))))
+  if (rc == ECG_OK && (!(T.ctx_set = calloc(nb + 1, 1)) || !(T.unit = calloc(nb + 1, 1))))
     rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   for (size_t b = 0; rc == ECG_OK && b < nb; b++) T.ibr[b] = block_ibr(g, (int)b);
   /* each block's subgraph (a block lies in one subgraph) */
@@ -655,7 +651,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     for (int i = 0; i < n; i++) {
       cur[i] = (knobs){{0}};
       if (T.ibr[blk[i]]) cur[i].v[K_INTENSIVE] = o->no_intensive ? ECG_INTENSIVE_OFF : ECG_INTENSIVE_ON;
-      T.ctx[blk[i]] = cur[i];
+      T.best[blk[i]] = cur[i];
       T.ctx_set[blk[i]] = 1;
     }
     /* SPLIT: each block (<= 1 complex operator, or one intensive kernel) alone, with about
@@ -684,7 +680,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
         double mms;
         const char *why = "";
         rc = search(&T, (int)s, "mini", &blk[i], 1, &cur[i], sh, &mms, &trials, &best_at, &why, e);
-        T.ctx[blk[i]] = cur[i]; /* the next mini-subgraphs are measured beside its best */
+        T.best[blk[i]] = cur[i]; /* the next mini-subgraphs are measured beside its best */
         st->minis++;
         if (rc == ECG_OK && T.fitf && !o->emit_dir && trials > 0)
           fprintf(T.fitf, "{\"sub\": %zu, \"block\": %d, \"ops\": %d, \"prod_log\": %.6g, \"trials\": %d, \"best_at\": %d, \"stopped\": \"%s\", \"ms\": %.6g}\n",
@@ -706,7 +702,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
       }
     }
     st->subgraphs++;
-    for (int i = 0; i < n; i++) { T.best[blk[i]] = T.ctx[blk[i]] = cur[i]; T.tuned[blk[i]] = 1; }
+    for (int i = 0; i < n; i++) { T.best[blk[i]] = cur[i]; T.tuned[blk[i]] = 1; }
     if (rc == ECG_OK && !o->emit_dir) {
       if (T.tty) fprintf(stderr, "\r%*s\r", 100, "");
       if (!T.tty || o->verbose)
@@ -784,7 +780,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   }
   st->seconds = now_s() - T.t0;
   free(T.best); free(T.bad); free(T.ibr); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
-  free(T.ctx); free(T.ctx_set); free(T.unit);
+  free(T.ctx_set); free(T.unit);
   return rc;
 }
 

@@ -146,11 +146,10 @@ static int reduce_by_output(ecg_lower *L, const ecg_node *n, int r, const int64_
 static int reduce_rows(ecg_lower *L, const ecg_node *n, int64_t on, int64_t count, ecg_err *e) {
   const ecg_reduction *r = ecg_reduction_of(lw_op(n));
   const char *T = lw_ctype(L, n->outputs[0]), *init;
-  char step[4][256], fin[256], count_c[64], merge[3][256], tail[256];
+  char step[4][256], fin[256], count_c[64], merge[3][256];
   snprintf(count_c, sizeof count_c, "(%s)%lld", T, (long long)count);
   const char *acc[4] = {"a0", "a1", "a2", "a3"}, *elem[4] = {"xr[k]", "xr[k + 1]", "xr[k + 2]", "xr[k + 3]"};
   for (int q = 0; q < 4; q++) ECG_TRY(reduce_c(L, n, acc[q], elem[q], "a0", count_c, &init, step[q], fin, sizeof fin, e));
-  ECG_TRY(reduce_c(L, n, "a0", "xr[k]", "a0", count_c, &init, tail, fin, sizeof fin, e));
   snprintf(merge[0], sizeof merge[0], r->c_combine, "a0", "a1");
   snprintf(merge[1], sizeof merge[1], r->c_combine, "a2", "a3");
   snprintf(merge[2], sizeof merge[2], r->c_combine, "a0", "a2");
@@ -164,7 +163,7 @@ static int reduce_rows(ecg_lower *L, const ecg_node *n, int64_t on, int64_t coun
   sb_printf(c, "    %s a0 = (%s)%s, a1 = a0, a2 = a0, a3 = a0;\n    int64_t k = 0;\n", T, T, init);
   sb_printf(c, "    for (; k + 4 <= %lld; k += 4) {\n", (long long)count);
   for (int q = 0; q < 4; q++) sb_printf(c, "      %s = (%s)(%s);\n", acc[q], T, step[q]);
-  sb_printf(c, "    }\n    for (; k < %lld; k++) a0 = (%s)(%s);\n", (long long)count, T, tail);
+  sb_printf(c, "    }\n    for (; k < %lld; k++) a0 = (%s)(%s);\n", (long long)count, T, step[0]); /* a0's step on xr[k] */
   sb_printf(c, "    a0 = (%s)(%s);\n    a2 = (%s)(%s);\n    a0 = (%s)(%s);\n", T, merge[0], T, merge[1], T, merge[2]);
   sb_printf(c, "    y[g] = (%s)(%s);\n  }\n  }\n", T, fin[0] ? fin : "a0");
   return ECG_OK;
