@@ -96,7 +96,6 @@ static int b_direct_ok(long ldb, int K) {
   return cdiv(imin(K, KC), 64 / a) <= 8;
 }
 
-
 static int ecg_threads(void) {
 #ifdef _OPENMP
   if (omp_in_parallel()) return 1;
