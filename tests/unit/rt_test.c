@@ -744,7 +744,7 @@ int main(int argc, char **argv) {
   /* intensive fusion: stride 1 and 2, pads, 3x3 and 5x5, with and without the expansion,
    * 1 and 2 threads, a generated epilogue; expansions of 16-channel blocks run the
    * channel-blocked kernel on AVX-512 (ecg_rt1_ibr16: odd numbers of output blocks, input
-   * channels not a multiple of 16, bands of E's ring at 112x112) */
+   * channels not a multiple of 16, bands of E's ring at 112x112, planes of few rows) */
   for (int th = 1; th <= 2; th++) {
     test_ibr(1, 8, 13, 11, 24, 3, 1, 1, 16, 1, th, 0);
     test_ibr(1, 8, 13, 11, 24, 3, 2, 1, 16, 1, th, 1);
@@ -760,6 +760,10 @@ int main(int argc, char **argv) {
     test_ibr(1, 17, 6, 5, 32, 3, 1, 0, 3, 1, th, 1);
     test_ibr(1, 24, 28, 28, 72, 5, 2, 2, 40, 1, th, 0);
     test_ibr(1, 120, 9, 11, 120, 3, 1, 1, 17, 0, th, 1);
+    /* planes of one or two groups of output rows (mnasnet1_0 at 56x56 ends on 2x2 and
+     * 4x4): at 2 threads each group is split over the team by block */
+    test_ibr(1, 192, 2, 2, 1152, 5, 1, 2, 192, 1, th, 0);
+    test_ibr(1, 80, 4, 4, 480, 3, 1, 1, 96, 1, th, 1);
   }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {

@@ -2397,6 +2397,47 @@ static __m512 i16_bias(const float *b, int m, int ob) {
   return b && m > ob * 16 ? _mm512_maskz_loadu_ps(tail_mask(m - ob * 16), b + (size_t)ob * 16) : _mm512_setzero_ps();
 }
 
+/* Block cb of D for gr output rows from oy: D[t][ox][16] = act2(depthwise(E) + bd), the kh
+ * input rows of each output row read from E's ring (rows outside the image: zrow). D is
+ * [gr*ow][16] floats. */
+ECG_AI void i16_dw_group(const ecg_ibr_params *p, const i16_geom *g, const float *E, const float *zrow, const float *wd,
+                         const float *bdt, int cb, int oy, int gr, float *D) {
+  const size_t rowf = (size_t)g->Wp * 16;
+  const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
+  for (int t = 0; t < gr; t++) {
+    const float *rr[16];
+    for (int ky = 0; ky < p->kh; ky++) {
+      const int iy = (oy + t) * p->sh - p->pt + ky;
+      rr[ky] = iy >= 0 && iy < p->h ? E + ((size_t)cb * g->RB + iy % g->RB) * rowf : zrow;
+    }
+    for (int ox0 = 0; ox0 < p->ow; ox0 += I16_RW) {
+      const int RW = imin(I16_RW, p->ow - ox0);
+      __m512 out[I16_RW];
+      i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wd + (size_t)cb * p->kh * p->kw * 16, bv, ox0, out);
+      float *dq = D + ((size_t)t * p->ow + ox0) * 16;
+      for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
+    }
+  }
+}
+/* Output blocks ob, ob + 1 of y (NCHW, plane OHW floats, yq its first position of the group)
+ * at the group's positions [c * 14, c * 14 + 14) of D ([block][GP][16]): act3(W2 D + b2). */
+ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int c, int ob, const float *w2p,
+                         const float *b2, float *yq, size_t OHW) {
+  const int p0 = c * I16_RW, RW = imin(I16_RW, GP - p0), OB = imin(2, g->nb2 - ob);
+  __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
+  i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
+                         init, out, p->act3, NULL, NULL, 0);
+  for (int o = 0; o < OB; o++) {
+    __m512 v[16];
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act3, out[o * RW + j]) : _mm512_setzero_ps();
+    tr16(v);
+    const __mmask16 m = tail_mask(RW);
+    const int nl = imin(16, p->cout - (ob + o) * 16);
+    for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yq + p0 + (size_t)((ob + o) * 16 + l) * OHW, m, v[l]);
+  }
+}
+
 void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
                    const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
   const i16_geom g = i16_shape(p);
@@ -2406,7 +2447,6 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   float *D = bdt + (size_t)NB * 16; /* one [NB][G*ow][16] per thread */
   double macs = (double)p->n * ((double)H * W * p->cin * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
   int T = ecg_rt1_kernel_threads(macs);
-  (void)T;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
     /* the depthwise bias in blocks, E's pad columns and the zero row (the depthwise weights
@@ -2432,26 +2472,29 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
         if (hi > lo) {
           const int P = (hi - lo) * W;
           if (w1p) {
-            const int nch = cdiv(P, I16_RW);
-            /* a chunk of positions for every block: x's chunk read from L1 after the first pair */
+            const int nch = cdiv(P, I16_RW), npair = cdiv(NB, 2);
+            /* a chunk of positions for each pair of blocks, chunk-major: a thread's range
+             * covers whole chunks (x's chunk read from L1 after the first pair) where there are
+             * many, and splits W1's blocks where the plane is a few chunks (a 2x2 plane: 1) */
+            size_t off[I16_RW]; /* position p0 + j: E row lo + p0 / W (ring slot sl), column col, of block 0 */
+            int offq = -1;      /* the chunk off[] is for */
             ECG_PRAGMA(omp for schedule(static))
-            for (int q = 0; q < nch; q++) {
+            for (int it = 0; it < nch * npair; it++) {
+              const int q = it / npair, ob = 2 * (it % npair), OB = imin(2, NB - ob);
               const int p0 = q * I16_RW, RW = imin(I16_RW, P - p0);
-              size_t off[I16_RW]; /* position p0 + j: E row lo + p0 / W (ring slot sl), column col, of block 0 */
-              const int r0 = lo + p0 / W;
-              for (int j = 0, sl = r0 % RB, col = p0 % W; j < RW; j++, col++) {
-                if (col == W) {
-                  col = 0;
-                  if (++sl == RB) sl = 0;
+              if (q != offq) {
+                offq = q;
+                for (int j = 0, sl = (lo + p0 / W) % RB, col = p0 % W; j < RW; j++, col++) {
+                  if (col == W) {
+                    col = 0;
+                    if (++sl == RB) sl = 0;
+                  }
+                  off[j] = ((size_t)sl * Wp + p->pl + col) * 16;
                 }
-                off[j] = ((size_t)sl * Wp + p->pl + col) * 16;
               }
-              for (int ob = 0; ob < NB; ob += 2) {
-                const int OB = imin(2, NB - ob);
-                const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-                i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
-                                       (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf);
-              }
+              const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
+              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+                                     (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf);
             }
           } else { /* E = x: rows transposed into the ring, 16 columns at a time */
             ECG_PRAGMA(omp for schedule(static))
@@ -2472,58 +2515,39 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
           if (e_rows && ecg_tid() == 0) *e_rows += hi - lo;
           have = hi;
         }
-        /* 2+3. per group of G output rows, on one thread: D = act2(depthwise(E) + bd) for every
-         * block into the thread's D (NCHWc16 [block][G*ow][16], in L1/L2), then those rows of
-         * y = act3(W2 D + b2): tiles of 2 blocks x 14 positions transposed into NCHW */
+        /* 2+3. per group of G output rows: D = act2(depthwise(E) + bd) for every block
+         * (NCHWc16 [block][G*ow][16], in L1/L2), then those rows of y = act3(W2 D + b2):
+         * tiles of 2 blocks x 14 positions transposed into NCHW. With groups enough for
+         * every thread (at least 2 per thread) a group runs on one thread, in its own D;
+         * with fewer (a plane of a few rows: mnasnet1_0 at 56x56 ends on 2x2 planes with one
+         * group, and one thread would stream all of W2) every group is split over the team,
+         * the depthwise by block and the second pointwise by pair of output blocks, in one
+         * shared D with a barrier between. With the first stage split by block pair too:
+         * mnasnet1_0 at 2 threads (Xeon model 167, interleaved rounds, medians) 0.780 ->
+         * 0.596 ms at 56x56 (its 2x2 blocks 76 -> about 40 us), 1.334 -> 1.290 at 112x112,
+         * unchanged at 224x224 (within the noise) */
         const int rows = oy1 - oy0, ng = cdiv(rows, g.G), nob = cdiv(g.nb2, 2);
         float *yb = yi + (size_t)oy0 * OW;
-        {
+        if (T < 2 || ng >= 2 * T) {
           ECG_PRAGMA(omp for schedule(static))
           for (int gi = 0; gi < ng; gi++) {
             const int t0 = gi * g.G, gr = imin(g.G, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
-            for (int cb = 0; cb < NB; cb++) {
-              const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
-              for (int t = t0; t < t0 + gr; t++) {
-                const int oy = oy0 + t;
-                const float *rr[16];
-                for (int ky = 0; ky < p->kh; ky++) {
-                  const int iy = oy * p->sh - p->pt + ky;
-                  rr[ky] = iy >= 0 && iy < H ? E + ((size_t)cb * RB + iy % RB) * rowf : zrow;
-                }
-                for (int ox0 = 0; ox0 < OW; ox0 += I16_RW) {
-                  const int RW = imin(I16_RW, OW - ox0);
-                  __m512 out[I16_RW];
-                  i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wd + (size_t)cb * KK * 16, bv, ox0, out);
-                  float *dq = Dg + ((size_t)cb * GP + (size_t)(t - t0) * OW + ox0) * 16;
-                  for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
-                }
-              }
-            }
-            for (int p0 = 0; p0 < GP; p0 += I16_RW) {
-              const int RW = imin(I16_RW, GP - p0);
-              float *yq = yb + (size_t)t0 * OW + p0;
-              for (int q = 0; q < nob; q++) {
-                const int ob = 2 * q, OB = imin(2, g.nb2 - ob);
-                __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
-                i16_pw_fns[OB - 1][RW](Dg + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16,
-                                       (size_t)p->cexp * 16, init, out, p->act3, NULL, NULL, 0);
-                for (int o = 0; o < OB; o++) {
-                  __m512 v[16];
-#pragma GCC unroll 16
-                  for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act3, out[o * RW + j]) : _mm512_setzero_ps();
-                  tr16(v);
-                  const __mmask16 m = tail_mask(RW);
-                  const int nl = imin(16, p->cout - (ob + o) * 16);
-                  for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yq + (size_t)((ob + o) * 16 + l) * OHW, m, v[l]);
-                }
-              }
-            }
+            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16);
+            for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, Dg, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
-          if (p->act3.kind == ECG_ACT_FN) {
+        } else {
+          for (int gi = 0; gi < ng; gi++) {
+            const int t0 = gi * g.G, gr = imin(g.G, rows - t0), GP = gr * OW;
             ECG_PRAGMA(omp for schedule(static))
-            for (int o = 0; o < p->cout; o++) p->act3.fn(yb + (size_t)o * OHW, (size_t)TP, p->act3.arg);
+            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16);
+            ECG_PRAGMA(omp for schedule(static))
+            for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, D, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
+        }
+        if (p->act3.kind == ECG_ACT_FN) {
+          ECG_PRAGMA(omp for schedule(static))
+          for (int o = 0; o < p->cout; o++) p->act3.fn(yb + (size_t)o * OHW, (size_t)TP, p->act3.arg);
         }
       }
     }
