@@ -108,6 +108,21 @@ ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, 
   return ECG_BACT_SILU;
 }
 
+int ecg_bias_n_of(const ecg_graph *g, int x, const ecg_node *f) {
+  const ecg_op_info *op = ecg_op_lookup(f->op_type, f->domain);
+  if (!op || op->id != ECG_OP_Add || f->n_inputs != 2 || f->n_outputs != 1 || x < 0) return -1;
+  int q = f->inputs[0] == x ? 1 : f->inputs[1] == x ? 0 : -1;
+  if (q < 0 || f->inputs[q] == x || !const_f32(g, f, q)) return -1;
+  const ecg_tensor *tx = g->tensors[x], *c = ecg_node_input(g, f, q), *y = ecg_node_output(g, f, 0);
+  int64_t xd[ECG_MAX_RANK], cd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  if (!y || tx->dtype != ECG_FLOAT || y->dtype != ECG_FLOAT || !ecg_tensor_static(tx) || !ecg_tensor_static(y)) return -1;
+  int rx = ecg_tensor_dims(tx, xd), rc = ecg_tensor_dims(c, cd), ry = ecg_tensor_dims(y, yd);
+  if (rx < 1 || ry != rx || rc < 1 || rc > rx || cd[rc - 1] != xd[rx - 1]) return -1;
+  for (int i = 0; i < rx; i++) if (yd[i] != xd[i]) return -1;
+  for (int i = 0; i + 1 < rc; i++) if (cd[i] != 1) return -1;
+  return f->inputs[q];
+}
+
 int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
   float a, b;
   int i = 0;

@@ -37,6 +37,14 @@ ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, 
 /** Geometry of depthwise node n: kernel, strides, pads top/left (bottom/right follow from
  *  the output shape). 0, or -1 when n is not depthwise. */
 int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl);
+/** The bias of f when f adds a constant row vector to the float32 tensor x (shape [..., N],
+ *  static): f is Add(x, c) or Add(c, x), c constant float32 of dims [N] or [1, ..., 1, N],
+ *  f's output of x's shape. A GEMM whose output x is adds c per column in its micro-kernel
+ *  (ecg_rt1_sgemm_packed's bias_n) instead of in a generated epilogue pass (the fixed plan's
+ *  MatMul + bias Add, TVM-style; DNNFusion §3.4.4 epilogue). Returns c's tensor id, or -1
+ *  when f is no such Add. */
+int ecg_bias_n_of(const ecg_graph *g, int x, const ecg_node *f);
+
 /** Match the members idx[0..nm) of a block (topological order) against an intensive-fusion
  *  chain (AGO §III-B): [pointwise conv [act]] -> depthwise conv [act] -> pointwise conv,
  *  each stage reading the previous one's output, then One-to-One members of the last

@@ -290,8 +290,10 @@ static int64_t tail_run(int r, const int64_t *od, const int64_t *st, int *contig
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
   const ecg_graph *g = L->g;
   const lw_kernel *K = &L->k[k];
-  const int *mem = K->members + K->epi_from; /* the One-to-One members after the dominant node */
-  int nm = K->nm_core - K->epi_from;
+  /* the One-to-One members after the dominant node (and after a bias Add its call applies:
+   * L->epi_skip, whose output epi_x is then the stored y the rest reads) */
+  const int *mem = K->members + K->epi_from + L->epi_skip;
+  int nm = K->nm_core - K->epi_from - L->epi_skip;
   int dy = g->nodes[K->dominant]->outputs[0];
   int64_t od[ECG_MAX_RANK];
   int r = lw_dims(L, dy, od);
@@ -312,7 +314,7 @@ int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e) {
       opnd_of[i][q] = -1;
       if (views[i].input[q] < 0) continue;
       int tid = n->inputs[views[i].input[q]];
-      if (tid == dy) { opnd_of[i][q] = -2; continue; }
+      if (tid == dy || (L->epi_skip && tid == L->epi_x)) { opnd_of[i][q] = -2; continue; }
       int inside = 0;
       for (int j = 0; j < i; j++) if (g->nodes[mem[j]]->outputs[0] == tid) inside = 1;
       if (inside) continue;

@@ -311,13 +311,45 @@ static int builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, s
   if (y < 0 || g->tensors[y]->dtype != ECG_FLOAT || L->t[y].where == LW_NONE || L->t[dy].alias_of != y) return 0;
   for (int i = 0; i + 1 < nm; i++)
     if (L->t[g->nodes[mem[i]]->outputs[0]].where != LW_NONE) return 0;
+  if (L->epi_skip == nm) { /* the dominant's call applies the whole epilogue (its bias Add) */
+    snprintf(buf, sz, "((ecg_act){ECG_ACT_NONE, 0, 0, 0, 0})");
+    return 1;
+  }
   float a, b;
-  ecg_builtin_act k = ecg_builtin_act_chain(g, dy, mem, nm, &a, &b);
+  ecg_builtin_act k = ecg_builtin_act_chain(g, L->epi_x, mem + L->epi_skip, nm - L->epi_skip, &a, &b);
   if (k == ECG_BACT_NONE) return 0;
   char init[160];
   lw_act_init((int)k, a, b, init, sizeof init);
   snprintf(buf, sz, "((ecg_act)%s)", init);
   return 1;
+}
+
+/* A LW_K_EPI kernel whose dominant is a GEMM that adds a row vector in its micro-kernel
+ * (lw_gemm_takes_bias_n) and whose first epilogue member adds a constant one
+ * (ecg_bias_n_of: MatMul + bias Add, as transformer exports write their linear layers):
+ * sets L->epi_bias to that vector's C pointer (in buf), L->epi_skip to 1 and L->epi_x to
+ * the Add's output, so the epilogue (builtin or generated) starts after the Add. Only when
+ * the dominant writes into the block's output (alias_of) and the Add's output lives nowhere
+ * else unless it is that output; C target. Otherwise resets them (no bias: epi_x is the
+ * dominant's output). */
+static void epi_bias_of(ecg_lower *L, const lw_kernel *K, const ecg_node *n, char *buf, size_t sz) {
+  const ecg_graph *g = L->g;
+  int dy = n->outputs[0];
+  L->epi_bias = NULL;
+  L->epi_skip = 0;
+  L->epi_x = dy;
+  if (L->target != LW_TARGET_C || L->hetero || L->sym || K->kind != LW_K_EPI || K->nm != K->nm_core) return;
+  const int *mem = K->members + K->epi_from;
+  int nm = K->nm_core - K->epi_from;
+  if (nm < 1) return;
+  const ecg_node *f = g->nodes[mem[0]];
+  int c = ecg_bias_n_of(g, dy, f), y = g->nodes[mem[nm - 1]]->outputs[0], fy = f->outputs[0];
+  if (c < 0 || y < 0 || L->t[y].where == LW_NONE || L->t[dy].alias_of != y || (nm > 1 && L->t[fy].where != LW_NONE)) return;
+  if (!lw_gemm_takes_bias_n(L, n)) return;
+  snprintf(buf, sz, "%s", lw_ptr(L, c));
+  L->epi_bias = buf;
+  L->epi_skip = 1;
+  L->epi_x = fy;
 }
 
 int lw_emit_kernel(ecg_lower *L, int p, ecg_err *e) {
@@ -344,7 +376,8 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_SINGLE && lw_node_rt(L, n) && !lw_node_control(n)) return lw_emit_rtshape(L, n, e); /* run-time shapes */
   ecg_emit_fn fn = ecg_emitter(lw_op(n));
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
-  char fname[64] = "", act[200];
+  char fname[64] = "", act[200], bias[200];
+  epi_bias_of(L, K, n, bias, sizeof bias);
   int builtin = builtin_epilogue(L, K, act, sizeof act);
   if (!builtin) {
     snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
@@ -362,8 +395,14 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   }
   L->epi_act = act;
   L->epi_used = 0;
+  L->epi_bias_used = 0;
   int rc = fn(L, n, e);
   L->epi_act = NULL;
+  if (rc == ECG_OK && L->epi_bias && !L->epi_bias_used)
+    rc = lw_node_err(L, n, e, "internal: the GEMM's emitter took no bias_n (lw_gemm_takes_bias_n said it would)");
+  L->epi_bias = NULL;
+  L->epi_skip = 0;
+  L->epi_x = -1;
   if (rc == ECG_OK && !L->epi_used) { /* the runtime call took no epilogue: one more pass */
     K->fallback = 1;
     int y = n->outputs[0];

@@ -202,6 +202,13 @@ typedef struct ecg_lower {
   const char *epi_act;   /**< set while emitting a LW_K_EPI dominant node: the C expression of
                               the ecg_act that applies the block's epilogue; NULL otherwise */
   int epi_used;          /**< the dominant node's emitter passed epi_act to its runtime call */
+  const char *epi_bias;  /**< set while emitting a LW_K_EPI dominant GEMM whose first epilogue member
+                              adds a constant row vector (ecg_bias_n_of): the C pointer of that
+                              vector, for the runtime call's bias_n; NULL otherwise */
+  int epi_bias_used;     /**< the dominant node's emitter passed epi_bias to its runtime call */
+  int epi_skip;          /**< epilogue members the dominant's call applies itself (the bias Add: 1) */
+  int epi_x;             /**< the tensor the rest of the epilogue reads as the stored y: the
+                              dominant's output, or the bias Add's when epi_skip is 1 */
   const lw_kernel *cur;  /**< the kernel being emitted (its index maps serve lw_operand_view) */
   const ecg_schedule *sched; /**< the tuner's schedule of the kernel being emitted (its fusion block's,
                               ecg-partition --tune); NULL when none or all knobs 0 (the defaults) */

@@ -56,6 +56,10 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/** 1 when the emitter of MatMul/Gemm n lowers it as one ecg_rt1_sgemm_packed call that can
+ *  add a constant row vector (bias_n, [N] floats) in its micro-kernel: the lowering then
+ *  hands the block's bias Add to it (ecg_lower.epi_bias). Static shapes only. */
+int lw_gemm_takes_bias_n(ecg_lower *L, const ecg_node *n);
 int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_global_pool(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_softmax(ecg_lower *L, const ecg_node *n, ecg_err *e);

@@ -314,6 +314,35 @@ static int matmul_strided(ecg_lower *L, const ecg_node *n, int va, const int64_t
   return ECG_OK;
 }
 
+/* MatMul n is one GEMM [batches*M, K] x [K, N] with B prepacked (and the block's epilogue):
+ * plain operands (no index maps of its kernel), B shared by every batch, A's batch dims
+ * contiguous and not broadcast. */
+static int matmul_one_gemm(ecg_lower *L, const ecg_node *n) {
+  int64_t ad[ECG_MAX_RANK], bd[ECG_MAX_RANK], od[ECG_MAX_RANK], s[ECG_MAX_RANK];
+  int ra = lw_dims(L, n->inputs[0], ad), rb = lw_dims(L, n->inputs[1], bd), ro = lw_dims(L, n->outputs[0], od);
+  int va, vb, vo;
+  lw_operand_view(L, n, 0, &va, s);
+  lw_operand_view(L, n, 1, &vb, s);
+  lw_output_view(L, n, &vo, s);
+  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0), one_gemm = va == n->inputs[0] && vb == n->inputs[1] && vo == n->outputs[0];
+  for (int i = 0; i < rb - 2; i++) one_gemm &= bd[i] == 1;
+  for (int i = rbat - 1; i >= 0 && one_gemm; i--) { /* A's batch dims, right-aligned, are the output's */
+    int j = i - (rbat - (ra > 2 ? ra - 2 : 0));
+    if (od[i] != 1 && (j < 0 || ad[j] != od[i])) one_gemm = 0;
+  }
+  return one_gemm;
+}
+
+int lw_gemm_takes_bias_n(ecg_lower *L, const ecg_node *n) {
+  if (!all_float32(L, n) || lw_node_dyn(L, n)) return 0;
+  ecg_emit_fn fn = ecg_emitter(lw_op(n));
+  if (fn == emit_matmul) return matmul_one_gemm(L, n);
+  if (fn != emit_gemm) return 0;
+  lw_gemm_geom gg;
+  lw_gemm_geom_of(L, n, &gg);
+  return L->t[n->inputs[1]].where == LW_CONST && gg.alpha == 1.0f && !gg.has_c;
+}
+
 /** MatMul with numpy batch broadcasting and 1-D operands. A constant B shared by every
  *  batch is prepacked once; otherwise one ecg_rt1_sgemm per batch. */
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
@@ -326,16 +355,9 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_operand_view(L, n, 0, &va, sa);
   lw_operand_view(L, n, 1, &vb, sb);
   lw_output_view(L, n, &vo, so);
-  /* one GEMM [batches*M, K] x [K, N] with B prepacked (and the block's epilogue): plain
-   * operands, B shared by every batch, A's batch dims contiguous and not broadcast */
-  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0), one_gemm = va == n->inputs[0] && vb == n->inputs[1] && vo == n->outputs[0];
+  int rbat = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0), one_gemm = matmul_one_gemm(L, n);
   int64_t batches = 1;
   for (int i = 0; i < rbat; i++) batches *= od[i];
-  for (int i = 0; i < rb - 2; i++) one_gemm &= bd[i] == 1;
-  for (int i = rbat - 1; i >= 0 && one_gemm; i--) { /* A's batch dims, right-aligned, are the output's */
-    int j = i - (rbat - (ra > 2 ? ra - 2 : 0));
-    if (od[i] != 1 && (j < 0 || ad[j] != od[i])) one_gemm = 0;
-  }
   /* a dynamic build: symbolic dims only among A's rows (the batch and M dims), B a static
    * [K, N] matrix: one GEMM of run-time rows */
   int dyn = lw_node_dyn(L, n);
@@ -373,8 +395,9 @@ int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int off = lw_packed_slot(L, sz);
   sbuf *dst = L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code;
   sb_printf(dst, "  ecg_rt1_sgemm_pack_b(0, %lld, %lld, %s, %lld, ctx->pk[%d]);\n", (long long)K, (long long)N, Bb, (long long)N, off);
-  sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %s, %lld, %lld, %s, %lld, ctx->pk[%d], NULL, %s, 0.0f, %s, %lld);\n",
-            rows, (long long)N, (long long)K, Ab, (long long)K, off, lw_act_arg(L), Ob, (long long)N);
+  if (L->epi_bias) L->epi_bias_used = 1;
+  sb_printf(&L->code, "  ecg_rt1_sgemm_packed(0, %s, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n",
+            rows, (long long)N, (long long)K, Ab, (long long)K, off, L->epi_bias ? L->epi_bias : "NULL", lw_act_arg(L), Ob, (long long)N);
   return ECG_OK;
 }
 
@@ -415,6 +438,10 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
               (long long)bd[1], off);
     char bias[200] = "NULL";
     if (has_c) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
+    else if (L->epi_bias) { /* the block's bias Add (ecg_bias_n_of), applied per column */
+      snprintf(bias, sizeof bias, "%s", L->epi_bias);
+      L->epi_bias_used = 1;
+    }
     sb_printf(&L->code, "  ecg_rt1_sgemm_packed(%d, %lld, %lld, %lld, %s, %lld, ctx->pk[%d], %s, %s, 0.0f, %s, %lld);\n", ta,
               (long long)M, (long long)N, (long long)K, Ab, (long long)ad[1], off, bias, lw_act_arg(L), Ob, (long long)N);
     return ECG_OK;
