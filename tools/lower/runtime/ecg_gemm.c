@@ -2524,8 +2524,10 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
          * the depthwise by block and the second pointwise by pair of output blocks, in one
          * shared D with a barrier between. With the first stage split by block pair too:
          * mnasnet1_0 at 2 threads (Xeon model 167, interleaved rounds, medians) 0.780 ->
-         * 0.596 ms at 56x56 (its 2x2 blocks 76 -> about 40 us), 1.334 -> 1.290 at 112x112,
-         * unchanged at 224x224 (within the noise) */
+         * 0.596 ms at 56x56 (its 2x2 blocks 76 -> about 40 us), 1.334 -> 1.290 at 112x112;
+         * at 224x224 1.5-2.8% slower in four sets (3.26-3.38 against 3.20-3.32 ms), where
+         * neither the threshold (ng >= T: the same) nor the first stage (the old loop: the
+         * same) is the cause; 1 thread within the noise. Not traced further. */
         const int rows = oy1 - oy0, ng = cdiv(rows, g.G), nob = cdiv(g.nb2, 2);
         float *yb = yi + (size_t)oy0 * OW;
         if (T < 2 || ng >= 2 * T) {
