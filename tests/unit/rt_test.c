@@ -7,7 +7,8 @@
  * contains WORD); --bench-cold [WORD] writes 256 MiB before each timed conv so that its
  * weights and input come from memory, as inside a model whose weights exceed the caches
  * (resnet18's deep layers on a 2 MiB L2: the choices of ecg_gemm.c's conv_blocked were
- * measured so). */
+ * measured so). RT_BENCH_ALGO=K in the environment forces strategy K (ECG_RT_CONV_*) on
+ * every benchmarked conv where it applies (4: the blocked direct sum). */
 #include "ecg_rt.h"
 
 #include <math.h>
@@ -459,6 +460,7 @@ static char *bench_flush;
 
 static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   fill_conv(&p);
+  if (getenv("RT_BENCH_ALGO")) p.algo = atoi(getenv("RT_BENCH_ALGO")); /* ECG_RT_CONV_*: force a strategy */
   set_threads(threads);
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
   float *x = rbuf(xs), *w = rbuf(ws), *b = rbuf(p.m), *y = rbuf((size_t)p.n * p.m * p.oh * p.ow);

@@ -1941,8 +1941,11 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
  * 2 * BK_RW FMAs (28 accumulators, bound by the FMA ports, not the loads). A tile's
  * weights (two blocks: 2 * ceil(c/16) * kh * kw KiB) stay in L2 while the tiles of every
  * row reuse them; the weights come from memory once per call, as the direct sum reads each
- * once. The accumulators are transposed back to NCHW rows through a 1 KiB tile (one
- * gather per output channel), with bias, activation and a generated epilogue per row
+ * once. The accumulators are transposed back to NCHW rows in registers (tr16: 64
+ * shuffles per 16x16 tile; it replaced a 1 KiB tile read back by one gather per output
+ * channel, rt_test --bench RT_BENCH_ALGO=4, 1 thread, 2 rounds: squeezenet1_1's
+ * 16x55x55->64 3x3 168-180 -> 195 GFLOP/s, 512x13x13->1000 1x1 162-170 -> 188, resnet18's
+ * 64x56x56->64 3x3 174 -> 197), with bias, activation and a generated epilogue per row
  * segment. Compared with im2col GEMM: no packing of a K x positions panel per channel
  * block, and no micro-kernel columns wasted on planes of 49 or 196 positions; compared
  * with Winograd it reads the weights once instead of the 4x larger U. */
@@ -1950,6 +1953,8 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
 #define BK_WG_U_BYTES (4.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
 #define BK_1X1_BYTES (512.0 * 1024)
+#define BK_1X1_MAXPOS 196 /* positions of a blocked 1x1 conv (a 14x14 plane) */
+#define BK_WG_MIN_C 64    /* input channels from which a Winograd-shaped conv stays Winograd */
 
 /* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
  * CNN's first layer: 3), so its plane is not padded to 16 channels. */
@@ -2062,21 +2067,24 @@ static const bk_fn bk_fns[5][2][BK_RW + 1] = {{BK_ROW(1, 0), BK_ROW(2, 0)}, {BK_
  * rows, conv_blocked_run). */
 static void bk_store(const ecg_conv_params *p, const __m512 *acc, int OB, int RW, int q, const float *bias, float *y,
                      int oy, int ox0) {
-  float tile[BK_RW * 16] __attribute__((aligned(64)));
   const size_t plane = (size_t)p->oh * p->ow;
   const __mmask16 ms = tail_mask(RW);
-  const __m512i idx = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240);
   const ecg_act act = p->act;
   for (int o = 0; o < OB; o++) {
-    for (int r = 0; r < RW; r++) _mm512_store_ps(tile + r * 16, _mm512_loadu_ps((const float *)&acc[o * BK_RW + r]));
+    __m512 v[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; r++) v[r] = r < RW ? _mm512_loadu_ps((const float *)&acc[o * BK_RW + r]) : _mm512_setzero_ps();
+    tr16(v); /* v[j]: channel co0 + j at the RW positions */
     const int co0 = 16 * (q + o), nco = imin(16, p->m - co0);
-    for (int j = 0; j < nco; j++) {
-      __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ms, idx, tile + j, 4);
-      if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[co0 + j])); /* after the sum, as the GEMM epilogue */
-      if (act.kind == ECG_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
-      else if (act.kind != ECG_ACT_NONE && act.kind != ECG_ACT_FN) v = act512_call(act, v);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) { /* constant indices: v stays in registers */
+      if (j >= nco) break;
+      __m512 u = v[j];
+      if (bias) u = _mm512_add_ps(u, _mm512_set1_ps(bias[co0 + j])); /* after the sum, as the GEMM epilogue */
+      if (act.kind == ECG_ACT_RELU) u = _mm512_max_ps(u, _mm512_setzero_ps());
+      else if (act.kind != ECG_ACT_NONE && act.kind != ECG_ACT_FN) u = act512_call(act, u);
       float *yr = y + (size_t)(co0 + j) * plane + (size_t)oy * p->ow + ox0;
-      _mm512_mask_storeu_ps(yr, ms, v);
+      _mm512_mask_storeu_ps(yr, ms, u);
     }
   }
 }
@@ -2185,24 +2193,35 @@ static int conv_blocked(const ecg_conv_params *p) {
   if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
   /* whole 16-channel blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and 3x1
    * convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
-  if (p->c < 32 || p->c % 16 || p->m % 16) return 0;
+  if (p->c < 16 || p->c % 16 || p->m % 16) return 0;
   /* 1x1 convs too where the plane is small and the weights large: their weights come from
    * memory on every run inside a model, and the blocked order streams each once
    * (rt_test --bench with the caches flushed, 1 thread, 3 rounds: mobilenet_v2's
    * 320x7x7->1280, 1.6 MB, 92-104 -> 113-121 GFLOP/s; 960x7x7->320, 1.2 MB, 88-100 ->
    * 98-114; 160x7x7->960, 0.6 MB, a tie, 88-95 against 80-87 once such planes run as one
-   * row of positions (bk_view); 14x14 planes faster as GEMM). Never under 16
+   * row of positions (bk_view); up to 14x14 planes since the tile store transposes in
+   * registers: squeezenet1_1's classifier 512x13x13->1000, 2 MB, inside the model 1106 ->
+   * 1013 us at 1 thread, 652 -> 555 at 2). Never under 16
    * positions: conv_gemv's 1x1 planes and ecg_ibr.c's pointwise stages rely on the GEMM
    * packing. */
   if (p->kh * p->kw == 1)
-    return (long)p->oh * p->ow >= 16 && (long)p->oh * p->ow <= 64 && (double)p->c * p->m * sizeof(float) >= BK_1X1_BYTES && p->sh == 1 && p->sw == 1;
+    return (long)p->oh * p->ow >= 16 && (long)p->oh * p->ow <= BK_1X1_MAXPOS && (double)p->c * p->m * sizeof(float) >= BK_1X1_BYTES && p->sh == 1 && p->sw == 1;
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
-   * BK_WG_U_BYTES: resnet18's 64- and 128-channel 3x3 layers, U 0.6 and 2.4 MB, run
-   * faster as Winograd inside the model; its 256-channel ones (U 9.4 MB, streamed from
-   * memory on every run) faster blocked (rt_test --bench with the caches flushed before
-   * each run: 146 -> 158 GFLOP/s). */
-  if (wg_shape_ok(p) && wg_fewer_macs(p) && 36.0 * sizeof(float) * p->c * p->m <= BK_WG_U_BYTES) return 0;
-  return 1;
+   * BK_WG_U_BYTES and the input has at least BK_WG_MIN_C channels: resnet18's 64- and
+   * 128-channel 3x3 layers, U 0.6 and 2.4 MB, run faster as Winograd inside the model
+   * (64x56x56: 927 against 1405 us blocked, 1 thread); its 256-channel ones (U 9.4 MB,
+   * streamed from memory on every run) faster blocked (rt_test --bench with the caches
+   * flushed before each run: 146 -> 158 GFLOP/s). With fewer input channels the
+   * transforms are not paid back: squeezenet1_1's 3x3 expands, inside the model, 1 thread
+   * (2 threads), Winograd against blocked: 16x55x55->64 371 -> 334 us (245 -> 210),
+   * 32x27x27->128 326 -> 302 (200 -> 170), 48x13x13->192 172 -> 158 (113 -> 90);
+   * 64x13x13->256 a tie (277 -> 285, 155 -> 155). Dilated ones (Winograd per phase) not
+   * measured blocked: they stay Winograd. */
+  if (wg_shape_ok(p) && wg_fewer_macs(p))
+    return (p->c < BK_WG_MIN_C && p->dh == 1 && p->dw == 1) || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
+  /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels
+   * not measured blocked) */
+  return p->c >= 32;
 }
 #else
 static int conv_blocked(const ecg_conv_params *p) { (void)p; return 0; }
