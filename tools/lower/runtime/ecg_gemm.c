@@ -2152,9 +2152,32 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
       for (long t = 0; t < (long)CB * Hp; t++) { /* padded row t of xp */
         const int cb = (int)(t / Hp), iy = (int)(t % Hp) - p->pt;
         float *row = xp + (size_t)t * Wp * cl;
-        memset(row, 0, (size_t)Wp * cl * sizeof(float));
-        if (iy < 0 || iy >= p->h) continue;
         const int x0 = imax(0, p->pl), x1 = imin(Wp, p->w + p->pl); /* padded columns holding input */
+        if (iy < 0 || iy >= p->h || cl != 16 || x1 <= x0) {
+          memset(row, 0, (size_t)Wp * cl * sizeof(float));
+          if (iy < 0 || iy >= p->h) continue;
+        }
+        if (cl == 16 && x1 > x0) { /* 16 columns of the block's 16 channel rows, transposed in registers */
+          memset(row, 0, (size_t)x0 * 16 * sizeof(float));
+          memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
+          const int nl = imin(16, p->c - cb * 16);
+          const float *src = xb + ((size_t)cb * 16 * p->h + iy) * p->w - p->pl;
+          for (int c0 = x0; c0 < x1; c0 += 16) {
+            const int n = imin(16, x1 - c0);
+            const __mmask16 m = tail_mask(n);
+            __m512 v[16];
+#pragma GCC unroll 16
+            for (int l = 0; l < 16; l++) /* masked loads never touch the lanes outside the mask */
+              v[l] = l < nl ? _mm512_maskz_loadu_ps(m, src + (size_t)l * p->h * p->w + c0) : _mm512_setzero_ps();
+            tr16(v);
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++) {
+              if (j >= n) break;
+              _mm512_storeu_ps(row + (size_t)(c0 + j) * 16, v[j]);
+            }
+          }
+          continue;
+        }
         for (int l = 0; l < 16 && cb * 16 + l < p->c; l++) {
           const float *src = xb + ((size_t)(cb * 16 + l) * p->h + iy) * p->w;
           for (int c = x0; c < x1; c++) row[(size_t)c * cl + l] = src[c - p->pl];
