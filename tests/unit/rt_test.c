@@ -8,7 +8,8 @@
  * weights and input come from memory, as inside a model whose weights exceed the caches
  * (resnet18's deep layers on a 2 MiB L2: the choices of ecg_gemm.c's conv_blocked were
  * measured so). RT_BENCH_ALGO=K in the environment forces strategy K (ECG_RT_CONV_*) on
- * every benchmarked conv where it applies (4: the blocked direct sum). */
+ * every benchmarked conv where it applies (4: the blocked direct sum). --bench ibr times the
+ * intensive-fusion chains (ecg_rt1_ibr) of mobilenet_v2 and mnasnet1_0 at 1 and 2 threads. */
 #include "ecg_rt.h"
 
 #include <math.h>
@@ -579,6 +580,42 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       }
       printf("%-32s %7.3f ns per element\n", an, best / n * 1e9);
       free(v);
+    }
+  }
+  { /* intensive-fusion chains (ecg_rt1_ibr: pointwise -> depthwise -> pointwise) of
+     * mobilenet_v2 (3x3) and mnasnet1_0 (5x5): us per call at 1 and 2 threads */
+    int ib[][6] = {{24, 56, 144, 3, 1, 24}, {32, 28, 192, 3, 1, 32}, {64, 14, 384, 3, 1, 64}, {96, 14, 576, 3, 2, 160},
+                   {160, 7, 960, 3, 1, 160}, {40, 28, 240, 5, 1, 40}, {112, 14, 672, 5, 2, 160}};
+    for (int q = 0; q < (int)(sizeof ib / sizeof ib[0]); q++) {
+      char in[64];
+      snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5]);
+      if (filter && !strstr(in, filter)) continue;
+      ecg_ibr_params b;
+      memset(&b, 0, sizeof b);
+      b.n = 1; b.cin = ib[q][0]; b.h = b.w = ib[q][1]; b.cexp = ib[q][2]; b.kh = b.kw = ib[q][3]; b.sh = b.sw = ib[q][4];
+      b.pt = b.pl = ib[q][3] / 2; b.oh = b.ow = out_dim(b.h, b.kh, b.sh, 1, b.pt, b.pt); b.cout = ib[q][5];
+      b.act1 = b.act2 = (ecg_act){ECG_ACT_CLIP, 0, 6};
+      float *x = rbuf((size_t)b.cin * b.h * b.w), *w1 = rbuf((size_t)b.cexp * b.cin), *wd = rbuf((size_t)b.cexp * b.kh * b.kw);
+      float *w2 = rbuf((size_t)b.cout * b.cexp), *y = rbuf((size_t)b.cout * b.oh * b.ow), *scr = rbuf(ecg_rt1_ibr_scratch_floats(&b, 2));
+      float *w1p = rbuf(ecg_rt1_ibr_packed_floats(&b, 1)), *w2p = rbuf(ecg_rt1_ibr_packed_floats(&b, 2)), *wdp = rbuf(ecg_rt1_ibr_packed_floats(&b, 3));
+      ecg_rt1_ibr_pack(&b, 1, w1, w1p);
+      ecg_rt1_ibr_pack(&b, 2, w2, w2p);
+      ecg_rt1_ibr_pack(&b, 3, wd, wdp);
+      double us[2];
+      for (int t = 1; t <= 2; t++) {
+        set_threads(t);
+        ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
+        double best = 1e9, t0 = now();
+        while (now() - t0 < 0.3) {
+          double t1 = now();
+          ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
+          double d = now() - t1;
+          if (d < best) best = d;
+        }
+        us[t - 1] = best * 1e6;
+      }
+      printf("%-32s %7.1f us (1 thread) %7.1f us (2 threads) x%.2f\n", in, us[0], us[1], us[0] / us[1]);
+      free(x); free(w1); free(wd); free(w2); free(y); free(scr); free(w1p); free(w2p); free(wdp);
     }
   }
   { /* squeezenet's MaxPools (3x3, stride 2, ceil mode) */
