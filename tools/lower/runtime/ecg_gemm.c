@@ -2490,6 +2490,21 @@ ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float
   }
 }
 
+/* Zeroes the pad columns of one row of E (er: its first padded column) that column col of
+ * the image ends: the left pad where col is 0, the right pad where col is W-1, both where
+ * col is -1. The first stage calls it for the rows it computes, so E's pads are written by
+ * the thread that wrote the row, which is, mostly, the one whose depthwise stage reads it:
+ * zeroed once per call for the whole ring, split by block, half of every row's pads were
+ * the other core's modified lines (rt_test --bench ibr, 2 threads: the depthwise stage of
+ * 64x14x14->384 alone took 19.6 us with those writes, 12.3 without any, 1 thread 19.1-19.4
+ * either way; whole chains 32x28x28->192 97.6 -> 89.3 us, 40x28x28->240 k5 174.7 -> 162.6,
+ * the others within the noise; 2 threads, 5 interleaved rounds: mobilenet_v2 3.19 -> 3.07
+ * ms, mnasnet1_0 3.32 -> 3.26, efficientnet_b0 5.55 -> 5.56). */
+static void i16_row_pads(const ecg_ibr_params *p, int W, int Wp, float *er, int col) {
+  if (col <= 0) memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
+  if (col == -1 || col == W - 1) memset(er + (size_t)(p->pl + W) * 16, 0, (size_t)(Wp - p->pl - W) * 16 * sizeof(float));
+}
+
 void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
                    const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
   const i16_geom g = i16_shape(p);
@@ -2501,16 +2516,11 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   int T = ecg_rt1_kernel_threads(macs);
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
-    /* the depthwise bias in blocks, E's pad columns and the zero row (the depthwise weights
-     * come packed as [block][tap][16]: ecg_rt1_ibr16_pack, which 3) */
+    /* the depthwise bias in blocks and the zero row (the depthwise weights come packed as
+     * [block][tap][16]: ecg_rt1_ibr16_pack, which 3); E's pad columns: i16_row_pads */
     ECG_PRAGMA(omp for schedule(static))
     for (int cb = 0; cb < NB; cb++) {
       for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd && cb * 16 + l < p->cexp ? bd[cb * 16 + l] : 0.f;
-      for (int r = 0; r < RB; r++) {
-        float *er = E + ((size_t)cb * RB + r) * rowf;
-        memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
-        memset(er + (size_t)(p->pl + W) * 16, 0, (size_t)(Wp - p->pl - W) * 16 * sizeof(float));
-      }
       if (cb == 0) memset(zrow, 0, rowf * sizeof(float));
     }
     for (int img = 0; img < p->n; img++) {
@@ -2547,12 +2557,17 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
               i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
                                      (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf);
+              for (int j = 0, col = p0 % W; j < RW; j++, col = col + 1 == W ? 0 : col + 1) /* the row's pads, with its ends */
+                if (col == 0 || col == W - 1)
+                  for (int o = 0; o < OB; o++)
+                    i16_row_pads(p, W, Wp, E + (size_t)(ob + o) * RB * rowf + off[j] - (size_t)(p->pl + col) * 16, col);
             }
           } else { /* E = x: rows transposed into the ring, 16 columns at a time */
             ECG_PRAGMA(omp for schedule(static))
             for (long it = 0; it < (long)NB * (hi - lo); it++) {
               const int cb = (int)(it / (hi - lo)), r = lo + (int)(it % (hi - lo));
               float *er = E + ((size_t)cb * RB + r % RB) * rowf + (size_t)p->pl * 16;
+              i16_row_pads(p, W, Wp, er - (size_t)p->pl * 16, -1);
               for (int c0 = 0; c0 < W; c0 += 16) {
                 const __mmask16 m = tail_mask(W - c0);
                 __m512 v[16];
@@ -2612,6 +2627,21 @@ int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) { (void)p; return 0; }
 size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) { (void)p; (void)which; return 0; }
 void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) { (void)p; (void)which; (void)w; (void)packed; }
 size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) { (void)p; (void)threads; return 0; }
+/* Zeroes the pad columns of one row of E (er: its first padded column) that column col of
+ * the image ends: the left pad where col is 0, the right pad where col is W-1, both where
+ * col is -1. The first stage calls it for the rows it computes, so E's pads are written by
+ * the thread that wrote the row, which is, mostly, the one whose depthwise stage reads it:
+ * zeroed once per call for the whole ring, split by block, half of every row's pads were
+ * the other core's modified lines (rt_test --bench ibr, 2 threads: the depthwise stage of
+ * 64x14x14->384 alone took 19.6 us with those writes, 12.3 without any, 1 thread 19.1-19.4
+ * either way; whole chains 32x28x28->192 97.6 -> 89.3 us, 40x28x28->240 k5 174.7 -> 162.6,
+ * the others within the noise; 2 threads, 5 interleaved rounds: mobilenet_v2 3.19 -> 3.07
+ * ms, mnasnet1_0 3.32 -> 3.26, efficientnet_b0 5.55 -> 5.56). */
+static void i16_row_pads(const ecg_ibr_params *p, int W, int Wp, float *er, int col) {
+  if (col <= 0) memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
+  if (col == -1 || col == W - 1) memset(er + (size_t)(p->pl + W) * 16, 0, (size_t)(Wp - p->pl - W) * 16 * sizeof(float));
+}
+
 void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
                    const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
   (void)p; (void)x; (void)w1p; (void)b1; (void)wd; (void)bd; (void)w2p; (void)b2; (void)y; (void)scratch; (void)e_rows;
