@@ -25,14 +25,18 @@ lower_bias() {
   grep -o 'ecg_rt1_sgemm_packed([^;]*' "$T/$1/model.c" | awk -F', ' '{ print $8 }'
 }
 
-@test "MatMul/Gemm + bias Add: the bias goes to the GEMM's bias_n where it is a row vector the block alone reads; every model agrees with ONNX Runtime" {
+@test "MatMul/Gemm + bias Add: the bias goes to the GEMM's bias_n where it is a row vector the block alone reads and the unbiased product is not read again; every model agrees with ONNX Runtime" {
   local m bias res
-  for m in bias bias_relu bias_res gemm bias_both full; do
-    # bias_both under dnnfusion: one block MatMul+Add+Relu that stores y1 too
-    if [ "$m" = bias_both ]; then bias=$(lower_bias "$m" dnnfusion); else bias=$(lower_bias "$m" fixed); fi
+  for m in bias bias_relu bias_res gemm bias_both bias_reuse full; do
+    # bias_both and bias_reuse under dnnfusion: one block MatMul+Add+Relu that stores y1
+    # too; one block MatMul+Add+Add whose last Add reads the MatMul's own output again
+    case $m in
+      bias_both | bias_reuse) bias=$(lower_bias "$m" dnnfusion) ;;
+      *) bias=$(lower_bias "$m" fixed) ;;
+    esac
     echo "$m: bias argument '$bias'"
     case $m in
-      bias_both | full) [ "$bias" = NULL ] ;;
+      bias_both | bias_reuse | full) [ "$bias" = NULL ] ;;
       *) [[ "$bias" == *"ctx->w + "* ]] ;;
     esac
     res=$("$BIN/ecg-bench" "$T/$m" --random 1 --ort --runs 1 --warmup 0)
@@ -42,6 +46,7 @@ lower_bias() {
   # what follows the bias: the runtime's Relu on the accumulators, a generated epilogue
   # adding r (reading the biased y, not the bias again), nothing
   grep -q 'MatMul+Add+Relu' "$T/bias_both/model.c"
+  grep -q 'MatMul+Add+Add' "$T/bias_reuse/model.c"
   grep -q 'ECG_ACT_RELU' "$T/bias_relu/model.c"
   grep -q 'ECG_ACT_FN' "$T/bias_res/model.c"
   ! grep -q 'ctx->w' <(sed -n '/^static void epi/,/^}/p' "$T/bias_res/model.c")

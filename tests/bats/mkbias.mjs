@@ -7,6 +7,8 @@
 //   bias_both.onnx   y1 = x W + b and y2 = Relu(y1), both graph outputs: y1 must be stored,
 //                    so the bias stays in the generated epilogue
 //   full.onnx        y = x W + c, c [7, 40]: no row vector, the generated epilogue adds it
+//   bias_reuse.onnx  y = (x W + b) + x W: the unbiased product is read again after the bias
+//                    Add, so the bias stays in the generated epilogue
 //   gemm.onnx        y = Relu(Gemm(x2, W) + b), x2 [14, 24]: bias_n on the packed Gemm
 import path from 'node:path';
 import { encodeModel, writeAtomic, FLOAT } from '../../tools/bench/onnx_build.mjs';
@@ -26,6 +28,8 @@ model('bias_res.onnx', { inputs: [x, ['r', FLOAT, [2, 7, 40]]], outputs: [y], in
   nodes: [['MatMul', ['x', 'W'], ['m']], ['Add', ['b1', 'm'], ['a']], ['Add', ['a', 'r'], ['y']]] });
 model('bias_both.onnx', { inputs: [x], outputs: [['y1', FLOAT, [2, 7, 40]], ['y2', FLOAT, [2, 7, 40]]], inits: [W, b],
   nodes: [['MatMul', ['x', 'W'], ['m']], ['Add', ['m', 'b'], ['y1']], ['Relu', ['y1'], ['y2']]] });
+model('bias_reuse.onnx', { inputs: [x], outputs: [y], inits: [W, b],
+  nodes: [['MatMul', ['x', 'W'], ['m']], ['Add', ['m', 'b'], ['a']], ['Add', ['a', 'm'], ['y']]] });
 model('full.onnx', { inputs: [x], outputs: [y], inits: [W, ['c', FLOAT, [7, 40], vals(280, 3)]],
   nodes: [['MatMul', ['x', 'W'], ['m']], ['Add', ['m', 'c'], ['y']]] });
 model('gemm.onnx', { inputs: [['x2', FLOAT, [14, 24]]], outputs: [['y', FLOAT, [14, 40]]], inits: [W, b],

@@ -329,8 +329,9 @@ static int builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, s
  * (ecg_bias_n_of: MatMul + bias Add, as transformer exports write their linear layers):
  * sets L->epi_bias to that vector's C pointer (in buf), L->epi_skip to 1 and L->epi_x to
  * the Add's output, so the epilogue (builtin or generated) starts after the Add. Only when
- * the dominant writes into the block's output (alias_of) and the Add's output lives nowhere
- * else unless it is that output; C target. Otherwise resets them (no bias: epi_x is the
+ * the dominant writes into the block's output (alias_of), the Add's output lives nowhere
+ * else unless it is that output, and no later member reads the dominant's own output (the
+ * unbiased product, which is then never stored); C target. Otherwise resets them (no bias: epi_x is the
  * dominant's output). */
 static void epi_bias_of(ecg_lower *L, const lw_kernel *K, const ecg_node *n, char *buf, size_t sz) {
   const ecg_graph *g = L->g;
@@ -345,6 +346,9 @@ static void epi_bias_of(ecg_lower *L, const lw_kernel *K, const ecg_node *n, cha
   const ecg_node *f = g->nodes[mem[0]];
   int c = ecg_bias_n_of(g, dy, f), y = g->nodes[mem[nm - 1]]->outputs[0], fy = f->outputs[0];
   if (c < 0 || y < 0 || L->t[y].where == LW_NONE || L->t[dy].alias_of != y || (nm > 1 && L->t[fy].where != LW_NONE)) return;
+  for (int i = 1; i < nm; i++) /* a later member reading the unbiased product: it is never stored */
+    for (size_t q = 0; q < g->nodes[mem[i]]->n_inputs; q++)
+      if (g->nodes[mem[i]]->inputs[q] == dy) return;
   if (!lw_gemm_takes_bias_n(L, n)) return;
   snprintf(buf, sz, "%s", lw_ptr(L, c));
   L->epi_bias = buf;
