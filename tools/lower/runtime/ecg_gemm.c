@@ -1686,6 +1686,25 @@ ECG_AI void tr16(__m512 r[16]) {
   }
 }
 
+/* dst[j][l] = src[l * plane + j] for columns j < n and lanes l < nl (0 for l >= nl): n
+ * columns of nl channel rows (NCHW, rows plane floats apart) into NCHWc16 positions, 16
+ * columns per tr16. Masked loads never touch the columns past n. */
+static void c16_from_rows(const float *src, size_t plane, int nl, int n, float *dst) {
+  for (int c0 = 0; c0 < n; c0 += 16) {
+    const int k = imin(16, n - c0);
+    const __mmask16 m = tail_mask(k);
+    __m512 v[16];
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++) v[l] = l < nl ? _mm512_maskz_loadu_ps(m, src + (size_t)l * plane + c0) : _mm512_setzero_ps();
+    tr16(v);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) { /* constant indices: v stays in registers */
+      if (j >= k) break;
+      _mm512_storeu_ps(dst + (size_t)(c0 + j) * 16, v[j]);
+    }
+  }
+}
+
 /* R consecutive output positions of one row: yt[r*16 ..] = bias + sum_taps wt[tap] *
  * xr[(ki*dh)*rs + (kj*dw)*16 + r*S*16] (xr: Xp at the row's first tap row and the first
  * position's column). */
@@ -2160,22 +2179,8 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
         if (cl == 16 && x1 > x0) { /* 16 columns of the block's 16 channel rows, transposed in registers */
           memset(row, 0, (size_t)x0 * 16 * sizeof(float));
           memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
-          const int nl = imin(16, p->c - cb * 16);
-          const float *src = xb + ((size_t)cb * 16 * p->h + iy) * p->w - p->pl;
-          for (int c0 = x0; c0 < x1; c0 += 16) {
-            const int n = imin(16, x1 - c0);
-            const __mmask16 m = tail_mask(n);
-            __m512 v[16];
-#pragma GCC unroll 16
-            for (int l = 0; l < 16; l++) /* masked loads never touch the lanes outside the mask */
-              v[l] = l < nl ? _mm512_maskz_loadu_ps(m, src + (size_t)l * p->h * p->w + c0) : _mm512_setzero_ps();
-            tr16(v);
-#pragma GCC unroll 16
-            for (int j = 0; j < 16; j++) {
-              if (j >= n) break;
-              _mm512_storeu_ps(row + (size_t)(c0 + j) * 16, v[j]);
-            }
-          }
+          c16_from_rows(xb + ((size_t)cb * 16 * p->h + iy) * p->w + (x0 - p->pl), (size_t)p->h * p->w, imin(16, p->c - cb * 16),
+                        x1 - x0, row + (size_t)x0 * 16);
           continue;
         }
         for (int l = 0; l < 16 && cb * 16 + l < p->c; l++) {
@@ -2568,15 +2573,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               const int cb = (int)(it / (hi - lo)), r = lo + (int)(it % (hi - lo));
               float *er = E + ((size_t)cb * RB + r % RB) * rowf + (size_t)p->pl * 16;
               i16_row_pads(p, W, Wp, er - (size_t)p->pl * 16, -1);
-              for (int c0 = 0; c0 < W; c0 += 16) {
-                const __mmask16 m = tail_mask(W - c0);
-                __m512 v[16];
-#pragma GCC unroll 16
-                for (int l = 0; l < 16; l++)
-                  v[l] = cb * 16 + l < p->cexp ? _mm512_maskz_loadu_ps(m, xi + (size_t)(cb * 16 + l) * HW + (size_t)r * W + c0) : _mm512_setzero_ps();
-                tr16(v);
-                for (int j = 0; j < imin(16, W - c0); j++) _mm512_storeu_ps(er + (size_t)(c0 + j) * 16, v[j]);
-              }
+              c16_from_rows(xi + (size_t)cb * 16 * HW + (size_t)r * W, HW, imin(16, p->cexp - cb * 16), W, er);
             }
           }
           if (e_rows && ecg_tid() == 0) *e_rows += hi - lo;
