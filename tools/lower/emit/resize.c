@@ -355,15 +355,14 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     else if (any_ext) sb_printf(c, "%*s  int e%d = %s;\n", ind, "", d, preve);
   }
   int ind = 4 + 2 * r;
-  const char *jn = "j";
   if (!cl) { /* j = sum of x<d> * the output's stride d */
     sb_printf(c, "%*sconst int64_t j = ", ind, "");
     for (int d = 0; d < r; d++) sb_printf(c, "%sx%d * %lld", d ? " + " : "", d, (long long)ost[d]);
     if (r == 0) sb_printf(c, "0");
     sb_printf(c, ";\n");
   }
-  if (any_ext) sb_printf(c, "%*sif (e%d) { y[%s] = (%s)%.9g; continue; }\n", ind, "", r - 1, jn, T, ecg_attr_f(n, "extrapolation_value", 0.0f));
-  if (n_int == 0) sb_printf(c, "%*sy[%s] = x[b%d];\n", ind, "", jn, r - 1);
+  if (any_ext) sb_printf(c, "%*sif (e%d) { y[j] = (%s)%.9g; continue; }\n", ind, "", r - 1, T, ecg_attr_f(n, "extrapolation_value", 0.0f));
+  if (n_int == 0) sb_printf(c, "%*sy[j] = x[b%d];\n", ind, "", r - 1);
   else {
     sb_printf(c, "%*s%s acc = 0;\n", ind, "", DT);
     int depth = 0;
@@ -381,7 +380,7 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
     }
     sb_printf(c, "%*sacc += %s * (%s)x[%s];\n", ind + 2 * depth, "", wprev, DT, oprev);
     for (int k = depth - 1; k >= 0; k--) sb_printf(c, "%*s}\n", ind + 2 * k, "");
-    sb_printf(c, "%*sy[%s] = (%s)acc;\n", ind, "", jn, T);
+    sb_printf(c, "%*sy[j] = (%s)acc;\n", ind, "", T);
   }
   for (int d = r - 1; d >= 0; d--) sb_printf(c, "%*s}\n", 4 + 2 * d, "");
   sb_printf(c, "  }\n%s", cl ? "  }\n" : "");
