@@ -877,12 +877,26 @@ int main(int argc, char **argv) {
     test_convs_act(gv, sizeof gv / sizeof gv[0], threads);
     test_conv_fn(conv_p(2, 30, 1, 1, 21, 1, 1, 1, 1, 0, 1), threads);
   }
-  /* few input channels and taps (AVX-512 conv_direct: blocks of 16 output channels, the
-   * last one partial; strides 1 and 2, dilation, unpadded, non-square kernels) */
+  /* few input channels and taps (AVX-512 conv_direct: blocks of 8 output channels, the
+   * last one partial; tiles of 3, 2 and 1 vectors of 16 columns, the last one partial;
+   * strides 1 and 2, dilation, unpadded and asymmetric pads, kernels of 3 columns (their
+   * own unrolled tile) and others; threads split by channel block, or by rows when there
+   * are fewer blocks than threads (16 channels at 3 threads) */
   {
-    ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
-                             conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1), conv_p(1, 4, 9, 16, 24, 2, 3, 1, 1, 0, 1)};
+    ecg_conv_params dir[] = {conv_p(1, 3, 40, 45, 32, 3, 3, 2, 1, 1, 1),  conv_p(2, 3, 20, 37, 20, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 2, 17, 70, 16, 3, 3, 2, 2, 2, 1),  conv_p(1, 4, 9, 40, 24, 2, 3, 1, 1, 0, 1),
+                             conv_p(1, 3, 30, 130, 17, 3, 3, 2, 1, 1, 1), conv_p(2, 3, 11, 100, 40, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 1, 24, 70, 19, 5, 5, 2, 1, 2, 1),  conv_p(1, 3, 13, 225, 64, 3, 3, 2, 1, 0, 1),
+                             conv_p(1, 4, 12, 50, 16, 3, 2, 1, 1, 0, 1)};
+    dir[5].pr = 0; dir[5].pb = 2;
+    dir[8].pl = 1;
     test_convs_act(dir, sizeof dir / sizeof dir[0], threads);
+    test_conv_fn(conv_p(1, 3, 20, 64, 24, 3, 3, 2, 1, 1, 1), threads);
+    set_threads(3);
+    test_conv(conv_p(1, 3, 21, 66, 16, 3, 3, 2, 1, 1, 1), 3);
+    set_threads(5);
+    test_conv(conv_p(2, 3, 9, 33, 16, 3, 3, 1, 1, 1, 1), 5);
+    set_threads(threads);
   }
   /* 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (conv_wg in ecg_gemm.c): planes not a
    * multiple of 4, unpadded and asymmetric pads, channel counts past a GEMM block (72 > 64)
