@@ -414,6 +414,43 @@ static void test_pool(ecg_pool_params p, int is_max) {
   free(x); free(y); free(want);
 }
 
+/* ecg_rt1_conv2d_maxpool (conv c -> pool q as one kernel) against ecg_rt1_conv2d then
+ * ecg_rt1_maxpool2d at `threads` threads: the same conv code and an exact max, so equal
+ * bit for bit (NaN-filled outputs and scratch). q gets its input dims and oh, ow (ceil:
+ * ceil_mode's output size) here. */
+static void test_conv_pool(ecg_conv_params c, ecg_pool_params q, int ceil, int threads) {
+  set_threads(threads);
+  fill_conv(&c);
+  q.n = c.n; q.c = c.m; q.h = c.oh; q.w = c.ow;
+  q.oh = out_dim(q.h + (ceil ? q.sh - 1 : 0), q.kh, q.sh, 1, q.pt, q.pb);
+  q.ow = out_dim(q.w + (ceil ? q.sw - 1 : 0), q.kw, q.sw, 1, q.pl, q.pr);
+  size_t xs = (size_t)c.n * c.c * c.h * c.w, ws = (size_t)c.m * c.c * c.kh * c.kw, ts = (size_t)c.n * c.m * c.oh * c.ow;
+  size_t ys = (size_t)q.n * q.c * q.oh * q.ow;
+  float *x = rbuf(xs), *w = rbuf(ws), *b = rbuf(c.m), *t = nanbuf(ts), *want = nanbuf(ys), *y = nanbuf(ys);
+  float *pw = nanbuf(ecg_rt1_conv2d_packed_floats(&c)), *s1 = nanbuf(ecg_rt1_conv2d_scratch_floats(&c, threads));
+  float *s2 = nanbuf(ecg_rt1_conv2d_maxpool_scratch_floats(&c, &q, threads));
+  ecg_rt1_conv2d_pack(&c, w, pw);
+  ecg_rt1_conv2d(&c, x, pw, b, t, s1);
+  ecg_rt1_maxpool2d(&q, t, want);
+  ecg_rt1_conv2d_maxpool(&c, &q, x, pw, b, y, s2);
+  size_t bad = 0;
+  for (size_t i = 0; i < ys; i++) bad += memcmp(&y[i], &want[i], sizeof(float)) != 0;
+  if (!bad) n_pass++;
+  else {
+    n_fail++;
+    printf("FAIL conv_maxpool n%d c%d %dx%d m%d k%dx%d s%d pool k%dx%d s%d,%d pad%d,%d,%d,%d ceil%d threads %d: %zu of %zu differ\n", c.n, c.c,
+           c.h, c.w, c.m, c.kh, c.kw, c.sh, q.kh, q.kw, q.sh, q.sw, q.pt, q.pl, q.pb, q.pr, ceil, threads, bad, ys);
+  }
+  free(x); free(w); free(b); free(t); free(want); free(y); free(pw); free(s1); free(s2);
+}
+
+static ecg_pool_params pool_p(int k, int s, int pad) {
+  ecg_pool_params q;
+  memset(&q, 0, sizeof q);
+  q.kh = q.kw = k; q.sh = q.sw = s; q.dh = q.dw = 1; q.pt = q.pl = q.pb = q.pr = pad;
+  return q;
+}
+
 static void test_global(int nc, int hw) {
   float *x = rbuf((size_t)nc * hw), *y = nanbuf(nc);
   double *want = malloc(nc * sizeof(double)), *mag = malloc(nc * sizeof(double));
@@ -1011,6 +1048,23 @@ int main(int argc, char **argv) {
     p.pt = ri(0, p.kh - 1); p.pl = ri(0, p.kw - 1); p.pb = ri(0, p.kh - 1); p.pr = ri(0, p.kw - 1);
     test_pool(p, 1);
   }
+  /* Conv -> MaxPool as one kernel: squeezenet1_1's first layer shape (3x3 s2 conv, 3x3 s2
+   * pool, ceil_mode) smaller, resnet18's (pool pads 1), a pool window of 2 at stride 3
+   * (conv rows no window reads), stride-1 pools, batches, 16 channels split by pooled rows
+   * at 3 threads, built-in activations; 8 input channels (no direct kernel: conv into the
+   * scratch, then the pool) */
+  for (int th = 1; th <= 3; th++) {
+    ecg_conv_params c1 = conv_p(1, 3, 60, 71, 20, 3, 3, 2, 1, 0, 1), c2 = conv_p(2, 3, 40, 50, 16, 3, 3, 2, 1, 1, 1);
+    ecg_conv_params c3 = conv_p(1, 4, 30, 64, 24, 3, 3, 1, 1, 1, 1), c4 = conv_p(1, 8, 20, 20, 16, 3, 3, 1, 1, 1, 1);
+    c1.act = rand_act();
+    c3.act = (ecg_act){ECG_ACT_RELU, 0, 0, NULL, NULL};
+    test_conv_pool(c1, pool_p(3, 2, 0), 1, th);
+    test_conv_pool(c2, pool_p(3, 2, 1), 0, th);
+    test_conv_pool(c3, pool_p(2, 3, 0), 0, th);
+    test_conv_pool(c3, pool_p(3, 1, 1), 0, th);
+    test_conv_pool(c4, pool_p(2, 2, 0), 0, th);
+  }
+  set_threads(threads);
   for (int k = 0; k <= 6; k++) { /* activations over a wide range, vector body and tail */
     ecg_act a = {(ecg_act_kind)k, 0, 0};
     if (k == ECG_ACT_CLIP) { a.a = -0.5f; a.b = 0.7f; }

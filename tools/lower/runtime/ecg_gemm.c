@@ -26,6 +26,7 @@
  * Threads: one OpenMP loop over all tiles of all (image, group) GEMMs of a call.
  */
 #include "ecg_rt.h"
+#include "ecg_pool.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -1932,10 +1933,12 @@ ECG_AI unsigned long long dr_build(const int S, const ecg_conv_params *p, const 
   return in;
 }
 
-/* The R x DR_J register tile at output columns ox0 .. ox0 + 16R - 1 of channels
- * DR_J*q .. (clipped to m) of the output row whose input rows dr_build put in buf. */
+/* The R x DR_J register tile at output columns ox0 .. ox0 + 16R - 1 of channels co0 ..
+ * co0 + DR_J - 1 (clipped to m) of the output row whose input rows dr_build put in buf:
+ * channel co0 + j's row at yr + j * plane. */
 ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_params *p, const float *buf,
-                    unsigned long long in, const float *wq, const float *bias, const int co0, float *yr, int ox0) {
+                    unsigned long long in, const float *wq, const float *bias, const int co0, float *yr, size_t plane,
+                    int ox0) {
   const int L = dr_phase_len(p), kh = p->kh, kw = KW ? KW : p->kw, dw = KW ? 1 : p->dw, ow = p->ow;
   __m512 acc[DR_R][DR_J];
 #pragma GCC unroll 8
@@ -1962,7 +1965,6 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
       }
     }
   }
-  const size_t plane = (size_t)p->oh * ow;
   const int nco = imin(DR_J, p->m - co0);
 #pragma GCC unroll 8
   for (int j = 0; j < DR_J; j++) { /* constant indices: acc stays in registers */
@@ -1977,30 +1979,38 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
   }
 }
 
+/* Output row oy of channel blocks q0 .. q1-1 (DR_J channels each) of image img: channel
+ * co's row at y0 + (co - DR_J * q0) * plane. buf: dr_build's rows of oy. */
+ECG_AI void dr_row(const int S, const ecg_conv_params *p, const float *wp, const float *bias, const float *buf,
+                   unsigned long long in, int q0, int q1, float *y0, size_t plane) {
+  const int K = p->c * p->kh * p->kw, nv = cdiv(p->ow, 16);
+  for (int q = q0; q < q1; q++) {
+    const int co0 = DR_J * q;
+    const float *wq = wp + (size_t)q * K * DR_J;
+    float *yr = y0 + (size_t)(co0 - DR_J * q0) * plane;
+    int v = 0;
+    if (p->kw == 3 && p->dw == 1) { /* the common first layer: its taps unrolled */
+      for (; v + DR_R <= nv; v += DR_R) dr_tile(S, DR_R, 3, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+      if (nv - v == 2) dr_tile(S, 2, 3, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+      else if (nv - v == 1) dr_tile(S, 1, 3, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+    } else {
+      for (; v + DR_R <= nv; v += DR_R) dr_tile(S, DR_R, 0, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+      if (nv - v == 2) dr_tile(S, 2, 0, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+      else if (nv - v == 1) dr_tile(S, 1, 0, p, buf, in, wq, bias, co0, yr, plane, 16 * v);
+    }
+    if (p->act.kind == ECG_ACT_FN) /* a generated epilogue: once per finished channel row */
+      for (int j = 0; j < imin(DR_J, p->m - co0); j++) p->act.fn(yr + (size_t)j * plane, (size_t)p->ow, p->act.arg);
+  }
+}
+
 /* Output rows oy0 .. oy1-1 of channel blocks q0 .. q1-1 (DR_J channels each) of image img. */
 ECG_AI void dr_rows(const int S, const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y,
                     float *buf, int img, int q0, int q1, int oy0, int oy1) {
-  const int oh = p->oh, ow = p->ow, K = p->c * p->kh * p->kw, nv = cdiv(ow, 16);
+  const size_t plane = (size_t)p->oh * p->ow;
   const float *xi = x + (size_t)img * p->c * p->h * p->w;
   for (int oy = oy0; oy < oy1; oy++) {
     const unsigned long long in = dr_build(S, p, xi, oy, buf);
-    for (int q = q0; q < q1; q++) {
-      const int co0 = DR_J * q;
-      const float *wq = wp + (size_t)q * K * DR_J;
-      float *yr = y + ((size_t)img * p->m + co0) * oh * ow + (size_t)oy * ow;
-      int v = 0;
-      if (p->kw == 3 && p->dw == 1) { /* the common first layer: its taps unrolled */
-        for (; v + DR_R <= nv; v += DR_R) dr_tile(S, DR_R, 3, p, buf, in, wq, bias, co0, yr, 16 * v);
-        if (nv - v == 2) dr_tile(S, 2, 3, p, buf, in, wq, bias, co0, yr, 16 * v);
-        else if (nv - v == 1) dr_tile(S, 1, 3, p, buf, in, wq, bias, co0, yr, 16 * v);
-      } else {
-        for (; v + DR_R <= nv; v += DR_R) dr_tile(S, DR_R, 0, p, buf, in, wq, bias, co0, yr, 16 * v);
-        if (nv - v == 2) dr_tile(S, 2, 0, p, buf, in, wq, bias, co0, yr, 16 * v);
-        else if (nv - v == 1) dr_tile(S, 1, 0, p, buf, in, wq, bias, co0, yr, 16 * v);
-      }
-      if (p->act.kind == ECG_ACT_FN) /* a generated epilogue: once per finished channel row */
-        for (int j = 0; j < imin(DR_J, p->m - co0); j++) p->act.fn(yr + (size_t)j * oh * ow, (size_t)ow, p->act.arg);
-    }
+    dr_row(S, p, wp, bias, buf, in, q0, q1, y + ((size_t)img * p->m + DR_J * q0) * plane + (size_t)oy * p->ow, plane);
   }
 }
 static void dr_rows_s1(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y, float *buf,
@@ -2049,6 +2059,91 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
         if (p->sw == 1) dr_rows_s1(p, x, wp, bias, y, buf, img, 0, nq, oy0, oy1);
         else dr_rows_s2(p, x, wp, bias, y, buf, img, 0, nq, oy0, oy1);
         r += oy1 - oy0;
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ Conv -> MaxPool */
+
+/* Conv [+ activation] -> MaxPool as one kernel (ecg_rt1_conv2d_maxpool; AGO §III intensive
+ * fusion of a compute-intensive operator with the window reduction after it): where the
+ * conv runs as conv_direct (a CNN's first layer), each thread computes the conv rows its
+ * pooled rows need into a ring of kh rows per channel ([channel][kh slots][ow], in L2),
+ * each conv row once, and pools them from there, so the conv output (squeezenet1_1:
+ * 64x111x111, 3.15 MB) is neither written to memory nor read back. */
+static int cpool_fused(const ecg_conv_params *p, const ecg_pool_params *q) {
+  return conv_direct(p) && p->act.kind != ECG_ACT_FN && q->n == p->n && q->c == p->m && q->h == p->oh && q->w == p->ow &&
+         q->dh == 1 && q->kh >= 1 && q->sh >= 1 && q->oh > 0 && q->ow > 0;
+}
+/* Floats of a thread's scratch: dr_build's rows, the ring, alignment. */
+static size_t cpool_per_thread(const ecg_conv_params *p, const ecg_pool_params *q) {
+  return dr_buf_floats(p) + (size_t)cdiv(p->m, DR_J) * DR_J * q->kh * p->ow + 32;
+}
+
+/* Pooled rows py0 .. py1-1 of the channels of blocks b0 .. b1-1 (DR_J channels each) of
+ * image img. Conv row cy lives in ring slot cy % kh while the windows need it: the rows
+ * are computed in increasing order, and a window [lo, lo + kh) never reaches back past
+ * the kh rows computed last. */
+ECG_AI void cpool_rows(const int S, const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr,
+                       const float *x, const float *wp, const float *bias, float *y, float *buf, float *ring, int img,
+                       int b0, int b1, int py0, int py1) {
+  const int RS = q->kh, ow = p->ow, oh = p->oh, c0 = DR_J * b0, c1 = imin(p->m, DR_J * b1);
+  const size_t cst = (size_t)RS * ow; /* floats between two channels of the ring */
+  const float *xi = x + (size_t)img * p->c * p->h * p->w;
+  int next = -1; /* conv rows below next are computed (-1: none yet) */
+  for (int py = py0; py < py1; py++) {
+    const int lo = py * q->sh - q->pt, a = imax(lo, 0), b = imin(lo + RS, oh);
+    for (int cy = next < 0 ? a : imax(a, next); cy < b; cy++) {
+      const unsigned long long in = dr_build(S, p, xi, cy, buf);
+      dr_row(S, p, wp, bias, buf, in, b0, b1, ring + (size_t)(cy % RS) * ow, cst);
+    }
+    if (b > next) next = b;
+    const float *xr[64];
+    for (int co = c0; co < c1; co++) {
+      int nr = 0;
+      for (int cy = a; cy < b; cy++) xr[nr++] = ring + (size_t)(co - c0) * cst + (size_t)(cy % RS) * ow;
+      ecg_pool_row(pr, xr, nr, nr, y + (((size_t)img * p->m + co) * q->oh + py) * q->ow);
+    }
+  }
+}
+
+static void cpool_run(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *wp,
+                      const float *bias, float *y, float *scratch) {
+  const int nq = cdiv(p->m, DR_J);
+  const size_t per = cpool_per_thread(p, q);
+  ecg_pool_rows pr;
+  ecg_pool_rows_init(&pr, q, 1);
+  int T = ecg_threads();
+  if ((double)p->n * p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
+  (void)T;
+  /* as conv_direct_run: contiguous runs of (image, channel block) units with all their
+   * rows, or of pooled rows when there are fewer units than threads */
+  ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
+  {
+#ifdef _OPENMP
+    const int nt = omp_get_num_threads();
+#else
+    const int nt = 1;
+#endif
+    const int tid = ecg_tid();
+    float *buf = align64(scratch + (size_t)tid * per), *ring = align64(buf + dr_buf_floats(p));
+    const long units = (long)p->n * nq;
+    if (units >= nt) {
+      const long u0 = units * tid / nt, u1 = units * (tid + 1) / nt;
+      for (long u = u0; u < u1;) {
+        const int img = (int)(u / nq), b0 = (int)(u % nq), b1 = (int)imin(nq, b0 + (int)(u1 - u));
+        if (p->sw == 1) cpool_rows(1, p, q, &pr, x, wp, bias, y, buf, ring, img, b0, b1, 0, q->oh);
+        else cpool_rows(2, p, q, &pr, x, wp, bias, y, buf, ring, img, b0, b1, 0, q->oh);
+        u += b1 - b0;
+      }
+    } else {
+      const long rows = (long)p->n * q->oh, r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
+      for (long r = r0; r < r1;) {
+        const int img = (int)(r / q->oh), py0 = (int)(r % q->oh), py1 = (int)imin(q->oh, py0 + (int)(r1 - r));
+        if (p->sw == 1) cpool_rows(1, p, q, &pr, x, wp, bias, y, buf, ring, img, 0, nq, py0, py1);
+        else cpool_rows(2, p, q, &pr, x, wp, bias, y, buf, ring, img, 0, nq, py0, py1);
+        r += py1 - py0;
       }
     }
   }
@@ -3199,6 +3294,29 @@ ecg_conv_params ecg_rt1_conv1x1_plane(int n, int cin, int cout, ecg_act act) {
   c.sh = c.sw = c.dh = c.dw = 1; c.group = 1;
   c.act = act;
   return c;
+}
+
+size_t ecg_rt1_conv2d_maxpool_scratch_floats(const ecg_conv_params *p, const ecg_pool_params *q, int threads) {
+  if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return 0;
+#ifdef ECG_AVX512
+  if (cpool_fused(p, q)) return (size_t)(threads < 1 ? 1 : threads) * cpool_per_thread(p, q);
+#endif
+  return (((size_t)p->n * p->m * p->oh * p->ow + 15) & ~(size_t)15) + ecg_rt1_conv2d_scratch_floats(p, threads);
+}
+
+void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *packed_w,
+                            const float *bias, float *y, float *scratch) {
+  if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
+#ifdef ECG_AVX512
+  if (cpool_fused(p, q)) {
+    cpool_run(p, q, x, packed_w, bias, y, scratch);
+    return;
+  }
+#endif
+  /* the conv into the scratch, then the pool from there */
+  float *t = scratch;
+  ecg_rt1_conv2d(p, x, packed_w, bias, t, t + (((size_t)p->n * p->m * p->oh * p->ow + 15) & ~(size_t)15));
+  ecg_rt1_maxpool2d(q, t, y);
 }
 
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,

@@ -5,6 +5,7 @@
  * build take a scalar per-column loop.
  * Threads over the n*c planes. */
 #include "ecg_rt.h"
+#include "ecg_pool.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -121,12 +122,7 @@ static void maxpool_row512(const ecg_pool_params *p, const float *const *xr, int
  * stride-2 pools of 128x55x55 80 -> 69-74 us and 256x27x27 57-74 -> 36-37 us (ONNX
  * Runtime's NCHWc16 pools take 58 and 16 inside the model); 64x111x111 the same, 145-150
  * us. NaN inputs ignored as in maxpool_row512. */
-#define ECG_POOL_REG_KW 17
-typedef struct {
-  __m512i lo[ECG_POOL_REG_KW], hi[ECG_POOL_REG_KW]; /* permute indices into (v0, v1) and (v1, v2) */
-  __mmask16 hm[ECG_POOL_REG_KW];                    /* lanes taken from (v1, v2) */
-  int nv;                                           /* input vectors per 16 outputs */
-} pool_reg_idx;
+typedef ecg_pool_reg_idx pool_reg_idx;
 static int maxpool_reg_ok(const ecg_pool_params *p) {
   return p->dw == 1 && (p->sw == 1 || p->sw == 2) && p->kw <= ECG_POOL_REG_KW && 15 * p->sw + p->kw <= 48;
 }
@@ -170,71 +166,87 @@ static void maxpool_row_reg(const ecg_pool_params *p, const pool_reg_idx *ix, co
 }
 #endif
 
-static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
-  const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh, kw = p->kw, sw = p->sw;
-  const long planes = (long)p->n * p->c;
-  int T = ecg_rt1_kernel_threads((double)planes * oh * ow * kh * kw);
-  (void)T;
+void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max) {
+  r->p = p;
+  r->is_max = is_max;
   /* Interior columns [ilo, ihi): every window column inside the input. */
-  int ilo = 0, ihi = ow;
-  for (int kj = 0; kj < kw; kj++) {
+  int ilo = 0, ihi = p->ow;
+  for (int kj = 0; kj < p->kw; kj++) {
     int lo, hi;
-    col_range(ow, w, sw, kj * p->dw - p->pl, &lo, &hi);
+    col_range(p->ow, p->w, p->sw, kj * p->dw - p->pl, &lo, &hi);
     ilo = lo > ilo ? lo : ilo;
     ihi = hi < ihi ? hi : ihi;
   }
   if (ihi < ilo) ihi = ilo;
+  r->ilo = ilo;
+  r->ihi = ihi;
+  r->reg = 0;
 #if defined(__AVX512F__)
-  pool_reg_idx rix;
-  const int reg = is_max && maxpool_reg_ok(p);
-  if (reg) maxpool_reg_idx(p, &rix);
+  r->reg = is_max && maxpool_reg_ok(p);
+  if (r->reg) maxpool_reg_idx(p, &r->rix);
 #endif
+}
+
+void ecg_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, float *yr) {
+  const ecg_pool_params *p = rr->p;
+  const int ow = p->ow, w = p->w, kw = p->kw, sw = p->sw, is_max = rr->is_max, ilo = rr->ilo, ihi = rr->ihi;
+  int ox = 0, cols;
+#if defined(__AVX512F__)
+  if (rr->reg) {
+    maxpool_row_reg(p, &rr->rix, xr, nr, yr);
+    return;
+  }
+  if (is_max && (sw == 1 || sw == 2)) {
+    maxpool_row512(p, xr, nr, yr, sw);
+    return;
+  }
+#endif
+  for (; ox < ilo; ox++) {
+    float v = pool_col(p, xr, nr, ox, is_max, &cols);
+    yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
+  }
+#ifdef ECG_POOL_VEC
+  if (sw <= 2) {
+    const pv_t inv = pv_set1(rows > 0 ? 1.f / (float)(rows * kw) : 0.f);
+    for (; ox + PV <= ihi && (ox + PV - 1) * sw + (kw - 1) * p->dw - p->pl + sw <= w; ox += PV) {
+      pv_t acc = pv_set1(is_max ? -INFINITY : 0.f);
+      for (int r = 0; r < nr; r++)
+        for (int kj = 0; kj < kw; kj++) {
+          pv_t v = pv_cols(xr[r] + ox * sw + kj * p->dw - p->pl, sw);
+          acc = is_max ? pv_max(v, acc) : pv_add(acc, v);
+        }
+      pv_store(yr + ox, is_max ? acc : pv_mul(acc, inv));
+    }
+  }
+#else
+  (void)ihi; (void)w; (void)kw;
+#endif
+  for (; ox < ow; ox++) {
+    float v = pool_col(p, xr, nr, ox, is_max, &cols);
+    yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
+  }
+}
+
+static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_max) {
+  const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, kh = p->kh;
+  const long planes = (long)p->n * p->c;
+  int T = ecg_rt1_kernel_threads((double)planes * oh * ow * kh * p->kw);
+  (void)T;
+  ecg_pool_rows rr;
+  ecg_pool_rows_init(&rr, p, is_max);
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long pl = 0; pl < planes; pl++) {
     const float *xp = x + (size_t)pl * h * w;
     float *yp = y + (size_t)pl * oh * ow;
     const float *xr[kh];
     for (int oy = 0; oy < oh; oy++) {
-      float *yr = yp + (size_t)oy * ow;
       int nr = 0, rows = 0;
       for (int ki = 0; ki < kh; ki++) {
         int iy = oy * p->sh - p->pt + ki * p->dh;
         if (p->count_include_pad ? (iy >= -p->pt && iy < h + p->pb) : (iy >= 0 && iy < h)) rows++;
         if (iy >= 0 && iy < h) xr[nr++] = xp + (size_t)iy * w;
       }
-      int ox = 0, cols;
-#if defined(__AVX512F__)
-      if (reg) {
-        maxpool_row_reg(p, &rix, xr, nr, yr);
-        continue;
-      }
-      if (is_max && (sw == 1 || sw == 2)) {
-        maxpool_row512(p, xr, nr, yr, sw);
-        continue;
-      }
-#endif
-      for (; ox < ilo; ox++) {
-        float v = pool_col(p, xr, nr, ox, is_max, &cols);
-        yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
-      }
-#ifdef ECG_POOL_VEC
-      if (sw <= 2) {
-        const pv_t inv = pv_set1(rows > 0 ? 1.f / (float)(rows * kw) : 0.f);
-        for (; ox + PV <= ihi && (ox + PV - 1) * sw + (kw - 1) * p->dw - p->pl + sw <= w; ox += PV) {
-          pv_t acc = pv_set1(is_max ? -INFINITY : 0.f);
-          for (int r = 0; r < nr; r++)
-            for (int kj = 0; kj < kw; kj++) {
-              pv_t v = pv_cols(xr[r] + ox * sw + kj * p->dw - p->pl, sw);
-              acc = is_max ? pv_max(v, acc) : pv_add(acc, v);
-            }
-          pv_store(yr + ox, is_max ? acc : pv_mul(acc, inv));
-        }
-      }
-#endif
-      for (; ox < ow; ox++) {
-        float v = pool_col(p, xr, nr, ox, is_max, &cols);
-        yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
-      }
+      ecg_pool_row(&rr, xr, nr, rows, yp + (size_t)oy * ow);
     }
   }
 }

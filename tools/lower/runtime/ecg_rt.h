@@ -431,6 +431,17 @@ typedef struct {
 } ecg_pool_params;
 void ecg_rt1_maxpool2d(const ecg_pool_params *p, const float *x, float *y);
 void ecg_rt1_avgpool2d(const ecg_pool_params *p, const float *x, float *y);
+/* Conv p [+ its built-in activation p->act] -> MaxPool q as one kernel (AGO §III intensive
+ * fusion; ecg-fuse --intensive): x [n, c, h, w] NCHW, weights packed by ecg_rt1_conv2d_pack(p),
+ * bias [m] or NULL, y [n, m, q->oh, q->ow]; q's input is the conv's output (q->c == p->m,
+ * q->h == p->oh, q->w == p->ow). Where the conv runs as the direct first-layer kernel (AVX-512,
+ * at most 4 input channels), the conv rows are pooled from a per-thread ring and the conv
+ * output never reaches memory; otherwise the conv output is computed into the scratch and
+ * pooled from there. The same values as ecg_rt1_conv2d then ecg_rt1_maxpool2d. scratch:
+ * ecg_rt1_conv2d_maxpool_scratch_floats(p, q, threads) floats, 64-byte aligned. No errors. */
+size_t ecg_rt1_conv2d_maxpool_scratch_floats(const ecg_conv_params *p, const ecg_pool_params *q, int threads);
+void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *packed_w,
+                            const float *bias, float *y, float *scratch);
 /* y[nc] = mean (or max) over hw of x[nc, hw] */
 void ecg_rt1_global_avgpool(int nc, int hw, const float *x, float *y);
 void ecg_rt1_global_maxpool(int nc, int hw, const float *x, float *y);
