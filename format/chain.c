@@ -240,8 +240,44 @@ int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m) {
   return 0;
 }
 
+int ecg_conv_pool_match(const ecg_graph *g, const int *idx, int nm, int *conv, int *act, int *pool) {
+  *conv = *act = *pool = -1;
+  if (nm < 2 || nm > 3) return -1;
+  const ecg_node *c = g->nodes[idx[0]], *p = g->nodes[idx[nm - 1]];
+  const ecg_op_info *oc = ecg_op_lookup(c->op_type, c->domain), *op = ecg_op_lookup(p->op_type, p->domain);
+  if (!oc || oc->id != ECG_OP_Conv || !op || op->id != ECG_OP_MaxPool) return -1;
+  if (c->n_outputs != 1 || c->n_inputs < 2 || ecg_attr_i(c, "group", 1) != 1 || !const_f32(g, c, 1)) return -1;
+  if (c->n_inputs > 2 && c->inputs[2] >= 0 && !const_f32(g, c, 2)) return -1;
+  const ecg_tensor *x = ecg_node_input(g, c, 0), *w = ecg_node_input(g, c, 1), *t = ecg_node_output(g, c, 0);
+  int64_t d[ECG_MAX_RANK];
+  if (!x || !w || !t || x->dtype != ECG_FLOAT || t->dtype != ECG_FLOAT || ecg_tensor_dims(x, d) != 4 || ecg_tensor_dims(t, d) != 4 ||
+      ecg_tensor_dims(w, d) != 4 || !ecg_tensor_static(x) || !ecg_tensor_static(t))
+    return -1;
+  /* a CNN's first layer (at most 4 input channels, 36 taps): the convs whose output the
+   * runtime pools from the cache (ecg_rt1_conv2d_maxpool's direct path). resnet18's 7x7 conv1
+   * (147 taps) runs its conv and then the pool inside the kernel, and measured no faster than
+   * the two kernels (1 thread 2.10-2.19 against 2.20-2.36 ms, 2 threads 1.01-1.24 against
+   * 1.13-1.19, 2 interleaved profiles) */
+  if (d[1] > 4 || d[1] * d[2] * d[3] > 36) return -1; /* d: the weight's [m, c, kh, kw] */
+  int u = c->outputs[0];
+  float a, b;
+  if (nm == 3) {
+    if (ecg_builtin_act_chain(g, u, &idx[1], 1, &a, &b) == ECG_BACT_NONE) return -1;
+    u = g->nodes[idx[1]]->outputs[0];
+  }
+  const ecg_tensor *y = ecg_node_output(g, p, 0);
+  if (p->n_inputs < 1 || p->inputs[0] != u || (p->n_outputs > 1 && p->outputs[1] >= 0) || !y || y->dtype != ECG_FLOAT ||
+      ecg_tensor_dims(y, d) != 4 || !ecg_tensor_static(y) || !all_ones(p, "dilations"))
+    return -1;
+  *conv = idx[0];
+  *act = nm == 3 ? idx[1] : -1;
+  *pool = idx[nm - 1];
+  return 0;
+}
+
 int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm) {
-  int pw1, act1, dw, act2, pw2;
+  int pw1, act1, dw, act2, pw2, cv, ac, pl;
   ecg_se_chain se;
-  return ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2) >= 0 || (ecg_se_match(g, idx, nm, &se) == 0 && se.gap >= 0);
+  return ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2) >= 0 || (ecg_se_match(g, idx, nm, &se) == 0 && se.gap >= 0) ||
+         ecg_conv_pool_match(g, idx, nm, &cv, &ac, &pl) == 0;
 }

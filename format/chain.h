@@ -82,7 +82,18 @@ int ecg_se_match(const ecg_graph *g, const int *idx, int nm, ecg_se_chain *m);
 /** Node n can begin a squeeze-and-excitation chain: a GlobalAveragePool of a static 4-D
  *  float32 tensor. */
 int ecg_se_head(const ecg_graph *g, const ecg_node *n);
-/** Members idx[0..nm) form an intensive-fusion chain of either kind (ecg_ibr_match, or
- *  ecg_se_match with the pool): 1 or 0. */
+/** Match the members idx[0..nm) of a block (topological order) against a Conv -> MaxPool
+ *  chain: a group-1 Conv (4-D static float32 NCHW, constant weights and bias; at most 4
+ *  input channels and 36 taps per output, a CNN's first layer) [-> one
+ *  builtin activation (ecg_builtin_act_of) of its output] -> a 2-D MaxPool of that output
+ *  (static float32, dilations 1, no Indices output), each reading the previous one's
+ *  output. Fills the node indices (*act -1 when absent) and returns 0, or -1. The caller
+ *  checks that no node outside the block reads the conv's or the activation's output. What
+ *  ecg-fuse --intensive forms (AGO §III: a compute-intensive operator fused with the
+ *  window reduction after it, nothing recomputed), ecg-lower generates as one
+ *  ecg_rt1_conv2d_maxpool kernel (stage by stage under schedule intensive_fusion off). */
+int ecg_conv_pool_match(const ecg_graph *g, const int *idx, int nm, int *conv, int *act, int *pool);
+/** Members idx[0..nm) form an intensive-fusion chain of any kind (ecg_ibr_match,
+ *  ecg_se_match with the pool, or ecg_conv_pool_match): 1 or 0. */
 int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm);
 #endif

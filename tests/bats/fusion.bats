@@ -113,6 +113,35 @@ fused() {
   "$BIN/ecg-lower" -o "$T/off" "$T/off.ecg"
   cmp "$T/ln/model.c" "$T/off/model.c"
 }
+@test "ecg-fuse --intensive: Conv + Relu -> MaxPool one kernel (squeezenet1_1's 3-channel first layer, not resnet18's 7x7), correct; intensive_fusion off is the plan without --intensive" {
+  fused squeezenet1_1 dnnfusion --intensive
+  [ "$(grep -c 'ecg_rt1_conv2d_maxpool(' "$ECG_OUT/squeezenet1_1/model.c")" -eq 1 ]
+  fused resnet18 dnnfusion --intensive
+  [ "$(grep -c 'ecg_rt1_conv2d_maxpool(' "$ECG_OUT/resnet18/model.c")" -eq 0 ]
+  local T="$BATS_TEST_TMPDIR" b res
+  "$BIN/onnx2ecg" "$SHARED_MODELS/squeezenet1_1.onnx" --input-shape input=1x3x224x224 -o "$T/s.ecg"
+  "$BIN/ecg-fuse" --intensive --report "$T/ri.json" "$T/s.ecg" -o "$T/i.ecg"
+  "$BIN/ecg-fuse" --report "$T/rn.json" "$T/s.ecg" -o "$T/n.ecg"
+  cat "$T/ri.json" "$T/rn.json"
+  # the first conv, its Relu and the max pool: two kernels made one; the later pools read Concats
+  jq -e '.fuse.conv_pool_chains == 1 and .fuse.intensive_chains == 1' "$T/ri.json"
+  jq -e '.fuse.conv_pool_chains == 0' "$T/rn.json"
+  [ "$(jq .after.kernels "$T/rn.json")" -eq $(($(jq .after.kernels "$T/ri.json") + 1)) ]
+  "$BIN/ecg-dump" "$T/i.ecg" >/dev/null # validates
+  # intensive_fusion off on that block: the conv + Relu kernel and the pool kernel, the same C
+  # as the plan without --intensive
+  b=$("$BIN/ecg-dump" --json "$T/i.ecg" | jq -r '.nodes as $n | [.blocks[] | select(any(.nodes[]; $n[.].op == "MaxPool")) | .id][0]')
+  "$BIN/ecg-partition" "$T/i.ecg" --set-schedule "$b:i=off" -o "$T/off.ecg"
+  "$BIN/ecg-lower" -o "$T/off" "$T/off.ecg"
+  "$BIN/ecg-lower" -o "$T/ln" "$T/n.ecg"
+  cmp "$T/ln/model.c" "$T/off/model.c"
+  # --target opencl refuses the fused kernel, naming the node
+  run --separate-stderr "$BIN/ecg-lower" --target opencl -o "$T/cl" "$T/i.ecg"
+  echo "$stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"intensive-fusion kernels"* ]]
+  [ ! -e "$T/cl" ]
+}
 @test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
 @test "ecg-fuse fixed: bert_tiny" { fused bert_tiny fixed; }
 @test "ecg-fuse dnnfusion: resnet18" { fused resnet18 dnnfusion; }

@@ -28,8 +28,9 @@ typedef enum {
 typedef struct {
   int blocks, fused_nodes, seeds, through, depend, breaks, cycle_rejects, shape_rejects;
   int depend_profiled, depend_rejected, candidates;
-  int intensive; /**< chains merged by --intensive: inverted residuals and squeeze-and-excitation */
+  int intensive; /**< chains merged by --intensive: inverted residuals, squeeze-and-excitation, Conv -> MaxPool */
   int se_chains; /**< of those, squeeze-and-excitation chains (plan.c se_merge) */
+  int conv_pools; /**< of those, Conv [+ act] -> MaxPool chains (plan.c conv_pool_merge) */
   int row_blocks; /**< row-reduction blocks formed (rows.c) */
   int index_maps; /**< permutations absorbed as index maps (maps.c) */
 } fuse_stats;

@@ -27,7 +27,8 @@ static void usage(FILE *f) {
           "  --intensive        AGO intensive fusion: expanding pointwise -> depthwise -> pointwise\n"
           "                     convolution chains (inverted residuals) become one row-tiled kernel,\n"
           "                     squeeze-excitation chains (GlobalAveragePool -> 1x1 conv -> 1x1\n"
-          "                     conv [-> the scaling Mul]) one kernel\n"
+          "                     conv [-> the scaling Mul]) one kernel, Conv [-> activation] ->\n"
+          "                     MaxPool one kernel\n"
           "  --host-key         print this machine's profile-database key (JSON) and exit\n"
           "  --report FILE      JSON report (- = stderr): nodes, FLOPs, intermediate and peak live\n"
           "                     bytes and kernels before/after, compute/memory-intensive layers,\n"
@@ -164,9 +165,9 @@ int main(int argc, char **argv) {
       fprintf(f, "%s\"%s\": %d", k ? ", " : "", ecg_mapping_name(types[k]), by_type[types[k]]);
     fprintf(f, "}, \"seeds\": %d, \"through\": %d, \"depend\": %d, \"depend_profiled\": %d, \"depend_rejected\": %d, "
                "\"break\": %d, \"cycle_rejects\": %d, \"shape_rejects\": %d, \"intensive_chains\": %d, \"se_chains\": %d, "
-               "\"row_blocks\": %d, \"index_maps\": %d}}\n",
+               "\"conv_pool_chains\": %d, \"row_blocks\": %d, \"index_maps\": %d}}\n",
             st.seeds, st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks, st.cycle_rejects, st.shape_rejects,
-            st.intensive, st.se_chains, st.row_blocks, st.index_maps);
+            st.intensive, st.se_chains, st.conv_pools, st.row_blocks, st.index_maps);
     if (f != stderr && fclose(f) != 0) { perror(report); ecg_graph_free(g); return 1; }
   }
   if (verbose) { /* one screen: the dissertation's Table 3.5 for this model */
@@ -181,9 +182,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "  blocks %d (%d nodes):", st.blocks, st.fused_nodes);
     for (size_t k = 0; k < sizeof types / sizeof *types; k++) fprintf(stderr, " %s %d", ecg_mapping_name(types[k]), by_type[types[k]]);
     fprintf(stderr, "\n  decisions: %d through, %d depend (%d profiled, %d rejected), %d break; %d row blocks, %d index maps, "
-                    "%d intensive chains (%d squeeze-excitation)\n",
+                    "%d intensive chains (%d squeeze-excitation, %d conv-maxpool)\n",
             st.through, st.depend, st.depend_profiled, st.depend_rejected, st.breaks, st.row_blocks, st.index_maps, st.intensive,
-            st.se_chains);
+            st.se_chains, st.conv_pools);
   }
   ecg_graph_free(g);
   return 0;

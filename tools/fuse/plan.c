@@ -350,6 +350,29 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   return merged;
 }
 
+/* Make the chain list[0..n) (n <= 8) one new Many-to-Many block seeded by node sd, when
+ * each member's current block holds chain nodes only (block_is; such a block moves whole)
+ * and the new block closes no cycle between blocks (creates_cycle; undone then). 1 when
+ * merged, else 0 with the blocks as they were. */
+static int merge_group(fctx *c, const int *list, int n, int sd, int *nblk, int *seed, ecg_mapping *type) {
+  int old[8];
+  for (int i = 0; i < n; i++) if (!block_is(c, list[i], list, n)) return 0;
+  int id = (*nblk)++;
+  for (int i = 0; i < n; i++) {
+    old[i] = c->blk[list[i]];
+    if (old[i] >= 0) for (int u = 0; u < c->nn; u++) if (c->blk[u] == old[i]) c->blk[u] = id;
+    c->blk[list[i]] = id;
+  }
+  if (creates_cycle(c, id, -1)) {
+    for (int i = 0; i < n; i++) c->blk[list[i]] = old[i];
+    (*nblk)--;
+    return 0;
+  }
+  seed[id] = sd;
+  type[id] = ECG_MAP_MANY_TO_MANY;
+  return 1;
+}
+
 /* Intensive fusion of squeeze-and-excitation chains (AGO §III: several compute-intensive
  * operators in one kernel, without recomputation; ecg-fuse --intensive): GlobalAveragePool
  * -> pointwise conv [+ act] -> pointwise conv [+ act] [-> the Mul scaling the pool's input
@@ -364,7 +387,7 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
  * checks it all the same. Returns the number of chains merged. */
 static int se_merge(fctx *c, const int *order, int *nblk, int *seed, ecg_mapping *type) {
   const ecg_graph *g = c->g;
-  int merged = 0, cand[8], old[8];
+  int merged = 0, cand[8];
   for (int p = 0; p < c->nn; p++) {
     int v = order[p];
     if (!ecg_se_head(g, g->nodes[v])) continue;
@@ -389,26 +412,41 @@ static int se_merge(fctx *c, const int *order, int *nblk, int *seed, ecg_mapping
     for (int len = nc; len >= 3; len--) {
       ecg_se_chain se;
       if (ecg_se_match(g, cand, len, &se) != 0) continue;
-      int ok = inner_only(c, cand, len); /* se.y, the last member's output, leaves */
-      for (int i = 0; i < len && ok; i++) ok = block_is(c, cand[i], cand, len);
-      if (!ok) continue;
-      int id = (*nblk)++;
-      for (int i = 0; i < len; i++) {
-        old[i] = c->blk[cand[i]];
-        /* a member's block moves whole: block_is said it holds chain nodes only */
-        if (old[i] >= 0) for (int u = 0; u < c->nn; u++) if (c->blk[u] == old[i]) c->blk[u] = id;
-        c->blk[cand[i]] = id;
-      }
-      if (creates_cycle(c, id, -1)) {
-        for (int i = 0; i < len; i++) c->blk[cand[i]] = old[i];
-        (*nblk)--;
-        continue;
-      }
-      seed[id] = v;
-      type[id] = ECG_MAP_MANY_TO_MANY;
+      if (!inner_only(c, cand, len)) continue; /* se.y, the last member's output, leaves */
+      if (!merge_group(c, cand, len, v, nblk, seed, type)) continue;
       merged++;
       break;
     }
+  }
+  return merged;
+}
+
+/* Intensive fusion of Conv [+ act] -> MaxPool (AGO §III: a compute-intensive operator and
+ * the window reduction after it in one kernel, nothing recomputed; ecg-fuse --intensive):
+ * chain.h ecg_conv_pool_match, the definition ecg-lower and the tuner share. ecg-lower
+ * generates the block as one ecg_rt1_conv2d_maxpool kernel, which pools the conv rows from
+ * a ring in the cache (a CNN's first layer: squeezenet1_1's 64x111x111 conv output never
+ * reaches memory). The conv's and the activation's outputs must have the next member as
+ * their only reader, and the members' current blocks hold no other node. Returns the
+ * number of chains merged. */
+static int conv_pool_merge(fctx *c, const int *order, int *nblk, int *seed, ecg_mapping *type) {
+  const ecg_graph *g = c->g;
+  int merged = 0;
+  for (int p = 0; p < c->nn; p++) {
+    int v = order[p], in = g->nodes[v]->n_inputs ? g->nodes[v]->inputs[0] : -1;
+    int prev = in >= 0 ? c->prod[in] : -1;
+    if (prev < 0 || sole_consumer(c, prev) != v) continue;
+    int list[3], n = 0, cv, ac, pl;
+    int t = g->nodes[prev]->n_inputs ? g->nodes[prev]->inputs[0] : -1, pp = t >= 0 ? c->prod[t] : -1;
+    if (pp >= 0 && sole_consumer(c, pp) == prev) { /* conv -> act -> pool */
+      list[0] = pp; list[1] = prev; list[2] = v;
+      if (ecg_conv_pool_match(g, list, 3, &cv, &ac, &pl) == 0) n = 3;
+    }
+    if (!n) { /* conv -> pool */
+      list[0] = prev; list[1] = v;
+      if (ecg_conv_pool_match(g, list, 2, &cv, &ac, &pl) == 0) n = 2;
+    }
+    if (n && merge_group(c, list, n, cv, nblk, seed, type)) merged++;
   }
   return merged;
 }
@@ -482,8 +520,9 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
   c.blk = malloc(sizeof(int) * ((size_t)c.nn + 1));
   c.mark = calloc((size_t)c.nn + 1, sizeof(int));
   c.queue = malloc(sizeof(int) * ((size_t)c.nn + 1));
-  /* at most nn blocks from the plan, nn from row merging, nn from intensive merging, nn
-   * from squeeze-and-excitation merging */
+  /* at most nn blocks from the plan, nn from row merging, nn from intensive merging
+   * (inverted residuals, squeeze-and-excitation and Conv -> MaxPool chains: at least two
+   * nodes each), nn spare */
   int *seed = malloc(sizeof(int) * (4 * (size_t)c.nn + 1)), *seeds = malloc(sizeof(int) * ((size_t)c.nn + 1));
   ecg_mapping *type = malloc(sizeof(ecg_mapping) * (4 * (size_t)c.nn + 1));
   int rc = ECG_OK;
@@ -563,7 +602,8 @@ int fuse_make_plan(ecg_graph *g, const fuse_opts *o, fuse_stats *st, ecg_err *e)
     memcpy(c.queue, order, sizeof(int) * (size_t)c.nn);
     st->intensive = intensive_merge(&c, &nblk, seed, type);
     st->se_chains = se_merge(&c, order, &nblk, seed, type);
-    st->intensive += st->se_chains;
+    st->conv_pools = conv_pool_merge(&c, order, &nblk, seed, type);
+    st->intensive += st->se_chains + st->conv_pools;
   }
   if (rc == ECG_OK && c.err) rc = ECG_ERR_INPUT; /* the candidate writer's message is in e */
   static const char *const plan_names[] = {"none", "fixed", "dnnfusion"};

@@ -439,7 +439,7 @@ int lw_het_kernel(ecg_lower *L, int p, int *done, ecg_err *e) {
   if (rows < 0) rows = 0;
   if (rows == E) { json_note(L, n, axis, E, rows, pl->cpu_share, "cpu", NULL); return ECG_OK; }
   const char *why = K->kind == LW_K_ROW && rows > 0 ? "a row-reduction block split (its kernel has no cut form)"
-                    : K->kind == LW_K_IBR || K->kind == LW_K_SE ? "an intensive-fusion block (C only)"
+                    : lw_kind_intensive(K->kind) ? "an intensive-fusion block (C only)"
                     : NULL;
   for (int m = 0; m < K->nm && !why; m++) {
     const ecg_node *x = g->nodes[K->members[m]];

@@ -11,7 +11,8 @@
  *   - row reductions with One-to-One members over one [rows, inner] space (LW_K_ROW):
  *     one loop over rows, reductions and row values in registers (rowblock.c);
  *   - intensive-fusion chains (ecg-fuse --intensive; chain.h): inverted residuals
- *     (LW_K_IBR, ecg_rt1_ibr) and squeeze-and-excitation chains (LW_K_SE, ecg_rt1_se);
+ *     (LW_K_IBR, ecg_rt1_ibr), squeeze-and-excitation chains (LW_K_SE, ecg_rt1_se) and
+ *     Conv [+act] -> MaxPool (LW_K_CPOOL, ecg_rt1_conv2d_maxpool);
  *   - anything else is split into one-node kernels (said on stderr).
  * A dynamic-shape build (dyn.c) keeps only the One-to-One blocks over symbolic shapes; a
  * dominant node's block becomes the dominant alone plus its members as one One-to-One
@@ -60,6 +61,15 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
     *dom = idx[nm - 1];
     *epi = nm;
     return LW_K_SE;
+  }
+  int cv, ac, pl;
+  if (ecg_conv_pool_match(g, idx, nm, &cv, &ac, &pl) == 0) {
+    /* Conv [+act] -> MaxPool: only the pool's output may leave */
+    for (int i = 0; i + 1 < nm; i++)
+      if (lw_tensor_used_outside(L, g->nodes[idx[i]]->outputs[0], idx, nm)) return -1;
+    *dom = pl;
+    *epi = nm;
+    return LW_K_CPOOL;
   }
   int pw1, act1, dw, act2, pw2, from = ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
   if (from > 0) {
@@ -159,13 +169,21 @@ static int se_tail_here(const ecg_lower *L) { return L->target == LW_TARGET_C &&
  * chain's first pointwise conv with its activation, the depthwise conv with its
  * activation, the last pointwise conv with the block's epilogue and index maps (the
  * blocks ecg-fuse forms for these nodes without --intensive), each formed as a block of
- * its own would be (a stage that cannot be one kernel goes node by node). */
+ * its own would be (a stage that cannot be one kernel goes node by node); a
+ * squeeze-and-excitation block (LW_K_SE) and a Conv [+act] -> MaxPool block (LW_K_CPOOL:
+ * the conv with its activation, then the pool) likewise by their stages. */
 static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
   const ecg_graph *g = L->g;
   int pw1, act1, dw, act2, pw2, first = L->nk, ns = 3;
   int from[4], to[4];
   ecg_se_chain se;
-  if (ecg_se_match(g, buf, ncore, &se) == 0) {
+  int cv, ac, pl;
+  if (ecg_conv_pool_match(g, buf, ncore, &cv, &ac, &pl) == 0) {
+    /* Conv [+act] -> MaxPool: the conv with its activation, the pool */
+    ns = 2;
+    from[0] = 0; to[0] = ncore - 1;
+    from[1] = ncore - 1; to[1] = nm;
+  } else if (ecg_se_match(g, buf, ncore, &se) == 0) {
     /* squeeze-and-excitation: the pool, fc1 with its activation, then fc2 with its
      * activation and the scale as one kernel where se_tail_here (the blocks the dnnfusion
      * plan forms without --intensive), else fc2 with its activation, the scale */
@@ -236,12 +254,12 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
      * the dnnfusion plan's tails: se.gap < 0) */
     ecg_se_chain se;
     const int se_tail = kind == LW_K_SE && ecg_se_match(g, buf, ncore, &se) == 0 && se.gap < 0;
-    int intensive = kind == LW_K_IBR || (kind == LW_K_SE && !se_tail);
+    int intensive = kind == LW_K_IBR || kind == LW_K_CPOOL || (kind == LW_K_SE && !se_tail);
     if (ifu != ECG_INTENSIVE_AUTO && !intensive) {
       char lb[256];
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
                     "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv, or "
-                    "GlobalAveragePool -> pointwise conv -> pointwise conv [-> scale])",
+                    "GlobalAveragePool -> pointwise conv -> pointwise conv [-> scale], or Conv [-> act] -> MaxPool)",
                     ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
       break;
     }
@@ -250,7 +268,12 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
       for (int i = 0; i < nm; i++) done[buf[i]] = 1;
       continue;
     }
-    if (ifu == ECG_INTENSIVE_OFF && !L->dyn) {
+    /* a Conv -> MaxPool block whose conv is lowered pattern-sparse (ecg-prune) runs as its
+     * stages: the fused kernel takes dense weights */
+    int cv, ac, pl;
+    const int sparse_cpool = kind == LW_K_CPOOL && L->sparse != LW_SPARSE_DENSE &&
+                             ecg_conv_pool_match(g, buf, ncore, &cv, &ac, &pl) == 0 && ecg_sparse_find(g, cv) >= 0;
+    if ((ifu == ECG_INTENSIVE_OFF || sparse_cpool) && !L->dyn) {
       if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       for (int i = 0; i < nm; i++) done[buf[i]] = 1;
       continue;

@@ -375,6 +375,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_ROW) return lw_emit_row_block(L, K->members, K->nm, e);
   if (K->kind == LW_K_IBR) return lw_emit_ibr(L, p, e); /* C only: refused for OpenCL in ecg_lower_dir */
   if (K->kind == LW_K_SE) return lw_emit_se(L, p, e);   /* C only, likewise */
+  if (K->kind == LW_K_CPOOL) return lw_emit_conv_pool(L, p, e); /* C only, likewise */
   const ecg_node *n = g->nodes[K->members[0]];
   if (K->kind == LW_K_SINGLE && lw_node_seq(L, n) && !lw_node_control(n)) return lw_emit_sequence(L, n, e); /* run-time sequences */
   if (K->kind == LW_K_SINGLE && lw_node_rt(L, n) && !lw_node_control(n)) return lw_emit_rtshape(L, n, e); /* run-time shapes */
@@ -1688,7 +1689,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     if (L.target == LW_TARGET_OPENCL) { /* what the OpenCL printer cannot express is refused, naming the node */
       int half = 0;
       for (int m = 0; m < K->nm; m++) half |= node_touches_half(&L, g->nodes[K->members[m]]);
-      const char *why = K->kind == LW_K_IBR || K->kind == LW_K_SE ? "intensive-fusion kernels (ecg-fuse --intensive)"
+      const char *why = lw_kind_intensive(K->kind) ? "intensive-fusion kernels (ecg-fuse --intensive)"
                         : half ? "float16/bfloat16 tensors"
                         : K->kind != LW_K_EW && !lw_cl_emitter(fn) ? "this operator" : NULL;
       if (why) {
@@ -1725,7 +1726,7 @@ int ecg_lower_dir_sparse(const ecg_graph *g, const char *dir, const char *prefix
     if ((rc = kernel_schedule(&L, p, n, e)) != ECG_OK) break;
     sb_printf(&L.code, "/* kernel %d: %d node%s from '%s' (%s%s) */\n", p, K->nm, K->nm > 1 ? "s" : "",
               ecg_node_label(g, n, lb, sizeof lb), ecg_mapping_name(op ? op->mapping : 0),
-              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_SE ? ", intensive fusion: squeeze-excitation" : K->kind == LW_K_ROW ? ", row reductions" : "");
+              K->kind == LW_K_EW ? ", fused One-to-One" : K->kind == LW_K_EPI ? " + epilogue" : K->kind == LW_K_IBR ? ", intensive fusion" : K->kind == LW_K_SE ? ", intensive fusion: squeeze-excitation" : K->kind == LW_K_CPOOL ? ", intensive fusion: conv-maxpool" : K->kind == LW_K_ROW ? ", row reductions" : "");
     const int nt = L.sched ? L.sched->threads : 0; /* the body runs as k<p>_, called on at most nt threads */
     if (L.target == LW_TARGET_OPENCL) sb_printf(&L.code, "__kernel void k%d(ECG_CL_ARGS) {\n", p);
     else sb_printf(&L.code, "static void k%d%s(struct %s_ctx *ctx) {\n", p, nt ? "_" : "", prefix);

@@ -135,9 +135,14 @@ typedef enum {
                         conv [+act] -> pointwise conv (the dominant) + epilogue (ecg_rt1_ibr) */
   LW_K_ROW,        /**< row reductions with One-to-One members over [rows, inner]
                         (lw_emit_row_block) */
-  LW_K_SE          /**< intensive fusion of a squeeze-and-excitation chain (chain.h
+  LW_K_SE,         /**< intensive fusion of a squeeze-and-excitation chain (chain.h
                         ecg_se_match): pool -> 1x1 conv -> 1x1 conv [-> scale] (ecg_rt1_se) */
+  LW_K_CPOOL       /**< intensive fusion of Conv [+act] -> MaxPool (chain.h
+                        ecg_conv_pool_match; ecg_rt1_conv2d_maxpool) */
 } lw_kernel_kind;
+
+/** Kernel kind k is an intensive-fusion kind (ecg-fuse --intensive; C target only). */
+static inline int lw_kind_intensive(lw_kernel_kind k) { return k == LW_K_IBR || k == LW_K_SE || k == LW_K_CPOOL; }
 
 /** One kernel of the lowered model: a fusion block (DNNFusion §3.4.3), or a node of no
  *  block. */
@@ -504,6 +509,10 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 /** Emit kernel k of kind LW_K_SE: one ecg_rt1_se call, its two 1x1 convs' weights packed at
  *  create (emit/se.c). ECG_ERR_INTERNAL when the kernel's members are no such chain. */
 int lw_emit_se(ecg_lower *L, int k, ecg_err *e);
+/** Emit kernel k of kind LW_K_CPOOL: one ecg_rt1_conv2d_maxpool call, the conv's weights
+ *  packed at create, its activation built in (emit/convpool.c). ECG_ERR_INTERNAL when the
+ *  kernel's members are no such chain; the conv's schedule errors (emit_conv's). */
+int lw_emit_conv_pool(ecg_lower *L, int k, ecg_err *e);
 
 /** The strided view of input k of node n (a node of the kernel being emitted): *base gets
  *  the tensor whose storage holds it (n's input itself, or, when a permutation of the

@@ -53,6 +53,18 @@ int emit_conv_sparse(ecg_lower *L, const ecg_node *n, int si, ecg_err *e);
 int emit_elementwise(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_variadic(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e);
+/** Check the schedule's conv_algo for Conv node n of input dims xd (rank r), output dims
+ *  od, m output channels, kernel k, strides s, group; sets L->conv_algo_next for
+ *  lw_conv_params_decl. ECG_ERR_INPUT naming the node when it does not apply (nn.c). */
+int lw_conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int64_t *od, int64_t m,
+                       const int64_t *k, const int64_t *s, int64_t group, ecg_err *e);
+/** The packed-weight slot of Conv node n whose parameters are cp<u>, with the
+ *  ecg_rt1_conv2d_pack call that fills it (at create for constant weights, else in the
+ *  kernel); returns the slot. */
+int lw_conv_weights(ecg_lower *L, const ecg_node *n, int u);
+/** Declare `static const ecg_pool_params pp<u>` for the static-shape pooling node n;
+ *  returns u, or -1 with e set (lw_geom_2d's errors). */
+int lw_pool_params_decl(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_convtranspose(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_matmul(ecg_lower *L, const ecg_node *n, ecg_err *e);
 int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e);

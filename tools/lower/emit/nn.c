@@ -157,8 +157,8 @@ static int emit_conv_dyn(ecg_lower *L, const ecg_node *n, const ecg_conv_geom *g
  * stages of an intensive-fusion block lowered with intensive_fusion off), where a conv
  * that cannot take it runs the runtime's choice and the block-level check refuses a
  * conv_algo no stage took. */
-static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int64_t *od, int64_t m,
-                           const int64_t *k, const int64_t *s, int64_t group, ecg_err *e) {
+int lw_conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t *xd, const int64_t *od, int64_t m,
+                       const int64_t *k, const int64_t *s, int64_t group, ecg_err *e) {
   int a = L->sched ? L->sched->conv_algo : 0;
   L->conv_algo_next = 0;
   if (!a) return ECG_OK;
@@ -174,6 +174,16 @@ static int conv_algo_check(ecg_lower *L, const ecg_node *n, int r, const int64_t
   L->sched_used |= LW_SCHED_CONV;
   L->conv_algo_next = a;
   return ECG_OK;
+}
+
+int lw_conv_weights(ecg_lower *L, const ecg_node *n, int u) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "ecg_rt1_conv2d_packed_floats(&cp%d)", u);
+  int off = lw_packed_slot(L, buf);
+  const char *wp = lw_ptr(L, n->inputs[1]);
+  sb_printf(L->t[n->inputs[1]].where == LW_CONST ? &L->init : &L->code, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp,
+            off);
+  return off;
 }
 
 /** Conv (1-D, 2-D; grouped, depthwise, dilated) through ecg_rt1_conv2d with weights packed
@@ -192,20 +202,13 @@ int emit_conv(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
   if (dyn) return emit_conv_dyn(L, n, &gm, k, s, d, p, e);
-  ECG_TRY(conv_algo_check(L, n, r, xd, od, gm.m, k, s, gm.group, e));
+  ECG_TRY(lw_conv_algo_check(L, n, r, xd, od, gm.m, k, s, gm.group, e));
   int u = lw_conv_params_decl(L, r, xd, od, gm.m, k, s, d, p, gm.group);
   L->conv_algo_next = 0;
   char buf[64];
   snprintf(buf, sizeof buf, "ecg_rt1_conv2d_scratch_floats(&cp%d, threads)", u);
   lw_need_scratch(L, buf);
-  snprintf(buf, sizeof buf, "ecg_rt1_conv2d_packed_floats(&cp%d)", u);
-  int off = lw_packed_slot(L, buf);
-  const char *wp = lw_ptr(L, n->inputs[1]);
-  if (L->t[n->inputs[1]].where == LW_CONST) {
-    sb_printf(&L->init, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
-  } else {
-    sb_printf(&L->code, "  ecg_rt1_conv2d_pack(&cp%d, %s, ctx->pk[%d]);\n", u, wp, off);
-  }
+  int off = lw_conv_weights(L, n, u);
   char bias[200] = "NULL";
   if (n->n_inputs > 2 && n->inputs[2] >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[2]));
   char cpr[32];
@@ -457,6 +460,34 @@ int emit_gemm(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   return ECG_OK;
 }
 
+/* Declare `ecg_pool_params pp<u>` for pooling node n (input rank r, geometry from
+ * lw_geom_2d): a file-scope constant, or a local of the kernel in a dynamic build (the sizes
+ * through lw_dim: numbers, or run-time expressions); returns u. */
+static int pool_params_decl(ecg_lower *L, const ecg_node *n, int r, int dyn, const int64_t *k, const int64_t *s,
+                            const int64_t *d, const int64_t *p) {
+  int u = lw_uid(L), x = n->inputs[0], y = n->outputs[0];
+  char H[768], W[768], OH[768], OW[768];
+  snprintf(H, sizeof H, "%s", r == 4 ? lw_dim(L, x, 2) : "1");
+  snprintf(W, sizeof W, "%s", lw_dim(L, x, r - 1));
+  snprintf(OH, sizeof OH, "%s", r == 4 ? lw_dim(L, y, 2) : "1");
+  snprintf(OW, sizeof OW, "%s", lw_dim(L, y, r - 1));
+  sbuf *to = dyn ? &L->code : &L->decls;
+  sb_printf(to, "%sconst ecg_pool_params pp%d = {%s, ", to == &L->code ? "  " : "static ", u, lw_dim(L, x, 0));
+  sb_printf(to, "%s, %s, %s, %lld, %lld, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
+            lw_dim(L, x, 1), H, W, (long long)k[0], (long long)k[1], OH, OW,
+            (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
+            (long long)ecg_attr_i(n, "count_include_pad", 0));
+  return u;
+}
+
+int lw_pool_params_decl(ecg_lower *L, const ecg_node *n, ecg_err *e) {
+  int64_t xd[ECG_MAX_RANK], k[2], s[2], d[2], p[4];
+  ecg_conv_geom gm;
+  int r = lw_dims(L, n->inputs[0], xd);
+  if (lw_geom_2d(L, n, e, &gm, k, s, d, p) != ECG_OK) return -1;
+  return pool_params_decl(L, n, r, 0, k, s, d, p);
+}
+
 /** MaxPool / AveragePool, 1-D and 2-D (ceil_mode via the inferred output shape). */
 int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int dyn = lw_node_dyn(L, n);
@@ -469,20 +500,8 @@ int emit_pool(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   lw_dims(L, n->outputs[0], od);
   ECG_TRY(lw_geom_2d(L, n, e, &gm, k, s, d, p));
   if (dyn) ECG_TRY(dyn_pads(L, n, p, e));
-  int u = lw_uid(L), x = n->inputs[0], y = n->outputs[0];
   (void)od;
-  /* the sizes through lw_dim: numbers (file-scope constant), or run-time expressions (a local) */
-  char H[768], W[768], OH[768], OW[768];
-  snprintf(H, sizeof H, "%s", r == 4 ? lw_dim(L, x, 2) : "1");
-  snprintf(W, sizeof W, "%s", lw_dim(L, x, r - 1));
-  snprintf(OH, sizeof OH, "%s", r == 4 ? lw_dim(L, y, 2) : "1");
-  snprintf(OW, sizeof OW, "%s", lw_dim(L, y, r - 1));
-  sbuf *to = dyn ? &L->code : &L->decls;
-  sb_printf(to, "%sconst ecg_pool_params pp%d = {%s, ", to == &L->code ? "  " : "static ", u, lw_dim(L, x, 0));
-  sb_printf(to, "%s, %s, %s, %lld, %lld, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
-            lw_dim(L, x, 1), H, W, (long long)k[0], (long long)k[1], OH, OW,
-            (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1], (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
-            (long long)ecg_attr_i(n, "count_include_pad", 0));
+  int u = pool_params_decl(L, n, r, dyn, k, s, d, p);
   const char *fn = lw_op(n) == ECG_OP_MaxPool ? "ecg_rt1_maxpool2d" : "ecg_rt1_avgpool2d";
   sb_printf(&L->code, "  %s(&pp%d, %s, ", fn, u, lw_ptr(L, n->inputs[0]));
   sb_printf(&L->code, "%s);\n", lw_ptr(L, n->outputs[0]));
