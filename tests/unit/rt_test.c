@@ -1063,6 +1063,9 @@ int main(int argc, char **argv) {
     test_conv_pool(c3, pool_p(2, 3, 0), 0, th);
     test_conv_pool(c3, pool_p(3, 1, 1), 0, th);
     test_conv_pool(c4, pool_p(2, 2, 0), 0, th);
+    ecg_pool_params tall = pool_p(2, 1, 0); /* a window of 66 rows: past the fused kernel's 64 */
+    tall.kh = 66;
+    test_conv_pool(conv_p(1, 3, 140, 40, 16, 3, 3, 2, 1, 1, 1), tall, 0, th);
   }
   set_threads(threads);
   for (int k = 0; k <= 6; k++) { /* activations over a wide range, vector body and tail */

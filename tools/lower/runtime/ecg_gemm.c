@@ -2074,7 +2074,7 @@ static void conv_direct_run(const ecg_conv_params *p, const float *x, const floa
  * 64x111x111, 3.15 MB) is neither written to memory nor read back. */
 static int cpool_fused(const ecg_conv_params *p, const ecg_pool_params *q) {
   return conv_direct(p) && p->act.kind != ECG_ACT_FN && q->n == p->n && q->c == p->m && q->h == p->oh && q->w == p->ow &&
-         q->dh == 1 && q->kh >= 1 && q->sh >= 1 && q->oh > 0 && q->ow > 0;
+         q->dh == 1 && q->kh >= 1 && q->kh <= 64 && q->sh >= 1 && q->oh > 0 && q->ow > 0; /* cpool_rows: xr[64] */
 }
 /* Floats of a thread's scratch: dr_build's rows, the ring, alignment. */
 static size_t cpool_per_thread(const ecg_conv_params *p, const ecg_pool_params *q) {
