@@ -2013,57 +2013,6 @@ ECG_AI void dr_rows(const int S, const ecg_conv_params *p, const float *x, const
     dr_row(S, p, wp, bias, buf, in, q0, q1, y + ((size_t)img * p->m + DR_J * q0) * plane + (size_t)oy * p->ow, plane);
   }
 }
-static void dr_rows_s1(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y, float *buf,
-                       int img, int q0, int q1, int oy0, int oy1) {
-  dr_rows(1, p, x, wp, bias, y, buf, img, q0, q1, oy0, oy1);
-}
-static void dr_rows_s2(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y, float *buf,
-                       int img, int q0, int q1, int oy0, int oy1) {
-  dr_rows(2, p, x, wp, bias, y, buf, img, q0, q1, oy0, oy1);
-}
-
-static void conv_direct_run(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y,
-                            float *scratch) {
-  const int nq = cdiv(p->m, DR_J);
-  const size_t per = dr_buf_floats(p);
-  int T = ecg_threads();
-  if ((double)p->n * p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
-  (void)T;
-  /* Each thread takes a contiguous run of (image, channel block) units with all their rows
-   * when there are enough units, so a thread's output is whole channel planes, as the next
-   * kernel's split over planes reads them (a max pool; squeezenet1_1 at 2 threads, first
-   * conv + max pool 364 + 179 -> 271 + 124 us against rows handed out in chunks); rows
-   * otherwise (fewer units than threads). */
-  ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
-  {
-#ifdef _OPENMP
-    const int nt = omp_get_num_threads();
-#else
-    const int nt = 1;
-#endif
-    const int tid = ecg_tid();
-    float *buf = align64(scratch + (size_t)tid * per);
-    const long units = (long)p->n * nq;
-    if (units >= nt) {
-      const long u0 = units * tid / nt, u1 = units * (tid + 1) / nt;
-      for (long u = u0; u < u1;) {
-        const int img = (int)(u / nq), q0 = (int)(u % nq), q1 = (int)imin(nq, q0 + (int)(u1 - u));
-        if (p->sw == 1) dr_rows_s1(p, x, wp, bias, y, buf, img, q0, q1, 0, p->oh);
-        else dr_rows_s2(p, x, wp, bias, y, buf, img, q0, q1, 0, p->oh);
-        u += q1 - q0;
-      }
-    } else {
-      const long rows = (long)p->n * p->oh, r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
-      for (long r = r0; r < r1;) {
-        const int img = (int)(r / p->oh), oy0 = (int)(r % p->oh), oy1 = (int)imin(p->oh, oy0 + (int)(r1 - r));
-        if (p->sw == 1) dr_rows_s1(p, x, wp, bias, y, buf, img, 0, nq, oy0, oy1);
-        else dr_rows_s2(p, x, wp, bias, y, buf, img, 0, nq, oy0, oy1);
-        r += oy1 - oy0;
-      }
-    }
-  }
-}
-
 /* ------------------------------------------------------------------ Conv -> MaxPool */
 
 /* Conv [+ activation] -> MaxPool as one kernel (ecg_rt1_conv2d_maxpool; AGO §III intensive
@@ -2108,17 +2057,40 @@ ECG_AI void cpool_rows(const int S, const ecg_conv_params *p, const ecg_pool_par
   }
 }
 
-static void cpool_run(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *wp,
-                      const float *bias, float *y, float *scratch) {
-  const int nq = cdiv(p->m, DR_J);
-  const size_t per = cpool_per_thread(p, q);
+/* Rows r0 .. r1-1 of blocks b0 .. b1-1 of image img: conv output rows into y (q NULL), or
+ * pooled rows of pool q (cpool_rows; buf and ring this thread's). */
+ECG_AI void dr_range(const int S, const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr,
+                     const float *x, const float *wp, const float *bias, float *y, float *buf, float *ring, int img, int b0,
+                     int b1, int r0, int r1) {
+  if (q) cpool_rows(S, p, q, pr, x, wp, bias, y, buf, ring, img, b0, b1, r0, r1);
+  else dr_rows(S, p, x, wp, bias, y, buf, img, b0, b1, r0, r1);
+}
+static void dr_range_s1(const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr, const float *x,
+                        const float *wp, const float *bias, float *y, float *buf, float *ring, int img, int b0, int b1,
+                        int r0, int r1) {
+  dr_range(1, p, q, pr, x, wp, bias, y, buf, ring, img, b0, b1, r0, r1);
+}
+static void dr_range_s2(const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr, const float *x,
+                        const float *wp, const float *bias, float *y, float *buf, float *ring, int img, int b0, int b1,
+                        int r0, int r1) {
+  dr_range(2, p, q, pr, x, wp, bias, y, buf, ring, img, b0, b1, r0, r1);
+}
+
+/* conv_direct's call: the conv alone (q NULL) or fused with max pool q (ecg_rt1_conv2d_maxpool).
+ * Each thread takes a contiguous run of (image, channel block) units with all their rows
+ * when there are enough units, so a thread's output is whole channel planes, as the next
+ * kernel's split over planes reads them (a max pool; squeezenet1_1 at 2 threads, first
+ * conv + max pool 364 + 179 -> 271 + 124 us against rows handed out in chunks); runs of
+ * output rows (conv rows, or pooled rows) otherwise (fewer units than threads). */
+static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *wp,
+                            const float *bias, float *y, float *scratch) {
+  const int nq = cdiv(p->m, DR_J), oh = q ? q->oh : p->oh;
+  const size_t per = q ? cpool_per_thread(p, q) : dr_buf_floats(p);
   ecg_pool_rows pr;
-  ecg_pool_rows_init(&pr, q, 1);
+  if (q) ecg_pool_rows_init(&pr, q, 1);
   int T = ecg_threads();
   if ((double)p->n * p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
   (void)T;
-  /* as conv_direct_run: contiguous runs of (image, channel block) units with all their
-   * rows, or of pooled rows when there are fewer units than threads */
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
 #ifdef _OPENMP
@@ -2127,28 +2099,28 @@ static void cpool_run(const ecg_conv_params *p, const ecg_pool_params *q, const 
     const int nt = 1;
 #endif
     const int tid = ecg_tid();
-    float *buf = align64(scratch + (size_t)tid * per), *ring = align64(buf + dr_buf_floats(p));
+    float *buf = align64(scratch + (size_t)tid * per), *ring = q ? align64(buf + dr_buf_floats(p)) : NULL;
+    void (*const run)(const ecg_conv_params *, const ecg_pool_params *, const ecg_pool_rows *, const float *,
+                      const float *, const float *, float *, float *, float *, int, int, int, int, int) =
+        p->sw == 1 ? dr_range_s1 : dr_range_s2;
     const long units = (long)p->n * nq;
     if (units >= nt) {
       const long u0 = units * tid / nt, u1 = units * (tid + 1) / nt;
       for (long u = u0; u < u1;) {
         const int img = (int)(u / nq), b0 = (int)(u % nq), b1 = (int)imin(nq, b0 + (int)(u1 - u));
-        if (p->sw == 1) cpool_rows(1, p, q, &pr, x, wp, bias, y, buf, ring, img, b0, b1, 0, q->oh);
-        else cpool_rows(2, p, q, &pr, x, wp, bias, y, buf, ring, img, b0, b1, 0, q->oh);
+        run(p, q, q ? &pr : NULL, x, wp, bias, y, buf, ring, img, b0, b1, 0, oh);
         u += b1 - b0;
       }
     } else {
-      const long rows = (long)p->n * q->oh, r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
+      const long rows = (long)p->n * oh, r0 = rows * tid / nt, r1 = rows * (tid + 1) / nt;
       for (long r = r0; r < r1;) {
-        const int img = (int)(r / q->oh), py0 = (int)(r % q->oh), py1 = (int)imin(q->oh, py0 + (int)(r1 - r));
-        if (p->sw == 1) cpool_rows(1, p, q, &pr, x, wp, bias, y, buf, ring, img, 0, nq, py0, py1);
-        else cpool_rows(2, p, q, &pr, x, wp, bias, y, buf, ring, img, 0, nq, py0, py1);
-        r += py1 - py0;
+        const int img = (int)(r / oh), y0 = (int)(r % oh), y1 = (int)imin(oh, y0 + (int)(r1 - r));
+        run(p, q, q ? &pr : NULL, x, wp, bias, y, buf, ring, img, 0, nq, y0, y1);
+        r += y1 - y0;
       }
     }
   }
 }
-
 /* ------------------------------------------------------------------ blocked direct conv */
 
 /* Group-1 convolutions as a direct sum on 16-channel blocks (the NCHWc16 register tiling
@@ -3309,7 +3281,7 @@ void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, 
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
 #ifdef ECG_AVX512
   if (cpool_fused(p, q)) {
-    cpool_run(p, q, x, packed_w, bias, y, scratch);
+    conv_direct_run(p, q, x, packed_w, bias, y, scratch);
     return;
   }
 #endif
@@ -3328,7 +3300,7 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
   }
 #ifdef ECG_AVX512
   if (conv_direct(p)) {
-    conv_direct_run(p, x, packed_w, bias, y, scratch);
+    conv_direct_run(p, NULL, x, packed_w, bias, y, scratch);
     return;
   }
   if (conv_blocked(p)) {
