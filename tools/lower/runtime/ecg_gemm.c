@@ -2393,9 +2393,14 @@ static int conv_blocked(const ecg_conv_params *p) {
    * GFLOP/s, rt_test --bench, 3 interleaved rounds); 3x3 ones stay with conv_direct (its
    * 103-116 against 79-89 blocked) */
   if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
-  /* whole 16-channel blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and 3x1
-   * convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
-  if (p->c < 16 || p->c % 16 || p->m % 16) return 0;
+  /* whole 16-channel input blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and
+   * 3x1 convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
+  if (p->c < 16 || p->c % 16) return 0;
+  /* whole output blocks too, but for 1x1 convs whose last block's padding is at most 1/16
+   * of the outputs: squeezenet1_1's classifier 512x13x13->1000 (8 padded channels of
+   * 1008), 3 interleaved profiles inside the model, GEMM against blocked: 1 thread 1003-1093
+   * -> 944-967 us, 2 threads 547-599 -> 516-544 */
+  if (p->m % 16 && (p->kh * p->kw != 1 || 16 * (16 - p->m % 16) > p->m)) return 0;
   /* 1x1 convs too where the plane is small and the weights large: their weights come from
    * memory on every run inside a model, and the blocked order streams each once
    * (rt_test --bench with the caches flushed, 1 thread, 3 rounds: mobilenet_v2's
