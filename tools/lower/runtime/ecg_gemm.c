@@ -2184,9 +2184,12 @@ static size_t bk_plane_floats(const ecg_conv_params *p0) {
 
 /* The OB x RW register tile at output row oy, columns ox0 .. ox0+RW-1, of the output
  * blocks whose packed weights start at wq (the second block wstride floats later);
- * out[o * BK_RW + r] gets block o's 16 channels at position r. */
+ * out[o * BK_RW + r] gets block o's 16 channels at position r. Meanwhile pfn cache lines
+ * from pf (and as many from pf + wstride for the second block) are prefetched into L2,
+ * npf per tap. */
 ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, const ecg_conv_params *p, const float *xp,
-                    int Hp, int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1, __m512 *part) {
+                    int Hp, int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1, __m512 *part,
+                    const float *pf, int npf, int pfn) {
   __m512 a0[BK_RW], a1[BK_RW];
   if (cb0 == 0) {
 #pragma GCC unroll 14
@@ -2206,6 +2209,10 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, cons
       const float *wk = wq + ((size_t)cb * kh + ky) * kw * 256;
       for (int kx = 0; kx < kw; kx++, wk += 256) {
         const float *xk = xr + (size_t)kx * p->dw * cl;
+        for (int l = 0; l < npf && pfn > 0; l++, pfn--, pf += 16) {
+          _mm_prefetch((const char *)pf, _MM_HINT_T1);
+          if (OB > 1) _mm_prefetch((const char *)(pf + wstride), _MM_HINT_T1);
+        }
 #pragma GCC unroll 4
         for (int ic = 0; ic < cl; ic++) {
           const __m512 w0 = _mm512_loadu_ps(wk + ic * 16);
@@ -2227,15 +2234,16 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, cons
 }
 
 typedef void (*bk_fn)(const ecg_conv_params *, const float *, int, int, const float *, size_t, int, int, int, int,
-                      __m512 *);
+                      __m512 *, const float *, int, int);
 /* One instance per blocks (OB), positions (RW) and position stride: XS 16 (stride 1) and
  * 32 (stride 2) as constants, so the RW broadcasts address with immediate offsets from one
  * register instead of RW index registers (which spilled); 0 for other strides. XS 3 and 6:
  * 3 input channels (RGB first layers) at strides 1 and 2, the 3 channels unrolled. */
 #define BK_INST(OB, RW, XS)                                                                                    \
   static void bk_##OB##_##RW##_##XS(const ecg_conv_params *p, const float *xp, int Hp, int Wp, const float *wq, \
-                                    size_t ws, int oy, int ox0, int cb0, int cb1, __m512 *part) {              \
-    bk_tile(OB, RW, XS, XS == 3 || XS == 6 ? 3 : 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part);           \
+                                    size_t ws, int oy, int ox0, int cb0, int cb1, __m512 *part,                \
+                                    const float *pf, int npf, int pfn) {                                       \
+    bk_tile(OB, RW, XS, XS == 3 || XS == 6 ? 3 : 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part, pf, npf, pfn); \
   }
 #define BK_INST_RW(OB, XS)                                                                                     \
   BK_INST(OB, 1, XS) BK_INST(OB, 2, XS) BK_INST(OB, 3, XS) BK_INST(OB, 4, XS) BK_INST(OB, 5, XS)              \
@@ -2365,18 +2373,21 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
         for (int cb0 = 0; cb0 < CB; cb0 += CBK) {
           const int cb1 = imin(CB, cb0 + CBK);
           /* the next chunk's weights (both blocks) into L2 while this one computes, a share
-           * per register tile: inside a model the weights come from memory on every run */
+           * per register tile, spread over the tile's taps (bk_tile): inside a model the
+           * weights come from memory on every run. Spread, not issued in one burst before
+           * each tile: rt_test --bench-cold, 1 thread, 2 rounds, resnet18's 256x14x14->256
+           * 175-180 -> 193-197 GFLOP/s, 512x7x7->512 155-159 -> 167-179, 3x3s2 256->512
+           * 147-152 -> 161-169; resnet18 end to end, 5 interleaved rounds, medians: 1 thread
+           * 18.39 -> 17.62 ms, 2 threads 10.57 -> 10.18 */
           const size_t nl = cb1 < CB ? (size_t)imin(CB - cb1, CBK) * p->kh * p->kw * 16 : 0; /* lines per block */
           const float *nw = wq + (size_t)cb1 * p->kh * p->kw * 256;
           for (int r = 0; r < rows; r++)
             for (int sg = 0; sg < nseg; sg++) {
               const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * nseg + sg;
-              for (size_t l = nl * ti / ntile; l < nl * (ti + 1) / ntile; l++) {
-                _mm_prefetch((const char *)(nw + l * 16), _MM_HINT_T1);
-                if (OB > 1) _mm_prefetch((const char *)(nw + wblk + l * 16), _MM_HINT_T1);
-              }
+              const int l0 = (int)(nl * ti / ntile), l1 = (int)(nl * (ti + 1) / ntile);
               __m512 *slot = part + (size_t)ti * 2 * BK_RW;
-              bk_fns[xsel][OB - 1][RW](p, xp, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot);
+              bk_fns[xsel][OB - 1][RW](p, xp, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot, nw + (size_t)l0 * 16,
+                                       cdiv(l1 - l0, (cb1 - cb0) * p->kh * p->kw), l1 - l0);
               if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
             }
         }
