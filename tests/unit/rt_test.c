@@ -948,18 +948,31 @@ int main(int argc, char **argv) {
                             conv_p(2, 20, 39, 56, 9, 3, 3, 1, 3, 1, 1)};
     wg[8].pb = 2; wg[8].pr = 4; wg[8].dw = 2;
     wg[4].pb = 0; wg[4].pl = 0; wg[4].pr = 1;
+    /* forced: on AVX-512 the default runs convs with few channels, and dilated ones, blocked */
+    for (size_t i = 0; i < sizeof wg / sizeof wg[0]; i++) wg[i].algo = ECG_RT_CONV_WINOGRAD;
     test_convs_act(wg, sizeof wg / sizeof wg[0], threads);
-    test_conv_fn(conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), threads);
-    test_conv_fn(conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), threads);
-    test_conv_fn(conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), threads);
-    test_conv_fn(conv_p(1, 16, 83, 80, 24, 3, 3, 1, 5, 5, 1), threads);
-    for (int i = 6; i < 8; i++) { /* the dilated cases run as Winograd too */
+    ecg_conv_params wfn[] = {conv_p(1, 32, 21, 26, 40, 3, 3, 1, 1, 1, 1), conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 40, 9, 9, 40, 3, 3, 1, 1, 1, 1), conv_p(1, 16, 83, 80, 24, 3, 3, 1, 5, 5, 1)};
+    for (size_t i = 0; i < sizeof wfn / sizeof wfn[0]; i++) {
+      wfn[i].algo = ECG_RT_CONV_WINOGRAD;
+      test_conv_fn(wfn[i], threads);
+    }
+    for (int i = 6; i < 8; i++) { /* the dilated cases run as Winograd too when forced */
       ecg_conv_params d = wg[i];
       fill_conv(&d);
       const double nominal = (double)d.n * d.m * d.oh * d.ow * d.c * 9;
       if (ecg_rt1_conv2d_macs(&d) < 0.6 * nominal) n_pass++;
       else { n_fail++; printf("FAIL dilated conv %d not run as Winograd (%g of %g multiply-adds)\n", i, ecg_rt1_conv2d_macs(&d), nominal); }
     }
+#if defined(__AVX512F__)
+    { /* by default a dilated conv runs as the blocked direct sum (its nominal multiply-adds)
+       * on AVX-512: mlsd_320x320_tiny's 64x80x80->64, dilation 5 */
+      ecg_conv_params d = conv_p(1, 64, 80, 80, 64, 3, 3, 1, 5, 5, 1);
+      fill_conv(&d);
+      if (ecg_rt1_conv2d_macs(&d) == 80.0 * 80 * 64 * 64 * 9) n_pass++;
+      else { n_fail++; printf("FAIL dilated 64x80x80 conv: %g multiply-adds, not run blocked\n", ecg_rt1_conv2d_macs(&d)); }
+    }
+#endif
     /* the cases above do run as Winograd: resnet18's 64x56x56 layer executes 36 multiply-adds
      * per tile and channel pair (16 outputs), a 1x1 conv its nominal count */
     ecg_conv_params a = conv_p(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1), b = conv_p(1, 64, 56, 56, 64, 1, 1, 1, 1, 0, 1);

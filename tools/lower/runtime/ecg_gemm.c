@@ -2437,10 +2437,13 @@ static int conv_blocked(const ecg_conv_params *p) {
    * transforms are not paid back: squeezenet1_1's 3x3 expands, inside the model, 1 thread
    * (2 threads), Winograd against blocked: 16x55x55->64 371 -> 334 us (245 -> 210),
    * 32x27x27->128 326 -> 302 (200 -> 170), 48x13x13->192 172 -> 158 (113 -> 90);
-   * 64x13x13->256 a tie (277 -> 285, 155 -> 155). Dilated ones (Winograd per phase) not
-   * measured blocked: they stay Winograd. */
+   * 64x13x13->256 a tie (277 -> 285, 155 -> 155). Dilated ones too: Winograd runs them
+   * per phase, on planes of (h / d) x (w / d) (mlsd_320x320_tiny's 64x80x80->64 dilation 5:
+   * 16x16 phases), whose tiles waste most of the transforms; inside the model, 2 interleaved
+   * profiles, Winograd against blocked: 1 thread 3277-3418 -> 2604-2727 us, 2 threads
+   * 2537-2604 -> 1406-1945. */
   if (wg_shape_ok(p) && wg_fewer_macs(p))
-    return (p->c < BK_WG_MIN_C && p->dh == 1 && p->dw == 1) || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
+    return p->c < BK_WG_MIN_C || p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
   /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels
    * not measured blocked) */
   return p->c >= 32;
