@@ -28,3 +28,17 @@ setup() {
     jq -e '.pass == true' <<<"$res"
   done
 }
+
+@test "resize: (bi)linear float resizes of the last two axes run the plane kernel and agree with ONNX Runtime" {
+  local m res
+  for m in linear plane_r2 plane_down plane_w plane_wide; do
+    "$BIN/onnx2ecg" "$M/$m.onnx" | "$BIN/ecg-lower" -o "$T/$m"
+    grep -q '_pw0\[' "$T/$m/model.c"
+    res=$("$BIN/ecg-bench" "$T/$m" --random 1 --ort --runs 1 --warmup 0 --threads 2)
+    echo "$m: $res"
+    jq -e '.pass == true' <<<"$res"
+  done
+  # the cubic one stays with the per-element gather
+  "$BIN/onnx2ecg" "$M/cubic.onnx" | "$BIN/ecg-lower" -o "$T/cubic"
+  ! grep -q '_pw0\[' "$T/cubic/model.c"
+}
