@@ -2,7 +2,8 @@
 # Resize over static shapes with at least 32768 outputs runs the first axis longer than 1
 # over the threads (each element's index computed from its coordinates); at 2 threads every
 # model agrees with ONNX Runtime: linear (channels split), cubic tf_crop_and_resize with
-# extrapolated rows (images split), nearest. Models: mkresize.mjs.
+# extrapolated rows (images split), nearest. (Bi)linear float resizes of the last two axes
+# take the plane kernel (emit/resize.c emit_plane) and agree too. Models: mkresize.mjs.
 
 load helpers
 
