@@ -19,25 +19,28 @@ setup() {
   T="$BATS_TEST_TMPDIR"
 }
 
+# lower_check M PATTERN: model M lowered into $T/M, whose model.c has PATTERN, and which agrees
+# with ONNX Runtime at 2 threads
+lower_check() {
+  local res
+  "$BIN/onnx2ecg" "$M/$1.onnx" | "$BIN/ecg-lower" -o "$T/$1"
+  grep -q "$2" "$T/$1/model.c"
+  res=$("$BIN/ecg-bench" "$T/$1" --random 1 --ort --runs 1 --warmup 0 --threads 2)
+  echo "$1: $res"
+  jq -e '.pass == true' <<<"$res"
+}
+
 @test "resize: large Resize kernels are split over the threads and agree with ONNX Runtime at 2 threads" {
-  local m res
+  local m
   for m in linear cubic nearest; do
-    "$BIN/onnx2ecg" "$M/$m.onnx" | "$BIN/ecg-lower" -o "$T/$m"
-    grep -q '#pragma omp parallel for schedule(static)' "$T/$m/model.c"
-    res=$("$BIN/ecg-bench" "$T/$m" --random 1 --ort --runs 1 --warmup 0 --threads 2)
-    echo "$m: $res"
-    jq -e '.pass == true' <<<"$res"
+    lower_check "$m" '#pragma omp parallel for schedule(static)'
   done
 }
 
 @test "resize: (bi)linear float resizes of the last two axes run the plane kernel and agree with ONNX Runtime" {
-  local m res
+  local m
   for m in linear plane_r2 plane_down plane_w plane_wide; do
-    "$BIN/onnx2ecg" "$M/$m.onnx" | "$BIN/ecg-lower" -o "$T/$m"
-    grep -q '_pw0\[' "$T/$m/model.c"
-    res=$("$BIN/ecg-bench" "$T/$m" --random 1 --ort --runs 1 --warmup 0 --threads 2)
-    echo "$m: $res"
-    jq -e '.pass == true' <<<"$res"
+    lower_check "$m" '_pw0\['
   done
   # the cubic one stays with the per-element gather
   "$BIN/onnx2ecg" "$M/cubic.onnx" | "$BIN/ecg-lower" -o "$T/cubic"
