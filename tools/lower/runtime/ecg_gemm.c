@@ -2379,8 +2379,18 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
            * 175-180 -> 193-197 GFLOP/s, 512x7x7->512 155-159 -> 167-179, 3x3s2 256->512
            * 147-152 -> 161-169; resnet18 end to end, 5 interleaved rounds, medians: 1 thread
            * 18.39 -> 17.62 ms, 2 threads 10.57 -> 10.18 */
-          const size_t nl = cb1 < CB ? (size_t)imin(CB - cb1, CBK) * p->kh * p->kw * 16 : 0; /* lines per block */
+          size_t nl = cb1 < CB ? (size_t)imin(CB - cb1, CBK) * p->kh * p->kw * 16 : 0; /* lines per block */
           const float *nw = wq + (size_t)cb1 * p->kh * p->kw * 256;
+          /* after the last chunk, the first chunk of the next item's pair when it starts a
+           * new pair (its weights not in cache yet; a thread's items are consecutive):
+           * mnasnet1_0's 320x7x7->1280, 3 interleaved profiles at 1 thread, 308-328 ->
+           * 278-285 us; end to end, interleaved rounds, medians: mnasnet1_0 2 threads
+           * 3.97 -> 3.84 ms, efficientnet_b0 1 thread 10.87 -> 10.41, 2 threads 6.24 ->
+           * 6.32 in 5 rounds and 6.52 -> 6.33 in 8; mobilenet_v2 and squeezenet1_1 ties */
+          if (cb1 == CB && (it + 1) % bands == 0 && it + 1 < (long)pairs * bands) {
+            nw = wp + (size_t)2 * ((it + 1) / bands) * wblk;
+            nl = (size_t)imin(CB, CBK) * p->kh * p->kw * 16;
+          }
           for (int r = 0; r < rows; r++)
             for (int sg = 0; sg < nseg; sg++) {
               const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * nseg + sg;
