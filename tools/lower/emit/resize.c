@@ -188,11 +188,11 @@ static int resize_dyn(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o,
   return ECG_OK;
 }
 
-/* Whether the plane kernel (emit_plane) computes Resize n: C target, float32, no
- * extrapolation, at most 2 taps on the last two axes (one of them interpolating) and one
- * on every other axis. */
-static int plane_ok(const ecg_lower *L, const ecg_node *n, int r, const int *K, int any_ext) {
-  if (L->target == LW_TARGET_OPENCL || any_ext || r < 2 || L->g->tensors[n->outputs[0]]->dtype != ECG_FLOAT) return 0;
+/* Whether the plane kernel (emit_plane) computes Resize n: C target, float32, a non-empty
+ * output (onum elements), no extrapolation, at most 2 taps on the last two axes (one of
+ * them interpolating) and one on every other axis. */
+static int plane_ok(const ecg_lower *L, const ecg_node *n, int r, const int *K, int any_ext, int64_t onum) {
+  if (L->target == LW_TARGET_OPENCL || any_ext || r < 2 || onum <= 0 || L->g->tensors[n->outputs[0]]->dtype != ECG_FLOAT) return 0;
   for (int d = 0; d < r - 2; d++)
     if (K[d] != 1) return 0;
   return K[r - 2] <= 2 && K[r - 1] <= 2 && (K[r - 2] == 2 || K[r - 1] == 2);
@@ -421,7 +421,7 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   int dpar = -1;
   for (int d = 0; d < r && !cl && onum >= 32768; d++)
     if (od[d] > 1) { dpar = d; break; }
-  const int plane = plane_ok(L, n, r, K, any_ext);
+  const int plane = plane_ok(L, n, r, K, any_ext, onum);
   if (plane) emit_plane(L, n, u, r, K, od, ost, ist, id[r - 1], dpar, pti, ptw);
   else if (tail.len) sb_printf(&L->decls, "%s", tail.s);
   if (tail.oom) L->decls.oom = 1;
