@@ -188,6 +188,35 @@ static int resize_dyn(ecg_lower *L, const ecg_node *n, const ecg_resize_opts *o,
   return ECG_OK;
 }
 
+/* The loops of a Resize kernel over output axes 0 .. nd-1 (C: nested for loops, the
+ * axis dpar split over the threads; OpenCL: each work-item's coordinates x<d> from its
+ * index j), carrying b<d>, the input offset of the single-tap axes so far, and with
+ * extrapolation e<d>, whether any axis so far extrapolates; in C then j, the output
+ * offset of those axes. The loops are left open (4 + 2 * nd spaces of indentation). */
+static void gather_loops(sbuf *c, int u, int nd, const int64_t *od, const int64_t *ost, const int *K, const int *has_ext,
+                         int any_ext, int dpar, int cl) {
+  sb_printf(c, "    int64_t b_ = 0;\n    int e_ = 0;\n    (void)b_; (void)e_;\n");
+  for (int d = 0; d < nd; d++) {
+    int ind = 4 + 2 * d;
+    char prevb[16], preve[16];
+    snprintf(prevb, sizeof prevb, d ? "b%d" : "b_", d - 1);
+    snprintf(preve, sizeof preve, d ? "e%d" : "e_", d - 1);
+    if (d == dpar) sb_printf(c, "%*s#pragma omp parallel for schedule(static)\n", ind, "");
+    if (cl) sb_printf(c, "%*s{ const int64_t x%d = j / %lld %% %lld;\n", ind, "", d, (long long)ost[d], (long long)od[d]);
+    else sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", d, d, (long long)od[d], d);
+    if (K[d] == 1) sb_printf(c, "%*s  int64_t b%d = %s + rz%d_i%d[x%d];\n", ind, "", d, prevb, u, d, d);
+    else sb_printf(c, "%*s  int64_t b%d = %s;\n", ind, "", d, prevb);
+    if (any_ext && has_ext[d]) sb_printf(c, "%*s  int e%d = %s | rz%d_e%d[x%d];\n", ind, "", d, preve, u, d, d);
+    else if (any_ext) sb_printf(c, "%*s  int e%d = %s;\n", ind, "", d, preve);
+  }
+  if (!cl) { /* j = sum of x<d> * the output's stride d */
+    sb_printf(c, "%*sconst int64_t j = ", 4 + 2 * nd, "");
+    for (int d = 0; d < nd; d++) sb_printf(c, "%sx%d * %lld", d ? " + " : "", d, (long long)ost[d]);
+    if (nd == 0) sb_printf(c, "0");
+    sb_printf(c, ";\n");
+  }
+}
+
 /* Whether the plane kernel (emit_plane) computes Resize n: C target, float32, a non-empty
  * output (onum elements), no extrapolation, at most 2 taps on the last two axes (one of
  * them interpolating) and one on every other axis. */
@@ -203,7 +232,7 @@ static int plane_ok(const ecg_lower *L, const ecg_node *n, int r, const int *K, 
  * and each column blends two input columns; the two taps of each row and column come
  * from tables rz<u>_pi<a> (element offsets: rows times the row stride) and rz<u>_pw<a>
  * (2 per index; a single-tap axis gets weights 1, 0). The leading axes (one tap each)
- * keep the generic loops' offsets b<d>. The generic per-element gather in double took
+ * run the generic kernel's loops (gather_loops). The generic per-element gather in double took
  * 0.45 ms at 2 threads for mlsd_320x320_tiny's 2x upsampling of 64x80x80 (ONNX
  * Runtime: 0.10). pti/ptw: the last two axes' taps (RZ_MAX_TAPS per index). */
 static void emit_plane(ecg_lower *L, const ecg_node *n, int u, int r, const int *K, const int64_t *od,
@@ -221,22 +250,12 @@ static void emit_plane(ecg_lower *L, const ecg_node *n, int u, int r, const int 
     sb_printf(&L->decls, "};\n");
   }
   sbuf *c = &L->code;
-  sb_printf(c, "  {\n    const float *x = %s;\n    float *y = %s;\n    int64_t b_ = 0;\n", lw_ptr(L, n->inputs[0]),
-            lw_ptr(L, n->outputs[0]));
-  for (int d = 0; d < r - 2; d++) {
-    const int ind = 4 + 2 * d;
-    char prevb[16];
-    snprintf(prevb, sizeof prevb, d ? "b%d" : "b_", d - 1);
-    if (d == dpar) sb_printf(c, "%*s#pragma omp parallel for schedule(static)\n", ind, "");
-    sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", d, d, (long long)od[d], d);
-    sb_printf(c, "%*s  int64_t b%d = %s + rz%d_i%d[x%d];\n", ind, "", d, prevb, u, d, d);
-  }
+  sb_printf(c, "  {\n    const float *x = %s;\n    float *y = %s;\n", lw_ptr(L, n->inputs[0]), lw_ptr(L, n->outputs[0]));
+  gather_loops(c, u, r - 2, od, ost, K, NULL, 0, dpar, 0);
   const int ind = 4 + 2 * (r - 2), R = r - 2, C = r - 1;
-  sb_printf(c, "%*s(void)b_;\n%*sconst int64_t j = 0", ind, "", ind, "");
-  for (int d = 0; d < r - 2; d++) sb_printf(c, " + x%d * %lld", d, (long long)ost[d]);
   char lastb[16];
   snprintf(lastb, sizeof lastb, r > 2 ? "b%d" : "b_", r - 3);
-  sb_printf(c, ";\n%*sconst float *xb = x + %s;\n", ind, "", lastb);
+  sb_printf(c, "%*sconst float *xb = x + %s;\n", ind, "", lastb);
   if (dpar == R) sb_printf(c, "%*s#pragma omp parallel for schedule(static)\n", ind, "");
   sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", R, R, (long long)od[R], R);
   sb_printf(c, "%*s  const float *s0 = xb + rz%d_pi0[2 * x%d], *s1 = xb + rz%d_pi0[2 * x%d + 1];\n", ind, "", u, R, u, R);
@@ -431,27 +450,8 @@ int emit_resize(ecg_lower *L, const ecg_node *n, ecg_err *e) {
   sb_printf(c, "  {\n    %sconst %s *x = %s;\n", lw_gq(L), T, lw_ptr(L, n->inputs[0]));
   sb_printf(c, "    %s%s *y = %s;\n", lw_gq(L), T, lw_ptr(L, n->outputs[0]));
   if (cl) lw_par_for(L, 4, "j", onum, onum, 0);
-  sb_printf(c, "    int64_t b_ = 0;\n    int e_ = 0;\n    (void)b_; (void)e_;\n");
-  for (int d = 0; d < r; d++) {
-    int ind = 4 + 2 * d;
-    char prevb[16], preve[16];
-    snprintf(prevb, sizeof prevb, d ? "b%d" : "b_", d - 1);
-    snprintf(preve, sizeof preve, d ? "e%d" : "e_", d - 1);
-    if (d == dpar) sb_printf(c, "%*s#pragma omp parallel for schedule(static)\n", ind, "");
-    if (cl) sb_printf(c, "%*s{ const int64_t x%d = j / %lld %% %lld;\n", ind, "", d, (long long)ost[d], (long long)od[d]);
-    else sb_printf(c, "%*sfor (int64_t x%d = 0; x%d < %lld; x%d++) {\n", ind, "", d, d, (long long)od[d], d);
-    if (K[d] == 1) sb_printf(c, "%*s  int64_t b%d = %s + rz%d_i%d[x%d];\n", ind, "", d, prevb, u, d, d);
-    else sb_printf(c, "%*s  int64_t b%d = %s;\n", ind, "", d, prevb);
-    if (any_ext && has_ext[d]) sb_printf(c, "%*s  int e%d = %s | rz%d_e%d[x%d];\n", ind, "", d, preve, u, d, d);
-    else if (any_ext) sb_printf(c, "%*s  int e%d = %s;\n", ind, "", d, preve);
-  }
+  gather_loops(c, u, r, od, ost, K, has_ext, any_ext, dpar, cl);
   int ind = 4 + 2 * r;
-  if (!cl) { /* j = sum of x<d> * the output's stride d */
-    sb_printf(c, "%*sconst int64_t j = ", ind, "");
-    for (int d = 0; d < r; d++) sb_printf(c, "%sx%d * %lld", d ? " + " : "", d, (long long)ost[d]);
-    if (r == 0) sb_printf(c, "0");
-    sb_printf(c, ";\n");
-  }
   if (any_ext) sb_printf(c, "%*sif (e%d) { y[j] = (%s)%.9g; continue; }\n", ind, "", r - 1, T, ecg_attr_f(n, "extrapolation_value", 0.0f));
   if (n_int == 0) sb_printf(c, "%*sy[j] = x[b%d];\n", ind, "", r - 1);
   else {
