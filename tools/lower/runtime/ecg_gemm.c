@@ -2108,11 +2108,11 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
                       const float *, const float *, float *, float *, float *, int, int, int, int, int) =
         p->sw == 1 ? dr_range_s1 : dr_range_s2;
     const long units = (long)p->n * nq;
-    if (units >= nt && !q) {
+    if (units >= nt && !q) { /* the conv alone */
       const long u0 = units * tid / nt, u1 = units * (tid + 1) / nt;
       for (long u = u0; u < u1;) {
         const int img = (int)(u / nq), b0 = (int)(u % nq), b1 = (int)imin(nq, b0 + (int)(u1 - u));
-        run(p, q, q ? &pr : NULL, x, wp, bias, y, buf, ring, img, b0, b1, 0, oh);
+        run(p, NULL, NULL, x, wp, bias, y, buf, NULL, img, b0, b1, 0, oh);
         u += b1 - b0;
       }
     } else {
