@@ -972,6 +972,16 @@ int main(int argc, char **argv) {
       if (ecg_rt1_conv2d_macs(&d) == 80.0 * 80 * 64 * 64 * 9) n_pass++;
       else { n_fail++; printf("FAIL dilated 64x80x80 conv: %g multiply-adds, not run blocked\n", ecg_rt1_conv2d_macs(&d)); }
     }
+    { /* by default convs whose channels pad to whole 16-channel blocks by at most 1/8 run
+       * blocked (the packed size is the blocked layout's: ceil(m/16) * ceil(c/16) * kh * kw
+       * blocks of 16 x 16), by more not: openwakeword_embedding's 3x1 72x32x8->72 (72 of 80
+       * lanes) and 1x3 24x74x32->24 (24 of 32) */
+      ecg_conv_params y = conv_p(1, 72, 32, 8, 72, 3, 1, 1, 1, 0, 1), z = conv_p(1, 24, 74, 32, 24, 1, 3, 1, 1, 0, 1);
+      z.pl = z.pr = 1;
+      fill_conv(&y); fill_conv(&z);
+      if (ecg_rt1_conv2d_packed_floats(&y) == 5 * 5 * 3 * 256 && ecg_rt1_conv2d_packed_floats(&z) != 2 * 2 * 3 * 256) n_pass++;
+      else { n_fail++; printf("FAIL padded-channel blocked choice: packed %zu (72 ch), %zu (24 ch)\n", ecg_rt1_conv2d_packed_floats(&y), ecg_rt1_conv2d_packed_floats(&z)); }
+    }
 #endif
     /* the cases above do run as Winograd: resnet18's 64x56x56 layer executes 36 multiply-adds
      * per tile and channel pair (16 outputs), a 1x1 conv its nominal count */

@@ -2409,6 +2409,9 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
   }
 }
 
+/* Whether ch channels padded to whole 16-channel blocks get at most ch / frac padded lanes. */
+static int bk_pad_ok(int ch, int frac) { return (16 * cdiv(ch, 16) - ch) * frac <= ch; }
+
 /* Whether conv p runs as the blocked direct sum (conv_blocked_run): a schedule forcing it
  * (ECG_RT_CONV_BLOCKED), or the default choice below. */
 static int conv_blocked(const ecg_conv_params *p) {
@@ -2418,14 +2421,18 @@ static int conv_blocked(const ecg_conv_params *p) {
    * GFLOP/s, rt_test --bench, 3 interleaved rounds); 3x3 ones stay with conv_direct (its
    * 103-116 against 79-89 blocked) */
   if (p->c == 3 && p->kh * p->kw >= 25 && p->m >= 16) return 1;
-  /* whole 16-channel input blocks only: openwakeword_embedding's 24- and 48-channel 1x3 and
-   * 3x1 convs, padded to 32 and 64 lanes, ran 2-4x slower than the GEMM path */
-  if (p->c < 16 || p->c % 16) return 0;
-  /* whole output blocks too, but for 1x1 convs whose last block's padding is at most 1/16
-   * of the outputs: squeezenet1_1's classifier 512x13x13->1000 (8 padded channels of
-   * 1008), 3 interleaved profiles inside the model, GEMM against blocked: 1 thread 1003-1093
-   * -> 944-967 us, 2 threads 547-599 -> 516-544 */
-  if (p->m % 16 && (p->kh * p->kw != 1 || 16 * (16 - p->m % 16) > p->m)) return 0;
+  /* input channels padded to whole 16-channel blocks by at most 1/8: openwakeword_embedding's
+   * 24-channel 1x3 and 3x1 convs, padded to 32 lanes, ran 2-4x slower than the GEMM path
+   * (Xeon, AVX-512; 1x3 24x74x32->24 on an AMD EPYC Zen 4, rt_test --bench: 54.5 against
+   * 59.8 GFLOP/s at 1 thread, 59.9 against 112 at 2); its 72-channel ones, padded to 80,
+   * run faster blocked (Zen 4, rt_test --bench, GEMM against blocked, 1 thread (2 threads):
+   * 3x1 72x32x8->72 65.8 -> 76.6 (87.9 -> 103), 1x3 72x30x8->72 65.7 -> 80.7 (87.2 -> 108),
+   * 1x3 48x32x8->72 66.6 -> 86.8 (117 -> 116), 1x3 72x14x4->96 59.6 -> 73.6 (43 -> 101)) */
+  if (p->c < 16 || !bk_pad_ok(p->c, 8)) return 0;
+  /* output channels likewise, and for 1x1 convs by at most 1/16: squeezenet1_1's classifier
+   * 512x13x13->1000 (8 padded channels of 1008), 3 interleaved profiles inside the model,
+   * GEMM against blocked: 1 thread 1003-1093 -> 944-967 us, 2 threads 547-599 -> 516-544 */
+  if (!bk_pad_ok(p->m, p->kh * p->kw == 1 ? 16 : 8)) return 0;
   /* 1x1 convs too where the plane is small and the weights large: their weights come from
    * memory on every run inside a model, and the blocked order streams each once
    * (rt_test --bench with the caches flushed, 1 thread, 3 rounds: mobilenet_v2's

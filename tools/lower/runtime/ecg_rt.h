@@ -249,10 +249,11 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * c*kh*kw <= 36, kw <= 8, sw 1 or 2, m >= 16, ow >= 16: a CNN's first 3x3 layer) from
  * blocks of 16 output channels per tap: ceil(m/16) blocks of K x 16 floats (element
  * (k, j) of block q = w[16*q + j][k], zero past m), K = c*kh*kw; no scratch.
- * AVX-512 builds compute other group-1 convs whose input channels are a multiple of 16 (at
- * least 32) and output channels a multiple of 16, with a kernel of 2 or more taps (or 3
- * input channels and 25 or more taps, a 7x7 first layer; or 1x1 on planes of 16 to 64
- * positions with at least 512 KiB of weights)
+ * AVX-512 builds compute other group-1 convs with at least 32 input channels whose input
+ * and output channels pad to whole 16-channel blocks by at most 1/8 of them (16, 32, ...;
+ * 72, 88, 104, ...), with a kernel of 2 or more taps (or 3 input channels and 25 or more
+ * taps, a 7x7 first layer; or 1x1 on planes of 16 to 196 positions with at least 512 KiB
+ * of weights, output padding at most 1/16)
  * as a blocked direct sum on 16-channel blocks (ecg_gemm.c
  * "blocked direct conv"; issue 13 item 2), except 3x3 stride-1 convs whose Winograd
  * transform U (36 * c * m floats) fits in 4 MiB, and wherever a schedule forces
