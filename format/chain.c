@@ -34,11 +34,22 @@ ecg_conv_role ecg_conv_role_of(const ecg_graph *g, const ecg_node *n) {
     return ECG_CONV_POINTWISE;
   }
   if (group > 1 && group == xd[1] && group == yd[1] && wd[1] == 1) return ECG_CONV_DEPTHWISE;
+  if (group == 1 && xd[1] <= 4 && yd[1] >= 16 && xd[1] * wd[2] * wd[3] <= 36) {
+    const int64_t *s;
+    int c = ecg_attr_ints(n, "strides", &s);
+    for (int i = 0; i < c; i++) if (s[i] < 1 || s[i] > 2) return ECG_CONV_OTHER;
+    return ECG_CONV_STEM;
+  }
   return ECG_CONV_OTHER;
 }
 
 int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl) {
   if (ecg_conv_role_of(g, n) != ECG_CONV_DEPTHWISE) return -1;
+  return ecg_conv_geometry(g, n, kh, kw, sh, sw, pt, pl);
+}
+
+int ecg_conv_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl) {
+  if (ecg_conv_role_of(g, n) == ECG_CONV_OTHER) return -1;
   int64_t xd[ECG_MAX_RANK], wd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
   ecg_tensor_dims(ecg_node_input(g, n, 0), xd);
   ecg_tensor_dims(ecg_node_input(g, n, 1), wd);
@@ -127,7 +138,8 @@ int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act
   float a, b;
   int i = 0;
   *pw1 = *act1 = *act2 = -1;
-  if (i < nm && ecg_conv_role_of(g, g->nodes[idx[i]]) == ECG_CONV_POINTWISE) {
+  ecg_conv_role r0 = i < nm ? ecg_conv_role_of(g, g->nodes[idx[i]]) : ECG_CONV_OTHER;
+  if (r0 == ECG_CONV_POINTWISE || r0 == ECG_CONV_STEM) {
     *pw1 = idx[i++];
     if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
   }

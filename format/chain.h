@@ -10,7 +10,11 @@
 typedef enum {
   ECG_CONV_OTHER = 0,
   ECG_CONV_POINTWISE, /**< 1x1 kernel, stride 1, no padding, group 1 */
-  ECG_CONV_DEPTHWISE  /**< group == input channels == output channels, any kernel/stride/pads */
+  ECG_CONV_DEPTHWISE, /**< group == input channels == output channels, any kernel/stride/pads */
+  ECG_CONV_STEM       /**< a CNN's first layer: group 1, at most 4 input channels, at least 16
+                           output channels, in * kh * kw <= 36, strides 1 or 2, any pads: the
+                           first stage of an intensive-fusion chain may be one (the runtime
+                           computes it from rows of the image, ecg_rt.h ecg_ibr_params k1h) */
 } ecg_conv_role;
 
 /** The role of node n (ECG_CONV_OTHER for anything but such a Conv). */
@@ -37,6 +41,9 @@ ecg_builtin_act ecg_builtin_act_chain(const ecg_graph *g, int x, const int *ns, 
 /** Geometry of depthwise node n: kernel, strides, pads top/left (bottom/right follow from
  *  the output shape). 0, or -1 when n is not depthwise. */
 int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl);
+/** The same for any conv with a role (pointwise, depthwise, stem): 0, or -1 for
+ *  ECG_CONV_OTHER. */
+int ecg_conv_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int *sh, int *sw, int *pt, int *pl);
 /** The bias of f when f adds a constant row vector to the float32 tensor x (shape [..., N],
  *  static): f is Add(x, c) or Add(c, x), c constant float32 of dims [N] or [1, ..., 1, N],
  *  f's output of x's shape. A GEMM whose output x is adds c per column in its micro-kernel
@@ -46,7 +53,7 @@ int ecg_dw_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, int
 int ecg_bias_n_of(const ecg_graph *g, int x, const ecg_node *f);
 
 /** Match the members idx[0..nm) of a block (topological order) against an intensive-fusion
- *  chain (AGO §III-B): [pointwise conv [act]] -> depthwise conv [act] -> pointwise conv,
+ *  chain (AGO §III-B): [pointwise or stem conv [act]] -> depthwise conv [act] -> pointwise conv,
  *  each stage reading the previous one's output, then One-to-One members of the last
  *  pointwise output's size (its epilogue). Fills the node indices (-1 for an absent
  *  pointwise/act stage) and returns the index in idx of the first epilogue member (nm when

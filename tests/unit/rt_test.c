@@ -228,23 +228,29 @@ static void test_conv_fn(ecg_conv_params p, int threads) {
 /* ecg_rt1_ibr against the three convolutions computed one after another in double (ref_conv),
  * and AGO's no-recomputation property: every row of the expanded tensor computed once. */
 static void set_threads(int t);
-static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1, int threads, int fn) {
+/* k1 > 0: the first stage is a stem conv k1 x k1, stride s1, pads p1, on x [n, cin, xh, xw]
+ * (h and w are then its output's dims). */
+static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, int cexp, int k, int s, int pad, int cout,
+                       int pw1, int threads, int fn) {
   if (!pw1) cexp = cin;
   set_threads(threads);
   ecg_ibr_params q;
   memset(&q, 0, sizeof q);
+  const int h = k1 ? out_dim(xh, k1, s1, 1, pd1, pd1) : xh, w = k1 ? out_dim(xw, k1, s1, 1, pd1, pd1) : xw;
+  if (k1) { q.k1h = q.k1w = k1; q.s1h = q.s1w = s1; q.p1t = q.p1l = pd1; q.xh = xh; q.xw = xw; }
   q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
   q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
   q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
   q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
   if (fn) q.act3 = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL}; /* must see every element of y once */
-  ecg_conv_params p1 = conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1), p2 = conv_p(n, cexp, h, w, cexp, k, k, s, 1, pad, cexp);
+  ecg_conv_params p1 = k1 ? conv_p(n, cin, xh, xw, cexp, k1, k1, s1, 1, pd1, 1) : conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1);
+  ecg_conv_params p2 = conv_p(n, cexp, h, w, cexp, k, k, s, 1, pad, cexp);
   ecg_conv_params p3 = conv_p(n, cexp, q.oh, q.ow, cout, 1, 1, 1, 1, 0, 1);
   fill_conv(&p1); fill_conv(&p2); fill_conv(&p3);
   p1.act = q.act1; p2.act = q.act2;
-  size_t xs = (size_t)n * cin * h * w, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
+  size_t xs = (size_t)n * cin * xh * xw, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
   size_t ys = (size_t)n * cout * q.oh * q.ow;
-  float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
+  float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin * (k1 ? k1 * k1 : 1)), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
   float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_rt1_ibr_scratch_floats(&q, 8));
   float *w1p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 2));
   ecg_rt1_ibr_pack(&q, 1, w1, w1p);
@@ -265,14 +271,18 @@ static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int p
     for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
   long rows = 0;
   ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wdp, bd, w2p, b2, y, scr, &rows);
-  char what[160];
-  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d", n, cin, h, w, cexp, k, s, pad,
-           cout, pw1, threads, fn);
+  char what[200];
+  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d stem k%d s%d p%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d", n, cin, xh, xw,
+           k1, s1, pd1, cexp, k, s, pad, cout, pw1, threads, fn);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
   free(x); free(w1); free(b1); free(wd); free(bd); free(w2); free(b2); free(y); free(scr); free(w1p); free(w2p); free(wdp);
   free(e); free(d); free(want); free(mag); free(ef); free(df);
+}
+
+static void test_ibr(int n, int cin, int h, int w, int cexp, int k, int s, int pad, int cout, int pw1, int threads, int fn) {
+  test_ibr_k(n, cin, h, w, 0, 1, 0, cexp, k, s, pad, cout, pw1, threads, fn);
 }
 
 /* ecg_rt1_se against the chain computed stage by stage in double: the plane means, the two
@@ -836,6 +846,14 @@ int main(int argc, char **argv) {
     test_ibr(1, 17, 6, 5, 32, 3, 1, 0, 3, 1, th, 1);
     test_ibr(1, 24, 28, 28, 72, 5, 2, 2, 40, 1, th, 0);
     test_ibr(1, 120, 9, 11, 120, 3, 1, 1, 17, 0, th, 1);
+    /* a stem conv as the first stage (mobilenet_v2's and mnasnet1_0's 3x224x224 -> 32 3x3
+     * stride 2, here on smaller images): strides 1 and 2, pads 0 to 2, 1 to 4 input channels,
+     * 5x5, expansions not a multiple of 16, rows of E shorter than a register tile */
+    test_ibr_k(1, 3, 38, 45, 3, 2, 1, 32, 3, 1, 1, 16, 1, th, 0);
+    test_ibr_k(1, 3, 224, 224, 3, 2, 1, 32, 3, 1, 1, 16, 1, th, 1);
+    test_ibr_k(2, 1, 20, 17, 5, 1, 2, 24, 3, 2, 1, 8, 1, th, th == 2);
+    test_ibr_k(1, 4, 15, 9, 3, 2, 0, 72, 5, 1, 2, 20, 1, th, 0);
+    test_ibr_k(1, 2, 11, 30, 3, 1, 1, 16, 3, 2, 1, 33, 1, th, 1);
     /* planes of one or two groups of output rows (mnasnet1_0 at 56x56 ends on 2x2 and
      * 4x4): at 2 threads each group is split over the team by block */
     test_ibr(1, 192, 2, 2, 1152, 5, 1, 2, 192, 1, th, 0);

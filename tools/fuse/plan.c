@@ -297,7 +297,9 @@ static int block_is(const fctx *c, int v, const int *list, int n) {
 
 /* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
  * pointwise conv [+ activation] -> depthwise conv [+ activation] -> pointwise conv
- * [+ its epilogue block] becomes one block, which ecg-lower generates as one row-tiled
+ * [+ its epilogue block] becomes one block (the first conv may also be a CNN's stem conv,
+ * ECG_CONV_STEM: mobilenet_v2's and mnasnet1_0's 3x3 stride-2 3 -> 32, whose 32x112x112
+ * output then stays in the cache), which ecg-lower generates as one row-tiled
  * kernel (ecg_rt.h ecg_rt1_ibr) that computes every intermediate element once. Intermediate
  * tensors must have a single consumer. The first pointwise conv must expand (more output
  * than input channels): the expanded tensor is what the fused kernel keeps in the cache; a
@@ -308,6 +310,10 @@ static int block_is(const fctx *c, int v, const int *list, int n) {
  * shufflenet_v2_x1_0's non-expanding chains 0.71 -> 0.76). ecg_ibr_match (format/chain.c)
  * still accepts such chains in a given ECG.
  * Returns the number of chains merged. */
+static int first_stage(const ecg_graph *g, const ecg_node *n) {
+  ecg_conv_role r = ecg_conv_role_of(g, n);
+  return r == ECG_CONV_POINTWISE || r == ECG_CONV_STEM;
+}
 static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;
   for (int p = 0; p < c->nn; p++) {
@@ -320,8 +326,8 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
     if (prev >= 0 && sole_consumer(c, prev) == d) {
       if (ecg_builtin_act_of(g, g->nodes[prev], &a, &b) != ECG_BACT_NONE) {
         int t = g->nodes[prev]->inputs[0], pp = t >= 0 ? c->prod[t] : -1;
-        if (pp >= 0 && sole_consumer(c, pp) == prev && ecg_conv_role_of(g, g->nodes[pp]) == ECG_CONV_POINTWISE) { pw1 = pp; act1 = prev; }
-      } else if (ecg_conv_role_of(g, g->nodes[prev]) == ECG_CONV_POINTWISE) pw1 = prev;
+        if (pp >= 0 && sole_consumer(c, pp) == prev && first_stage(g, g->nodes[pp])) { pw1 = pp; act1 = prev; }
+      } else if (first_stage(g, g->nodes[prev])) pw1 = prev;
     }
     q = sole_consumer(c, d);
     if (q >= 0 && ecg_builtin_act_of(g, g->nodes[q], &a, &b) != ECG_BACT_NONE) { act2 = q; q = sole_consumer(c, q); }

@@ -1,5 +1,5 @@
 /* Emitter of intensive-fusion kernels (AGO §III-B): a fusion block holding
- * [pointwise conv [+act]] -> depthwise conv [+act] -> pointwise conv [+epilogue] becomes
+ * [pointwise or stem conv [+act]] -> depthwise conv [+act] -> pointwise conv [+epilogue] becomes
  * one call of the row-tiled runtime kernel ecg_rt1_ibr (ecg_rt.h), which computes each element
  * of the two expanded intermediates once, in its scratch; the One-to-One members after the
  * last pointwise conv run as its generated epilogue (block.c). */
@@ -23,19 +23,27 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   if (ecg_ibr_match(g, K->members, K->nm, &pw1, &act1, &dw, &act2, &pw2) < 0)
     return ecg_errf(e, ECG_ERR_INTERNAL, "kernel %d is not an intensive-fusion chain", k);
   const ecg_node *D = g->nodes[dw], *P2 = g->nodes[pw2], *P1 = pw1 >= 0 ? g->nodes[pw1] : NULL;
-  int64_t xd[ECG_MAX_RANK], dd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
+  int64_t xd[ECG_MAX_RANK], ed[ECG_MAX_RANK], dd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
   lw_dims(L, P1 ? P1->inputs[0] : D->inputs[0], xd);
+  lw_dims(L, D->inputs[0], ed);
   lw_dims(L, D->outputs[0], dd);
   lw_dims(L, P2->outputs[0], yd);
   int kh, kw, sh, sw, pt, pl;
   if (ecg_dw_geometry(g, D, &kh, &kw, &sh, &sw, &pt, &pl) != 0) return lw_node_err(L, D, e, "not a depthwise convolution");
+  /* a stem conv as the first stage: its geometry, x's dims (ecg_ibr_params k1h .. xw) */
+  char stem[160] = "0, 0, 0, 0, 0, 0, 0, 0";
+  if (P1 && ecg_conv_role_of(g, P1) == ECG_CONV_STEM) {
+    int k1h, k1w, s1h, s1w, p1t, p1l;
+    if (ecg_conv_geometry(g, P1, &k1h, &k1w, &s1h, &s1w, &p1t, &p1l) != 0) return lw_node_err(L, P1, e, "not a stem convolution");
+    snprintf(stem, sizeof stem, "%d, %d, %d, %d, %d, %d, %lld, %lld", k1h, k1w, s1h, s1w, p1t, p1l, (long long)xd[2], (long long)xd[3]);
+  }
   char a1[160], a2[160];
   act_init(L, act1, a1, sizeof a1);
   act_init(L, act2, a2, sizeof a2);
   int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}};\n",
-            u, (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
-            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2);
+  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}, %s};\n",
+            u, (long long)xd[0], (long long)xd[1], (long long)ed[2], (long long)ed[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
+            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2, stem);
   char buf[96];
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);

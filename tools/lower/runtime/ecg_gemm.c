@@ -2540,9 +2540,19 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
   return g;
 }
 
+/* The first stage's reduction length: cin, or a stem conv's cin * k1h * k1w. */
+static int i16_k1(const ecg_ibr_params *p) { return p->k1h ? p->cin * p->k1h * p->k1w : p->cin; }
+/* Floats of a thread's rows for a stem first stage: dr_build's rows of one row of E, a
+ * zero phase row for the taps outside the image, alignment (0 without a stem). */
+static size_t i16_stem_floats(const ecg_ibr_params *p) {
+  if (!p->k1h) return 0;
+  const ecg_conv_params sc = ecg_rt1_ibr_stem_conv(p);
+  return dr_buf_floats(&sc) + (size_t)dr_phase_len(&sc) + 16;
+}
+
 size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) {
   if (which == 3) return (size_t)cdiv(p->cexp, 16) * p->kh * p->kw * 16;
-  return which == 1 ? (size_t)cdiv(p->cexp, 16) * 16 * p->cin : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
+  return which == 1 ? (size_t)cdiv(p->cexp, 16) * 16 * i16_k1(p) : (size_t)cdiv(p->cout, 16) * 16 * p->cexp;
 }
 void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) {
   if (which == 3) { /* the depthwise weights [cexp][tap] as [block][tap][16], zero past cexp */
@@ -2552,7 +2562,7 @@ void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, floa
         for (int l = 0; l < 16; l++) packed[((size_t)cb * KK + t) * 16 + l] = cb * 16 + l < p->cexp ? w[(size_t)(cb * 16 + l) * KK + t] : 0.f;
     return;
   }
-  const int M = which == 1 ? p->cexp : p->cout, K = which == 1 ? p->cin : p->cexp;
+  const int M = which == 1 ? p->cexp : p->cout, K = which == 1 ? i16_k1(p) : p->cexp;
   for (int ob = 0; ob < cdiv(M, 16); ob++)
     for (int k = 0; k < K; k++)
       for (int l = 0; l < 16; l++) {
@@ -2562,13 +2572,14 @@ void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, floa
 }
 size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
   const i16_geom g = i16_shape(p); /* E's ring is shared by the team, D is per thread */
-  return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + (size_t)(threads < 1 ? 1 : threads) * g.nb * g.G * p->ow +
-          g.nb) * 16 + 6 * 16;
+  const size_t nt = (size_t)(threads < 1 ? 1 : threads);
+  return ((size_t)g.nb * g.RB * g.Wp + (size_t)g.Wp + nt * g.nb * g.G * p->ow + g.nb) * 16 + 6 * 16 + nt * i16_stem_floats(p);
 }
 
 /* acc[o][j] = init[o] + sum_k w[o*wob + k*16 .. +16] * src(k, j), o < OB, j < RW, with
  * src(k, j) = s[(k / 16) * kbs + (k % 16) * ks + j * js]: positions j of x (NCHW: kbs = 16 h w,
- * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16). With e,
+ * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16); with koff,
+ * src(k, j) = s[koff[k] + j * js] (a stem conv's taps in dr_build's rows). With e,
  * act(acc[o][j]) is stored at e + off[j] + o * ob1 (E's ring); else out[o*RW + j] = acc[o][j].
  * The weights stream is prefetched ECG_PF_A floats ahead (they come from memory once per
  * band: mnasnet1_0's 7x7 stages expand 192 -> 1152, 885 KB per pointwise conv): mnasnet1_0
@@ -2576,7 +2587,7 @@ size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
  * efficientnet_b0 within the noise (interleaved rounds, medians, Xeon model 167). */
 ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
                    const float *w, size_t wob, const __m512 *init, __m512 *out, ecg_act act, float *e,
-                   const size_t *off, size_t ob1) {
+                   const size_t *off, size_t ob1, const size_t *koff) {
   __m512 acc[2][I16_RW];
 #pragma GCC unroll 2
   for (int o = 0; o < OB; o++)
@@ -2586,12 +2597,13 @@ ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_
     const float *sk = s + (size_t)(k0 / 16) * kbs, *wk = w + (size_t)k0 * 16;
     const int kn = imin(16, K - k0);
     for (int kk = 0; kk < kn; kk++, sk += ks, wk += 16) {
+      const float *sj = koff ? s + koff[k0 + kk] : sk;
       _mm_prefetch((const char *)(wk + ECG_PF_A), _MM_HINT_T0);
       if (OB > 1) _mm_prefetch((const char *)(wk + wob + ECG_PF_A), _MM_HINT_T0);
       const __m512 w0 = _mm512_loadu_ps(wk), w1 = OB > 1 ? _mm512_loadu_ps(wk + wob) : w0;
 #pragma GCC unroll 14
       for (int j = 0; j < RW; j++) {
-        const __m512 xb = _mm512_set1_ps(sk[j * js]);
+        const __m512 xb = _mm512_set1_ps(sj[j * js]);
         acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
         if (OB > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
       }
@@ -2629,16 +2641,18 @@ ECG_AI void i16_dw(const int RW, const int S, const float *const *rows, int kh, 
   for (int j = 0; j < RW; j++) out[j] = acc[j];
 }
 typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *, ecg_act,
-                          float *, const size_t *, size_t);
+                          float *, const size_t *, size_t, const size_t *);
 typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512, int, __m512 *);
 #define ECG_I16(RW)                                                                                              \
   static void i16_pw1_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1) { \
-    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1);                                      \
+                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
+                           const size_t *koff) {                                                                \
+    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                                \
   }                                                                                                             \
   static void i16_pw2_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1) { \
-    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1);                                      \
+                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
+                           const size_t *koff) {                                                                \
+    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                                \
   }                                                                                                             \
   static void i16_dw1_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
     i16_dw(RW, 1, rows, kh, kw, w, b, ox0, o);                                                                  \
@@ -2688,7 +2702,7 @@ ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float
   const int p0 = c * I16_RW, RW = imin(I16_RW, GP - p0), OB = imin(2, g->nb2 - ob);
   __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
   i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
-                         init, out, p->act3, NULL, NULL, 0);
+                         init, out, p->act3, NULL, NULL, 0, NULL);
   for (int o = 0; o < OB; o++) {
     __m512 v[16];
 #pragma GCC unroll 16
@@ -2720,10 +2734,12 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   const i16_geom g = i16_shape(p);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, KK = p->kh * p->kw, NB = g.nb, RB = g.RB, Wp = g.Wp;
   const size_t HW = (size_t)H * W, OHW = (size_t)OH * OW, rowf = (size_t)Wp * 16;
+  const size_t XHW = p->k1h ? (size_t)p->xh * p->xw : HW; /* floats of a channel of x */
   float *E = align64(scratch), *zrow = E + (size_t)NB * RB * rowf, *bdt = zrow + rowf;
   float *D = bdt + (size_t)NB * 16; /* one [NB][G*ow][16] per thread */
-  double macs = (double)p->n * ((double)H * W * p->cin * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
+  double macs = (double)p->n * ((double)H * W * i16_k1(p) * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
   int T = ecg_rt1_kernel_threads(macs);
+  float *stem0 = D + (size_t)T * NB * g.G * OW * 16; /* one i16_stem_floats(p) per thread */
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
     /* the depthwise bias in blocks and the zero row (the depthwise weights come packed as
@@ -2733,8 +2749,16 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
       for (int l = 0; l < 16; l++) bdt[cb * 16 + l] = bd && cb * 16 + l < p->cexp ? bd[cb * 16 + l] : 0.f;
       if (cb == 0) memset(zrow, 0, rowf * sizeof(float));
     }
+    /* a stem first stage: this thread's rows of x (dr_build) and a zero phase row after them */
+    const ecg_conv_params sc = p->k1h ? ecg_rt1_ibr_stem_conv(p) : (ecg_conv_params){0};
+    float *sbuf = NULL, *szr = NULL;
+    if (p->k1h) {
+      sbuf = align64(stem0 + (size_t)ecg_tid() * i16_stem_floats(p));
+      szr = sbuf + dr_buf_floats(&sc);
+      memset(szr, 0, (size_t)dr_phase_len(&sc) * sizeof(float));
+    }
     for (int img = 0; img < p->n; img++) {
-      const float *xi = x + (size_t)img * p->cin * HW;
+      const float *xi = x + (size_t)img * p->cin * XHW;
       float *yi = y + (size_t)img * p->cout * OHW;
       int have = 0; /* E rows [0, have) of this image are computed (the ring holds the last RB) */
       for (int oy0 = 0; oy0 < OH; oy0 += g.T) {
@@ -2743,7 +2767,36 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
         /* 1. E rows [lo, hi): act1(W1 x + b1), or x itself, into the ring */
         if (hi > lo) {
           const int P = (hi - lo) * W;
-          if (w1p) {
+          if (p->k1h) {
+            /* a stem conv (AGO §III-B with a CNN's first layer as the first stage): per row of
+             * E, its input rows split by dr_build (conv_direct's rows: even and odd columns at
+             * stride 2), then chunks of 14 positions x 2 blocks as for a pointwise W1, each
+             * tap k read at koff[k] in those rows (rows outside the image: the zero row) */
+            const int S = sc.sw, L = dr_phase_len(&sc), K1 = i16_k1(p), nch = cdiv(W, I16_RW), npair = cdiv(NB, 2);
+            size_t off[I16_RW], koff[64];
+            int row = -1; /* the row of E sbuf holds */
+            ECG_PRAGMA(omp for schedule(static))
+            for (long it = 0; it < (long)(hi - lo) * nch * npair; it++) {
+              const int r = lo + (int)(it / ((long)nch * npair)), q = (int)(it % ((long)nch * npair)) / npair;
+              const int ob = 2 * (int)(it % npair), OB = imin(2, NB - ob), p0 = q * I16_RW, RW = imin(I16_RW, W - p0);
+              if (r != row) {
+                row = r;
+                const unsigned long long in = dr_build(S, &sc, xi, r, sbuf);
+                for (int k = 0; k < K1; k++) {
+                  const int kx = k % p->k1w, rr = k / p->k1w; /* rr = ci * k1h + ky */
+                  koff[k] = in >> rr & 1 ? (size_t)rr * S * L + (size_t)(kx % S) * L + (size_t)(kx / S) : (size_t)(szr - sbuf);
+                }
+              }
+              float *er = E + (size_t)(r % RB) * rowf; /* block 0's row r */
+              for (int j = 0; j < RW; j++) off[j] = (size_t)(p->pl + p0 + j) * 16 + (size_t)(er - E);
+              const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
+              i16_pw_fns[OB - 1][RW](sbuf + p0, 0, 0, 1, K1, w1p + (size_t)ob * K1 * 16, (size_t)K1 * 16, init, NULL, p->act1,
+                                     E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, koff);
+              if (p0 == 0 || p0 + RW == W)
+                for (int o = 0; o < OB; o++)
+                  i16_row_pads(p, W, Wp, er + (size_t)(ob + o) * RB * rowf, p0 == 0 && p0 + RW == W ? -1 : p0 == 0 ? 0 : W - 1);
+            }
+          } else if (w1p) {
             const int nch = cdiv(P, I16_RW), npair = cdiv(NB, 2);
             /* a chunk of positions for each pair of blocks, chunk-major: a thread's range
              * covers whole chunks (x's chunk read from L1 after the first pair) where there are
@@ -2766,7 +2819,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               }
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
               i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
-                                     (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf);
+                                     (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, NULL);
               for (int j = 0, col = p0 % W; j < RW; j++, col = col + 1 == W ? 0 : col + 1) /* the row's pads, with its ends */
                 if (col == 0 || col == W - 1)
                   for (int o = 0; o < OB; o++)

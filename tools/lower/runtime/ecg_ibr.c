@@ -56,9 +56,33 @@ static ecg_conv_params dw_tile(const ecg_ibr_params *p, int rows, int pt, int T)
  * under 32 positions. */
 static ecg_conv_params pw(int cin, int cout) { return ecg_rt1_conv1x1_plane(1, cin, cout, (ecg_act){ECG_ACT_NONE, 0, 0, 0, 0}); }
 
+ecg_conv_params ecg_rt1_ibr_stem_conv(const ecg_ibr_params *p) {
+  ecg_conv_params c;
+  memset(&c, 0, sizeof c);
+  c.n = p->n; c.c = p->cin; c.h = p->xh; c.w = p->xw; c.m = p->cexp; c.kh = p->k1h; c.kw = p->k1w;
+  c.oh = p->h; c.ow = p->w; c.sh = p->s1h; c.sw = p->s1w; c.dh = c.dw = 1; c.pt = p->p1t; c.pl = p->p1l;
+  c.pb = imax_(0, (p->h - 1) * p->s1h + p->k1h - p->xh - p->p1t);
+  c.pr = imax_(0, (p->w - 1) * p->s1w + p->k1w - p->xw - p->p1l);
+  c.group = 1; c.act = p->act1; c.algo = ECG_RT_CONV_GEMM;
+  return c;
+}
+
+/* The stem conv of E rows [r0, r1) on its window of x's rows, from x row *x0 (h: the
+ * window's rows; pads where the window reaches past the image). */
+static ecg_conv_params stem_rows(const ecg_ibr_params *p, int r0, int r1, int *x0) {
+  ecg_conv_params c = ecg_rt1_ibr_stem_conv(p);
+  const int top = r0 * p->s1h - p->p1t; /* x row of the window's first tap row */
+  const int a = imax_(0, top), b = imin_(p->xh, (r1 - 1) * p->s1h - p->p1t + p->k1h);
+  c.n = 1; c.h = b - a; c.oh = r1 - r0; c.pt = a - top;
+  c.pb = imax_(0, (r1 - 1) * p->s1h + p->k1h - c.h - c.pt);
+  *x0 = a;
+  return c;
+}
+
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
   if (ecg_rt1_ibr16_applies(p)) return ecg_rt1_ibr16_packed_floats(p, which);
   if (which == 3) return (size_t)p->cexp * p->kh * p->kw; /* the depthwise weights as given */
+  if (which == 1 && p->k1h) { ecg_conv_params c = ecg_rt1_ibr_stem_conv(p); return ecg_rt1_conv2d_packed_floats(&c); }
   if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_rt1_conv2d_packed_floats(&c); }
   ecg_conv_params c = pw(p->cexp, p->cout);
   return ecg_rt1_conv2d_packed_floats(&c);
@@ -73,8 +97,19 @@ void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float 
     memcpy(packed, w, (size_t)p->cexp * p->kh * p->kw * sizeof(float));
     return;
   }
-  ecg_conv_params c = which == 1 ? pw(p->cin, p->cexp) : pw(p->cexp, p->cout);
+  ecg_conv_params c = which == 1 ? (p->k1h ? ecg_rt1_ibr_stem_conv(p) : pw(p->cin, p->cexp)) : pw(p->cexp, p->cout);
   ecg_rt1_conv2d_pack(&c, w, packed);
+}
+
+/* Floats of the stem's buffers in the scratch (0 without a stem): E's new rows, then x's
+ * window of rows for them; *k the stem conv's own scratch. */
+static size_t stem_floats(const ecg_ibr_params *p, int RB, int threads, size_t *k) {
+  *k = 0;
+  if (!p->k1h) return 0;
+  int x0;
+  ecg_conv_params c = stem_rows(p, 0, imin_(RB, p->h), &x0);
+  *k = ecg_rt1_conv2d_scratch_floats(&c, threads);
+  return (size_t)p->cexp * RB * p->w + (size_t)p->cin * ((RB - 1) * p->s1h + p->k1h) * p->xw;
 }
 
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
@@ -82,8 +117,10 @@ size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads) {
   int R, RB;
   ibr_tiles(p, &R, &RB);
   ecg_conv_params d = dw_tile(p, RB, p->pt, R);
-  size_t k = ecg_rt1_conv2d_scratch_floats(&d, threads), g = ecg_rt1_sgemm_packed_a_scratch_floats(threads);
-  return 2 * (size_t)p->cexp * RB * p->w + (size_t)p->cexp * R * p->ow + (k > g ? k : g) + 64;
+  size_t k = ecg_rt1_conv2d_scratch_floats(&d, threads), g = ecg_rt1_sgemm_packed_a_scratch_floats(threads), ks;
+  const size_t st = stem_floats(p, RB, threads, &ks);
+  if (ks > k) k = ks;
+  return 2 * (size_t)p->cexp * RB * p->w + (size_t)p->cexp * R * p->ow + st + (k > g ? k : g) + 64;
 }
 
 void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
@@ -96,9 +133,12 @@ void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, cons
   ibr_tiles(p, &R, &RB);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, CE = p->cexp;
   float *win[2] = {scratch, scratch + (size_t)CE * RB * W};
-  float *D = win[1] + (size_t)CE * RB * W, *kscr = D + (size_t)CE * R * OW;
+  size_t ks;
+  float *D = win[1] + (size_t)CE * RB * W, *st = D + (size_t)CE * R * OW, *kscr = st + stem_floats(p, RB, 1, &ks);
+  float *sx = st + (size_t)CE * RB * W; /* the stem's window of x's rows */
+  const size_t XHW = p->k1h ? (size_t)p->xh * p->xw : (size_t)H * W; /* floats of a channel of x */
   for (int img = 0; img < p->n; img++) {
-    const float *xi = x + (size_t)img * p->cin * H * W;
+    const float *xi = x + (size_t)img * p->cin * XHW;
     float *yi = y + (size_t)img * p->cout * OH * OW;
     int cur = 0, have_lo = 0, have_hi = 0; /* win[cur] holds E rows [have_lo, have_hi) */
     for (int oy0 = 0; oy0 < OH; oy0 += R) {
@@ -114,7 +154,15 @@ void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, cons
       const int new_lo = keep_hi > keep_lo ? keep_hi : lo;
       if (new_lo < hi) { /* E rows [new_lo, hi) */
         float *e = w + (size_t)(new_lo - lo) * W;
-        if (w1p)
+        if (p->k1h) { /* the stem conv of rows [new_lo, hi) on a copy of its window of x's rows */
+          int x0;
+          ecg_conv_params c = stem_rows(p, new_lo, hi, &x0);
+          for (int ci = 0; ci < p->cin; ci++)
+            memcpy(sx + (size_t)ci * c.h * p->xw, xi + ((size_t)ci * p->xh + x0) * p->xw, sizeof(float) * (size_t)c.h * p->xw);
+          ecg_rt1_conv2d(&c, sx, w1p, b1, st, kscr);
+          for (int ce = 0; ce < CE; ce++)
+            memcpy(e + (size_t)ce * rows * W, st + (size_t)ce * (hi - new_lo) * W, sizeof(float) * (size_t)(hi - new_lo) * W);
+        } else if (w1p)
           ecg_rt1_sgemm_packed_a(CE, (hi - new_lo) * W, p->cin, w1p, xi + (size_t)new_lo * W, H * W, b1, p->act1, e, rows * W, kscr);
         else
           for (int c = 0; c < CE; c++)

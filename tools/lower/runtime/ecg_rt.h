@@ -351,21 +351,31 @@ size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads);
  *   ecg_rt1_ibr_pack (which 3); biases may be NULL; y [n, cout, oh, ow].
  * act3 may be ECG_ACT_FN: it sees row segments of one output channel of y (after b2).
  * e_rows, when not NULL, is increased by the rows of E computed (n * h when nothing is
- * recomputed; the test of AGO's no-recomputation property). */
+ * recomputed; the test of AGO's no-recomputation property).
+ * With k1h > 0 the first stage is a stem conv (a CNN's first layer, format/chain.h
+ * ECG_CONV_STEM): E = act1(conv(x, W1) + b1), W1 [cexp, cin, k1h, k1w] (cin * k1h * k1w <= 64,
+ * pads smaller than the kernel),
+ * strides s1h, s1w (1 or 2), pads p1t, p1l at the top and left, dilation 1, on
+ * x [n, cin, xh, xw]; h and w are then E's dims, and E's rows are computed from x's rows
+ * as they are needed, each once. k1h == 0 (the fields left 0): W1 is the 1x1 conv above. */
 typedef struct {
   int n, cin, h, w;
   int cexp;
   int kh, kw, sh, sw, pt, pl, oh, ow;
   int cout;
   ecg_act act1, act2, act3;
+  int k1h, k1w, s1h, s1w, p1t, p1l, xh, xw;
 } ecg_ibr_params;
 /* Floats of packed W1 (which = 1; 0 when there is no W1), of packed W2 (2) and of the
  * packed depthwise weights (3). */
 size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which);
-/* Pack W1 [cexp, cin] (which = 1), W2 [cout, cexp] (which = 2) or the depthwise weights
+/* Pack W1 [cexp, cin] (which = 1; a stem conv's [cexp, cin, k1h, k1w]), W2 [cout, cexp] (which = 2) or the depthwise weights
  * [cexp, kh*kw] (which = 3: the channel-blocked kernel's [ceil(cexp/16)][kh*kw][16], packed
  * once at model creation instead of on every call) into packed. */
 void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float *packed);
+/* The stem conv of p (k1h > 0) over the whole image as conv parameters: n, cin -> cexp,
+ * xh x xw -> h x w, act1, algo ECG_RT_CONV_GEMM (the portable path packs W1 with it). */
+ecg_conv_params ecg_rt1_ibr_stem_conv(const ecg_ibr_params *p);
 /* Scratch floats ecg_rt1_ibr needs on up to `threads` threads. */
 size_t ecg_rt1_ibr_scratch_floats(const ecg_ibr_params *p, int threads);
 void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
