@@ -38,6 +38,8 @@ ecg_conv_role ecg_conv_role_of(const ecg_graph *g, const ecg_node *n) {
     const int64_t *s;
     int c = ecg_attr_ints(n, "strides", &s);
     for (int i = 0; i < c; i++) if (s[i] < 1 || s[i] > 2) return ECG_CONV_OTHER;
+    const int64_t *p; /* pads [top, left, bottom, right], each under the kernel's extent */
+    if (ecg_attr_ints(n, "pads", &p) == 4 && (p[0] >= wd[2] || p[2] >= wd[2] || p[1] >= wd[3] || p[3] >= wd[3])) return ECG_CONV_OTHER;
     return ECG_CONV_STEM;
   }
   return ECG_CONV_OTHER;

@@ -12,9 +12,10 @@ typedef enum {
   ECG_CONV_POINTWISE, /**< 1x1 kernel, stride 1, no padding, group 1 */
   ECG_CONV_DEPTHWISE, /**< group == input channels == output channels, any kernel/stride/pads */
   ECG_CONV_STEM       /**< a CNN's first layer: group 1, at most 4 input channels, at least 16
-                           output channels, in * kh * kw <= 36, strides 1 or 2, any pads: the
-                           first stage of an intensive-fusion chain may be one (the runtime
-                           computes it from rows of the image, ecg_rt.h ecg_ibr_params k1h) */
+                           output channels, in * kh * kw <= 36, strides 1 or 2, pads under
+                           the kernel's extent: the first stage of an intensive-fusion
+                           chain may be one (the runtime computes it from rows of the
+                           image, ecg_rt.h ecg_ibr_params k1h) */
 } ecg_conv_role;
 
 /** The role of node n (ECG_CONV_OTHER for anything but such a Conv). */

@@ -41,14 +41,19 @@ fused() {
   grep -q 'ecg_rt1_ibr(' "$ECG_OUT/mobilenet_v2/model.c"
   [ "$k" -le 30 ] # 16 chains: 100 nodes in 22 kernels (54 without --intensive)
 }
-@test "ecg-fuse --intensive: only expanding chains (mobilenet_v2's first, non-expanding block and blazeface_front_128's depthwise-pointwise pairs stay apart)" {
+@test "ecg-fuse --intensive: only expanding chains (mobilenet_v2's first, non-expanding block joins its stem conv; blazeface_front_128's depthwise-pointwise pairs stay apart)" {
   local e="$ECG_OUT/intensive-expanding"
   mkdir -p "$e"
   "$BIN/onnx2ecg" "$ROOT/../shared/models/mobilenet_v2.onnx" --input-shape input=1x3x224x224 -o "$e/mv2.ecg"
   run --separate-stderr "$BIN/ecg-fuse" --intensive -v "$e/mv2.ecg" -o "$e/mv2i.ecg"
   echo "$stderr"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *" 16 intensive chains"* ]] # 17 inverted residuals, the first without an expansion
+  # 17 inverted residuals: 16 expanding, and the first (depthwise -> pointwise, no expansion)
+  # with the 3x3 stride-2 stem conv before it, 3 -> 32 channels, as its first stage
+  [[ "$stderr" == *" 17 intensive chains"* ]]
+  "$BIN/ecg-dump" --json "$e/mv2i.ecg" | jq -e '.blocks[0].nodes == [0, 1, 2, 3, 4] and ([.nodes[0:5][] | .op] == ["Conv", "Clip", "Conv", "Clip", "Conv"])'
+  "$BIN/ecg-lower" -o "$e/mv2l" "$e/mv2i.ecg"
+  grep -q 'ecg_ibr_params ibr[0-9]* = {1, 3, 112, 112, 32, .* 3, 3, 2, 2, 1, 1, 224, 224};' "$e/mv2l/model.c"
   require_file "$ROOT/models/face_detection_front_128x128_barracuda.onnx"
   "$BIN/onnx2ecg" "$ROOT/models/face_detection_front_128x128_barracuda.onnx" -o "$e/bf.ecg"
   run --separate-stderr "$BIN/ecg-fuse" --intensive -v "$e/bf.ecg" -o "$e/bfi.ecg"

@@ -236,14 +236,16 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   set_threads(threads);
   ecg_ibr_params q;
   memset(&q, 0, sizeof q);
-  const int h = k1 ? out_dim(xh, k1, s1, 1, pd1, pd1) : xh, w = k1 ? out_dim(xw, k1, s1, 1, pd1, pd1) : xw;
-  if (k1) { q.k1h = q.k1w = k1; q.s1h = q.s1w = s1; q.p1t = q.p1l = pd1; q.xh = xh; q.xw = xw; }
+  const int pa = pd1 < 0 ? 0 : pd1, pz = pd1 < 0 ? 1 : pd1; /* pd1 -1: pads 0 top and left, 1 bottom and right */
+  const int h = k1 ? out_dim(xh, k1, s1, 1, pa, pz) : xh, w = k1 ? out_dim(xw, k1, s1, 1, pa, pz) : xw;
+  if (k1) { q.k1h = q.k1w = k1; q.s1h = q.s1w = s1; q.p1t = q.p1l = pa; q.xh = xh; q.xw = xw; }
   q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
   q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
   q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
   q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
   if (fn) q.act3 = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL}; /* must see every element of y once */
-  ecg_conv_params p1 = k1 ? conv_p(n, cin, xh, xw, cexp, k1, k1, s1, 1, pd1, 1) : conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1);
+  ecg_conv_params p1 = k1 ? conv_p(n, cin, xh, xw, cexp, k1, k1, s1, 1, pa, 1) : conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1);
+  if (k1) p1.pb = p1.pr = pz;
   ecg_conv_params p2 = conv_p(n, cexp, h, w, cexp, k, k, s, 1, pad, cexp);
   ecg_conv_params p3 = conv_p(n, cexp, q.oh, q.ow, cout, 1, 1, 1, 1, 0, 1);
   fill_conv(&p1); fill_conv(&p2); fill_conv(&p3);
@@ -630,19 +632,26 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
     }
   }
   { /* intensive-fusion chains (ecg_rt1_ibr: pointwise -> depthwise -> pointwise) of
-     * mobilenet_v2 (3x3) and mnasnet1_0 (5x5): us per call at 1 and 2 threads */
-    int ib[][6] = {{24, 56, 144, 3, 1, 24}, {32, 28, 192, 3, 1, 32}, {64, 14, 384, 3, 1, 64}, {96, 14, 576, 3, 2, 160},
-                   {160, 7, 960, 3, 1, 160}, {40, 28, 240, 5, 1, 40}, {112, 14, 672, 5, 2, 160}};
+     * mobilenet_v2 (3x3) and mnasnet1_0 (5x5), and their first chain with the 3x3 stride-2
+     * stem conv as its first stage (last column 3): us per call at 1 and 2 threads */
+    int ib[][7] = {{24, 56, 144, 3, 1, 24, 0}, {32, 28, 192, 3, 1, 32, 0}, {64, 14, 384, 3, 1, 64, 0}, {96, 14, 576, 3, 2, 160, 0},
+                   {160, 7, 960, 3, 1, 160, 0}, {40, 28, 240, 5, 1, 40, 0}, {112, 14, 672, 5, 2, 160, 0}, {3, 224, 32, 3, 1, 16, 3}};
     for (int q = 0; q < (int)(sizeof ib / sizeof ib[0]); q++) {
       char in[64];
-      snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5]);
+      snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d%s", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5],
+               ib[q][6] ? " stem" : "");
       if (filter && !strstr(in, filter)) continue;
       ecg_ibr_params b;
       memset(&b, 0, sizeof b);
       b.n = 1; b.cin = ib[q][0]; b.h = b.w = ib[q][1]; b.cexp = ib[q][2]; b.kh = b.kw = ib[q][3]; b.sh = b.sw = ib[q][4];
+      if (ib[q][6]) { /* stride 2, pad 1 */
+        b.k1h = b.k1w = ib[q][6]; b.s1h = b.s1w = 2; b.p1t = b.p1l = 1; b.xh = b.xw = ib[q][1];
+        b.h = b.w = out_dim(b.xh, b.k1h, 2, 1, 1, 1);
+      }
       b.pt = b.pl = ib[q][3] / 2; b.oh = b.ow = out_dim(b.h, b.kh, b.sh, 1, b.pt, b.pt); b.cout = ib[q][5];
       b.act1 = b.act2 = (ecg_act){ECG_ACT_CLIP, 0, 6};
-      float *x = rbuf((size_t)b.cin * b.h * b.w), *w1 = rbuf((size_t)b.cexp * b.cin), *wd = rbuf((size_t)b.cexp * b.kh * b.kw);
+      float *x = rbuf((size_t)b.cin * (b.k1h ? b.xh * b.xw : b.h * b.w)), *w1 = rbuf((size_t)b.cexp * b.cin * (b.k1h ? b.k1h * b.k1w : 1));
+      float *wd = rbuf((size_t)b.cexp * b.kh * b.kw);
       float *w2 = rbuf((size_t)b.cout * b.cexp), *y = rbuf((size_t)b.cout * b.oh * b.ow), *scr = rbuf(ecg_rt1_ibr_scratch_floats(&b, 2));
       float *w1p = rbuf(ecg_rt1_ibr_packed_floats(&b, 1)), *w2p = rbuf(ecg_rt1_ibr_packed_floats(&b, 2)), *wdp = rbuf(ecg_rt1_ibr_packed_floats(&b, 3));
       ecg_rt1_ibr_pack(&b, 1, w1, w1p);
@@ -854,6 +863,7 @@ int main(int argc, char **argv) {
     test_ibr_k(2, 1, 20, 17, 5, 1, 2, 24, 3, 2, 1, 8, 1, th, th == 2);
     test_ibr_k(1, 4, 15, 9, 3, 2, 0, 72, 5, 1, 2, 20, 1, th, 0);
     test_ibr_k(1, 2, 11, 30, 3, 1, 1, 16, 3, 2, 1, 33, 1, th, 1);
+    test_ibr_k(1, 4, 64, 48, 3, 2, -1, 32, 3, 1, 1, 16, 1, th, 0); /* mlsd_320x320_tiny's pads */
     /* planes of one or two groups of output rows (mnasnet1_0 at 56x56 ends on 2x2 and
      * 4x4): at 2 threads each group is split over the team by block */
     test_ibr(1, 192, 2, 2, 1152, 5, 1, 2, 192, 1, th, 0);

@@ -2592,7 +2592,7 @@ ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_
 #pragma GCC unroll 2
   for (int o = 0; o < OB; o++)
 #pragma GCC unroll 14
-    for (int j = 0; j < RW; j++) acc[o][j] = init[o];
+    for (int j = 0; j < RW; j++) acc[o][j] = koff ? _mm512_setzero_ps() : init[o];
   for (int k0 = 0; k0 < K; k0 += 16) {
     const float *sk = s + (size_t)(k0 / 16) * kbs, *wk = w + (size_t)k0 * 16;
     const int kn = imin(16, K - k0);
@@ -2609,6 +2609,11 @@ ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_
       }
     }
   }
+  if (koff) /* a stem conv: the bias after the sum, as conv_direct and the GEMM path add it */
+#pragma GCC unroll 2
+    for (int o = 0; o < OB; o++)
+#pragma GCC unroll 14
+      for (int j = 0; j < RW; j++) acc[o][j] = _mm512_add_ps(acc[o][j], init[o]);
   if (e) {
 #pragma GCC unroll 14
     for (int j = 0; j < RW; j++) {
