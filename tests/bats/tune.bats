@@ -228,14 +228,14 @@ mv2_56() {
 @test "schedule: intensive_fusion off lowers an intensive-fusion block as its stages' kernels, on as the fused kernel, every block off as ecg-fuse without --intensive; outputs correct" {
   mv2_56
   echo "intensive blocks: $IBR"
-  [ "$(wc -w <<<"$IBR")" -eq 16 ] # 17 inverted residuals, the first without an expansion (ecg-fuse forms none)
+  [ "$(wc -w <<<"$IBR")" -eq 17 ] # 17 inverted residuals, the first (no expansion) with the stem conv before it
   local d="$ECG_OUT/ifu" b res
   rm -rf "$d"; mkdir -p "$d"
   "$BIN/ecg-lower" -o "$d/l0" "$ECG_OUT/mv2i.ecg"
   "$BIN/ecg-lower" -o "$d/ln" "$ECG_OUT/mv2n.ecg"
   local k0 kn; k0=$(jq .kernels "$d/l0/model.json"); kn=$(jq .kernels "$d/ln/model.json")
   echo "kernels: intensive $k0, without $kn"
-  [ "$kn" -eq $((k0 + 16 * 2)) ] # 16 chains pw-dw-pw (3 kernels each)
+  [ "$kn" -eq $((k0 + 17 * 2)) ] # 17 chains pw-dw-pw or stem-dw-pw (3 kernels each)
   # one block off: its three stages, three kernels where there was one
   b=$(cut -d' ' -f3 <<<"$IBR")
   "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=off" -o "$d/one.ecg"
@@ -251,15 +251,15 @@ mv2_56() {
   [ "$(jq .kernels "$d/on/model.json")" -eq "$k0" ]
   cmp "$d/l0/model.c" "$d/on/model.c"
   # every intensive-fusion block off (--set-schedule takes at most 16 at a time): exactly the
-  # kernels of the plan without --intensive
+  # kernels of the plan without --intensive (the stem chain's too: the stem conv's own block)
   local set=() n=0 f="$ECG_OUT/mv2i.ecg"
   for b in $IBR; do
     set+=(--set-schedule "$b:i=off"); n=$((n + 1))
-    if [ "${#set[@]}" -eq 32 ] || [ "$n" -eq 16 ]; then
+    if [ "${#set[@]}" -eq 32 ] || [ "$n" -eq 17 ]; then
       "$BIN/ecg-partition" "$f" "${set[@]}" -o "$d/off$n.ecg"; f="$d/off$n.ecg"; set=()
     fi
   done
-  "$BIN/ecg-dump" --json "$f" | jq -e '[.blocks[] | select(.schedule) | .schedule.intensive_fusion == "off"] | length == 16 and all'
+  "$BIN/ecg-dump" --json "$f" | jq -e '[.blocks[] | select(.schedule) | .schedule.intensive_fusion == "off"] | length == 17 and all'
   "$BIN/ecg-lower" -o "$d/off" "$f"
   [ "$(jq .kernels "$d/off/model.json")" -eq "$kn" ]
   cmp "$d/ln/model.c" "$d/off/model.c"
@@ -278,12 +278,14 @@ mv2_56() {
   mv2_56
   local d="$ECG_OUT/ifu-bad" b
   rm -rf "$d"; mkdir -p "$d"
-  # block 0 is the stem conv with its activation: no chain
+  # the last conv (1x1 320 -> 1280) with its activation: no chain
+  local last
+  last=$("$BIN/ecg-dump" --json "$ECG_OUT/mv2i.ecg" | jq -r '.nodes as $n | [.blocks[] | select([.nodes[] | $n[.].op] == ["Conv", "Clip"]) | .id] | if length == 1 then .[0] else error("blocks") end')
   for v in on off; do
-    "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "0:i=$v" -o "$d/$v.ecg"
+    "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$last:i=$v" -o "$d/$v.ecg"
     run --separate-stderr "$BIN/ecg-lower" -o "$d/$v" "$d/$v.ecg"
     [ "$status" -eq 1 ]
-    [[ "$stderr" == *"node '"*"(Conv): schedule intensive_fusion $v (block 0): the block is no intensive-fusion chain"* ]]
+    [[ "$stderr" == *"node '"*"(Conv): schedule intensive_fusion $v (block $last): the block is no intensive-fusion chain"* ]]
     [ ! -e "$d/$v" ]
   done
   b=$(cut -d' ' -f3 <<<"$IBR")
