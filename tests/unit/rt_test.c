@@ -1000,6 +1000,16 @@ int main(int argc, char **argv) {
       if (ecg_rt1_conv2d_macs(&d) == 80.0 * 80 * 64 * 64 * 9) n_pass++;
       else { n_fail++; printf("FAIL dilated 64x80x80 conv: %g multiply-adds, not run blocked\n", ecg_rt1_conv2d_macs(&d)); }
     }
+    { /* squeezenet1_1's 16x55x55->64 3x3 expand by default: Winograd (fewer multiply-adds
+       * than nominal) on AVX-512 CPUs that run 512-bit FMAs as two halves (AMD family 19h,
+       * Zen 4), the blocked direct sum (nominal) on the others (Intel's) */
+      ecg_conv_params d = conv_p(1, 16, 55, 55, 64, 3, 3, 1, 1, 1, 1);
+      fill_conv(&d);
+      __builtin_cpu_init();
+      const int halved = __builtin_cpu_is("amdfam19h"), wg = ecg_rt1_conv2d_macs(&d) < 55.0 * 55 * 64 * 16 * 9;
+      if (wg == halved) n_pass++;
+      else { n_fail++; printf("FAIL 16x55x55 3x3 conv: Winograd %d on a CPU with halved 512-bit FMAs %d\n", wg, halved); }
+    }
     { /* by default convs whose channels pad to whole 16-channel blocks by at most 1/8 run
        * blocked (the packed size is the blocked layout's: ceil(m/16) * ceil(c/16) * kh * kw
        * blocks of 16 x 16), by more not: openwakeword_embedding's 3x1 72x32x8->72 (72 of 80

@@ -2152,6 +2152,24 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
 #define BK_1X1_BYTES (512.0 * 1024)
 #define BK_1X1_MAXPOS 196 /* positions of a blocked 1x1 conv (a 14x14 plane) */
 #define BK_WG_MIN_C 64    /* input channels from which a Winograd-shaped conv stays Winograd */
+#define BK_WG_U_BYTES_HALF (16.0 * 1024 * 1024) /* BK_WG_U_BYTES where fma512_halved() */
+
+/* Whether this AVX-512 CPU runs a 512-bit FMA as two 256-bit halves (AMD family 19h, Zen 4:
+ * two 256-bit FMA pipes; Intel's AVX-512 server cores have two 512-bit ones), so that the
+ * blocked direct sum peaks at half the FLOPs per cycle while Winograd's transforms (loads,
+ * adds, shuffles) cost about the same: the Winograd rule below then keeps few-channel and
+ * 256-channel 3x3 convs Winograd. Detected once (CPUID through GCC's and clang's
+ * __builtin_cpu_is; a benign race writes the same value). */
+static int fma512_halved(void) {
+  static int v = -1;
+  int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (r < 0) {
+    __builtin_cpu_init();
+    r = __builtin_cpu_is("amdfam19h") ? 1 : 0;
+    __atomic_store_n(&v, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
 
 /* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
  * CNN's first layer: 3), so its plane is not padded to 16 channels. */
@@ -2458,9 +2476,21 @@ static int conv_blocked(const ecg_conv_params *p) {
    * per phase, on planes of (h / d) x (w / d) (mlsd_320x320_tiny's 64x80x80->64 dilation 5:
    * 16x16 phases), whose tiles waste most of the transforms; inside the model, 2 interleaved
    * profiles, Winograd against blocked: 1 thread 3277-3418 -> 2604-2727 us, 2 threads
-   * 2537-2604 -> 1406-1945. */
-  if (wg_shape_ok(p) && wg_fewer_macs(p))
+   * 2537-2604 -> 1406-1945.
+   * Those were an Intel Xeon (family 6 model 167). On an AMD EPYC Zen 4 (fma512_halved) the
+   * direct sum runs at half the FLOPs per cycle, and Winograd is faster for few channels and
+   * for U up to 16 MiB: rt_test --bench-cold, 1 thread (2 threads), blocked against
+   * Winograd, nominal GFLOP/s: resnet18's 256x14x14->256 (U 9.4 MB) 107 -> 210 (201 -> 336),
+   * squeezenet1_1's 16x55x55->64 91 -> 102 (181 -> 170), 32x27x27->128 103 -> 119 (208 ->
+   * 181); 512x7x7->512 (U 38 MB) stays blocked (hot: 103 against 56); squeezenet1_1 end to
+   * end with its six 16- and 32-channel 3x3 expands Winograd (ecg-partition --set-schedule
+   * a=winograd), interleaved rounds, medians: 7.33 -> 6.62 ms at 1 thread (5 rounds), 3.98 ->
+   * 3.74 at 2 (9 rounds). Dilated ones stay blocked (mlsd's d5: 1 thread 102 -> 137,
+   * 2 threads 201 -> 174). */
+  if (wg_shape_ok(p) && wg_fewer_macs(p)) {
+    if (fma512_halved()) return p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES_HALF;
     return p->c < BK_WG_MIN_C || p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
+  }
   /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels
    * not measured blocked) */
   return p->c >= 32;
