@@ -2158,17 +2158,12 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
  * two 256-bit FMA pipes; Intel's AVX-512 server cores have two 512-bit ones), so that the
  * blocked direct sum peaks at half the FLOPs per cycle while Winograd's transforms (loads,
  * adds, shuffles) cost about the same: the Winograd rule below then keeps few-channel and
- * 256-channel 3x3 convs Winograd. Detected once (CPUID through GCC's and clang's
- * __builtin_cpu_is; a benign race writes the same value). */
+ * 256-channel 3x3 convs Winograd. CPUID as GCC's and clang's __builtin_cpu_is read it
+ * (their runtime library's CPU model, filled once; __builtin_cpu_init returns at once after
+ * the first call): no state of ours, the runtime keeps no writable globals. */
 static int fma512_halved(void) {
-  static int v = -1;
-  int r = __atomic_load_n(&v, __ATOMIC_RELAXED);
-  if (r < 0) {
-    __builtin_cpu_init();
-    r = __builtin_cpu_is("amdfam19h") ? 1 : 0;
-    __atomic_store_n(&v, r, __ATOMIC_RELAXED);
-  }
-  return r;
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amdfam19h") ? 1 : 0;
 }
 
 /* Lanes per position of the padded plane: 16, or c when the input has fewer channels (a
