@@ -30,7 +30,7 @@ for m in $models; do
     # by side; the row reports the medians over the rounds (a burst of noise on this VM
     # lasting a second or two lands on one side of one round, not on the row)
     r=1
-    while [ "$r" -lt "$rounds" ] && [ "$(printf '%s' "$json" | jq -r '.ratio // empty' | head -c1)" != "" ]; do
+    while [ "$r" -lt "$rounds" ] && printf '%s' "$json" | jq -e '.ratio != null' >/dev/null; do
       more=$(bin/ecg-bench "${ECG_OUT:-out}/$m" --data "${ECG_OUT:-out}/$m.data/test_data_set_0" --ort --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
       [ -n "$more" ] || break
       json=$(printf '%s\n%s\n' "$json" "$more" | jq -sc '.[0] + {round_ratios: ((.[0].round_ratios // [.[0].ratio]) + [.[1].ratio]),

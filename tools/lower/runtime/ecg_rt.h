@@ -255,8 +255,11 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * taps, a 7x7 first layer; or 1x1 on planes of 16 to 196 positions with at least 512 KiB
  * of weights, output padding at most 1/16)
  * as a blocked direct sum on 16-channel blocks (ecg_gemm.c
- * "blocked direct conv"; issue 13 item 2), except 3x3 stride-1 convs whose Winograd
- * transform U (36 * c * m floats) fits in 4 MiB, and wherever a schedule forces
+ * "blocked direct conv"; issue 13 item 2), except undilated 3x3 stride-1 convs that run
+ * Winograd: those with at least 64 input channels whose transform U (36 * c * m floats)
+ * fits in 4 MiB, and on CPUs that run 512-bit FMAs as two halves (AMD family 19h, Zen 4)
+ * any whose U fits in 16 MiB (the choice reads the CPU at run time, the same when
+ * packing and when running); and wherever a schedule forces
  * ECG_RT_CONV_BLOCKED (any group-1 conv): ceil(m/16) * ceil(c/16) * kh * kw blocks of
  * 16 x 16 floats, [out block][in block][ky][kx][16 in][16 out], zero past c and m. */
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p);
