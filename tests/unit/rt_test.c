@@ -587,6 +587,9 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"resnet18 3x3 128x28x28->128", conv_p(1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1)},
       {"resnet18 3x3s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1)},
       {"resnet18 3x3s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 3, 3, 2, 1, 1, 1)},
+      {"resnet18 1x1s2 64x56x56->128", conv_p(1, 64, 56, 56, 128, 1, 1, 2, 1, 0, 1)},
+      {"resnet18 1x1s2 128x28x28->256", conv_p(1, 128, 28, 28, 256, 1, 1, 2, 1, 0, 1)},
+      {"resnet18 1x1s2 256x14x14->512", conv_p(1, 256, 14, 14, 512, 1, 1, 2, 1, 0, 1)},
       {"squeezenet 1x1 512x13x13->1000", conv_p(1, 512, 13, 13, 1000, 1, 1, 1, 1, 0, 1)},
       {"squeezenet first 3x3s2 3x224x224->64", conv_p(1, 3, 224, 224, 64, 3, 3, 2, 1, 0, 1)},
       {"squeezenet 3x3 64x13x13->256", conv_p(1, 64, 13, 13, 256, 3, 3, 1, 1, 1, 1)},
@@ -1052,6 +1055,29 @@ int main(int argc, char **argv) {
       p.algo = ECG_RT_CONV_BLOCKED;
       test_conv(p, threads);
     }
+  }
+  /* strided 1x1 convs without pads (ecg_gemm.c conv_sub: the stride-1 conv of the
+   * subsampled input): resnet18's downsamples (stride 2, even planes, AVX-512's 16-column
+   * permute), odd planes (the last column of a row is read), strides 3 and unequal ones,
+   * batches, the generated epilogue once, each strategy a schedule may force; and padded
+   * ones, which keep the strided GEMM packing */
+  {
+    ecg_conv_params sub[] = {conv_p(1, 64, 56, 56, 128, 1, 1, 2, 1, 0, 1), conv_p(2, 40, 29, 35, 24, 1, 1, 2, 1, 0, 1),
+                             conv_p(1, 256, 14, 14, 512, 1, 1, 2, 1, 0, 1), conv_p(1, 17, 31, 70, 33, 1, 1, 3, 1, 0, 1),
+                             conv_p(2, 24, 9, 40, 48, 1, 1, 1, 1, 0, 1),  conv_p(1, 48, 66, 3, 20, 1, 1, 2, 1, 0, 1),
+                             conv_p(1, 32, 15, 15, 64, 1, 1, 2, 1, 1, 1)};
+    sub[4].sw = 2;
+    sub[5].sw = 1;
+    test_convs_act(sub, sizeof sub / sizeof sub[0], threads);
+    for (int i = 0; i < 3; i++) test_conv_fn(sub[i], threads);
+    const int forced[] = {ECG_RT_CONV_GEMM, ECG_RT_CONV_GEMM_T, ECG_RT_CONV_BLOCKED};
+    for (int a = 0; a < 3; a++)
+      for (int i = 0; i < 2; i++) {
+        ecg_conv_params q = sub[i];
+        q.algo = forced[a];
+        q.act = rand_act();
+        test_conv(q, threads);
+      }
   }
   for (int a = 0; a < 4; a++) {
     ecg_conv_params q = conv_p(1, 32, 7, 7, 64, 3, 3, 1, 1, 1, 1);
