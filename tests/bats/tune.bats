@@ -175,6 +175,69 @@ setup() {
   jq -se --argjson t "$total" 'all(.[]; .invalid or .ms < $t)' "$d/log.jsonl"
 }
 
+# Fake ecg-lower and ecg-bench next to a copy of ecg-partition (the tuner runs the tools
+# beside its binary): a candidate with a knob set (unroll, vector_width, threads, conv_algo
+# or intensive_fusion off) measures 0.5 ms the first time its file is timed and 1 ms after,
+# the default schedule 1 ms; with FAKE_GOOD=U, unroll U measures 0.5 ms every time. So a
+# gain seen once is noise and a gain seen every time is real.
+fake_tools() {
+  local t=$1
+  mkdir -p "$t"
+  cp "$BIN/ecg-partition" "$t/"
+  cat > "$t/ecg-lower" <<EOS
+#!/bin/sh
+# ecg-lower [-q] -o DIR FILE: the candidate's knobs and its file's hash into DIR
+while [ \$# -gt 1 ]; do case \$1 in -o) out=\$2; shift 2 ;; *) shift ;; esac; done
+mkdir -p "\$out"
+cksum < "\$1" | cut -d' ' -f1 > "\$out/id"
+"$BIN/ecg-dump" --json "\$1" | jq -c '[.blocks[].schedule | select(.) | select(.unroll > 0 or .vector_width > 0 or .threads > 0 or .conv_algo != "auto" or .intensive_fusion == "off")] | [length, (map(.unroll) | max // 0)]' > "\$out/knobs"
+EOS
+  cat > "$t/ecg-bench" <<EOS
+#!/bin/sh
+# ecg-bench DIR ...: 0.5 ms on a knob's first timing (or always for unroll \$FAKE_GOOD), else 1
+d=\$1; id=\$(cat "\$d/id"); set -- \$(jq -r '.[]' "\$d/knobs")
+ms=1
+if [ "\$1" -gt 0 ]; then
+  if [ -n "\${FAKE_GOOD:-}" ] && [ "\$2" = "\$FAKE_GOOD" ]; then ms=0.5
+  elif ! grep -qx "\$id" "$t/seen" 2>/dev/null; then ms=0.5; fi
+fi
+echo "\$id" >> "$t/seen"
+echo "{\"median_ms\": \$ms}"
+EOS
+  chmod +x "$t/ecg-lower" "$t/ecg-bench"
+}
+
+@test "ecg-partition --tune --confirm: a gain measured once is rejected as noise, a repeated one is kept" {
+  local d="$BATS_TEST_TMPDIR"
+  fake_tools "$d/t0"
+  # --confirm 0: every first-run gain is taken
+  run --separate-stderr "$d/t0/ecg-partition" "$ECG_OUT/cls.ecg" --tune --no-reformer --tune-in subgraph --budget 12 --confirm 0 --report "$d/r0.json" -o "$d/t0.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .confirm == 0 and .confirm_runs == 0 and .confirmed == 0 and .rejected_as_noise == 0 and .blocks_scheduled > 0' "$d/r0.json"
+  # --confirm 2 (the default): each such gain measured twice more against the best, rejected
+  fake_tools "$d/t2"
+  run --separate-stderr "$d/t2/ecg-partition" "$ECG_OUT/cls.ecg" --tune --no-reformer --tune-in subgraph --budget 12 --tune-log "$d/l2.jsonl" --report "$d/r2.json" -o "$d/t2.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .confirm == 2 and .rejected_as_noise > 0 and .confirmed == 0 and .confirm_runs == 4 * .rejected_as_noise and .blocks_scheduled == 0 and .explored == 12' "$d/r2.json"
+  # the re-measurements are logged ("confirm": j): resumed, nothing is measured again
+  jq -se --slurpfile r "$d/r2.json" '([.[] | select(.confirm)] | length) == $r[0].partition.tune.confirm_runs' "$d/l2.jsonl"
+  local n; n=$(wc -l < "$d/l2.jsonl")
+  run --separate-stderr "$d/t2/ecg-partition" "$ECG_OUT/cls.ecg" --tune --no-reformer --tune-in subgraph --budget 12 --tune-log "$d/l2.jsonl" --report "$d/r2b.json" -o "$d/t2b.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .measured == 0 and .from_log == 12' "$d/r2b.json"
+  [ "$(wc -l < "$d/l2.jsonl")" -eq "$n" ]
+  cmp "$d/t2.ecg" "$d/t2b.ecg"
+  # a knob that is faster on every run (unroll 4) is confirmed and kept
+  fake_tools "$d/t4"
+  FAKE_GOOD=4 run --separate-stderr "$d/t4/ecg-partition" "$ECG_OUT/cls.ecg" --tune --no-reformer --tune-in subgraph --budget 40 --patience 40 --report "$d/r4.json" -o "$d/t4.ecg"
+  [ "$status" -eq 0 ]
+  jq -e '.partition.tune | .confirmed > 0 and .blocks_scheduled > 0' "$d/r4.json"
+  "$BIN/ecg-dump" --json "$d/t4.ecg" | jq -e '[.blocks[].schedule | select(.) | select(.unroll > 0 or .vector_width > 0 or .threads > 0 or .conv_algo != "auto")] | length > 0 and all(.unroll == 4)'
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --confirm -1
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"--confirm expects an integer 0..100"* ]]
+}
+
 @test "ecg-partition --tune: usage errors" {
   run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 0
   [ "$status" -eq 2 ]

@@ -72,6 +72,10 @@ static void usage(FILE *f) {
           "  --tune-log FILE    JSON lines, one per measurement (key, cpu, threads, schedule, ms),\n"
           "                     appended to; candidates it holds for this CPU are not measured again\n"
           "  --patience K       a search ends after K schedules without a 1%% gain (default 4)\n"
+          "  --confirm K        a schedule 1%% faster than the best is measured K more times,\n"
+          "                     alternating with the best, and kept only if its median still\n"
+          "                     is 1%% faster (default 2; 0 keeps a single run's gain; these\n"
+          "                     measurements are not counted in the budget)\n"
           "  --runs R, --warmup W, --threads T   ecg-bench's timing per measurement (10, 2, 1)\n"
           "  --seed S           order of the candidates (default 1)\n"
           "  --no-intensive     AGO-NI: no intensive fusion at all (intensive_fusion pinned off)\n"
@@ -181,11 +185,11 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
   fprintf(f, ", \"jain\": ");
   jnum(f, s.jain);
   if (ts)
-    fprintf(f, ", \"tune\": {\"budget\": %d, \"explored\": %d, \"measured\": %d, \"from_log\": %d, \"refused\": %d, \"seconds\": %.3f, "
+    fprintf(f, ", \"tune\": {\"budget\": %d, \"explored\": %d, \"measured\": %d, \"from_log\": %d, \"refused\": %d, \"confirm\": %d, \"confirm_runs\": %d, \"confirmed\": %d, \"rejected_as_noise\": %d, \"seconds\": %.3f, "
                "\"subgraphs\": %d, \"mini_subgraphs\": %d, \"blocks_scheduled\": %d, \"intensive_on\": %d, \"intensive_off\": %d, "
                "\"no_intensive\": %s, \"no_reformer\": %s, \"tune_in\": \"%s\", \"threads\": %d}",
-            to->budget, ts->measured + ts->reused, ts->measured, ts->reused, ts->invalid, ts->seconds, ts->subgraphs, ts->minis,
-            ts->blocks_scheduled, ts->intensive_on, ts->intensive_off, to->no_intensive ? "true" : "false",
+            to->budget, ts->measured + ts->reused, ts->measured, ts->reused, ts->invalid, to->confirm, ts->confirm_runs, ts->confirmed,
+            ts->rejected, ts->seconds, ts->subgraphs, ts->minis, ts->blocks_scheduled, ts->intensive_on, ts->intensive_off, to->no_intensive ? "true" : "false",
             to->no_reformer ? "true" : "false", to->in_subgraph ? "subgraph" : "model", to->threads);
   fprintf(f, "}}\n");
   free(wt);
@@ -196,7 +200,7 @@ static int write_report(ecg_out *rep, double ms, ecg_sizes before, size_t sub_be
 
 enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OPT_ZSTD, OPT_VERBOSE, OPT_QUIET, OPT_HELP, OPT_VERSION,
        OPT_SWEEPS, OPT_POINTS, OPT_EOP, OPT_PROFILES, OPT_CM, OPT_OBJECTIVE, OPT_SHARE, OPT_FOREIGN, OPT_BASELINE,
-       OPT_TUNE, OPT_BUDGET, OPT_TIMEOUT, OPT_TUNE_LOG, OPT_PATIENCE, OPT_RUNS, OPT_WARMUP, OPT_THREADS, OPT_SEED, OPT_NO_INTENSIVE,
+       OPT_TUNE, OPT_BUDGET, OPT_TIMEOUT, OPT_TUNE_LOG, OPT_PATIENCE, OPT_CONFIRM, OPT_RUNS, OPT_WARMUP, OPT_THREADS, OPT_SEED, OPT_NO_INTENSIVE,
        OPT_NO_REFORMER, OPT_EMIT_CAND, OPT_MEASURE, OPT_FIT_DATA, OPT_SET_SCHED, OPT_TUNE_IN };
 
 /* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
@@ -281,6 +285,7 @@ int main(int argc, char **argv) {
       {"objective", 0, 1, OPT_OBJECTIVE}, {"share", 0, 1, OPT_SHARE}, {"foreign-profiles", 0, 0, OPT_FOREIGN},
       {"baseline", 0, 1, OPT_BASELINE}, {"tune", 0, 0, OPT_TUNE}, {"budget", 0, 1, OPT_BUDGET},
       {"timeout", 0, 1, OPT_TIMEOUT},   {"tune-log", 0, 1, OPT_TUNE_LOG},     {"patience", 0, 1, OPT_PATIENCE},
+      {"confirm", 0, 1, OPT_CONFIRM},
       {"runs", 0, 1, OPT_RUNS},         {"warmup", 0, 1, OPT_WARMUP},         {"threads", 0, 1, OPT_THREADS},
       {"seed", 0, 1, OPT_SEED},         {"no-intensive", 0, 0, OPT_NO_INTENSIVE}, {"no-reformer", 0, 0, OPT_NO_REFORMER},
       {"emit-candidates", 0, 1, OPT_EMIT_CAND}, {"measure", 0, 1, OPT_MEASURE}, {"fit-data", 0, 1, OPT_FIT_DATA},
@@ -288,7 +293,7 @@ int main(int argc, char **argv) {
       {0, 0, 0, 0}};
   const char *set_sched[16];
   int n_set = 0;
-  pt_tune_opts to = {.budget = 100, .patience = 4, .runs = 10, .warmup = 2, .threads = 1, .seed = 1};
+  pt_tune_opts to = {.budget = 100, .patience = 4, .confirm = 2, .runs = 10, .warmup = 2, .threads = 1, .seed = 1};
   int tune = 0, seed = 1, tune_in = 0;
   const char *measure = NULL;
   double share = -1;
@@ -368,6 +373,7 @@ int main(int argc, char **argv) {
     case OPT_TUNE: tune = 1; break;
     case OPT_BUDGET: if (int_opt(val, 1, 100000000, &to.budget)) return cli_fail(PROG, ECG_ERR_USAGE, "--budget expects a number of measurements >= 1 (try --help)"); break;
     case OPT_PATIENCE: if (int_opt(val, 1, 100000, &to.patience)) return cli_fail(PROG, ECG_ERR_USAGE, "--patience expects an integer >= 1 (try --help)"); break;
+    case OPT_CONFIRM: if (int_opt(val, 0, 100, &to.confirm)) return cli_fail(PROG, ECG_ERR_USAGE, "--confirm expects an integer 0..100 (try --help)"); break;
     case OPT_RUNS: if (int_opt(val, 1, 100000, &to.runs)) return cli_fail(PROG, ECG_ERR_USAGE, "--runs expects an integer >= 1 (try --help)"); break;
     case OPT_WARMUP: if (int_opt(val, 0, 100000, &to.warmup)) return cli_fail(PROG, ECG_ERR_USAGE, "--warmup expects an integer >= 0 (try --help)"); break;
     case OPT_THREADS: if (int_opt(val, 1, 1024, &to.threads)) return cli_fail(PROG, ECG_ERR_USAGE, "--threads expects an integer 1..1024 (try --help)"); break;

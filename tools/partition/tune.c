@@ -266,13 +266,16 @@ static int log_load(tlog *L, const char *path, int threads, ecg_err *e) {
   return rc;
 }
 
+/* One line of the tuning log; confirm > 0: the confirm-th --confirm measurement of the
+ * schedule (its key is the schedule's mixed with that count: confirm_key). */
 static void log_line(FILE *f, const tlog *L, const pt_tune_opts *o, uint64_t key, int sub, const char *unit,
-                     const char *sched, double ms, int invalid) {
+                     const char *sched, double ms, int invalid, int confirm) {
   fprintf(f, "{\"key\": \"%016llx\", \"cpu\": \"%s\", \"isa\": \"%s\", \"threads\": %d, \"device\": \"cpu\", \"runs\": %d, \"sub\": %d, \"unit\": \"%s\", "
              "\"in\": \"%s\", \"sched\": \"%s\", \"ms\": ",
           (unsigned long long)key, L->cpu, L->isa, o->threads, o->runs, sub, unit, o->in_subgraph ? "subgraph" : "model", sched);
   if (isfinite(ms)) fprintf(f, "%.6g", ms);
   else fprintf(f, "null");
+  if (confirm > 0) fprintf(f, ", \"confirm\": %d", confirm);
   fprintf(f, ", \"invalid\": %s}\n", invalid ? "true" : "false");
   fflush(f);
 }
@@ -299,6 +302,8 @@ typedef struct tuner {
   unsigned char *unit;  /* in-model tuning: per block, in the unit being measured */
   valset vals[K_N];
   int spent;            /* schedules explored (measured + reused) */
+  struct { uint64_t key; int n; } *rm; /* --confirm: re-measurements taken so far per schedule key */
+  int nrm, caprm;
   double t0;
   int tty;
   int cur_sub, n_sub;
@@ -435,10 +440,106 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
         if (T->o->verbose) fprintf(stderr, "ecg-partition: tune: %s refused: %s\n", sched, why);
       } else { T->spent++; T->st->measured++; }
       if (log_add(&T->log, key, *ms, *invalid)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
-      if (T->logf) log_line(T->logf, &T->log, T->o, key, sub, unit, sched, *ms, *invalid);
+      if (T->logf) log_line(T->logf, &T->log, T->o, key, sub, unit, sched, *ms, *invalid, 0);
     }
   }
   ecg_graph_free(c);
+  return rc;
+}
+
+/* Measure the unit blk[0..nb) of subgraph sub under knobs k once more (--confirm), not
+ * counted in the budget. The j-th re-measurement of a schedule is logged under its key
+ * mixed with j, so a resumed run that takes the same decisions finds it in the log.
+ * *ms NAN when it no longer lowers or runs. */
+static int remeasure(tuner *T, int sub, const char *unit, const int *blk, int nb, const knobs *k, double *ms, ecg_err *e) {
+  ecg_graph *c = NULL;
+  *ms = NAN;
+  ECG_TRY(unit_graph(T, blk, nb, k, &c, e));
+  uint64_t key;
+  if (graph_key(c, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+  if (!T->o->in_subgraph)
+    for (int i = 0; i < nb; i++) key = (key ^ (uint64_t)(blk[i] + 1)) * 1099511628211ull;
+  int j = 0;
+  while (j < T->nrm && T->rm[j].key != key) j++;
+  if (j == T->nrm) {
+    if (T->nrm == T->caprm) {
+      int cap = T->caprm ? 2 * T->caprm : 64;
+      void *r = realloc(T->rm, (size_t)cap * sizeof *T->rm);
+      if (!r) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
+      T->rm = r;
+      T->caprm = cap;
+    }
+    T->rm[T->nrm].key = key;
+    T->rm[T->nrm++].n = 0;
+  }
+  const int nth = ++T->rm[j].n;
+  const uint64_t ckey = (key ^ (0x9E3779B97F4A7C15ull * (uint64_t)nth)) * 1099511628211ull;
+  const logrec *r = log_find(&T->log, ckey);
+  int rc = ECG_OK, invalid = 0;
+  if (r) {
+    *ms = r->ms;
+    invalid = r->invalid;
+  } else {
+    char path[PATH_MAX + 16], why[512], sched[4096];
+    snprintf(path, sizeof path, "%s/c.ecg", T->wd);
+    rc = ecg_write_path(path, c, 0, e);
+    if (!T->o->in_subgraph) {
+      memset(T->unit, 0, T->g->n_blocks);
+      for (int i = 0; i < nb; i++) T->unit[blk[i]] = 1;
+    }
+    if (rc == ECG_OK)
+      rc = measure_path(path, T->wd, T->o, T->o->in_subgraph ? NULL : T->unit, (int)T->g->n_blocks, ms, &invalid, why, sizeof why, e);
+    if (rc == ECG_OK) {
+      if (log_add(&T->log, ckey, *ms, invalid)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+      sched_str(blk, nb, k, sched, sizeof sched);
+      if (T->logf) log_line(T->logf, &T->log, T->o, ckey, sub, unit, sched, *ms, invalid, nth);
+    }
+  }
+  ecg_graph_free(c);
+  if (rc == ECG_OK) T->st->confirm_runs++;
+  if (invalid) *ms = NAN;
+  return rc;
+}
+
+static int cmp_ms(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+/* The median of v[0..n) (sorted in place; NAN entries are skipped; NAN when all are). */
+static double median_ms(double *v, int n) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (isfinite(v[i])) v[m++] = v[i];
+  qsort(v, (size_t)m, sizeof *v, cmp_ms);
+  return m ? (m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2])) : NAN;
+}
+
+/* --confirm: candidate k measured cand_ms, under 0.99 of best knobs cur's *best_ms. Both are
+ * measured o->confirm more times, alternating (the best first), so that a burst of load
+ * lands on both; *keep = 1 when the candidate's median (its first time included) is still
+ * under 0.99 of the best's. *best_ms becomes the median of the schedule that wins, so the
+ * next candidates are compared with a steadier time than a single run's. */
+static int confirm_gain(tuner *T, int sub, const char *unit, const int *blk, int nb, const knobs *cur, const knobs *k,
+                        double cand_ms, double *best_ms, int *keep, ecg_err *e) {
+  const int K = T->o->confirm;
+  double *bv = malloc((size_t)(K + 1) * 2 * sizeof *bv), *cv;
+  if (!bv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+  cv = bv + K + 1;
+  bv[0] = *best_ms;
+  cv[0] = cand_ms;
+  int rc = ECG_OK;
+  for (int i = 1; i <= K && rc == ECG_OK; i++) {
+    rc = remeasure(T, sub, unit, blk, nb, cur, &bv[i], e);
+    if (rc == ECG_OK) rc = remeasure(T, sub, unit, blk, nb, k, &cv[i], e);
+  }
+  if (rc == ECG_OK) {
+    const double b = median_ms(bv, K + 1), c = median_ms(cv, K + 1);
+    *keep = isfinite(c) && isfinite(b) && c < 0.99 * b;
+    *best_ms = *keep ? c : b;
+    if (*keep) T->st->confirmed++;
+    else T->st->rejected++;
+  }
+  free(bv);
   return rc;
 }
 
@@ -519,8 +620,10 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
         T->bad[BAD(blk[cand[c][0]], cur[cand[c][0]].v[K_INTENSIVE], cand[c][1], cand[c][2])] = 1;
       } else if (rc == ECG_OK && !T->o->emit_dir) {
         (*trials)++;
-        if (ms < 0.99 * *best_ms) {
-          *best_ms = ms;
+        int keep = ms < 0.99 * *best_ms;
+        if (keep && T->o->confirm > 0) rc = confirm_gain(T, sub, unit, blk, nb, cur, k, ms, best_ms, &keep, e);
+        else if (keep) *best_ms = ms;
+        if (rc == ECG_OK && keep) {
           *best_at = *trials;
           memcpy(cur, k, (size_t)nb * sizeof *k);
           fails = 0;
@@ -779,7 +882,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
     if (system(cmd) != 0 && o->verbose) fprintf(stderr, "ecg-partition: could not remove %s\n", T.wd);
   }
   st->seconds = now_s() - T.t0;
-  free(T.best); free(T.bad); free(T.ibr); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
+  free(T.best); free(T.bad); free(T.rm); free(T.ibr); free(T.tuned); free(blk); free(sub_of); free(cur); free(T.log.r);
   free(T.ctx_set); free(T.unit);
   return rc;
 }
@@ -815,7 +918,7 @@ int pt_measure_file(const char *path, const pt_tune_opts *o, FILE *f, ecg_err *e
     }
     pt_tune_opts os = *o; /* a standalone candidate: measured as --tune-in subgraph measures */
     os.in_subgraph = true;
-    log_line(f, &L, &os, key, -1, "file", sched, ms, invalid);
+    log_line(f, &L, &os, key, -1, "file", sched, ms, invalid, 0);
   }
   if (made) {
     char q[PATH_MAX + 16], cmd[PATH_MAX + 32];

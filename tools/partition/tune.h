@@ -29,7 +29,9 @@
  * and stays one mini-subgraph; a node of no block is a one-node block while tuning, kept in
  * the output with plan "tune" only when its schedule sets a knob). Each M_ij is tuned alone by coordinate search (one knob of
  * one block changed at a time from the best so far, in a seeded random order) until its
- * best stops improving (--patience measurements in a row without a gain of 1%). JOIN: the
+ * best stops improving (--patience measurements in a row without a gain of 1%; with
+ * --confirm K a gain counts only when K more measurements of both, alternated, keep it:
+ * a single run's noise on a VM is larger than most knobs' gains). JOIN: the
  * mini-subgraphs' best schedules are composed into S_i's, which is measured as one
  * standalone ECG and searched further the same way with the budget left. AGO-NR
  * (--no-reformer) skips SPLIT: S_i is searched directly from the default schedule. The
@@ -53,6 +55,9 @@ typedef struct pt_tune_opts {
   int budget;             /**< measurements in all (--budget N, > 0) */
   double timeout;         /**< seconds of wall clock; no new measurement after it (0: none) */
   int patience;           /**< measurements without a 1% gain that end a search (default 4) */
+  int confirm;            /**< --confirm K: a schedule that measures 1% faster than the best is
+                               measured K more times, alternating with the best, and taken only
+                               if its median still beats the best's by 1% (0: taken at once) */
   int runs, warmup;       /**< ecg-bench --runs/--warmup per measurement (default 10, 2) */
   int threads;            /**< ecg-bench --threads: the thread count tuned for (default 1) */
   unsigned seed;          /**< order of the candidates (default 1) */
@@ -73,6 +78,8 @@ typedef struct pt_tune_stats {
   int reused;             /**< candidates whose time came from the log (counted too: the budget
                                is the number of schedules explored, wherever measured) */
   int invalid;            /**< candidates ecg-lower refused (a knob that does not apply; free) */
+  int confirm_runs;       /**< --confirm's measurements (not counted in the budget) */
+  int confirmed, rejected; /**< gains --confirm kept, and those it found to be noise */
   int emitted;            /**< --emit-candidates: files written */
   int subgraphs, minis;   /**< units tuned: joined subgraphs, mini-subgraphs */
   int blocks_scheduled;   /**< blocks whose chosen schedule sets a knob */
