@@ -19,7 +19,8 @@
 # beside ONNX Runtime; a variant's ms and ONNX Runtime's are medians over the rounds, the ratio
 # the median of the per-round ratios (taken side by side, so load shared by both cancels).
 # Writes OUT.jsonl (one line per model, size and variant: ms, ONNX Runtime's ms, ratio, the
-# rounds, tuning time, schedules explored, blocks given a schedule, intensive-fusion blocks the
+# rounds, tuning time, schedules explored, --confirm's counts (confirm_runs, confirmed,
+# rejected_as_noise), blocks given a schedule, intensive-fusion blocks the
 # tuner left on and turned off), OUT.md (the table),
 # OUT.json (the lines as one array) and the tuned ECGs in OUT.d/.
 # Environment: LAT_RUNS (ecg-bench --runs per round, default 30), LAT_THREADS (default 1),
@@ -70,21 +71,22 @@ for m in $MODELS; do
       r=$((r + 1))
     done
     for v in untuned ago ago-ni ago-nr; do
-      meas=0; sched=0; ion=0; ioff=0
+      meas=0; sched=0; ion=0; ioff=0; conf='{}'
       if [ -f "$W/$v.rep" ]; then
         meas=$(jq '.partition.tune.explored' "$W/$v.rep"); sched=$(jq '.partition.tune.blocks_scheduled' "$W/$v.rep")
         ion=$(jq '.partition.tune.intensive_on' "$W/$v.rep"); ioff=$(jq '.partition.tune.intensive_off' "$W/$v.rep")
+        conf=$(jq -c '.partition.tune | {confirm, confirm_runs, confirmed, rejected_as_noise}' "$W/$v.rep")
         rm -f "$W/$v.rep"
       fi
       jq -sc --arg m "$name" --argjson h "$h" --arg v "$v" --argjson b "$BUDGET" --argjson meas "$meas" \
-        --argjson sched "$sched" --argjson ion "$ion" --argjson ioff "$ioff" --argjson tsec "$(cat "$W/$v.tsec")" '
+        --argjson sched "$sched" --argjson ion "$ion" --argjson ioff "$ioff" --argjson tsec "$(cat "$W/$v.tsec")" --argjson conf "$conf" '
         def med: sort | if length == 0 then null else .[length / 2 | floor] end;
         [.[] | select(.variant == $v)] as $x
         | {model: $m, size: $h, variant: $v, budget: (if $v == "untuned" then 0 else $b end), explored: $meas,
            blocks_scheduled: $sched, intensive_on: $ion, intensive_off: $ioff, tune_seconds: $tsec, pass: ($x | all(.pass == true)), rounds: ($x | length),
            ms: ($x | map(.median_ms) | med), ort_ms: ($x | map(.ort_median_ms) | med),
            ratio_to_ort: ($x | map(.median_ms / .ort_median_ms) | med), ms_rounds: ($x | map(.median_ms)),
-           threads: $x[0].threads}' "$W/rounds.jsonl" | tee -a "$OUT.jsonl"
+           threads: $x[0].threads} + $conf' "$W/rounds.jsonl" | tee -a "$OUT.jsonl"
     done
   done
 done
