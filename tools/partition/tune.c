@@ -397,6 +397,30 @@ static int unit_graph(tuner *T, const int *blk, int nb, const knobs *k, ecg_grap
   return rc;
 }
 
+/* The tuning-log key of candidate c of the unit blk[0..nb): its packed bytes' hash, with the
+ * unit's blocks mixed in for in-model tuning (one graph holds every unit). Nonzero: out of
+ * memory. */
+static int unit_key(const tuner *T, const ecg_graph *c, const int *blk, int nb, uint64_t *key) {
+  if (graph_key(c, key)) return 1;
+  if (!T->o->in_subgraph)
+    for (int i = 0; i < nb; i++) *key = (*key ^ (uint64_t)(blk[i] + 1)) * 1099511628211ull;
+  return 0;
+}
+
+/* Write candidate c of the unit blk[0..nb) to the work directory and time it (measure_path;
+ * in-model tuning sums the unit's blocks' kernels). */
+static int measure_unit(tuner *T, const ecg_graph *c, const int *blk, int nb, double *ms, int *invalid, char *why, size_t cap,
+                        ecg_err *e) {
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/c.ecg", T->wd);
+  ECG_TRY(ecg_write_path(path, c, 0, e));
+  if (!T->o->in_subgraph) {
+    memset(T->unit, 0, T->g->n_blocks);
+    for (int i = 0; i < nb; i++) T->unit[blk[i]] = 1;
+  }
+  return measure_path(path, T->wd, T->o, T->o->in_subgraph ? NULL : T->unit, (int)T->g->n_blocks, ms, invalid, why, cap, e);
+}
+
 /* Explore one schedule of the unit blk[0..nb) (subgraph sub): its time from the log, or
  * measured (counted in the budget), or -1 when ecg-lower refuses it (free). emit mode:
  * write the candidate file, time NAN. */
@@ -407,9 +431,7 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
   *invalid = 0;
   ECG_TRY(unit_graph(T, blk, nb, k, &c, e));
   uint64_t key;
-  if (graph_key(c, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-  if (!T->o->in_subgraph) /* in-model: one graph holds every unit; the unit's blocks are part of the key */
-    for (int i = 0; i < nb; i++) key = (key ^ (uint64_t)(blk[i] + 1)) * 1099511628211ull;
+  if (unit_key(T, c, blk, nb, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
   const logrec *r = log_find(&T->log, key);
   char sched[4096];
   sched_str(blk, nb, k, sched, sizeof sched);
@@ -425,15 +447,8 @@ static int explore(tuner *T, int sub, const char *unit, const int *blk, int nb, 
     rc = ecg_write_path(path, c, 0, e);
     if (rc == ECG_OK) { T->st->emitted++; T->spent++; log_add(&T->log, key, NAN, 1); }
   } else {
-    char path[PATH_MAX + 16], why[512];
-    snprintf(path, sizeof path, "%s/c.ecg", T->wd);
-    rc = ecg_write_path(path, c, 0, e);
-    if (!T->o->in_subgraph) {
-      memset(T->unit, 0, T->g->n_blocks);
-      for (int i = 0; i < nb; i++) T->unit[blk[i]] = 1;
-    }
-    if (rc == ECG_OK)
-      rc = measure_path(path, T->wd, T->o, T->o->in_subgraph ? NULL : T->unit, (int)T->g->n_blocks, ms, invalid, why, sizeof why, e);
+    char why[512];
+    rc = measure_unit(T, c, blk, nb, ms, invalid, why, sizeof why, e);
     if (rc == ECG_OK) {
       if (*invalid) {
         T->st->invalid++;
@@ -456,9 +471,7 @@ static int remeasure(tuner *T, int sub, const char *unit, const int *blk, int nb
   *ms = NAN;
   ECG_TRY(unit_graph(T, blk, nb, k, &c, e));
   uint64_t key;
-  if (graph_key(c, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
-  if (!T->o->in_subgraph)
-    for (int i = 0; i < nb; i++) key = (key ^ (uint64_t)(blk[i] + 1)) * 1099511628211ull;
+  if (unit_key(T, c, blk, nb, &key)) { ecg_graph_free(c); return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory"); }
   int j = 0;
   while (j < T->nrm && T->rm[j].key != key) j++;
   if (j == T->nrm) {
@@ -480,15 +493,8 @@ static int remeasure(tuner *T, int sub, const char *unit, const int *blk, int nb
     *ms = r->ms;
     invalid = r->invalid;
   } else {
-    char path[PATH_MAX + 16], why[512], sched[4096];
-    snprintf(path, sizeof path, "%s/c.ecg", T->wd);
-    rc = ecg_write_path(path, c, 0, e);
-    if (!T->o->in_subgraph) {
-      memset(T->unit, 0, T->g->n_blocks);
-      for (int i = 0; i < nb; i++) T->unit[blk[i]] = 1;
-    }
-    if (rc == ECG_OK)
-      rc = measure_path(path, T->wd, T->o, T->o->in_subgraph ? NULL : T->unit, (int)T->g->n_blocks, ms, &invalid, why, sizeof why, e);
+    char why[512], sched[4096];
+    rc = measure_unit(T, c, blk, nb, ms, &invalid, why, sizeof why, e);
     if (rc == ECG_OK) {
       if (log_add(&T->log, ckey, *ms, invalid)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       sched_str(blk, nb, k, sched, sizeof sched);
