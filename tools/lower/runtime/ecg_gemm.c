@@ -3458,8 +3458,7 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
   if (conv_sub(p)) { /* per image: subsample x into the scratch, then the stride-1 conv */
     const ecg_conv_params v = conv_sub_view(p);
     const size_t ohw = (size_t)p->oh * p->ow;
-    int T = ecg_threads();
-    if ((double)p->c * ohw < 2e4) T = 1;
+    const int T = ecg_rt1_kernel_threads((double)p->c * p->oh * p->w); /* the input rows read */
     (void)T;
     for (int b = 0; b < p->n; b++) {
       const float *xb = x + (size_t)b * p->c * p->h * p->w;
@@ -3471,7 +3470,7 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
         int ox = 0;
 #ifdef ECG_AVX512
         if (p->sw == 2) { /* 16 outputs from 32 inputs: the even lanes of two vectors (masked at the row's end) */
-          const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+          const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
           for (; ox < p->ow; ox += 16) {
             const int k = imin(16, p->ow - ox), n = imin(32, p->w - 2 * ox); /* outputs, inputs left */
             const __m512 lo = _mm512_maskz_loadu_ps(tail_mask(n), src + 2 * ox);

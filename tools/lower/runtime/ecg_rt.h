@@ -261,7 +261,10 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * any whose U fits in 16 MiB (the choice reads the CPU at run time, the same when
  * packing and when running); and wherever a schedule forces
  * ECG_RT_CONV_BLOCKED (any group-1 conv): ceil(m/16) * ceil(c/16) * kh * kw blocks of
- * 16 x 16 floats, [out block][in block][ky][kx][16 in][16 out], zero past c and m. */
+ * 16 x 16 floats, [out block][in block][ky][kx][16 in][16 out], zero past c and m.
+ * A group-1 1x1 conv with a stride above 1 and no pads is packed (and computed) as the
+ * stride-1 1x1 conv of its subsampled input: p with h = oh, w = ow, strides 1, n = 1,
+ * under the rules above. */
 size_t ecg_rt1_conv2d_packed_floats(const ecg_conv_params *p);
 /* w [m, c/group, kh, kw] (ONNX layout) -> packed[ecg_rt1_conv2d_packed_floats(p)]. */
 void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed);
@@ -283,7 +286,9 @@ void ecg_rt1_conv2d_pack(const ecg_conv_params *p, const float *w, float *packed
  * direct conv one zero-padded NCHWc16 input plane shared by the threads,
  * ceil(c/16) * Hp * Wp * 16 + 16 floats (Hp as above, Wp = (ow-1)*sw + (kw-1)*dw + 1),
  * plus per thread R * ceil(ow/14) * 448 floats of partial sums (R = min(oh, max(1, 56/ow))
- * output rows per work item).
+ * output rows per work item). A strided 1x1 conv without pads (packed as its stride-1
+ * view, above) takes one subsampled image, round_up(c * oh * ow, 16) floats, shared by the
+ * threads, then the view's scratch.
  * The call uses omp_get_max_threads() threads, so `threads` must be at least that. 0 for an
  * empty output (n, m, oh or ow at most 0: ecg_rt1_conv2d returns at once). */
 size_t ecg_rt1_conv2d_scratch_floats(const ecg_conv_params *p, int threads);
