@@ -1135,6 +1135,16 @@ int main(int argc, char **argv) {
     p.pt = ri(0, p.kh - 1); p.pl = ri(0, p.kw - 1); p.pb = ri(0, p.kh - 1); p.pr = ri(0, p.kw - 1);
     test_pool(p, 1);
   }
+  for (int r = 0; r < 40; r++) { /* 3-row stride-2 windows (ecg_pool.c maxpool_plane_body's shared-row path):
+                                  * planes of 1-12 rows, top and bottom pads (ceil mode's partial last
+                                  * window), batches and several channels (the plane loop) */
+    ecg_pool_params p;
+    memset(&p, 0, sizeof p);
+    p.n = ri(1, 2); p.c = ri(1, 3); p.h = ri(1, 12); p.w = ri(1, 70);
+    p.kh = 3; p.kw = ri(1, 5); p.sh = 2; p.sw = ri(1, 2); p.dh = 1; p.dw = 1;
+    p.pt = ri(0, 2); p.pl = ri(0, p.kw - 1); p.pb = ri(0, 2); p.pr = ri(0, p.kw - 1);
+    test_pool(p, 1);
+  }
   /* Conv -> MaxPool as one kernel: squeezenet1_1's first layer shape (3x3 s2 conv, 3x3 s2
    * pool, ceil_mode) smaller, resnet18's (pool pads 1), a pool window of 2 at stride 3
    * (conv rows no window reads), stride-1 pools, batches, 16 channels split by pooled rows

@@ -164,6 +164,82 @@ static void maxpool_row_reg(const ecg_pool_params *p, const pool_reg_idx *ix, co
     _mm512_mask_storeu_ps(yr + ox0, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u), acc);
   }
 }
+
+/* The 3 x 16 columns of input row iy from column base (masks m[0..2]; -inf outside). */
+typedef struct { __m512 v[3]; } mp_cols;
+static inline __attribute__((always_inline)) mp_cols mp_load(const float *xc, int iy, int w, const __mmask16 *m, int three) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  /* masked loads never touch the lanes outside the mask: the address may lie before the row */
+  const float *a = (const float *)((uintptr_t)xc + (uintptr_t)((intptr_t)iy * w * (intptr_t)sizeof(float)));
+  mp_cols r = {{_mm512_mask_loadu_ps(ninf, m[0], a), _mm512_mask_loadu_ps(ninf, m[1], a + 16),
+                three ? _mm512_mask_loadu_ps(ninf, m[2], a + 32) : ninf}};
+  return r;
+}
+static inline __attribute__((always_inline)) mp_cols mp_max(mp_cols a, mp_cols b) {
+  for (int k = 0; k < 3; k++) a.v[k] = _mm512_max_ps(a.v[k], b.v[k]);
+  return a;
+}
+/* A whole plane of maxpool_row_reg's pools (issue 13), xp [h, w] -> yp [oh, ow]: the same
+ * arithmetic with the loops turned around, 16 output columns outer and output rows inner,
+ * so the column masks and permute indices stay in registers for the plane; a window row
+ * shared with the previous output row's window (3x3 stride 2: one row of three) is loaded
+ * once, and a vector with no lane inside the input is not loaded. Per output row through
+ * ecg_pool_row, every row recomputed its masks, read its row pointers and indices back
+ * from memory and loaded every window row. squeezenet1_1's 3x3 stride-2 pools, 1 thread,
+ * hot, a harness calling ecg_rt1_maxpool2d, AMD EPYC Zen 4, 2 rounds: 256x27x27 44.6 ->
+ * 18-24 us, 128x55x55 109 -> 37.5, 64x111x111 139 -> 104 (ONNX Runtime's NCHWc16 pools
+ * inside the model: 22 and 37 us for the first two). */
+static inline __attribute__((always_inline)) void maxpool_plane_body(const ecg_pool_params *p, const pool_reg_idx *ix,
+                                                                     const float *xp, float *yp, const int KH, const int KW) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  const mp_cols none = {{ninf, ninf, ninf}};
+  __m512i lo[ECG_POOL_REG_KW], hi[ECG_POOL_REG_KW];
+  __mmask16 hm[ECG_POOL_REG_KW];
+  for (int kj = 0; kj < KW; kj++) lo[kj] = ix->lo[kj], hi[kj] = ix->hi[kj], hm[kj] = ix->hm[kj];
+  const int h = p->h, w = p->w, oh = p->oh, ow = p->ow, sh = p->sh, pt = p->pt, dh = p->dh, nv3 = ix->nv > 2;
+  /* output rows [y0, y1) of a 3-row stride-2 window lie inside the input */
+  const int fast = KH == 3 && sh == 2 && dh == 1, y0 = (pt + 1) / 2, y1m = h - 3 + pt < 0 ? 0 : (h - 3 + pt) / 2 + 1,
+            y1 = y1m < oh ? y1m : oh;
+  for (int ox0 = 0; ox0 < ow; ox0 += 16) {
+    const int base = ox0 * p->sw - p->pl, left = ow - ox0;
+    const __mmask16 m[3] = {in_cols(base, w), in_cols(base + 16, w), nv3 ? in_cols(base + 32, w) : 0};
+    const int three = m[2] != 0;
+    const __mmask16 ms = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    const float *xc = xp + base;
+    int last = -1; /* the input row held in l */
+    mp_cols l = none;
+    for (int oy = 0; oy < oh; oy++) {
+      mp_cols v = none;
+      if (fast && oy >= y0 && oy < y1) { /* no checks; the window's first row is the last one's last */
+        const int iy = oy * 2 - pt;
+        if (last != iy) l = mp_load(xc, iy, w, m, three);
+        v = mp_max(l, mp_load(xc, iy + 1, w, m, three));
+        l = mp_load(xc, iy + 2, w, m, three);
+        last = iy + 2;
+        v = mp_max(v, l);
+      } else
+        for (int ki = 0; ki < KH; ki++) {
+          const int iy = oy * sh - pt + ki * dh;
+          if (iy < 0 || iy >= h) continue;
+          if (iy != last) l = mp_load(xc, iy, w, m, three), last = iy;
+          v = mp_max(v, l);
+        }
+      __m512 acc = ninf;
+      for (int kj = 0; kj < KW; kj++) {
+        __m512 t = _mm512_permutex2var_ps(v.v[0], lo[kj], v.v[1]);
+        if (hm[kj]) t = _mm512_mask_blend_ps(hm[kj], t, _mm512_permutex2var_ps(v.v[1], hi[kj], v.v[2]));
+        acc = _mm512_max_ps(t, acc);
+      }
+      _mm512_mask_storeu_ps(yp + (size_t)oy * ow + ox0, ms, acc);
+    }
+  }
+}
+/* 3x3 windows (the CNNs' pools) with the tap counts constant, so the tap loops unroll and
+ * the indices stay in registers; other windows with the counts read from p. */
+static void maxpool_plane_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *xp, float *yp) {
+  if (p->kh == 3 && p->kw == 3) maxpool_plane_body(p, ix, xp, yp, 3, 3);
+  else maxpool_plane_body(p, ix, xp, yp, p->kh, p->kw);
+}
 #endif
 
 void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max) {
@@ -238,6 +314,12 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
   for (long pl = 0; pl < planes; pl++) {
     const float *xp = x + (size_t)pl * h * w;
     float *yp = y + (size_t)pl * oh * ow;
+#if defined(__AVX512F__)
+    if (rr.reg) {
+      maxpool_plane_reg(p, &rr.rix, xp, yp);
+      continue;
+    }
+#endif
     const float *xr[kh];
     for (int oy = 0; oy < oh; oy++) {
       int nr = 0, rows = 0;
