@@ -5,8 +5,10 @@
 # STAGES="ecg-fuse" is the dnnfusion plan alone) vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
 # medians over RUNS runs, every output checked against ONNX Runtime's; ROUNDS such side-by-side
 # runs per row (default 3), the row's ratio the median of the rounds' ratios (and its times the
-# medians of the rounds' medians; each round's in round_ratios, round_ms, round_ort_ms).
-#   RUNS=20 ROUNDS=3 THREADS="1 2" STAGES="ecg-rewrite | ecg-fuse --intensive" scripts/bench.sh [MODEL...]
+# medians of the rounds' medians; each round's in round_ratios, round_ms, round_ort_ms). Each
+# round interleaves the sides (ecg-bench --interleave INTERLEAVE, default 4: RUNS split into 4
+# chunks, ours then ONNX Runtime's, alternating), so that a slow spell of this VM lands on both.
+#   RUNS=20 ROUNDS=3 INTERLEAVE=4 THREADS="1 2" STAGES="ecg-rewrite | ecg-fuse --intensive" scripts/bench.sh [MODEL...]
 # Writes out/bench.jsonl (one ecg-bench line per model and thread count), out/bench.md (a
 # markdown table, also printed), out/bench.json (the rows and, per thread count, the
 # geometric mean of the ratios ours/ORT) and out/bench.svg (the ratios, drawn by gnuplot).
@@ -16,6 +18,7 @@ set -u
 cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
 rounds=${ROUNDS:-3}
+interleave=${INTERLEAVE:-4}
 threads=${THREADS:-1 2}
 stages=${STAGES-ecg-rewrite | ecg-fuse --intensive}
 models=${*:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
@@ -24,14 +27,14 @@ mkdir -p out
 : > out/bench.jsonl
 for m in $models; do
   for t in $threads; do
-    json=$(ECG_STAGES="$stages" sh scripts/e2e.sh "$m" --ort --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
+    json=$(ECG_STAGES="$stages" sh scripts/e2e.sh "$m" --ort --interleave "$interleave" --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
     [ -n "$json" ] || json='{"pass":false}'
     # further rounds on the same lowered model and data: ours and ONNX Runtime again, side
     # by side; the row reports the medians over the rounds (a burst of noise on this VM
     # lasting a second or two lands on one side of one round, not on the row)
     r=1
     while [ "$r" -lt "$rounds" ] && printf '%s' "$json" | jq -e '.ratio != null' >/dev/null; do
-      more=$(bin/ecg-bench "${ECG_OUT:-out}/$m" --data "${ECG_OUT:-out}/$m.data/test_data_set_0" --ort --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
+      more=$(bin/ecg-bench "${ECG_OUT:-out}/$m" --data "${ECG_OUT:-out}/$m.data/test_data_set_0" --ort --interleave "$interleave" --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
       [ -n "$more" ] || break
       json=$(printf '%s\n%s\n' "$json" "$more" | jq -sc '.[0] + {round_ratios: ((.[0].round_ratios // [.[0].ratio]) + [.[1].ratio]),
         round_ms: ((.[0].round_ms // [.[0].median_ms]) + [.[1].median_ms]), round_ort_ms: ((.[0].round_ort_ms // [.[0].ort_median_ms]) + [.[1].ort_median_ms]),

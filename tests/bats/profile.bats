@@ -91,3 +91,42 @@ setup() {
   [[ "$stderr" == *"nodir/p.json"* ]]
   [ ! -e "$T/nodir" ]
 }
+
+@test "ecg-bench --interleave K: the runs split into K chunks alternating ours and ONNX Runtime's, the medians over all runs of each side; usage errors" {
+  require_cmd node
+  local m="$SHARED_MODELS/squeezenet1_1.onnx" real res
+  require_file "$m"
+  "$BIN/onnx2ecg" "$m" --input-shape input=1x3x64x64 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/low"
+  make -s -C "$T/low" >/dev/null
+  # both sides log each timed invocation's --runs: ours through a wrapper in place of the
+  # built runner (make sees it newer than the sources), ONNX Runtime's through a script
+  # that logs, then runs the real ort_run.mjs
+  mv "$T/low/runner" "$T/low/runner.real"
+  printf '#!/bin/sh\ncase " $* " in *" --runs "*) echo "ours $*" | sed "s/.*--runs \\([0-9]*\\).*/ours \\1/" >> %s/order;; esac\nexec %s/low/runner.real "$@"\n' "$T" "$T" > "$T/low/runner"
+  chmod +x "$T/low/runner"
+  real="$ROOT/tools/bench/ort_run.mjs"
+  cat > "$T/ort_log.mjs" <<MJS
+import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
+const a = process.argv.slice(2);
+fs.appendFileSync('$T/order', 'ort ' + a[a.indexOf('--runs') + 1] + '\n');
+process.stdout.write(execFileSync(process.execPath, ['$real', ...a], { env: { ...process.env, NODE_PATH: '$ROOT/tools/bench/node_modules' } }));
+MJS
+  res=$(ECG_BENCH_ORT="$T/ort_log.mjs" "$BIN/ecg-bench" "$T/low" --random 1 --ort --check --runs 10 --warmup 1 --interleave 4); echo "$res"
+  cat "$T/order"
+  [ "$(tr '\n' ' ' < "$T/order")" = "ours 3 ort 3 ours 3 ort 3 ours 2 ort 2 ours 2 ort 2 " ]
+  jq -e '.pass == true and .runs == 10 and .interleave == 4 and .ratio > 0 and .ort_median_ms > 0 and .p10_ms <= .median_ms' <<<"$res"
+  # without it, one chunk each
+  rm "$T/order"
+  res=$(ECG_BENCH_ORT="$T/ort_log.mjs" "$BIN/ecg-bench" "$T/low" --random 1 --ort --runs 10 --warmup 1); echo "$res"
+  [ "$(tr '\n' ' ' < "$T/order")" = "ours 10 ort 10 " ]
+  jq -e '.runs == 10 and (has("interleave") | not)' <<<"$res"
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --interleave 2
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--interleave needs --ort"* ]]
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --runs 3 --interleave 4
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"exceeds --runs 3"* ]]
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --interleave 2 --profile "$T/p.json"
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"without --profile"* ]]
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --interleave 0
+  [ "$status" -eq 2 ]
+}

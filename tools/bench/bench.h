@@ -163,6 +163,17 @@ typedef struct bt_timing {
   int runs;
 } bt_timing;
 
+/** Timing samples in ms gathered over several runs of a side (ecg-bench --interleave):
+ *  v[0..n) owned, grown by bt_samples_add. */
+typedef struct bt_samples {
+  double *v;
+  int n, cap;
+} bt_samples;
+/** Append n samples to s. Errors: ECG_ERR_INTERNAL (out of memory). */
+int bt_samples_add(bt_samples *s, const double *v, int n, ecg_err *e);
+/** Free s's samples and zero it. */
+void bt_samples_clear(bt_samples *s);
+
 /** Where the lowered directory's code runs: on this machine, or under qemu-user when
  *  model.json's "arch" names another ISA (see bt_target_resolve). */
 typedef struct bt_target {
@@ -196,10 +207,11 @@ void bt_io_clear(bt_io *io);
  *  out_paths[i] (io->out order); parse the "time_ms" lines into *t. profile (NULL: none) is
  *  passed as `--profile FILE`: the runner writes its per-kernel mean times there. A dynamic
  *  io (io->dynamic) passes each input's shape (`--shape NAME=DIMS`) and takes each output's
- *  shape from the runner's "output_shape NAME DIMS" lines into io->out. Errors:
+ *  shape from the runner's "output_shape NAME DIMS" lines into io->out. With acc (NULL:
+ *  none), the run's samples are also appended to *acc. Errors:
  *  ECG_ERR_INPUT (runner exits non-zero, stderr in the message; no time lines). */
 int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, char **out_paths,
-                  int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e);
+                  int threads, int warmup, int runs, const char *profile, bt_timing *t, bt_samples *acc, ecg_err *e);
 /** Summarise n samples (ms; sorted in place) into *t. */
 void bt_timing_from(double *samples, int n, bt_timing *t);
 
@@ -213,10 +225,11 @@ void bt_timing_from(double *samples, int n, bt_timing *t);
 int bt_ort_script(char *buf, size_t cap, ecg_err *e);
 /** Run ONNX Runtime (node ort_run.mjs; node from $ECG_NODE or PATH) on model with the
  *  inputs (io->in order, with their shapes passed as --input-shape) and the same
- *  threads/warmup/runs; fill *t from its JSON line. Errors: ECG_ERR_INPUT (script
+ *  threads/warmup/runs; fill *t from its JSON line and, with acc (NULL: none), append its
+ *  samples ("times_ms") to *acc. Errors: ECG_ERR_INPUT (script
  *  missing or failing; its stderr in the message), ECG_ERR_INTERNAL. */
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
-               int runs, const char *opt_level, const char *out_dir, bt_timing *t, ecg_err *e);
+               int runs, const char *opt_level, const char *out_dir, bt_timing *t, bt_samples *acc, ecg_err *e);
 
 /* ---------------------------------------------------------------- peak.c */
 

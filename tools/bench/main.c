@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR]... [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
-    "                 [--runs 20] [--warmup 3] [--threads 1] [--ort-noise] [--model M.onnx]\n"
+    "                 [--runs 20] [--warmup 3] [--threads 1] [--interleave K] [--ort-noise] [--model M.onnx]\n"
     "                 [--cc CC] [--save DIR] [--device N] [--profile FILE [--trace FILE]] [-q|-v]\n"
     "                 [--help] [--version]\n"
     "       ecg-bench --peak\n"
@@ -69,6 +69,12 @@ static const char usage_text[] =
     "  --check        exit 1 unless the outputs were checked and passed (no reference = fail)\n"
     "  --rtol R, --atol A  pass when |ours-ref| <= A + R*|ref| elementwise\n"
     "  --runs R, --warmup W, --threads N  timing (medians/percentiles in ms)\n"
+    "  --interleave K with --ort: split the R runs into K chunks and alternate the sides,\n"
+    "                 ours then ONNX Runtime, chunk by chunk (each chunk a fresh process\n"
+    "                 with its W warm-up runs); the medians and percentiles are over all R\n"
+    "                 runs of each side, so a slow spell of the machine lands on both\n"
+    "                 sides instead of one (default 1: all of ours, then all of ORT's).\n"
+    "                 K <= R; not with --profile or --ort-noise\n"
     "  --ort-noise    with --data: also run ONNX Runtime with graph optimisations disabled\n"
     "                 and report how far IT is from the expected outputs at the same\n"
     "                 tolerance (ort_noise_max_abs_err, ort_noise_mismatches): the\n"
@@ -106,6 +112,7 @@ typedef struct opts {
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
+  int interleave;            /**< --interleave K: chunks per side, alternated (1: one each) */
   int device;                /**< --device N; -1 when not given */
   bool runs_set, warmup_set; /**< given on the command line (else emulated runs use 1 and 0) */
   bool ort, ort_noise, verbose, check, quiet, peak;
@@ -411,9 +418,9 @@ static bool parse_int(const char *s, int min, int *out) {
 /** Parse argv into *o. Returns 0 to run, -1 when --help/--version was printed,
  *  ECG_ERR_USAGE (message in e) otherwise. */
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
-  *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1, .device = -1};
+  *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1, .interleave = 1, .device = -1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE, O_PROFDEV, O_TARGET };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE, O_PROFDEV, O_TARGET, O_INTERLEAVE };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
@@ -422,7 +429,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {"profile", 0, 1, O_PROFILE}, {"trace", 0, 1, O_TRACE},
       {"peak", 0, 0, O_PEAK},       {"device", 0, 1, O_DEVICE}, {"profile-device", 0, 1, O_PROFDEV},
-      {"target", 0, 1, O_TARGET},   {0, 0, 0, 0}};
+      {"target", 0, 1, O_TARGET},   {"interleave", 0, 1, O_INTERLEAVE}, {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
   cli_init(&cl, argc, argv, lo);
@@ -460,6 +467,9 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     case O_RUNS: if (!parse_int(val, 1, &o->runs)) return ecg_errf(e, ECG_ERR_USAGE, "--runs expects an integer >= 1"); o->runs_set = true; break;
     case O_WARMUP: if (!parse_int(val, 0, &o->warmup)) return ecg_errf(e, ECG_ERR_USAGE, "--warmup expects an integer >= 0"); o->warmup_set = true; break;
     case O_THREADS: if (!parse_int(val, 1, &o->threads)) return ecg_errf(e, ECG_ERR_USAGE, "--threads expects an integer >= 1"); break;
+    case O_INTERLEAVE:
+      if (!parse_int(val, 1, &o->interleave)) return ecg_errf(e, ECG_ERR_USAGE, "--interleave expects an integer >= 1");
+      break;
     case O_ORT: o->ort = true; break;
     case O_ORT_NOISE: o->ort_noise = true; break;
     case O_MODEL: o->model = val; break;
@@ -494,6 +504,12 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   }
   if (!o->dir) return ecg_errf(e, ECG_ERR_USAGE, "missing the lowered model directory DIR");
   if (o->trace && !o->profile) return ecg_errf(e, ECG_ERR_USAGE, "--trace needs --profile");
+  if (o->interleave > 1) {
+    if (!o->ort) return ecg_errf(e, ECG_ERR_USAGE, "--interleave needs --ort (it alternates ours and ONNX Runtime's runs)");
+    if (o->profile || o->ort_noise)
+      return ecg_errf(e, ECG_ERR_USAGE, "--interleave goes without --%s", o->profile ? "profile" : "ort-noise");
+    if (o->interleave > o->runs) return ecg_errf(e, ECG_ERR_USAGE, "--interleave %d exceeds --runs %d (each chunk needs a run)", o->interleave, o->runs);
+  }
   if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
   if (o->n_data > 1 && (o->save || o->profile))
     return ecg_errf(e, ECG_ERR_USAGE, "--%s takes one --data (it would be overwritten by each data set)", o->save ? "save" : "profile");
@@ -670,7 +686,7 @@ static int ort_noise(const char *model, const bt_io *io, char **in_paths, const 
   snprintf(dir, sizeof dir, "%s/ortnoise", g_tmpdir);
   bt_timing t;
   pbset ref = {0};
-  int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, &t, e);
+  int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, &t, NULL, e);
   if (!rc) rc = read_ort_outputs(dir, io, &ref, e);
   r->noise_max_abs = 0;
   r->noise_mismatches = 0;
@@ -701,6 +717,10 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   char source[PATH_MAX];
   char **in_paths = NULL, **out_paths = NULL;
   bt_tensor *ordered = NULL; /* io.n_in shallow views of the input data, model order */
+  bt_samples s_ours = {0}, s_ort = {0}; /* --interleave: every chunk's samples per side */
+  /* --interleave K: chunk c of each side takes runs / K runs, one more for c < runs % K */
+  const int K = o->interleave < o->runs ? o->interleave : o->runs;
+#define CHUNK_RUNS(c) (o->runs / K + ((c) < o->runs % K))
   char arch[64];
   char backend[16];
   read_model_json(o->dir, r->model, sizeof r->model, source, sizeof source, arch, backend);
@@ -771,7 +791,8 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (o->verbose) fprintf(stderr, "ecg-bench: running %s/runner (%d threads, %d warm-up, %d runs)\n", o->dir,
                             o->threads, o->warmup, o->runs);
     const char *prof = o->profile ? g_tmpfiles[io.n_in + io.n_out] : NULL;
-    rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, o->runs, prof, &r->ours, e);
+    rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, CHUNK_RUNS(0), prof, &r->ours,
+                       K > 1 ? &s_ours : NULL, e);
     if (!rc && prof) {
       bt_peak pk;
       bool cached;
@@ -797,7 +818,8 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
     else {
       if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
-      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, o->data ? NULL : ort_dir, &r->ort, &oe);
+      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(0), NULL, o->data ? NULL : ort_dir, &r->ort,
+                       K > 1 ? &s_ort : NULL, &oe);
       if (!orc && !o->data) orc = read_ort_outputs(ort_dir, &io, &ref, &oe);
     }
     if (orc) {
@@ -812,6 +834,22 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
       }
     }
     pbset_clear(&ref);
+    /* --interleave: the other chunks, alternating sides (the outputs were read and checked
+     * from the first; later chunks compute the same ones) */
+    for (int c = 1; c < K && r->have_ort && !rc; c++) {
+      bt_timing tc;
+      ecg_err ce = {0};
+      rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, CHUNK_RUNS(c), NULL, &tc, &s_ours, e);
+      if (!rc && (orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(c), NULL, NULL, &tc, &s_ort, &ce))) {
+        fprintf(stderr, "ecg-bench: %s\n", ce.msg);
+        *ort_rc = orc;
+        r->have_ort = false;
+      }
+    }
+    if (K > 1 && r->have_ort && !rc) {
+      bt_timing_from(s_ours.v, s_ours.n, &r->ours);
+      bt_timing_from(s_ort.v, s_ort.n, &r->ort);
+    }
   }
   if (!rc && o->ort_noise && o->data) {
     const char *model = o->model ? o->model : source;
@@ -824,6 +862,9 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     }
   }
 out:
+#undef CHUNK_RUNS
+  bt_samples_clear(&s_ours);
+  bt_samples_clear(&s_ort);
   free(ordered);
   for (int i = 0; rnd && i < io.n_in; i++) bt_tensor_clear(&rnd[i]);
   free(rnd);
@@ -865,6 +906,7 @@ static void print_json(const opts *o, const result *r) {
     bt_json_print_number(f, ours[i]);
   }
   fprintf(f, ",\"runs\":%d,\"threads\":%d", r->ours.runs, o->threads);
+  if (o->interleave > 1) fprintf(f, ",\"interleave\":%d", o->interleave < o->runs ? o->interleave : o->runs);
   if (o->ort) {
     for (int i = 0; i < 3; i++) {
       fprintf(f, ",\"ort_%s\":", k[i]);

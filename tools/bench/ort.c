@@ -38,7 +38,7 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e) {
 }
 
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
-               int runs, const char *opt_level, const char *out_dir, bt_timing *t, ecg_err *e) {
+               int runs, const char *opt_level, const char *out_dir, bt_timing *t, bt_samples *acc, ecg_err *e) {
   char script[PATH_MAX + 64];
   ECG_TRY(bt_ort_script(script, sizeof script, e));
   const char *node = getenv("ECG_NODE");
@@ -75,6 +75,23 @@ int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads,
         !bt_json_number(p.out, "p90_ms", &t->p90_ms) || !bt_json_number(p.out, "runs", &r))
       rc = ecg_errf(e, ECG_ERR_INPUT, "ort_run.mjs printed no timing JSON: %.300s", p.out);
     t->runs = (int)r;
+  }
+  if (!rc && acc) { /* "times_ms":[a,b,...]: the samples, sorted */
+    const char *q = strstr(p.out, "\"times_ms\":[");
+    int n = 0;
+    if (q) {
+      q += strlen("\"times_ms\":[");
+      while (*q && *q != ']' && !rc) {
+        char *end;
+        double v = strtod(q, &end);
+        if (end == q || !isfinite(v)) break;
+        rc = bt_samples_add(acc, &v, 1, e);
+        n++;
+        q = end + (*end == ',');
+      }
+    }
+    if (!rc && (!q || *q != ']' || n != t->runs))
+      rc = ecg_errf(e, ECG_ERR_INPUT, "ort_run.mjs printed no \"times_ms\" of %d samples: %.300s", t->runs, p.out);
   }
   bt_proc_clear(&p);
   for (int i = 0; i < argc; i++) free(argv[i]);

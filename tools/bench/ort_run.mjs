@@ -13,8 +13,9 @@
 // Session: intraOpNumThreads=N, interOpNumThreads=1, graphOptimizationLevel 'all' (or
 // --opt-level disabled|basic|extended|all),
 // executionMode 'sequential'. W warm-up runs, then R timed runs (process.hrtime.bigint).
-// Prints one JSON line on stdout: {"median_ms","p10_ms","p90_ms","runs","threads"}
-// (percentiles by linear interpolation between sorted samples, like ecg-bench).
+// Prints one JSON line on stdout: {"median_ms","p10_ms","p90_ms","runs","threads","times_ms"}
+// (percentiles by linear interpolation between sorted samples, like ecg-bench; times_ms:
+// every timed run's ms, sorted, which ecg-bench --interleave pools over its chunks).
 // With --out-dir D, writes each output as D/FILE.bin (raw little-endian; FILE is the
 // output name with characters outside [A-Za-z0-9._:-] replaced by '_') and
 // D/outputs.json: [{"name","file","dtype" (ONNX code),"dims"}...] in graph order.
@@ -99,7 +100,7 @@ async function main(argv) {
     }
     times.sort((a, b) => a - b);
     process.stdout.write(JSON.stringify({
-      median_ms: num(quantile(times, 0.5)), p10_ms: num(quantile(times, 0.1)), p90_ms: num(quantile(times, 0.9)), runs, threads,
+      median_ms: num(quantile(times, 0.5)), p10_ms: num(quantile(times, 0.1)), p90_ms: num(quantile(times, 0.9)), runs, threads, times_ms: times,
     }) + '\n');
   } catch (e) {
     throw new Error(`${opts.model}: run failed: ${e.message}`);

@@ -190,6 +190,24 @@ static double quantile(const double *s, int n, double q) {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
+int bt_samples_add(bt_samples *s, const double *v, int n, ecg_err *e) {
+  if (s->n + n > s->cap) {
+    int cap = (s->n + n) * 2;
+    double *nv = realloc(s->v, sizeof *nv * (size_t)cap);
+    if (!nv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    s->v = nv;
+    s->cap = cap;
+  }
+  memcpy(s->v + s->n, v, sizeof *v * (size_t)n);
+  s->n += n;
+  return ECG_OK;
+}
+
+void bt_samples_clear(bt_samples *s) {
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
 void bt_timing_from(double *samples, int n, bt_timing *t) {
   memset(t, 0, sizeof *t);
   t->runs = n;
@@ -223,7 +241,7 @@ static int output_shape_line(char *s, bt_io *io, ecg_err *e) {
 }
 
 int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, char **out_paths,
-                  int threads, int warmup, int runs, const char *profile, bt_timing *t, ecg_err *e) {
+                  int threads, int warmup, int runs, const char *profile, bt_timing *t, bt_samples *acc, ecg_err *e) {
   int argc = 0, cap = 17 + 2 * (2 * io->n_in + io->n_out);
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
@@ -283,6 +301,7 @@ int bt_runner_run(const char *dir, bt_target *tg, bt_io *io, char **in_paths, ch
       if (end != line + 8 && isfinite(v)) samples[n++] = v;
     }
     if (!rc && n == 0) rc = ecg_errf(e, ECG_ERR_INPUT, "%s printed no time_ms lines", argv[tg->emulated ? 3 : 0]);
+    if (!rc && acc) rc = bt_samples_add(acc, samples, n, e);
     if (!rc) bt_timing_from(samples, n, t);
   }
   free(samples);
