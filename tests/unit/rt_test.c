@@ -638,7 +638,8 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
      * mobilenet_v2 (3x3) and mnasnet1_0 (5x5), and their first chain with the 3x3 stride-2
      * stem conv as its first stage (last column 3): us per call at 1 and 2 threads */
     int ib[][7] = {{24, 56, 144, 3, 1, 24, 0}, {32, 28, 192, 3, 1, 32, 0}, {64, 14, 384, 3, 1, 64, 0}, {96, 14, 576, 3, 2, 160, 0},
-                   {160, 7, 960, 3, 1, 160, 0}, {40, 28, 240, 5, 1, 40, 0}, {112, 14, 672, 5, 2, 160, 0}, {3, 224, 32, 3, 1, 16, 3}};
+                   {160, 7, 960, 3, 1, 160, 0}, {40, 28, 240, 5, 1, 40, 0}, {112, 14, 672, 5, 2, 160, 0}, {3, 224, 32, 3, 1, 16, 3},
+                   {16, 112, 48, 3, 2, 24, 0}, {16, 112, 96, 3, 2, 24, 0}};
     for (int q = 0; q < (int)(sizeof ib / sizeof ib[0]); q++) {
       char in[64];
       snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d%s", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5],
