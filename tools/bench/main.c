@@ -559,6 +559,7 @@ typedef struct result {
   char worst[256];        /**< output with the largest |d|/(atol+rtol|exp|) */
   bt_timing ours, ort;    /**< ms */
   bool have_ort;
+  int interleave;         /**< --interleave's chunks per side as run (1: none) */
   bool have_noise;        /**< --ort-noise measured the reference's own disagreement */
   double noise_max_abs;   /**< max |ORT unoptimised - expected| over all outputs */
   size_t noise_mismatches;
@@ -718,8 +719,9 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   char **in_paths = NULL, **out_paths = NULL;
   bt_tensor *ordered = NULL; /* io.n_in shallow views of the input data, model order */
   bt_samples s_ours = {0}, s_ort = {0}; /* --interleave: every chunk's samples per side */
-  /* --interleave K: chunk c of each side takes runs / K runs, one more for c < runs % K */
-  const int K = o->interleave < o->runs ? o->interleave : o->runs;
+  /* --interleave K: chunk c of each side takes runs / K runs, one more for c < runs % K
+   * (K set below, once an emulated run's runs are known) */
+  int K = 1;
 #define CHUNK_RUNS(c) (o->runs / K + ((c) < o->runs % K))
   char arch[64];
   char backend[16];
@@ -733,6 +735,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (!o->runs_set) oo.runs = 1;
     if (!o->warmup_set) oo.warmup = 0;
   }
+  K = r->interleave = o->interleave < o->runs ? o->interleave : o->runs;
 
   bt_proc bp;
   if (o->verbose)
@@ -906,7 +909,7 @@ static void print_json(const opts *o, const result *r) {
     bt_json_print_number(f, ours[i]);
   }
   fprintf(f, ",\"runs\":%d,\"threads\":%d", r->ours.runs, o->threads);
-  if (o->interleave > 1) fprintf(f, ",\"interleave\":%d", o->interleave < o->runs ? o->interleave : o->runs);
+  if (r->interleave > 1) fprintf(f, ",\"interleave\":%d", r->interleave);
   if (o->ort) {
     for (int i = 0; i < 3; i++) {
       fprintf(f, ",\"ort_%s\":", k[i]);
