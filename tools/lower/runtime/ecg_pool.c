@@ -2,7 +2,10 @@
  * Per output row: the columns whose whole window lies inside the input (computed once per
  * call) go PV at a time through AVX2 (8 lanes) or NEON (4 lanes), strides 1 and 2 (stride 2
  * by an even/odd shuffle, vld2 on NEON); border columns and everything in the portable
- * build take a scalar per-column loop.
+ * build take a scalar per-column loop. With AVX-512, max pools of dilation-1 columns,
+ * horizontal stride 1 or 2 and windows up to ECG_POOL_REG_KW columns run a
+ * plane at a time in registers (maxpool_plane_reg), other max pools a row at a time
+ * (maxpool_row512).
  * Threads over the n*c planes. */
 #include "ecg_rt.h"
 #include "ecg_pool.h"
