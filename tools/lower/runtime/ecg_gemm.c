@@ -2087,11 +2087,9 @@ ECG_AI void cpool_rows(const int S, const ecg_conv_params *p, const ecg_pool_par
     }
     if (b > next) next = b;
     const float *xr[64];
-    for (int co = c0; co < c1; co++) {
-      int nr = 0;
-      for (int cy = a; cy < b; cy++) xr[nr++] = ring + (size_t)(co - c0) * cst + (size_t)(cy % RS) * ow;
-      ecg_pool_row(pr, xr, nr, nr, y + (((size_t)img * p->m + co) * q->oh + py) * q->ow);
-    }
+    int nr = 0;
+    for (int cy = a; cy < b; cy++) xr[nr++] = ring + (size_t)(cy % RS) * ow;
+    ecg_pool_row_planes(pr, xr, nr, nr, cst, c1 - c0, y + (((size_t)img * p->m + c0) * q->oh + py) * q->ow, (size_t)q->oh * q->ow);
   }
 }
 

@@ -237,6 +237,33 @@ static inline __attribute__((always_inline)) void maxpool_plane_body(const ecg_p
     }
   }
 }
+/* One output row of each of np planes (maxpool_row_reg's arithmetic): the window rows of
+ * plane k at xr[r] + k * xs, its output row at yr + k * ys; the column masks and permute
+ * indices computed once for all planes. The fused Conv -> MaxPool kernel pools every
+ * channel's row of its ring this way (ecg_gemm.c cpool_rows), where one ecg_pool_row call
+ * per channel recomputed them per row. */
+static void maxpool_rows_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *const *xr, int nr, size_t xs,
+                             int np, float *yr, size_t ys) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  const int KW = p->kw, w = p->w, ow = p->ow, nv3 = ix->nv > 2;
+  for (int ox0 = 0; ox0 < ow; ox0 += 16) {
+    const int base = ox0 * p->sw - p->pl, left = ow - ox0;
+    const __mmask16 m[3] = {in_cols(base, w), in_cols(base + 16, w), nv3 ? in_cols(base + 32, w) : 0};
+    const int three = m[2] != 0;
+    const __mmask16 ms = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+    for (int k = 0; k < np; k++) {
+      mp_cols v = {{ninf, ninf, ninf}};
+      for (int r = 0; r < nr; r++) v = mp_max(v, mp_load(xr[r] + (size_t)k * xs + base, 0, w, m, three));
+      __m512 acc = ninf;
+      for (int kj = 0; kj < KW; kj++) {
+        __m512 t = _mm512_permutex2var_ps(v.v[0], ix->lo[kj], v.v[1]);
+        if (ix->hm[kj]) t = _mm512_mask_blend_ps(ix->hm[kj], t, _mm512_permutex2var_ps(v.v[1], ix->hi[kj], v.v[2]));
+        acc = _mm512_max_ps(t, acc);
+      }
+      _mm512_mask_storeu_ps(yr + (size_t)k * ys + ox0, ms, acc);
+    }
+  }
+}
 /* 3x3 windows (the CNNs' pools) with the tap counts constant, so the tap loops unroll and
  * the indices stay in registers; other windows with the counts read from p. */
 static void maxpool_plane_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *xp, float *yp) {
@@ -303,6 +330,21 @@ void ecg_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int r
   for (; ox < ow; ox++) {
     float v = pool_col(p, xr, nr, ox, is_max, &cols);
     yr[ox] = is_max ? v : (rows * cols > 0 ? v / (float)(rows * cols) : 0.f);
+  }
+}
+
+void ecg_pool_row_planes(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
+                         size_t ys) {
+#if defined(__AVX512F__)
+  if (rr->reg) {
+    maxpool_rows_reg(rr->p, &rr->rix, xr, nr, xs, np, yr, ys);
+    return;
+  }
+#endif
+  const float *xk[64];
+  for (int k = 0; k < np; k++) {
+    for (int r = 0; r < nr; r++) xk[r] = xr[r] + (size_t)k * xs;
+    ecg_pool_row(rr, xk, nr, rows, yr + (size_t)k * ys);
   }
 }
 

@@ -32,4 +32,9 @@ void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max);
  *  (each p->w floats; a max over no row is -inf); rows: the window rows an average counts
  *  (count_include_pad: the padding rows too). No errors. */
 void ecg_pool_row(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, float *yr);
+/** ecg_pool_row on np planes at once: plane k's window rows at xr[r] + k * xs, its output
+ *  row at yr + k * ys (strides in floats); nr <= 64. The same results as np ecg_pool_row
+ *  calls, with the AVX-512 register path's masks computed once. No errors. */
+void ecg_pool_row_planes(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
+                         size_t ys);
 #endif
