@@ -145,29 +145,6 @@ static void maxpool_reg_idx(const ecg_pool_params *p, pool_reg_idx *ix) {
   }
   ix->nv = (15 * p->sw + p->kw + 15) / 16;
 }
-static void maxpool_row_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *const *xr, int nr, float *yr) {
-  const __m512 ninf = _mm512_set1_ps(-INFINITY);
-  for (int ox0 = 0; ox0 < p->ow; ox0 += 16) {
-    const int base = ox0 * p->sw - p->pl;
-    const __mmask16 m0 = in_cols(base, p->w), m1 = in_cols(base + 16, p->w), m2 = ix->nv > 2 ? in_cols(base + 32, p->w) : 0;
-    __m512 v0 = ninf, v1 = ninf, v2 = ninf;
-    for (int r = 0; r < nr; r++) { /* masked loads never touch the lanes outside the mask */
-      const uintptr_t a = (uintptr_t)xr[r] + (uintptr_t)((intptr_t)base * (intptr_t)sizeof(float));
-      v0 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m0, (const float *)a), v0);
-      v1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m1, (const float *)(a + 64)), v1);
-      if (m2) v2 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m2, (const float *)(a + 128)), v2);
-    }
-    __m512 acc = ninf;
-    for (int kj = 0; kj < p->kw; kj++) {
-      __m512 t = _mm512_permutex2var_ps(v0, ix->lo[kj], v1);
-      if (ix->hm[kj]) t = _mm512_mask_blend_ps(ix->hm[kj], t, _mm512_permutex2var_ps(v1, ix->hi[kj], v2));
-      acc = _mm512_max_ps(t, acc);
-    }
-    const int left = p->ow - ox0;
-    _mm512_mask_storeu_ps(yr + ox0, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u), acc);
-  }
-}
-
 /* The 3 x 16 columns of input row iy from column base (masks m[0..2]; -inf outside). */
 typedef struct { __m512 v[3]; } mp_cols;
 static inline __attribute__((always_inline)) mp_cols mp_load(const float *xc, int iy, int w, const __mmask16 *m, int three) {
@@ -182,6 +159,37 @@ static inline __attribute__((always_inline)) mp_cols mp_max(mp_cols a, mp_cols b
   for (int k = 0; k < 3; k++) a.v[k] = _mm512_max_ps(a.v[k], b.v[k]);
   return a;
 }
+/* Output lane l = the max over taps kj < KW of input column S * l + kj of v (maxpool_reg_idx's
+ * permutes: lo into (v0, v1), hi into (v1, v2) on the lanes hm marks). */
+static inline __attribute__((always_inline)) __m512 mp_taps(mp_cols v, const __m512i *lo, const __m512i *hi,
+                                                            const __mmask16 *hm, int KW) {
+  __m512 acc = _mm512_set1_ps(-INFINITY);
+  for (int kj = 0; kj < KW; kj++) {
+    __m512 t = _mm512_permutex2var_ps(v.v[0], lo[kj], v.v[1]);
+    if (hm[kj]) t = _mm512_mask_blend_ps(hm[kj], t, _mm512_permutex2var_ps(v.v[1], hi[kj], v.v[2]));
+    acc = _mm512_max_ps(t, acc);
+  }
+  return acc;
+}
+static void maxpool_row_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *const *xr, int nr, float *yr) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  for (int ox0 = 0; ox0 < p->ow; ox0 += 16) {
+    const int base = ox0 * p->sw - p->pl;
+    const __mmask16 m0 = in_cols(base, p->w), m1 = in_cols(base + 16, p->w), m2 = ix->nv > 2 ? in_cols(base + 32, p->w) : 0;
+    __m512 v0 = ninf, v1 = ninf, v2 = ninf;
+    for (int r = 0; r < nr; r++) { /* masked loads never touch the lanes outside the mask */
+      const uintptr_t a = (uintptr_t)xr[r] + (uintptr_t)((intptr_t)base * (intptr_t)sizeof(float));
+      v0 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m0, (const float *)a), v0);
+      v1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m1, (const float *)(a + 64)), v1);
+      if (m2) v2 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m2, (const float *)(a + 128)), v2);
+    }
+    const mp_cols v = {{v0, v1, v2}};
+    const __m512 acc = mp_taps(v, ix->lo, ix->hi, ix->hm, p->kw);
+    const int left = p->ow - ox0;
+    _mm512_mask_storeu_ps(yr + ox0, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u), acc);
+  }
+}
+
 /* A whole plane of maxpool_row_reg's pools (issue 13), xp [h, w] -> yp [oh, ow]: the same
  * arithmetic with the loops turned around, 16 output columns outer and output rows inner,
  * so the column masks and permute indices stay in registers for the plane; a window row
@@ -227,13 +235,7 @@ static inline __attribute__((always_inline)) void maxpool_plane_body(const ecg_p
           if (iy != last) l = mp_load(xc, iy, w, m, three), last = iy;
           v = mp_max(v, l);
         }
-      __m512 acc = ninf;
-      for (int kj = 0; kj < KW; kj++) {
-        __m512 t = _mm512_permutex2var_ps(v.v[0], lo[kj], v.v[1]);
-        if (hm[kj]) t = _mm512_mask_blend_ps(hm[kj], t, _mm512_permutex2var_ps(v.v[1], hi[kj], v.v[2]));
-        acc = _mm512_max_ps(t, acc);
-      }
-      _mm512_mask_storeu_ps(yp + (size_t)oy * ow + ox0, ms, acc);
+      _mm512_mask_storeu_ps(yp + (size_t)oy * ow + ox0, ms, mp_taps(v, lo, hi, hm, KW));
     }
   }
 }
@@ -254,13 +256,7 @@ static void maxpool_rows_reg(const ecg_pool_params *p, const pool_reg_idx *ix, c
     for (int k = 0; k < np; k++) {
       mp_cols v = {{ninf, ninf, ninf}};
       for (int r = 0; r < nr; r++) v = mp_max(v, mp_load(xr[r] + (size_t)k * xs + base, 0, w, m, three));
-      __m512 acc = ninf;
-      for (int kj = 0; kj < KW; kj++) {
-        __m512 t = _mm512_permutex2var_ps(v.v[0], ix->lo[kj], v.v[1]);
-        if (ix->hm[kj]) t = _mm512_mask_blend_ps(ix->hm[kj], t, _mm512_permutex2var_ps(v.v[1], ix->hi[kj], v.v[2]));
-        acc = _mm512_max_ps(t, acc);
-      }
-      _mm512_mask_storeu_ps(yr + (size_t)k * ys + ox0, ms, acc);
+      _mm512_mask_storeu_ps(yr + (size_t)k * ys + ox0, ms, mp_taps(v, ix->lo, ix->hi, ix->hm, KW));
     }
   }
 }
