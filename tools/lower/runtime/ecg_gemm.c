@@ -135,7 +135,7 @@ static int ecg_tid(void) {
 #define ECG_LN2_HI 0.693359375f
 #define ECG_LN2_LO (-2.12194440e-4f)
 
-#ifdef ECG_AVX2
+#if defined(ECG_AVX2) && !defined(ECG_AVX512) /* the AVX-512 build applies activations with act512_apply */
 /* 1 / (1 + exp(-v)) on 8 lanes (see above). */
 static inline __m256 sigmoid256(__m256 v) {
   const __m256 x = _mm256_min_ps(_mm256_set1_ps(88.f), _mm256_max_ps(_mm256_set1_ps(-88.f), v));
@@ -2948,21 +2948,6 @@ int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) { (void)p; return 0; }
 size_t ecg_rt1_ibr16_packed_floats(const ecg_ibr_params *p, int which) { (void)p; (void)which; return 0; }
 void ecg_rt1_ibr16_pack(const ecg_ibr_params *p, int which, const float *w, float *packed) { (void)p; (void)which; (void)w; (void)packed; }
 size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) { (void)p; (void)threads; return 0; }
-/* Zeroes the pad columns of one row of E (er: its first padded column) that column col of
- * the image ends: the left pad where col is 0, the right pad where col is W-1, both where
- * col is -1. The first stage calls it for the rows it computes, so E's pads are written by
- * the thread that wrote the row, which is, mostly, the one whose depthwise stage reads it:
- * zeroed once per call for the whole ring, split by block, half of every row's pads were
- * the other core's modified lines (rt_test --bench ibr, 2 threads: the depthwise stage of
- * 64x14x14->384 alone took 19.6 us with those writes, 12.3 without any, 1 thread 19.1-19.4
- * either way; whole chains 32x28x28->192 97.6 -> 89.3 us, 40x28x28->240 k5 174.7 -> 162.6,
- * the others within the noise; 2 threads, 5 interleaved rounds: mobilenet_v2 3.19 -> 3.07
- * ms, mnasnet1_0 3.32 -> 3.26, efficientnet_b0 5.55 -> 5.56). */
-static void i16_row_pads(const ecg_ibr_params *p, int W, int Wp, float *er, int col) {
-  if (col <= 0) memset(er, 0, (size_t)p->pl * 16 * sizeof(float));
-  if (col == -1 || col == W - 1) memset(er + (size_t)(p->pl + W) * 16, 0, (size_t)(Wp - p->pl - W) * 16 * sizeof(float));
-}
-
 void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
                    const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
   (void)p; (void)x; (void)w1p; (void)b1; (void)wd; (void)bd; (void)w2p; (void)b2; (void)y; (void)scratch; (void)e_rows;
@@ -3431,6 +3416,8 @@ size_t ecg_rt1_conv2d_maxpool_scratch_floats(const ecg_conv_params *p, const ecg
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return 0;
 #ifdef ECG_AVX512
   if (cpool_fused(p, q)) return (size_t)(threads < 1 ? 1 : threads) * cpool_per_thread(p, q);
+#else
+  (void)q;
 #endif
   return (((size_t)p->n * p->m * p->oh * p->ow + 15) & ~(size_t)15) + ecg_rt1_conv2d_scratch_floats(p, threads);
 }

@@ -16,7 +16,9 @@
  * under 5e4, else all of omp_get_max_threads(). */
 /* 64-byte vectors in a build without AVX-512 are passed differently between functions
  * (GCC's -Wpsabi note); these helpers are static and inlined, so no ABI is crossed. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 typedef float ecg_nchwc_v8 __attribute__((vector_size(32)));

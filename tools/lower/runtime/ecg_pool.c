@@ -321,7 +321,7 @@ void ecg_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int r
     }
   }
 #else
-  (void)ihi; (void)w; (void)kw;
+  (void)ihi; (void)w; (void)kw; (void)sw;
 #endif
   for (; ox < ow; ox++) {
     float v = pool_col(p, xr, nr, ox, is_max, &cols);
