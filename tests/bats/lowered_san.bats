@@ -3,6 +3,7 @@
 # directory builds with -O3 -Wall -Wextra -Werror, and the model runs end to end against
 # ONNX Runtime's outputs with the lowered code built under ASan/UBSan/LeakSanitizer
 # (ecg-bench --cc; a sanitizer report fails the runner).  Every model: make test-lowered.
+# The runtime itself compiles warning-free with gcc and clang for each ISA it targets.
 
 load helpers
 
@@ -17,6 +18,25 @@ setup() {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == "ok   blazeface_front_128: lowered C builds with -O3 -Wall -Wextra -Werror" ]]
+}
+
+@test "the runtime compiles with -Wall -Wextra -Werror for every ISA it targets (gcc and clang; AVX-512, AVX2, plain x86-64; aarch64 where the cross compiler is)" {
+  local rt="$ROOT/tools/lower/runtime" T="$BATS_TEST_TMPDIR" cc m f fails=0
+  sh "$ROOT/scripts/rt_id.sh" "$rt"/*.c "$rt"/*.h > "$T/ecg_rt_id.h"
+  for cc in gcc clang; do
+    command -v "$cc" >/dev/null || continue
+    for m in skylake-avx512 x86-64-v3 x86-64; do
+      for f in "$rt"/*.c; do
+        "$cc" -O1 -march="$m" -fopenmp -Wall -Wextra -Werror -I"$rt" -I"$T" -c "$f" -o /dev/null || { echo "FAIL $cc -march=$m $f"; fails=$((fails + 1)); }
+      done
+    done
+  done
+  if command -v aarch64-linux-gnu-gcc >/dev/null; then
+    for f in "$rt"/*.c; do
+      aarch64-linux-gnu-gcc -O1 -fopenmp -Wall -Wextra -Werror -I"$rt" -I"$T" -c "$f" -o /dev/null || { echo "FAIL aarch64 $f"; fails=$((fails + 1)); }
+    done
+  fi
+  [ "$fails" -eq 0 ]
 }
 
 @test "BlazeFace end to end with the lowered code under ASan/UBSan: passes, no sanitizer report" {
