@@ -1018,6 +1018,18 @@ int main(int argc, char **argv) {
       if (wg == halved) n_pass++;
       else { n_fail++; printf("FAIL 16x55x55 3x3 conv: Winograd %d on a CPU with halved 512-bit FMAs %d\n", wg, halved); }
     }
+    { /* 1x1 convs with large weights on small planes by default: blocked (the packed size is
+       * ceil(m/16) * ceil(c/16) blocks of 16 x 16) up to 14x14 planes, on CPUs with halved
+       * 512-bit FMAs (Zen 4) up to 8x8 only: squeezenet1_1's 512x13x13->1000 there takes the
+       * GEMM path; mobilenet_v2's 320x7x7->1280 and a 512x8x8->1000 stay blocked on both */
+      ecg_conv_params q = conv_p(1, 512, 13, 13, 1000, 1, 1, 1, 1, 0, 1), r = conv_p(1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 1);
+      ecg_conv_params e = conv_p(1, 512, 8, 8, 1000, 1, 1, 1, 1, 0, 1);
+      fill_conv(&q); fill_conv(&r); fill_conv(&e);
+      __builtin_cpu_init();
+      const int halved = __builtin_cpu_is("amdfam19h"), qb = ecg_rt1_conv2d_packed_floats(&q) == 63 * 32 * 256;
+      if (qb == !halved && ecg_rt1_conv2d_packed_floats(&r) == 80 * 20 * 256 && ecg_rt1_conv2d_packed_floats(&e) == 63 * 32 * 256) n_pass++;
+      else { n_fail++; printf("FAIL blocked 1x1 choice: 13x13 blocked %d on a CPU with halved 512-bit FMAs %d; packed %zu (7x7), %zu (8x8)\n", qb, halved, ecg_rt1_conv2d_packed_floats(&r), ecg_rt1_conv2d_packed_floats(&e)); }
+    }
     { /* by default convs whose channels pad to whole 16-channel blocks by at most 1/8 run
        * blocked (the packed size is the blocked layout's: ceil(m/16) * ceil(c/16) * kh * kw
        * blocks of 16 x 16), by more not: openwakeword_embedding's 3x1 72x32x8->72 (72 of 80

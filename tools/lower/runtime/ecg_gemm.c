@@ -2223,6 +2223,7 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
 #define BK_BAND 56 /* output positions per work item (whole rows) */
 #define BK_1X1_BYTES (512.0 * 1024)
 #define BK_1X1_MAXPOS 196 /* positions of a blocked 1x1 conv (a 14x14 plane) */
+#define BK_1X1_MAXPOS_HALF 64 /* BK_1X1_MAXPOS where fma512_halved() (an 8x8 plane) */
 #define BK_WG_MIN_C 64    /* input channels from which a Winograd-shaped conv stays Winograd */
 #define BK_WG_U_BYTES_HALF (16.0 * 1024 * 1024) /* BK_WG_U_BYTES where fma512_halved() */
 
@@ -2527,9 +2528,20 @@ static int conv_blocked(const ecg_conv_params *p) {
    * registers: squeezenet1_1's classifier 512x13x13->1000, 2 MB, inside the model 1106 ->
    * 1013 us at 1 thread, 652 -> 555 at 2). Never under 16
    * positions: conv_gemv's 1x1 planes and ecg_ibr.c's pointwise stages rely on the GEMM
-   * packing. */
-  if (p->kh * p->kw == 1)
-    return (long)p->oh * p->ow >= 16 && (long)p->oh * p->ow <= BK_1X1_MAXPOS && (double)p->c * p->m * sizeof(float) >= BK_1X1_BYTES && p->sh == 1 && p->sw == 1;
+   * packing. Those were an Intel Xeon; on an AMD EPYC Zen 4 (fma512_halved) only up to
+   * 8x8 planes: there the GEMM path ties at 1 thread and wins at 2 from 64 positions
+   * (rt_test --bench-cold, GFLOP/s at 1 / 2 threads, GEMM against blocked, 2 rounds: 512x8x8
+   * ->1000 97 / 172-185 against 96-97 / 171-193, 320x8x8->1280 100-104 / 161-186 against
+   * 86-97 / 141-155, 512x10x10->1000 93-95 / 182 against 97 / 156-171, 512x12x12->1000
+   * 103-109 / 200-205 against 99 / 168-173; squeezenet1_1's classifier 512x13x13->1000
+   * inside the model, the kernel's mean over 300 runs, 3 alternating rounds: 1 thread
+   * 1672-1955 against 1696-1720 us, 2 threads 868-982 against 944-1494), while 7x7 planes
+   * (49 positions: a 48-column GEMM tile and 1 column) stay blocked (320x7x7->1280 78-80
+   * against 94-100 at 1 thread). */
+  if (p->kh * p->kw == 1) {
+    const long pos = (long)p->oh * p->ow, maxpos = fma512_halved() ? BK_1X1_MAXPOS_HALF : BK_1X1_MAXPOS;
+    return pos >= 16 && pos <= maxpos && (double)p->c * p->m * sizeof(float) >= BK_1X1_BYTES && p->sh == 1 && p->sw == 1;
+  }
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
    * BK_WG_U_BYTES and the input has at least BK_WG_MIN_C channels: resnet18's 64- and
    * 128-channel 3x3 layers, U 0.6 and 2.4 MB, run faster as Winograd inside the model
