@@ -610,14 +610,19 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
     if (e1 < 0.99 * g1) printf("  executed %.1f, %.1f (Winograd)", e1, e2);
     printf("\n");
   }
-  { /* fused activations: the expansion 1x1 conv of efficientnet_b0 (SiLU in the GEMM
-     * epilogue) and ecg_rt1_act_apply on a 96x56x56 tensor (ns per element) */
-    ecg_conv_params p = conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1);
-    p.act = (ecg_act){ECG_ACT_SILU, 0, 0, NULL, NULL};
-    const char *name = "effnet 1x1 16x112x112->96 silu";
-    if (!filter || strstr(name, filter)) {
-      double e1, e2, g1 = bench_conv(p, 1, &e1), g2 = bench_conv(p, 2, &e2);
-      printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", name, g1, g2);
+  { /* fused activations: efficientnet_b0's convs with SiLU (in the GEMM epilogue, the
+     * blocked sum's store, the depthwise kernels') and ecg_rt1_act_apply on a 96x56x56
+     * tensor (ns per element) */
+    struct { const char *name; ecg_conv_params p; } sc[] = {
+        {"effnet 1x1 16x112x112->96 silu", conv_p(1, 16, 112, 112, 96, 1, 1, 1, 1, 0, 1)},
+        {"effnet 1x1 192x7x7->1152 silu", conv_p(1, 192, 7, 7, 1152, 1, 1, 1, 1, 0, 1)},
+        {"effnet dw3x3 480x14x14 s1 silu", conv_p(1, 480, 14, 14, 480, 3, 3, 1, 1, 1, 480)},
+        {"effnet dw5x5 672x14x14 s1 silu", conv_p(1, 672, 14, 14, 672, 5, 5, 1, 1, 2, 672)}};
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+      if (filter && !strstr(sc[i].name, filter)) continue;
+      sc[i].p.act = (ecg_act){ECG_ACT_SILU, 0, 0, NULL, NULL};
+      double e1, e2, g1 = bench_conv(sc[i].p, 1, &e1), g2 = bench_conv(sc[i].p, 2, &e2);
+      printf("%-32s %7.1f GFLOP/s (1 thread) %7.1f GFLOP/s (2 threads)\n", sc[i].name, g1, g2);
     }
     for (int k = ECG_ACT_RELU; k <= ECG_ACT_SILU; k++) {
       char an[48];
