@@ -386,8 +386,8 @@ ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, co
    * its tests made once per tile, not once per vector (rt_test --bench, 1 thread, GFLOP/s:
    * squeezenet1_1's 1x1 16x55x55->64 81 -> 100, 32x27x27->128 96 -> 108; mobilenet_v2's
    * 16x112x112->96 79 -> 95, 24x56x56->144 89 -> 104: small-K tiles spend the most on their
-   * stores). SiLU and the other kinds stay per vector below (applied to the stored rows
-   * instead, efficientnet_b0's 16x112x112->96 SiLU measured 53 -> 52). */
+   * stores). SiLU and the other kinds stay per vector below: applying them to the stored
+   * rows instead measured 53 -> 52 on efficientnet_b0's 16x112x112->96 SiLU conv. */
   const int kind = ep ? ep->act.kind : ECG_ACT_NONE;
   if (alpha == 1.f && beta == 0.f && (!ep || !ep->bias_n) &&
       (kind == ECG_ACT_NONE || kind == ECG_ACT_FN || kind == ECG_ACT_RELU || kind == ECG_ACT_CLIP)) {
@@ -2529,10 +2529,11 @@ static int conv_blocked(const ecg_conv_params *p) {
    * 1013 us at 1 thread, 652 -> 555 at 2). Never under 16
    * positions: conv_gemv's 1x1 planes and ecg_ibr.c's pointwise stages rely on the GEMM
    * packing. Those were an Intel Xeon; on an AMD EPYC Zen 4 (fma512_halved) only up to
-   * 8x8 planes: there the GEMM path ties at 1 thread and wins at 2 from 64 positions
-   * (rt_test --bench-cold, GFLOP/s at 1 / 2 threads, GEMM against blocked, 2 rounds: 512x8x8
-   * ->1000 97 / 172-185 against 96-97 / 171-193, 320x8x8->1280 100-104 / 161-186 against
-   * 86-97 / 141-155, 512x10x10->1000 93-95 / 182 against 97 / 156-171, 512x12x12->1000
+   * 8x8 planes: from 10x10 the GEMM path is within 5% at 1 thread and wins at 2, at 8x8
+   * the two tie or GEMM leads (rt_test --bench-cold, GFLOP/s at 1 / 2 threads, GEMM against
+   * blocked, 2 rounds: 512x8x8->1000 97 / 172-185 against 96-97 / 171-193, 320x8x8->1280
+   * 100-104 / 161-186 against 86-97 / 141-155, 512x10x10->1000 93-95 / 182 against 97 /
+   * 156-171, 512x12x12->1000
    * 103-109 / 200-205 against 99 / 168-173; squeezenet1_1's classifier 512x13x13->1000
    * inside the model, the kernel's mean over 300 runs, 3 alternating rounds: 1 thread
    * 1672-1955 against 1696-1720 us, 2 threads 868-982 against 944-1494), while 7x7 planes
