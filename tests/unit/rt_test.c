@@ -969,6 +969,13 @@ int main(int argc, char **argv) {
     dir[5].pr = 0; dir[5].pb = 2;
     dir[8].pl = 1;
     test_convs_act(dir, sizeof dir / sizeof dir[0], threads);
+    /* each kind of store: Relu in the tile's loop, the others on the stored rows */
+    const ecg_act da[3] = {{ECG_ACT_RELU, 0, 0, NULL, NULL}, {ECG_ACT_SILU, 0, 0, NULL, NULL}, {ECG_ACT_CLIP, -0.5f, 0.7f, NULL, NULL}};
+    for (int k = 0; k < 3; k++) {
+      ecg_conv_params d = k == 2 ? conv_p(1, 1, 24, 70, 19, 5, 5, 2, 1, 2, 1) : conv_p(1 + k, 3, 40, 45, 32, 3, 3, 2 - k, 1, 1, 1);
+      d.act = da[k];
+      test_conv(d, threads);
+    }
     test_conv_fn(conv_p(1, 3, 20, 64, 24, 3, 3, 2, 1, 1, 1), threads);
     set_threads(3);
     test_conv(conv_p(1, 3, 21, 66, 16, 3, 3, 2, 1, 1, 1), 3);

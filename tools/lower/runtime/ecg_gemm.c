@@ -2039,7 +2039,7 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
       }
     }
   }
-  const int nco = imin(DR_J, p->m - co0);
+  const int nco = imin(DR_J, p->m - co0), relu = p->act.kind == ECG_ACT_RELU;
 #pragma GCC unroll 8
   for (int j = 0; j < DR_J; j++) { /* constant indices: acc stays in registers */
     if (j >= nco) break;
@@ -2047,10 +2047,14 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
     const __m512 bj = _mm512_set1_ps(bias ? bias[co0 + j] : 0.f);
 #pragma GCC unroll 3
     for (int r = 0; r < R; r++) {
-      const __m512 v = act512_cheap(p->act, bias ? _mm512_add_ps(acc[r][j], bj) : acc[r][j]);
+      __m512 v = bias ? _mm512_add_ps(acc[r][j], bj) : acc[r][j];
+      if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
       _mm512_mask_storeu_ps(yr + j * plane + ox0 + 16 * r, tail_mask(ow - ox0 - 16 * r), v);
     }
   }
+  /* the other kinds on the stored rows, out of this register-heavy loop */
+  if (!relu && p->act.kind != ECG_ACT_NONE && p->act.kind != ECG_ACT_FN)
+    for (int j = 0; j < nco; j++) act512_apply(p->act, yr + j * plane + ox0, (size_t)imin(16 * R, ow - ox0));
 }
 
 /* Output row oy of channel blocks q0 .. q1-1 (DR_J channels each) of image img: channel
