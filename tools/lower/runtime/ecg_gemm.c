@@ -336,21 +336,18 @@ static inline __mmask16 col_mask(int base, int w) {
 #define ECG_PF_A 1024
 #endif
 /* k512's store of the tile acc [mr][nv] into c (row stride ldc, the last vector masked by
- * lm): + bias_m[i] per row (bm may be NULL), then the activation kind (a constant at each
- * call: ECG_ACT_NONE, ECG_ACT_RELU or ECG_ACT_CLIP with act's bounds). */
-ECG_AI void k512_store(const int mr, const int nv, const int kind, __m512 acc[][3], float *restrict c, ptrdiff_t ldc,
-                       __mmask16 lm, const float *bm, const ecg_act *act) {
-  const __m512 lo = kind == ECG_ACT_CLIP ? _mm512_set1_ps(act->a) : _mm512_setzero_ps();
-  const __m512 hi = kind == ECG_ACT_CLIP ? _mm512_set1_ps(act->b) : _mm512_setzero_ps();
+ * lm): + bias_m[i] per row (bm may be NULL), then act512 with the kind a constant at each
+ * call (ECG_ACT_NONE, ECG_ACT_RELU or ECG_ACT_CLIP, its bounds from act). */
+ECG_AI void k512_store(const int mr, const int nv, const ecg_act_kind kind, __m512 acc[][3], float *restrict c,
+                       ptrdiff_t ldc, __mmask16 lm, const float *bm, ecg_act act) {
+  act.kind = kind;
 #pragma GCC unroll 8
   for (int i = 0; i < mr; i++) {
     float *cr = c + (size_t)i * ldc;
     const __m512 bi = bm ? _mm512_set1_ps(bm[i]) : _mm512_setzero_ps();
 #pragma GCC unroll 3
     for (int v = 0; v < nv; v++) {
-      __m512 x = _mm512_add_ps(acc[i][v], bi);
-      if (kind == ECG_ACT_RELU) x = _mm512_max_ps(x, _mm512_setzero_ps()); /* NaN -> 0, as act512 */
-      if (kind == ECG_ACT_CLIP) x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+      const __m512 x = act512(act, _mm512_add_ps(acc[i][v], bi));
       if (v < nv - 1) _mm512_storeu_ps(cr + 16 * v, x);
       else _mm512_mask_storeu_ps(cr + 16 * v, lm, x);
     }
@@ -392,9 +389,10 @@ ECG_AI void k512(const int mr, const int nv, int kc, const float *restrict a, co
   if (alpha == 1.f && beta == 0.f && (!ep || !ep->bias_n) &&
       (kind == ECG_ACT_NONE || kind == ECG_ACT_FN || kind == ECG_ACT_RELU || kind == ECG_ACT_CLIP)) {
     const float *bm = ep ? ep->bias_m : NULL;
-    if (kind == ECG_ACT_RELU) k512_store(mr, nv, ECG_ACT_RELU, acc, c, ldc, lm, bm, NULL);
-    else if (kind == ECG_ACT_CLIP) k512_store(mr, nv, ECG_ACT_CLIP, acc, c, ldc, lm, bm, &ep->act);
-    else k512_store(mr, nv, ECG_ACT_NONE, acc, c, ldc, lm, bm, NULL); /* an ECG_ACT_FN epilogue runs later */
+    const ecg_act act = ep ? ep->act : (ecg_act){ECG_ACT_NONE, 0, 0, NULL, NULL};
+    if (kind == ECG_ACT_RELU) k512_store(mr, nv, ECG_ACT_RELU, acc, c, ldc, lm, bm, act);
+    else if (kind == ECG_ACT_CLIP) k512_store(mr, nv, ECG_ACT_CLIP, acc, c, ldc, lm, bm, act);
+    else k512_store(mr, nv, ECG_ACT_NONE, acc, c, ldc, lm, bm, act); /* an ECG_ACT_FN epilogue runs later */
     return;
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -2040,6 +2038,8 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
     }
   }
   const int nco = imin(DR_J, p->m - co0), relu = p->act.kind == ECG_ACT_RELU;
+  ecg_act ra = p->act;
+  ra.kind = ECG_ACT_RELU; /* a constant kind: act512 inlines to the one max */
 #pragma GCC unroll 8
   for (int j = 0; j < DR_J; j++) { /* constant indices: acc stays in registers */
     if (j >= nco) break;
@@ -2048,7 +2048,7 @@ ECG_AI void dr_tile(const int S, const int R, const int KW, const ecg_conv_param
 #pragma GCC unroll 3
     for (int r = 0; r < R; r++) {
       __m512 v = bias ? _mm512_add_ps(acc[r][j], bj) : acc[r][j];
-      if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+      if (relu) v = act512(ra, v);
       _mm512_mask_storeu_ps(yr + j * plane + ox0 + 16 * r, tail_mask(ow - ox0 - 16 * r), v);
     }
   }
