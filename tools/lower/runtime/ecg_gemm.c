@@ -1978,6 +1978,9 @@ static size_t dr_buf_floats(const ecg_conv_params *p) { return (size_t)p->c * p-
 /* The input rows output row oy of image img reads: buf row (ci*kh + ki) phase ph, column i
  * = input column S*i + ph - pl of row oy*sh - pt + ki*dh (0 outside the image). Returns a
  * bit mask of the rows inside the image (c * kh <= 36 < 64); the others are not written. */
+#ifndef DR_PF_NEXT /* 1: prefetch the next output row's input rows (ibr16's measurements) */
+#define DR_PF_NEXT 1
+#endif
 ECG_AI unsigned long long dr_build(const int S, const ecg_conv_params *p, const float *xi, int oy, float *buf) {
   const int L = dr_phase_len(p), h = p->h, w = p->w;
   const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -2002,6 +2005,15 @@ ECG_AI unsigned long long dr_build(const int S, const ecg_conv_params *p, const 
         }
       }
     }
+#if DR_PF_NEXT
+  for (int ci = 0; ci < p->c; ci++) /* the next output row's input rows, while this one computes */
+    for (int ki = 0; ki < p->kh; ki++) {
+      const int iy = (oy + 1) * p->sh - p->pt + ki * p->dh;
+      if ((unsigned)iy >= (unsigned)h) continue;
+      const float *row = xi + ((size_t)ci * h + iy) * w;
+      for (int c = 0; c < w; c += 16) _mm_prefetch((const char *)(row + c), _MM_HINT_T0);
+    }
+#endif
   return in;
 }
 
@@ -2610,7 +2622,8 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
  * E's rows are kept in a ring of RB = (T-1)*sh + kh rows (row r in slot r % RB): the
  * kh - sh rows two bands share are neither recomputed nor copied. Bands of T output rows
  * are sized so that E's ring fits in I16_TILE_BYTES (L2: 1 MiB measured best against 512 KiB
- * and 2 MiB on an Intel Xeon, family 6 model 167, 2 MiB L2). Within a band, the depthwise
+ * and 2 MiB on an Intel Xeon, family 6 model 167, 2 MiB L2, hot) where the whole plane's
+ * ring fits there (one band), else in I16_BAND_BYTES (half of L2). Within a band, the depthwise
  * and second pointwise stages run per group of G output rows (>= 28 positions) on one
  * thread. With several threads one team runs the whole kernel: the first stage's chunks and
  * the groups are split over it (static schedule), a barrier between them.
@@ -2626,10 +2639,43 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
 #define I16_TILE_BYTES (1024 * 1024)
 #endif
 #define I16_RW 14 /* positions per register tile */
+/* The first pointwise stage prefetches x's chunk I16_PF_X chunks ahead, a line at each end
+ * of every input channel's run (x is NCHW: cin streams the hardware prefetcher follows
+ * poorly, and inside a model x comes from L3 or memory); 0: none. Where a plane's E ring
+ * does not fit in I16_TILE_BYTES, bands are sized to I16_BAND_BYTES (0: half of L2), so
+ * that the ring stays in L2 and fewer of its lines come cold from memory on each run. With
+ * dr_build's prefetch (DR_PF_NEXT), against none of the three and 1 MiB bands (AMD EPYC
+ * Zen 4, 1 MiB L2; ecg-bench --profile, 8 alternating rounds of 100 runs, 1 thread, the
+ * medians of each kernel's mean): mnasnet1_0's first four chains 649 -> 599, 468 -> 438,
+ * 403 -> 369, 381 -> 366 us (10 rounds), the model's profile total 7.41 -> 7.27 ms;
+ * efficientnet_b0 12.29 -> 12.11, mobilenet_v2 7.22 -> 7.25 (its first four chains a
+ * median 0.95 of before), squeezenet1_1 (dr_build only) 6.60 -> 6.80 within its noise
+ * (its conv_direct kernel 658 -> 653). rt_test --bench-cold ibr, the stem chain
+ * 3x224x224->32->16 at 1 thread: 586-606 us cold, 533-545 with only x warmed before each
+ * call, 519 hot: x's lines are most of the cold penalty. */
+#ifndef I16_PF_X
+#define I16_PF_X 4
+#endif
+#ifndef I16_BAND_BYTES
+#define I16_BAND_BYTES 0
+#endif
 
 int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) {
   return p->cexp >= 16 && (p->cexp % 16 == 0 || p->cexp >= 64) && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
          p->kh <= 16 && p->kw >= 1 && p->oh >= 1 && p->ow >= 1 && p->cout >= 1;
+}
+
+/* E's ring budget where the whole plane's does not fit in I16_TILE_BYTES: half of L2. */
+static size_t i16_band_bytes(void) {
+#if I16_BAND_BYTES
+  return I16_BAND_BYTES;
+#else
+  long l2 = 0;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  return (size_t)(l2 > 0 ? l2 : 1L << 20) / 2;
+#endif
 }
 
 typedef struct {
@@ -2643,10 +2689,11 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
   g.nb = cdiv(p->cexp, 16);
   g.nb2 = cdiv(p->cout, 16);
   g.Wp = imax(p->pl + p->w, (p->ow - 1) * p->sw + p->kw);
+  const size_t row = (size_t)g.nb * g.Wp * 16 * sizeof(float), whole = ((size_t)(p->oh - 1) * p->sh + p->kh) * row;
+  const size_t budget = whole <= I16_TILE_BYTES ? whole : i16_band_bytes();
   g.T = 1;
   for (int t = 2; t <= p->oh; t++) {
-    size_t rb = (size_t)(t - 1) * p->sh + p->kh, bytes = (size_t)g.nb * rb * g.Wp * 16 * sizeof(float);
-    if (bytes > I16_TILE_BYTES) break;
+    if (((size_t)(t - 1) * p->sh + p->kh) * row > budget) break;
     g.T = t;
   }
   g.RB = (g.T - 1) * p->sh + p->kh;
@@ -2928,6 +2975,14 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               const int p0 = q * I16_RW, RW = imin(I16_RW, P - p0);
               if (q != offq) {
                 offq = q;
+                if (I16_PF_X > 0 && q + I16_PF_X < nch) { /* x's chunk I16_PF_X ahead, each input channel's lines */
+                  const float *xn = xi + (size_t)lo * W + (size_t)(q + I16_PF_X) * I16_RW;
+                  const int nr = imin(I16_RW, P - (q + I16_PF_X) * I16_RW) - 1;
+                  for (int k = 0; k < p->cin; k++) {
+                    _mm_prefetch((const char *)(xn + (size_t)k * HW), _MM_HINT_T0);
+                    _mm_prefetch((const char *)(xn + (size_t)k * HW + nr), _MM_HINT_T0);
+                  }
+                }
                 for (int j = 0, sl = (lo + p0 / W) % RB, col = p0 % W; j < RW; j++, col++) {
                   if (col == W) {
                     col = 0;
