@@ -9,7 +9,8 @@
  * (resnet18's deep layers on a 2 MiB L2: the choices of ecg_gemm.c's conv_blocked were
  * measured so). RT_BENCH_ALGO=K in the environment forces strategy K (ECG_RT_CONV_*) on
  * every benchmarked conv where it applies (4: the blocked direct sum). --bench ibr times the
- * intensive-fusion chains (ecg_rt1_ibr) of mobilenet_v2 and mnasnet1_0 at 1 and 2 threads. */
+ * intensive-fusion chains (ecg_rt1_ibr) of mobilenet_v2 and mnasnet1_0 at 1 and 2 threads
+ * (--bench-cold ibr: the caches flushed before each call, the best of at least 40). */
 #include "ecg_rt.h"
 
 #include <math.h>

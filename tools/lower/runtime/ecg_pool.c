@@ -147,13 +147,19 @@ static void maxpool_reg_idx(const ecg_pool_params *p, pool_reg_idx *ix) {
 }
 /* The 3 x 16 columns of input row iy from column base (masks m[0..2]; -inf outside). */
 typedef struct { __m512 v[3]; } mp_cols;
-static inline __attribute__((always_inline)) mp_cols mp_load(const float *xc, int iy, int w, const __mmask16 *m, int three) {
+/* masked loads never touch the lanes outside the mask, so the address may lie before the
+ * row: it is kept an integer (xc: the address of column base of row 0), never a pointer
+ * outside the tensor */
+static inline __attribute__((always_inline)) mp_cols mp_load(uintptr_t xc, int iy, int w, const __mmask16 *m, int three) {
   const __m512 ninf = _mm512_set1_ps(-INFINITY);
-  /* masked loads never touch the lanes outside the mask: the address may lie before the row */
-  const float *a = (const float *)((uintptr_t)xc + (uintptr_t)((intptr_t)iy * w * (intptr_t)sizeof(float)));
-  mp_cols r = {{_mm512_mask_loadu_ps(ninf, m[0], a), _mm512_mask_loadu_ps(ninf, m[1], a + 16),
-                three ? _mm512_mask_loadu_ps(ninf, m[2], a + 32) : ninf}};
+  const uintptr_t a = xc + (uintptr_t)((intptr_t)iy * w * (intptr_t)sizeof(float));
+  mp_cols r = {{_mm512_mask_loadu_ps(ninf, m[0], (const float *)a), _mm512_mask_loadu_ps(ninf, m[1], (const float *)(a + 64)),
+                three ? _mm512_mask_loadu_ps(ninf, m[2], (const float *)(a + 128)) : ninf}};
   return r;
+}
+/* The integer address of column base of a row starting at row (mp_load's xc). */
+static inline uintptr_t mp_at(const float *row, int base) {
+  return (uintptr_t)row + (uintptr_t)((intptr_t)base * (intptr_t)sizeof(float));
 }
 static inline __attribute__((always_inline)) mp_cols mp_max(mp_cols a, mp_cols b) {
   for (int k = 0; k < 3; k++) a.v[k] = _mm512_max_ps(a.v[k], b.v[k]);
@@ -216,7 +222,7 @@ static inline __attribute__((always_inline)) void maxpool_plane_body(const ecg_p
     const __mmask16 m[3] = {in_cols(base, w), in_cols(base + 16, w), nv3 ? in_cols(base + 32, w) : 0};
     const int three = m[2] != 0;
     const __mmask16 ms = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
-    const float *xc = xp + base;
+    const uintptr_t xc = mp_at(xp, base);
     int last = -1; /* the input row held in l */
     mp_cols l = none;
     for (int oy = 0; oy < oh; oy++) {
@@ -255,7 +261,7 @@ static void maxpool_rows_reg(const ecg_pool_params *p, const pool_reg_idx *ix, c
     const __mmask16 ms = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
     for (int k = 0; k < np; k++) {
       mp_cols v = {{ninf, ninf, ninf}};
-      for (int r = 0; r < nr; r++) v = mp_max(v, mp_load(xr[r] + (size_t)k * xs + base, 0, w, m, three));
+      for (int r = 0; r < nr; r++) v = mp_max(v, mp_load(mp_at(xr[r] + (size_t)k * xs, base), 0, w, m, three));
       _mm512_mask_storeu_ps(yr + (size_t)k * ys + ox0, ms, mp_taps(v, ix->lo, ix->hi, ix->hm, KW));
     }
   }
