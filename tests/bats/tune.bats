@@ -277,6 +277,17 @@ EOS
 # mv2_56: mobilenet_v2 at 56x56 fused with --intensive ($ECG_OUT/mv2i.ecg) and without
 # ($ECG_OUT/mv2n.ecg), both partitioned; IBR: the ids of the intensive-fusion blocks (more
 # than one Many-to-Many member), space-separated.
+# lower_refused ECG SPEC OUT TEXT: ECG with --set-schedule SPEC (OUT.ecg) makes ecg-lower exit 1
+# with TEXT in its message, leaving no directory OUT
+lower_refused() {
+  "$BIN/ecg-partition" "$1" --set-schedule "$2" -o "$3.ecg"
+  run --separate-stderr "$BIN/ecg-lower" -o "$3" "$3.ecg"
+  echo "$stderr"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"$4"* ]]
+  [ ! -e "$3" ]
+}
+
 mv2_56() {
   local m="$SHARED_MODELS/mobilenet_v2.onnx"
   require_file "$m"
@@ -352,21 +363,42 @@ mv2_56() {
     [ ! -e "$d/$v" ]
   done
   b=$(cut -d' ' -f3 <<<"$IBR")
-  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=off,a=winograd" -o "$d/w.ecg"
-  run --separate-stderr "$BIN/ecg-lower" -o "$d/w" "$d/w.ecg"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"schedule conv_algo winograd: no stage kernel of this block (intensive_fusion off)"* ]]
+  lower_refused "$ECG_OUT/mv2i.ecg" "$b:i=off,a=winograd" "$d/w" "schedule conv_algo winograd: no stage kernel of this block (intensive_fusion off)"
   # the fused kernel is no Conv through ecg_rt1_conv2d
-  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=on,a=gemm" -o "$d/g.ecg"
-  run --separate-stderr "$BIN/ecg-lower" -o "$d/g" "$d/g.ecg"
-  [ "$status" -eq 1 ]
-  [[ "$stderr" == *"schedule conv_algo gemm: this kernel is no Conv"* ]]
+  lower_refused "$ECG_OUT/mv2i.ecg" "$b:i=on,a=gemm" "$d/g" "schedule conv_algo gemm: this kernel is no Conv"
   run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=sideways" -o "$d/x.ecg"
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"intensive_fusion 'sideways' (auto, on, off)"* ]]
   run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:i=7" -o "$d/x.ecg"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"intensive_fusion 7 out of range"* ]]
+}
+
+@test "schedule: tile sets the fused inverted-residual kernel's output rows per band (outputs correct); tile 0 is no schedule; refused on another kernel and on a block lowered as its stages" {
+  mv2_56
+  local d="$ECG_OUT/tile" b last res
+  rm -rf "$d"; mkdir -p "$d"
+  "$BIN/ecg-lower" -o "$d/l0" "$ECG_OUT/mv2i.ecg"
+  b=$(cut -d' ' -f3 <<<"$IBR")
+  for r in 1 3 100; do
+    "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:r=$r" -o "$d/r$r.ecg"
+    "$BIN/ecg-dump" --json "$d/r$r.ecg" | jq -e --argjson b "$b" --argjson r "$r" '.blocks[$b].schedule.tile == [$r]'
+    "$BIN/ecg-lower" -o "$d/r$r" "$d/r$r.ecg"
+    # the kernel's parameters end with band_rows; every other chain keeps 0
+    [ "$(grep -c "^static const ecg_ibr_params ibr[0-9]* = {.*, $r};" "$d/r$r/model.c")" -eq 1 ]
+    [ "$(grep -c '^static const ecg_ibr_params ibr[0-9]* = {.*, 0};' "$d/r$r/model.c")" -eq $(($(grep -c '^static const ecg_ibr_params' "$d/l0/model.c") - 1)) ]
+    res=$("$BIN/ecg-bench" "$d/r$r" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+    jq -e '.pass == true' <<<"$res"
+  done
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:r=0" -o "$d/r0.ecg"
+  "$BIN/ecg-lower" -o "$d/r0" "$d/r0.ecg"
+  cmp "$d/l0/model.c" "$d/r0/model.c"
+  last=$("$BIN/ecg-dump" --json "$ECG_OUT/mv2i.ecg" | jq -r '.nodes as $n | [.blocks[] | select([.nodes[] | $n[.].op] == ["Conv", "Clip"]) | .id] | if length == 1 then .[0] else error("blocks") end')
+  lower_refused "$ECG_OUT/mv2i.ecg" "$last:r=4" "$d/c" "(Conv): schedule tile (block $last): this kernel is no intensive-fusion kernel"
+  lower_refused "$ECG_OUT/mv2i.ecg" "$b:i=off,r=4" "$d/s" "schedule tile (block $b): the block is lowered as its stage kernels (intensive_fusion off)"
+  run --separate-stderr "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --set-schedule "$b:r=-3" -o "$d/x.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"schedule tile 0 is -3 (tiles are > 0)"* ]]
 }
 
 @test "ecg-partition --tune: intensive_fusion is searched, logged (resumable) and chosen per intensive-fusion block; --no-intensive pins it off" {
@@ -377,7 +409,7 @@ mv2_56() {
   echo "$stderr"
   [ "$status" -eq 0 ]
   # every schedule in the log carries the knob (i); intensive-fusion blocks were measured both ways
-  jq -se 'all(.[]; .sched | test("^(b[0-9]+:t[0-9]+a[0-9]+v[0-9]+u[0-9]+i[0-2];?)+$"))' "$d/log.jsonl"
+  jq -se 'all(.[]; .sched | test("^(b[0-9]+:t[0-9]+a[0-9]+v[0-9]+u[0-9]+i[0-2](r[0-9]+)?;?)+$"))' "$d/log.jsonl"
   jq -se '[.[] | select(.invalid == false) | .sched] | (any(test("i1")) and any(test("i2")))' "$d/log.jsonl"
   # the tuned intensive-fusion blocks state their choice in the schedule, and the report counts them
   local on off; on=$(jq .partition.tune.intensive_on "$d/r1.json"); off=$(jq .partition.tune.intensive_off "$d/r1.json")
@@ -406,6 +438,28 @@ mv2_56() {
   ! grep -q 'intensive fusion' "$d/lni/model.c"
   res=$("$BIN/ecg-bench" "$d/lni" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
   jq -e '.pass == true' <<<"$res"
+}
+
+@test "ecg-partition --tune: the tile of a fused inverted residual (2 to 32 output rows per band) is among the candidates, on those blocks only, and they lower" {
+  mv2_56
+  local d="$ECG_OUT/tune-tile" f t
+  rm -rf "$d"; mkdir -p "$d"
+  # the first round's candidates, written, not measured (standalone subgraphs)
+  "$BIN/ecg-partition" "$ECG_OUT/mv2i.ecg" --tune --tune-in subgraph --budget 2000 --emit-candidates "$d/c"
+  : > "$d/tiles"
+  for f in "$d"/c/*.ecg; do
+    "$BIN/ecg-dump" --json "$f" | jq -c '.nodes as $n | .blocks[] | select((.schedule.tile // []) | length > 0)
+      | {tile: .schedule.tile, m2m: ([.nodes[] | $n[.].mapping | select(. == "Many-to-Many")] | length), i: .schedule.intensive_fusion, f: $f}' --arg f "$f" >> "$d/tiles"
+  done
+  jq -sc 'map(.tile[0]) | unique' "$d/tiles"
+  jq -se 'map(.tile[0]) | unique == [2, 4, 8, 16, 32]' "$d/tiles"
+  # only on intensive-fusion blocks (3 Many-to-Many members), never with intensive_fusion off
+  jq -se 'length >= 5 * 17 and all(.[]; .m2m == 3 and .i != "off")' "$d/tiles"
+  for t in 2 32; do
+    f=$(jq -sr --argjson t "$t" '[.[] | select(.tile[0] == $t)][0].f' "$d/tiles")
+    "$BIN/ecg-lower" -o "$d/l$t" "$f"
+    grep -q "^static const ecg_ibr_params ibr[0-9]* = {.*, $t};" "$d/l$t/model.c"
+  done
 }
 
 @test "ecg-partition --tune: blocks of several Many-to-Many members that are no intensive-fusion chain (bert_tiny's row reductions) never get intensive_fusion" {

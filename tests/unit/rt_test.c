@@ -231,6 +231,7 @@ static void test_conv_fn(ecg_conv_params p, int threads) {
 static void set_threads(int t);
 /* k1 > 0: the first stage is a stem conv k1 x k1, stride s1, pads p1, on x [n, cin, xh, xw]
  * (h and w are then its output's dims). */
+static int ibr_band_rows; /* ecg_ibr_params.band_rows of the cases (0: the kernel chooses) */
 static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, int cexp, int k, int s, int pad, int cout,
                        int pw1, int threads, int fn) {
   if (!pw1) cexp = cin;
@@ -242,6 +243,7 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   if (k1) { q.k1h = q.k1w = k1; q.s1h = q.s1w = s1; q.p1t = q.p1l = pa; q.xh = xh; q.xw = xw; }
   q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
   q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
+  q.band_rows = ibr_band_rows;
   q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
   q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
   if (fn) q.act3 = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL}; /* must see every element of y once */
@@ -275,8 +277,8 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   long rows = 0;
   ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wdp, bd, w2p, b2, y, scr, &rows);
   char what[200];
-  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d stem k%d s%d p%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d", n, cin, xh, xw,
-           k1, s1, pd1, cexp, k, s, pad, cout, pw1, threads, fn);
+  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d stem k%d s%d p%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d band%d", n, cin,
+           xh, xw, k1, s1, pd1, cexp, k, s, pad, cout, pw1, threads, fn, q.band_rows);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
@@ -883,6 +885,27 @@ int main(int argc, char **argv) {
      * 4x4): at 2 threads each group is split over the team by block */
     test_ibr(1, 192, 2, 2, 1152, 5, 1, 2, 192, 1, th, 0);
     test_ibr(1, 80, 4, 4, 480, 3, 1, 1, 96, 1, th, 1);
+    /* a schedule's row tile (band_rows): 1 row, a band that does not divide the plane, more
+     * rows than the plane has; a stride-2 stage and a stem */
+    for (int br = 1; br <= 40; br = br * 3 + 2) { /* 1, 5, 17 */
+      ibr_band_rows = br;
+      test_ibr(1, 24, 20, 17, 48, 3, 2, 1, 40, 1, th, 0);
+      test_ibr(1, 16, 28, 28, 96, 5, 1, 2, 24, 1, th, 1);
+      test_ibr_k(1, 3, 38, 45, 3, 2, 1, 32, 3, 1, 1, 16, 1, th, 0);
+    }
+    ibr_band_rows = 0;
+    { /* band_rows reaches the kernel's geometry: 2 rows a band keep fewer rows of E than the
+       * kernel's own bands on a 112x112 plane, so the scratch is smaller */
+      ecg_ibr_params b;
+      memset(&b, 0, sizeof b);
+      b.n = 1; b.cin = 16; b.h = b.w = 112; b.cexp = 96; b.kh = b.kw = 3; b.sh = b.sw = 2; b.pt = b.pl = 1;
+      b.oh = b.ow = 56; b.cout = 24;
+      const size_t s0 = ecg_rt1_ibr_scratch_floats(&b, th);
+      b.band_rows = 2;
+      const size_t s2 = ecg_rt1_ibr_scratch_floats(&b, th);
+      if (s2 < s0) n_pass++;
+      else { n_fail++; printf("FAIL ibr band_rows 2: scratch %zu floats, not under the default's %zu\n", s2, s0); }
+    }
   }
   /* Conv: fixed cases (1x1 direct, im2col, depthwise, grouped, 1-D), then random */
   ecg_conv_params fixed[] = {

@@ -424,7 +424,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
  * L->sched: NULL when there is none or every knob is 0 (intensive_fusion, which
  * lw_form_kernels took, aside), so such a kernel lowers byte for byte as before. Knobs the
  * lowering cannot honour here are refused naming node n: schedules apply to --target c
- * kernels outside c+opencl placements; tiles are not a knob of any kernel yet. A block
+ * kernels outside c+opencl placements; tiles only to the intensive-fusion kernel. A block
  * lowered as several kernels (K->nparts > 1) shares its schedule among them
  * (L->sched_shared). */
 static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
@@ -439,7 +439,6 @@ static int kernel_schedule(ecg_lower *L, int p, const ecg_node *n, ecg_err *e) {
   L->sched_shared = K->nparts > 1;
   if (L->target != LW_TARGET_C || L->hetero)
     return lw_node_err(L, n, e, "a tuned schedule (block %d) is honoured by --target c only", b);
-  if (s->n_tile) return lw_node_err(L, n, e, "schedule tiles (block %d) are not a knob of this kernel; set vector_width, unroll, threads or conv_algo", b);
   if (s->vector_width && s->unroll)
     return lw_node_err(L, n, e, "schedule vector_width %d and unroll %d (block %d) exclude each other (an OpenMP simd loop takes no unroll pragma)", s->vector_width, s->unroll, b);
   L->sched = s;
@@ -462,6 +461,10 @@ static int kernel_schedule_used(ecg_lower *L, int p, const ecg_node *n, ecg_err 
   if ((s->vector_width || s->unroll) && !(L->sched_used & LW_SCHED_SIMD))
     return lw_node_err(L, n, e, "schedule vector_width %d / unroll %d: %s has no generated loop they apply to", s->vector_width,
                        s->unroll, which);
+  if (s->n_tile && !(L->sched_used & LW_SCHED_TILE))
+    return lw_node_err(L, n, e, "schedule tile (block %d): %s; only the fused intensive-fusion kernel takes a tile (its output rows per band)",
+                       L->g->nodes[L->k[p].members[0]]->fusion_block,
+                       L->sched_shared ? "the block is lowered as its stage kernels (intensive_fusion off)" : "this kernel is no intensive-fusion kernel");
   if (s->conv_algo && !(L->sched_used & LW_SCHED_CONV))
     return lw_node_err(L, n, e, L->sched_shared ? "schedule conv_algo %s: %s is a Conv through ecg_rt1_conv2d that takes it"
                                                 : "schedule conv_algo %s: %s is no Conv through ecg_rt1_conv2d",

@@ -581,7 +581,8 @@ int lw_uid(ecg_lower *L);
 #define LW_MAX_OPS 8
 /** Which schedule knobs a kernel's code took (ecg_lower.sched_used). */
 enum { LW_SCHED_SIMD = 1, /**< vector_width / unroll: the innermost generated loop's pragmas */
-       LW_SCHED_CONV = 2  /**< conv_algo: the ecg_conv_params of a Conv's runtime call */ };
+       LW_SCHED_CONV = 2, /**< conv_algo: the ecg_conv_params of a Conv's runtime call */
+       LW_SCHED_TILE = 4  /**< tile: output rows per band of the intensive-fusion kernel (ecg_ibr_params.band_rows) */ };
 /** Print, indented by ind, the pragma line(s) in front of the current kernel's innermost
  *  generated loop, whose default pragma is `#pragma BASE` (BASE "omp simd" or "omp
  *  parallel for simd"). AGO §V's tunable vector width and unroll: a schedule's

@@ -90,7 +90,8 @@ static void usage(FILE *f) {
           "  --set-schedule B:K=V,...  force block B's (or all blocks') schedule by hand: t|threads,\n"
           "                     a|conv_algo (auto, gemm, gemm_t, winograd, blocked), v|vector_width, u|unroll,\n"
           "                     i|intensive_fusion (auto, on, off: an intensive-fusion block as one\n"
-          "                     kernel or as its stages' kernels)\n"
+          "                     kernel or as its stages' kernels), r|tile (the fused intensive-fusion\n"
+          "                     kernel's output rows per band)\n"
           "  --fit-data FILE    per mini-subgraph: Eq. 1's product, operators, schedules explored\n"
           "                     until the best stopped improving (scripts/partition_fit.sh)\n");
 }
@@ -205,8 +206,9 @@ enum { OPT_STRATEGY = 1, OPT_MAX_WEIGHT, OPT_WEIGHTS, OPT_OUTPUT, OPT_REPORT, OP
 
 /* --set-schedule SPEC: "BLOCK:key=value,..." (BLOCK a block id or "all"; keys t|threads,
  * a|conv_algo (auto, gemm, gemm_t, winograd, blocked or 0..4), v|vector_width, u|unroll,
- * i|intensive_fusion (auto, on, off or 0..2)) applied to g's blocks, replacing their
- * schedules. The values are checked by the validator after. */
+ * i|intensive_fusion (auto, on, off or 0..2), r|tile (an intensive-fusion kernel's output
+ * rows per band; 0 none)) applied to g's blocks, replacing their schedules. The values are
+ * checked by the validator after. */
 static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", spec);
@@ -220,15 +222,15 @@ static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
     if (*end || end == buf || lo < 0 || lo >= (long)g->n_blocks)
       return ecg_errf(e, ECG_ERR_INPUT, "--set-schedule '%s': no block '%s' (the graph has %zu blocks)", spec, buf, g->n_blocks);
   }
-  int k[5] = {0, 0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll, intensive_fusion */
+  int k[6] = {0, 0, 0, 0, 0, 0}; /* threads, conv_algo, vector_width, unroll, intensive_fusion, tile */
   for (char *kv = strtok(colon + 1, ","); kv; kv = strtok(NULL, ",")) {
     char *eq = strchr(kv, '=');
     if (!eq) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': '%s' is not key=value", spec, kv);
     *eq++ = 0;
     int which = !strcmp(kv, "t") || !strcmp(kv, "threads") ? 0 : !strcmp(kv, "a") || !strcmp(kv, "conv_algo") ? 1
               : !strcmp(kv, "v") || !strcmp(kv, "vector_width") ? 2 : !strcmp(kv, "u") || !strcmp(kv, "unroll") ? 3
-              : !strcmp(kv, "i") || !strcmp(kv, "intensive_fusion") ? 4 : -1;
-    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll, intensive_fusion)", spec, kv);
+              : !strcmp(kv, "i") || !strcmp(kv, "intensive_fusion") ? 4 : !strcmp(kv, "r") || !strcmp(kv, "tile") ? 5 : -1;
+    if (which < 0) return ecg_errf(e, ECG_ERR_USAGE, "--set-schedule '%s': unknown knob '%s' (threads, conv_algo, vector_width, unroll, intensive_fusion, tile)", spec, kv);
     char *end;
     long v = strtol(eq, &end, 10);
     if (which == 1 && (*end || end == eq))
@@ -241,7 +243,8 @@ static int set_schedule(ecg_graph *g, const char *spec, ecg_err *e) {
     k[which] = (int)v;
   }
   for (long b = lo; b <= hi; b++) {
-    if (ecg_block_set_schedule(g, (int)b, NULL, 0, k[2], k[3], false) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
+    const int64_t tile = k[5];
+    if (ecg_block_set_schedule(g, (int)b, &tile, tile ? 1 : 0, k[2], k[3], false) != ECG_OK) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
     g->blocks[b]->schedule->threads = k[0];
     g->blocks[b]->schedule->conv_algo = k[1];
     g->blocks[b]->schedule->intensive_fusion = k[4];

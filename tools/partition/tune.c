@@ -20,15 +20,19 @@
 
 /* One block's knobs; all 0 = the lowering's defaults (no schedule). K_INTENSIVE is the
  * schedule's intensive_fusion (ECG_INTENSIVE_*), searched on intensive-fusion blocks only
- * (on, off; AGO-NI pins it off) and 0 on every other block. */
-enum { K_THREADS = 0, K_ALGO, K_VEC, K_UNROLL, K_INTENSIVE, K_N };
+ * (on, off; AGO-NI pins it off) and 0 on every other block. K_TILE is the schedule's tile,
+ * one value, the fused inverted-residual kernel's output rows per band (ecg_ibr_params
+ * band_rows: how many rows of the expanded tensor are live at once), searched on those
+ * blocks only (ecg_ibr_match); 0 lets the kernel choose from the cache sizes. */
+enum { K_THREADS = 0, K_ALGO, K_VEC, K_UNROLL, K_INTENSIVE, K_TILE, K_N };
 typedef struct { int v[K_N]; } knobs;
-static const char *const knob_key[K_N] = {"t", "a", "v", "u", "i"};
+static const char *const knob_key[K_N] = {"t", "a", "v", "u", "i", "r"};
 /* The values searched per knob (threads: filled per run, the powers of 2 below --threads). */
 static const int algo_vals[] = {0, ECG_CONV_ALGO_GEMM, ECG_CONV_ALGO_GEMM_T, ECG_CONV_ALGO_WINOGRAD, ECG_CONV_ALGO_BLOCKED};
 static const int vec_vals[] = {0, 4, 8, 16};
 static const int unroll_vals[] = {0, 2, 4, 8};
 static const int intensive_vals[] = {ECG_INTENSIVE_ON, ECG_INTENSIVE_OFF};
+static const int tile_vals[] = {0, 2, 4, 8, 16, 32};
 
 typedef struct { int n; int v[8]; } valset;
 
@@ -336,7 +340,8 @@ static void sched_str(const int *blk, int nb, const knobs *k, char *out, size_t 
   out[0] = 0;
   for (int i = 0; i < nb && len < cap; i++) {
     len += (size_t)snprintf(out + len, cap - len, "%sb%d:", i ? ";" : "", blk[i]);
-    for (int q = 0; q < K_N && len < cap; q++) len += (size_t)snprintf(out + len, cap - len, "%s%d", knob_key[q], k[i].v[q]);
+    for (int q = 0; q < K_N && len < cap; q++) /* a tile only where set: the logs before it had no "r" */
+      if (q != K_TILE || k[i].v[q]) len += (size_t)snprintf(out + len, cap - len, "%s%d", knob_key[q], k[i].v[q]);
   }
 }
 
@@ -346,7 +351,8 @@ static int put_knobs(ecg_graph *g, int b, const knobs *k, ecg_err *e) {
   ecg_block *blk = g->blocks[b];
   blk->schedule = NULL;
   if (knobs_default(k)) return ECG_OK;
-  if (ecg_block_set_schedule(g, b, NULL, 0, k->v[K_VEC], k->v[K_UNROLL], false) != ECG_OK)
+  const int64_t tile = k->v[K_TILE];
+  if (ecg_block_set_schedule(g, b, &tile, tile ? 1 : 0, k->v[K_VEC], k->v[K_UNROLL], false) != ECG_OK)
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   blk->schedule->threads = k->v[K_THREADS];
   blk->schedule->conv_algo = k->v[K_ALGO];
@@ -553,9 +559,13 @@ static int confirm_gain(tuner *T, int sub, const char *unit, const int *blk, int
  * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_intensive_match:
  * an inverted residual or a squeeze-and-excitation chain, the definitions all three use),
  * so its schedule may set intensive_fusion. */
+/* 2: block b is an inverted-residual chain (ecg_ibr_match: its fused kernel takes a tile),
+ * 1: another intensive-fusion chain, 0: neither. */
 static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
-  return ecg_intensive_match(g, blk->nodes, (int)blk->n_nodes);
+  int a[5];
+  if (!ecg_intensive_match(g, blk->nodes, (int)blk->n_nodes)) return 0;
+  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &a[0], &a[1], &a[2], &a[3], &a[4]) >= 0 ? 2 : 1;
 }
 
 /* Coordinate search over the unit blk[0..nb) from knobs cur[] (updated to the best found),
@@ -594,6 +604,8 @@ static int search(tuner *T, int sub, const char *unit, const int *blk, int nb, k
       for (int q = 0; q < K_N; q++) {
         /* intensive_fusion: on an intensive-fusion block only, and not under AGO-NI (pinned off) */
         if (q == K_INTENSIVE && (!T->ibr[blk[i]] || T->o->no_intensive)) continue;
+        /* tile: on a fused inverted-residual block only (AGO-NI: none is fused) */
+        if (q == K_TILE && (T->ibr[blk[i]] != 2 || T->o->no_intensive)) continue;
         for (int x = 0; x < T->vals[q].n; x++)
           if (T->vals[q].v[x] != cur[i].v[q] && !T->bad[BAD(blk[i], cur[i].v[K_INTENSIVE], q, x)]) {
             cand[nc][0] = i; cand[nc][1] = q; cand[nc][2] = x; nc++;
@@ -682,6 +694,7 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
   T.vals[K_VEC].n = 4; memcpy(T.vals[K_VEC].v, vec_vals, sizeof vec_vals);
   T.vals[K_UNROLL].n = 4; memcpy(T.vals[K_UNROLL].v, unroll_vals, sizeof unroll_vals);
   T.vals[K_INTENSIVE].n = 2; memcpy(T.vals[K_INTENSIVE].v, intensive_vals, sizeof intensive_vals);
+  T.vals[K_TILE].n = 6; memcpy(T.vals[K_TILE].v, tile_vals, sizeof tile_vals);
   int rc = ECG_OK;
   size_t nb = g->n_blocks;
   T.best = calloc(nb + 1, sizeof *T.best);
@@ -834,7 +847,8 @@ int pt_tune(ecg_graph *g, const pt_tune_opts *o, pt_tune_stats *st, ecg_err *e) 
       g->blocks[b]->schedule = NULL;
       continue;
     }
-    if (ecg_block_set_schedule(g, (int)b, NULL, 0, T.best[b].v[K_VEC], T.best[b].v[K_UNROLL], false) != ECG_OK) {
+    const int64_t tile = T.best[b].v[K_TILE];
+    if (ecg_block_set_schedule(g, (int)b, &tile, tile ? 1 : 0, T.best[b].v[K_VEC], T.best[b].v[K_UNROLL], false) != ECG_OK) {
       rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       break;
     }

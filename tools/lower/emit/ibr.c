@@ -37,13 +37,23 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
     if (ecg_conv_geometry(g, P1, &k1h, &k1w, &s1h, &s1w, &p1t, &p1l) != 0) return lw_node_err(L, P1, e, "not a stem convolution");
     snprintf(stem, sizeof stem, "%d, %d, %d, %d, %d, %d, %lld, %lld", k1h, k1w, s1h, s1w, p1t, p1l, (long long)xd[2], (long long)xd[3]);
   }
+  /* a schedule's tile: [output rows per band] (AGO §V's tunable tile size; 0 or none: the
+   * kernel chooses from the cache sizes) */
+  int band = 0;
+  if (L->sched && L->sched->n_tile) {
+    if (L->sched->n_tile != 1 || L->sched->tile[0] < 1 || L->sched->tile[0] > 1 << 20)
+      return lw_node_err(L, P2, e, "schedule tile of %zu values (first %lld): the intensive-fusion kernel takes one, its output rows per band (1 or more)",
+                         L->sched->n_tile, (long long)L->sched->tile[0]);
+    band = (int)L->sched->tile[0];
+    L->sched_used |= LW_SCHED_TILE;
+  }
   char a1[160], a2[160];
   act_init(L, act1, a1, sizeof a1);
   act_init(L, act2, a2, sizeof a2);
   int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}, %s};\n",
+  sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}, %s, %d};\n",
             u, (long long)xd[0], (long long)xd[1], (long long)ed[2], (long long)ed[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
-            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2, stem);
+            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2, stem, band);
   char buf[96];
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);

@@ -2696,6 +2696,7 @@ static i16_geom i16_shape(const ecg_ibr_params *p) {
     if (((size_t)(t - 1) * p->sh + p->kh) * row > budget) break;
     g.T = t;
   }
+  if (p->band_rows > 0) g.T = imin(p->band_rows, p->oh); /* a schedule's row tile */
   g.RB = (g.T - 1) * p->sh + p->kh;
   g.G = imax(1, cdiv(2 * I16_RW, p->ow));
   return g;

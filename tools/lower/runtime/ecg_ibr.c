@@ -33,6 +33,7 @@ static void ibr_tiles(const ecg_ibr_params *p, int *R, int *RB) {
     if ((2 * win + d) * sizeof(float) > IBR_TILE_BYTES) break;
     r = t;
   }
+  if (p->band_rows > 0) r = imin_(p->band_rows, p->oh); /* a schedule's row tile */
   *R = r;
   *RB = (r - 1) * p->sh + p->kh;
 }

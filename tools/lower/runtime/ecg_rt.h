@@ -365,7 +365,9 @@ size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads);
  * pads smaller than the kernel),
  * strides s1h, s1w (1 or 2), pads p1t, p1l at the top and left, dilation 1, on
  * x [n, cin, xh, xw]; h and w are then E's dims, and E's rows are computed from x's rows
- * as they are needed, each once. k1h == 0 (the fields left 0): W1 is the 1x1 conv above. */
+ * as they are needed, each once. k1h == 0 (the fields left 0): W1 is the 1x1 conv above.
+ * band_rows > 0: output rows per band (row tile) instead of the kernel's own choice from
+ * the cache sizes (a schedule's tile, AGO §V's tunable tile size); 0: the kernel chooses. */
 typedef struct {
   int n, cin, h, w;
   int cexp;
@@ -373,6 +375,7 @@ typedef struct {
   int cout;
   ecg_act act1, act2, act3;
   int k1h, k1w, s1h, s1w, p1t, p1l, xh, xw;
+  int band_rows;
 } ecg_ibr_params;
 /* Floats of packed W1 (which = 1; 0 when there is no W1), of packed W2 (2) and of the
  * packed depthwise weights (3). */
