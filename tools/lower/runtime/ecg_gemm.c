@@ -2907,6 +2907,16 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
   double macs = (double)p->n * ((double)H * W * i16_k1(p) * p->cexp + (double)OHW * p->cexp * (KK + p->cout));
   int T = ecg_rt1_kernel_threads(macs);
   float *stem0 = D + (size_t)T * NB * g.G * OW * 16; /* one i16_stem_floats(p) per thread */
+  /* With a team, groups of one register tile's rows (g.G's half, in D's slots sized for
+   * g.G): a 14x14 plane makes 14 groups instead of 7, which split evenly over 2 threads
+   * (7 split 4 and 3). mnasnet1_0 at 2 threads (ecg-bench --profile, 8 alternating rounds,
+   * AMD EPYC Zen 4): profile total 4.09 -> 3.99 ms, faster in 7 of 8 rounds; its chains
+   * ending on 14x14 planes 159/192/196/196/249 -> 148/182/185/184/232 us (a second set of 8
+   * rounds: those chains a median 0.95 of before, the totals within the VM's noise);
+   * rt_test --bench ibr, 2 threads, best of 4: 64x14x14->384 111.3 -> 103.6 us, 96x14x14->576
+   * s2 163.6 -> 157.2. One thread keeps g.G (with 14-position groups mnasnet1_0 measured
+   * 7.05 against 7.19 ms, 6 rounds). */
+  const int Gt = T > 1 ? imax(1, cdiv(I16_RW, OW)) : g.G;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
     /* the depthwise bias in blocks and the zero row (the depthwise weights come packed as
@@ -3025,19 +3035,19 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
          * at 224x224 1.5-2.8% slower in four sets (3.26-3.38 against 3.20-3.32 ms), where
          * neither the threshold (ng >= T: the same) nor the first stage (the old loop: the
          * same) is the cause; 1 thread within the noise. Not traced further. */
-        const int rows = oy1 - oy0, ng = cdiv(rows, g.G), nob = cdiv(g.nb2, 2);
+        const int rows = oy1 - oy0, ng = cdiv(rows, Gt), nob = cdiv(g.nb2, 2);
         float *yb = yi + (size_t)oy0 * OW;
         if (T < 2 || ng >= 2 * T) {
           ECG_PRAGMA(omp for schedule(static))
           for (int gi = 0; gi < ng; gi++) {
-            const int t0 = gi * g.G, gr = imin(g.G, rows - t0), GP = gr * OW;
+            const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16);
             for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, Dg, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         } else {
           for (int gi = 0; gi < ng; gi++) {
-            const int t0 = gi * g.G, gr = imin(g.G, rows - t0), GP = gr * OW;
+            const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             ECG_PRAGMA(omp for schedule(static))
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16);
             ECG_PRAGMA(omp for schedule(static))
