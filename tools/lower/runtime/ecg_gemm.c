@@ -2624,8 +2624,8 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
  * are sized so that E's ring fits in I16_TILE_BYTES (L2: 1 MiB measured best against 512 KiB
  * and 2 MiB on an Intel Xeon, family 6 model 167, 2 MiB L2, hot) where the whole plane's
  * ring fits there (one band), else in I16_BAND_BYTES (half of L2). Within a band, the depthwise
- * and second pointwise stages run per group of G output rows (>= 28 positions) on one
- * thread. With several threads one team runs the whole kernel: the first stage's chunks and
+ * and second pointwise stages run per group of G output rows (>= 28 positions; >= 14 with a
+ * team) on one thread. With several threads one team runs the whole kernel: the first stage's chunks and
  * the groups are split over it (static schedule), a barrier between them.
  * Applies (ecg_rt1_ibr16_applies): cexp a multiple of 16, or at least 64 (mnasnet's 72 and
  * 120: the last block's lanes past cexp computed from zero weights and never read),
@@ -2682,7 +2682,7 @@ typedef struct {
   int nb, nb2;  /* channel blocks of E/D and of y */
   int Wp;       /* E's padded row: columns -pl .. Wp-pl-1 of the image */
   int T, RB;    /* output rows per band, E ring rows */
-  int G;        /* output rows per group of the depthwise + second pointwise stage (>= 28 positions) */
+  int G;        /* output rows per group of the depthwise + second pointwise stage (>= 28 positions; D's slots) */
 } i16_geom;
 static i16_geom i16_shape(const ecg_ibr_params *p) {
   i16_geom g;
