@@ -300,7 +300,7 @@ typedef struct tuner {
   unsigned char *bad;   /* per block, its intensive_fusion value, knob and value index: ecg-lower
                            refused it (BAD below; what a block takes depends on whether it is
                            one fused kernel or its stages) */
-  unsigned char *ibr;   /* per block: an intensive-fusion block (block_ibr) */
+  unsigned char *ibr;   /* per block: block_ibr's 2 (inverted residual), 1 (other intensive-fusion chain) or 0 */
   unsigned char *ctx_set; /* in-model tuning, per block: its subgraph's turn has come, so the
                            candidates' model holds it at best (else at the input's schedule) */
   unsigned char *unit;  /* in-model tuning: per block, in the unit being measured */
@@ -558,9 +558,9 @@ static int confirm_gain(tuner *T, int sub, const char *unit, const int *blk, int
 /* Block b is an intensive-fusion block (AGO §III): its members are a chain ecg-fuse
  * --intensive forms and ecg-lower generates as one kernel (chain.h ecg_intensive_match:
  * an inverted residual or a squeeze-and-excitation chain, the definitions all three use),
- * so its schedule may set intensive_fusion. */
-/* 2: block b is an inverted-residual chain (ecg_ibr_match: its fused kernel takes a tile),
- * 1: another intensive-fusion chain, 0: neither. */
+ * so its schedule may set intensive_fusion. Returns 2 for an inverted residual
+ * (ecg_ibr_match: its fused kernel also takes a tile), 1 for another intensive-fusion chain
+ * (squeeze-and-excitation, conv + pool), 0 for neither. */
 static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
   int a[5];
