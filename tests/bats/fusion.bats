@@ -53,7 +53,7 @@ fused() {
   [[ "$stderr" == *" 17 intensive chains"* ]]
   "$BIN/ecg-dump" --json "$e/mv2i.ecg" | jq -e '.blocks[0].nodes == [0, 1, 2, 3, 4] and ([.nodes[0:5][] | .op] == ["Conv", "Clip", "Conv", "Clip", "Conv"])'
   "$BIN/ecg-lower" -o "$e/mv2l" "$e/mv2i.ecg"
-  grep -q 'ecg_ibr_params ibr[0-9]* = {1, 3, 112, 112, 32, .* 3, 3, 2, 2, 1, 1, 224, 224};' "$e/mv2l/model.c"
+  grep -q 'ecg_ibr_params ibr[0-9]* = {1, 3, 112, 112, 32, .* 3, 3, 2, 2, 1, 1, 224, 224, 0};' "$e/mv2l/model.c"
   require_file "$ROOT/models/face_detection_front_128x128_barracuda.onnx"
   "$BIN/onnx2ecg" "$ROOT/models/face_detection_front_128x128_barracuda.onnx" -o "$e/bf.ecg"
   run --separate-stderr "$BIN/ecg-fuse" --intensive -v "$e/bf.ecg" -o "$e/bfi.ecg"
