@@ -2644,13 +2644,14 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
  * poorly, and inside a model x comes from L3 or memory); 0: none. Where a plane's E ring
  * does not fit in I16_TILE_BYTES, bands are sized to I16_BAND_BYTES (0: half of L2), so
  * that the ring stays in L2 and fewer of its lines come cold from memory on each run. With
- * dr_build's prefetch (DR_PF_NEXT), against none of the three and 1 MiB bands (AMD EPYC
- * Zen 4, 1 MiB L2; ecg-bench --profile, 8 alternating rounds of 100 runs, 1 thread, the
- * medians of each kernel's mean): mnasnet1_0's first four chains 649 -> 599, 468 -> 438,
- * 403 -> 369, 381 -> 366 us (10 rounds), the model's profile total 7.41 -> 7.27 ms;
- * efficientnet_b0 12.29 -> 12.11, mobilenet_v2 7.22 -> 7.25 (its first four chains a
- * median 0.95 of before), squeezenet1_1 (dr_build only) 6.60 -> 6.80 within its noise
- * (its conv_direct kernel 658 -> 653). rt_test --bench-cold ibr, the stem chain
+ * dr_build's prefetch (DR_PF_NEXT), on an AMD EPYC Zen 4 (1 MiB L2; ecg-bench --profile,
+ * alternating rounds of 100 runs, 1 thread, the medians of each kernel's mean): against
+ * neither prefetch and 256 KiB bands (10 rounds), mnasnet1_0's first four chains 649 -> 599,
+ * 468 -> 438, 403 -> 369, 381 -> 366 us; against the runtime before the three changes (1 MiB
+ * bands, 8 rounds), the profile totals of mnasnet1_0 7.41 -> 7.27 ms, efficientnet_b0 12.29
+ * -> 12.11, mobilenet_v2 7.22 -> 7.25 (its first four chains a median 0.95 of before) and
+ * squeezenet1_1 (dr_build only) 6.60 -> 6.80, within its noise (its conv_direct kernel 658
+ * -> 653). rt_test --bench-cold ibr, the stem chain
  * 3x224x224->32->16 at 1 thread: 586-606 us cold, 533-545 with only x warmed before each
  * call, 519 hot: x's lines are most of the cold penalty. */
 #ifndef I16_PF_X
