@@ -80,6 +80,20 @@ static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+/* Bytes of this core's L2 (sysconf; 1 MiB where it does not say), read once: the Winograd
+ * band rows and ibr16's bands size from it on every call. */
+static long l2_cache_bytes(void) {
+  static long cached; /* 0: not read yet; relaxed atomics: every thread computes the same value */
+  long l2 = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (l2 > 0) return l2;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (l2 <= 0) l2 = 1L << 20;
+  __atomic_store_n(&cached, l2, __ATOMIC_RELAXED);
+  return l2;
+}
+
 /* Whether the micro-kernel may read B in place (B_DIRECT) from rows ldb floats apart, K of
  * them: a stride that is no multiple of 256 bytes spreads the rows over the L1 sets; one
  * that is cycles them over 64 / gcd(64, lines per row mod 64) sets, and a KC-row panel
@@ -2671,11 +2685,7 @@ static size_t i16_band_bytes(void) {
 #if I16_BAND_BYTES
   return I16_BAND_BYTES;
 #else
-  long l2 = 0;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-  return (size_t)(l2 > 0 ? l2 : 1L << 20) / 2;
+  return (size_t)l2_cache_bytes() / 2;
 #endif
 }
 
@@ -3133,12 +3143,7 @@ static wg_geom wg_shape(const ecg_conv_params *p) {
  * CPU's L2 (sysconf; 1 MiB where it does not say), and never fewer than one thread's. */
 static int wg_rows_cap(const ecg_conv_params *p) {
   const wg_geom g1 = wg_shape(p);
-  long l2 = 0;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-  if (l2 <= 0) l2 = 1L << 20;
-  const long tiles = l2 / (36L * (long)sizeof(float) * (p->c + g1.mb));
+  const long tiles = l2_cache_bytes() / (36L * (long)sizeof(float) * (p->c + g1.mb));
   return imax(g1.rows, imin(g1.ty, (int)(tiles / g1.tx)));
 }
 
