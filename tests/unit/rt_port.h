@@ -27,8 +27,8 @@
 #define ecg_rt1_ibr16_scratch_floats port_ecg_rt1_ibr16_scratch_floats
 #define ecg_rt1_ibr16 port_ecg_rt1_ibr16
 #define ecg_rt1_conv1x1_plane port_ecg_rt1_conv1x1_plane
-#define ecg_pool_rows_init port_ecg_pool_rows_init
-#define ecg_pool_row port_ecg_pool_row
-#define ecg_pool_row_planes port_ecg_pool_row_planes
+#define ecg_rt1_pool_rows_init port_ecg_rt1_pool_rows_init
+#define ecg_rt1_pool_row port_ecg_rt1_pool_row
+#define ecg_rt1_pool_row_planes port_ecg_rt1_pool_row_planes
 #define ecg_rt1_conv2d_maxpool port_ecg_rt1_conv2d_maxpool
 #define ecg_rt1_conv2d_maxpool_scratch_floats port_ecg_rt1_conv2d_maxpool_scratch_floats

@@ -201,7 +201,7 @@ static void maxpool_row_reg(const ecg_pool_params *p, const pool_reg_idx *ix, co
  * so the column masks and permute indices stay in registers for the plane; a window row
  * shared with the previous output row's window (3x3 stride 2: one row of three) is loaded
  * once, and a vector with no lane inside the input is not loaded. Per output row through
- * ecg_pool_row, every row recomputed its masks, read its row pointers and indices back
+ * ecg_rt1_pool_row, every row recomputed its masks, read its row pointers and indices back
  * from memory and loaded every window row. squeezenet1_1's 3x3 stride-2 pools, 1 thread,
  * hot, a harness calling ecg_rt1_maxpool2d, AMD EPYC Zen 4, 2 rounds: 256x27x27 44.6 ->
  * 18-24 us, 128x55x55 109 -> 37.5, 64x111x111 139 -> 104 (ONNX Runtime's NCHWc16 pools
@@ -248,7 +248,7 @@ static inline __attribute__((always_inline)) void maxpool_plane_body(const ecg_p
 /* One output row of each of np planes (maxpool_row_reg's arithmetic): the window rows of
  * plane k at xr[r] + k * xs, its output row at yr + k * ys; the column masks and permute
  * indices computed once for all planes. The fused Conv -> MaxPool kernel pools every
- * channel's row of its ring this way (ecg_gemm.c cpool_rows), where one ecg_pool_row call
+ * channel's row of its ring this way (ecg_gemm.c cpool_rows), where one ecg_rt1_pool_row call
  * per channel recomputed them per row. */
 static void maxpool_rows_reg(const ecg_pool_params *p, const pool_reg_idx *ix, const float *const *xr, int nr, size_t xs,
                              int np, float *yr, size_t ys) {
@@ -274,7 +274,7 @@ static void maxpool_plane_reg(const ecg_pool_params *p, const pool_reg_idx *ix, 
 }
 #endif
 
-void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max) {
+void ecg_rt1_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max) {
   r->p = p;
   r->is_max = is_max;
   /* Interior columns [ilo, ihi): every window column inside the input. */
@@ -295,7 +295,7 @@ void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max) 
 #endif
 }
 
-void ecg_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, float *yr) {
+void ecg_rt1_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, float *yr) {
   const ecg_pool_params *p = rr->p;
   const int ow = p->ow, w = p->w, kw = p->kw, sw = p->sw, is_max = rr->is_max, ilo = rr->ilo, ihi = rr->ihi;
   int ox = 0, cols;
@@ -335,7 +335,7 @@ void ecg_pool_row(const ecg_pool_rows *rr, const float *const *xr, int nr, int r
   }
 }
 
-void ecg_pool_row_planes(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
+void ecg_rt1_pool_row_planes(const ecg_pool_rows *rr, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
                          size_t ys) {
 #if defined(__AVX512F__)
   if (rr->reg) {
@@ -346,7 +346,7 @@ void ecg_pool_row_planes(const ecg_pool_rows *rr, const float *const *xr, int nr
   const float *xk[64];
   for (int k = 0; k < np; k++) {
     for (int r = 0; r < nr; r++) xk[r] = xr[r] + (size_t)k * xs;
-    ecg_pool_row(rr, xk, nr, rows, yr + (size_t)k * ys);
+    ecg_rt1_pool_row(rr, xk, nr, rows, yr + (size_t)k * ys);
   }
 }
 
@@ -356,7 +356,7 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
   int T = ecg_rt1_kernel_threads((double)planes * oh * ow * kh * p->kw);
   (void)T;
   ecg_pool_rows rr;
-  ecg_pool_rows_init(&rr, p, is_max);
+  ecg_rt1_pool_rows_init(&rr, p, is_max);
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long pl = 0; pl < planes; pl++) {
     const float *xp = x + (size_t)pl * h * w;
@@ -375,7 +375,7 @@ static void pool2d(const ecg_pool_params *p, const float *x, float *y, int is_ma
         if (p->count_include_pad ? (iy >= -p->pt && iy < h + p->pb) : (iy >= 0 && iy < h)) rows++;
         if (iy >= 0 && iy < h) xr[nr++] = xp + (size_t)iy * w;
       }
-      ecg_pool_row(&rr, xr, nr, rows, yp + (size_t)oy * ow);
+      ecg_rt1_pool_row(&rr, xr, nr, rows, yp + (size_t)oy * ow);
     }
   }
 }

@@ -16,7 +16,7 @@ typedef struct {
 #endif
 
 /** What one output row of pool p needs beyond its input rows, computed once per call
- *  (ecg_pool_rows_init): the interior columns [ilo, ihi) (every window column inside the
+ *  (ecg_rt1_pool_rows_init): the interior columns [ilo, ihi) (every window column inside the
  *  input) and, with AVX-512, the register path's permute indices. */
 typedef struct {
   const ecg_pool_params *p;
@@ -27,14 +27,14 @@ typedef struct {
 } ecg_pool_rows;
 
 /** Fill r for pool p (is_max: MaxPool, else AveragePool). No errors. */
-void ecg_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max);
+void ecg_rt1_pool_rows_init(ecg_pool_rows *r, const ecg_pool_params *p, int is_max);
 /** One output row yr [p->ow] from the nr window rows xr[0..nr) that lie inside the input
  *  (each p->w floats; a max over no row is -inf); rows: the window rows an average counts
  *  (count_include_pad: the padding rows too). No errors. */
-void ecg_pool_row(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, float *yr);
-/** ecg_pool_row on np planes at once: plane k's window rows at xr[r] + k * xs, its output
- *  row at yr + k * ys (strides in floats); nr <= 64. The same results as np ecg_pool_row
+void ecg_rt1_pool_row(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, float *yr);
+/** ecg_rt1_pool_row on np planes at once: plane k's window rows at xr[r] + k * xs, its output
+ *  row at yr + k * ys (strides in floats); nr <= 64. The same results as np ecg_rt1_pool_row
  *  calls, with the AVX-512 register path's masks computed once. No errors. */
-void ecg_pool_row_planes(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
+void ecg_rt1_pool_row_planes(const ecg_pool_rows *r, const float *const *xr, int nr, int rows, size_t xs, int np, float *yr,
                          size_t ys);
 #endif
