@@ -63,9 +63,10 @@ for t in ops graph rdp partition memplan eop layout rt rt_port rt_nchwc rt_aarch
     rt_port_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_port_test" ;;
     rt_nchwc_aarch64) cmd=true; exe="$QEMU_A64 ./build/rt-aarch64/rt_nchwc_test" ;;
   esac
+  t0=$(date +%s)
   if $cmd && $exe > build/${t}_test.log 2>&1; then r=0; else r=1; fi
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/${t}_test.log | tail -1)
-  note "unit/$t: ${line:-no summary} (exit $r)"
+  note "unit/$t: ${line:-no summary} (exit $r, $(($(date +%s) - t0)) s)"
   p=$(printf '%s' "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); f=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
   [ "$r" -eq 0 ] || [ "${f:-0}" -gt 0 ] || fail=$((fail + 1))
@@ -96,8 +97,8 @@ if [ -f tools/bench/selftest.sh ]; then
 else
   note "MISSING: tools/bench/selftest.sh"; fail=$((fail + 1))
 fi
-# bats suites
-bats --tap tests/bats > build/bats.log 2>&1
+# bats suites, each test's wall time appended ("in N ms"): CI should stay under 30 minutes
+bats --tap --timing tests/bats > build/bats.log 2>&1
 cat build/bats.log
 count_tap build/bats.log
 echo "$pass passed, $fail failed, $skipped skipped"

@@ -54,7 +54,7 @@ lower_node() {
   grep -q 'model.json differ' <<<"$output"
   [ "$(jq -r .arch "$T/n/model.json")" = native ]
   [ "$(jq -r .arch "$T/a/model.json")" = aarch64 ]
-  ! grep -q CROSS_COMPILE "$T/n/Makefile"
+  ! grep -q CROSS_COMPILE "$T/n/Makefile" || false
   grep -q '^CROSS_COMPILE ?= aarch64-linux-gnu-$' "$T/a/Makefile"
   # the default build is the cross compiler; CROSS_COMPILE= and CC= override it
   run make -C "$T/a" -n model.o

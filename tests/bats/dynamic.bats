@@ -138,5 +138,5 @@ setup() {
     cmp "$T/r_$s.raw" "$T/dyn/out_$s.raw"
   done
   # the comparison can fail: the two shapes' outputs differ
-  ! cmp -s "$T/dyn/out_1x3x48x320.raw" <(head -c 8 "$T/dyn/out_2x3x48x96.raw")
+  ! cmp -s "$T/dyn/out_1x3x48x320.raw" <(head -c 8 "$T/dyn/out_2x3x48x96.raw") || false
 }

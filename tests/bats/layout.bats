@@ -28,7 +28,7 @@ db() {
   grep -q '^conv 1 ' "$T/keys"
   grep -q '^reorder 1 ' "$T/keys"
   # every line is one of the two forms rt_nchwc_test --costs reads
-  ! grep -Ev '^(conv( [0-9]+){16}|reorder( [0-9]+){3})$' "$T/keys"
+  ! grep -Ev '^(conv( [0-9]+){16}|reorder( [0-9]+){3})$' "$T/keys" || false
 }
 
 @test "layout: NCHW measured cheapest -> global, local and nchw choose NCHW; model.c byte-identical; correct vs ONNX Runtime" {
@@ -55,7 +55,7 @@ db() {
     "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/g.ecg"
     jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 > 0' "$T/$mode.json"
     grep -q 'ecg_rt1_nchwc_conv2d(' "$T/$mode/model.c"
-    ! cmp -s "$T/plain/model.c" "$T/$mode/model.c"
+    ! cmp -s "$T/plain/model.c" "$T/$mode/model.c" || false
     run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0
     echo "$mode: $output"
     [ "$status" -eq 0 ]

@@ -70,7 +70,7 @@ setup() {
   done
   # lre: register tiles, one load per (input row, column shift) shared by the taps that read it
   grep -q 'ecg_spv16' "$D/lre/model.c"
-  ! grep -q 'ecg_spv' "$D/fkr/model.c"
+  ! grep -q 'ecg_spv' "$D/fkr/model.c" || false
   # a tuning record for the second conv (this machine's key, from model.json): fkw takes its
   # tile, the others keep the static rule; a record of another cpu is ignored
   jq -c '.sparse_host as $h | .sparse_layers[1] | {cpu: $h.cpu, isa: $h.isa, threads: 1, device: "cpu", kind: "sparse_conv",

@@ -44,5 +44,5 @@ lower_check() {
   done
   # the cubic one stays with the per-element gather
   "$BIN/onnx2ecg" "$M/cubic.onnx" | "$BIN/ecg-lower" -o "$T/cubic"
-  ! grep -q '_pw0\[' "$T/cubic/model.c"
+  ! grep -q '_pw0\[' "$T/cubic/model.c" || false
 }
