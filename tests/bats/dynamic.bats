@@ -19,7 +19,7 @@ setup() {
   require_file "$CLS"
   node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/sets" --size x=1x3x48x192 --size x=1x3x48x320
   node "$ROOT/tools/bench/make_data.mjs" --model "$CLS" --out "$T/seed7" --seed 7 --input-shape x=1x3x48x192
-  [ -f "$T/sets/test_data_set_0/input_0.pb" ] && [ -f "$T/sets/test_data_set_1/output_0.pb" ]
+  [ -f "$T/sets/test_data_set_0/input_0.pb" ] && [ -f "$T/sets/test_data_set_1/output_0.pb" ] || false
   "$BIN/onnx2ecg" "$CLS" --input-shape x=1x3x48x192 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/low"
   # two sets at the compiled size: both pass, one line each, exit 0
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --data "$T/sets/test_data_set_0" --data "$T/seed7" --runs 1 --warmup 0

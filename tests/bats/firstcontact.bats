@@ -96,7 +96,7 @@ tfjs_folder() {
   "$BIN/ecg-lower" -o "$T/link" "$CONV"
   "$BIN/ecg-lower" -o "$T/link/" "$CONV"
   [ -L "$T/link" ]
-  [ -f "$T/real/model.c" ] && [ -f "$T/real/ecg-lower.manifest" ]
+  [ -f "$T/real/model.c" ] && [ -f "$T/real/ecg-lower.manifest" ] || false
   [ -z "$(ls -d "$T"/*ecg-lower-tmp* 2>/dev/null)" ]
 }
 
@@ -105,7 +105,7 @@ tfjs_folder() {
   tfjs_folder "$T/web"
   "$BIN/ecg-lower" --force -o "$T/web" "$CONV"
   [ "$(cat "$T/web/README")" = "My model. Do not delete." ]
-  [ -f "$T/web/group1-shard1of1.bin" ] && [ -f "$T/web/assets/labels.txt" ]
+  [ -f "$T/web/group1-shard1of1.bin" ] && [ -f "$T/web/assets/labels.txt" ] || false
   jq -e '.prefix == "ecg_model"' "$T/web/model.json" # model.json was overwritten: --force says so
 }
 
@@ -181,7 +181,7 @@ tfjs_folder() {
   run --separate-stderr "$BIN/ecg-bench" "$T/d" --data "$T/no-such-data"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"--data $T/no-such-data: No such file or directory"* ]]
-  [ ! -e "$T/d/runner" ] && [ ! -e "$T/d/model.o" ]
+  [ ! -e "$T/d/runner" ] && [ ! -e "$T/d/model.o" ] || false
 }
 
 # ---------------------------------------------------------------- defect 4: the README runs as written
@@ -221,15 +221,15 @@ tfjs_folder() {
 @test "usage errors: an empty value (-o \"\", --data \"\") is exit 2 naming the option, in every tool" {
   require_file "$RELU" "$CONV"
   run --separate-stderr "$BIN/onnx2ecg" "$RELU" -o ""
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]] || false
   run --separate-stderr "$BIN/ecg-dump" "$CONV" -o ""
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]] || false
   run --separate-stderr "$BIN/ecg-lower" -o "" "$CONV"
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"'-o' needs a non-empty value"* ]] || false
   run --separate-stderr "$BIN/ecg-bench" "$T" --data ""
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"'--data' needs a non-empty value"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"'--data' needs a non-empty value"* ]] || false
   run --separate-stderr "$BIN/onnx2ecg" "$RELU" --output=
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"'--output=' needs a non-empty value"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"'--output=' needs a non-empty value"* ]] || false
 }
 
 @test "options: --name=VALUE and --name VALUE are the same in every tool" {
@@ -294,7 +294,7 @@ in_small_fs() {
   in_small_fs 1m "mount -o remount,ro '$T/mnt' && { '$BIN/onnx2ecg' '$RELU' -o '$T/mnt/x.ecg'; echo \$?; '$BIN/ecg-lower' -o '$T/mnt/d' '$CONV'; echo \$?; }"
   echo "$output"; echo "$stderr"
   [ "$status" -eq 0 ]
-  [ "${lines[0]}" = 1 ] && [ "${lines[1]}" = 1 ]
+  [ "${lines[0]}" = 1 ] && [ "${lines[1]}" = 1 ] || false
   [[ "$stderr" == *"onnx2ecg: $T/mnt/x.ecg: Read-only file system"* ]]
   [[ "$stderr" == *"ecg-lower: $T/mnt/d: Read-only file system"* ]]
 }

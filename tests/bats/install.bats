@@ -40,9 +40,9 @@ setup() {
     [ -L "$P/share/bash-completion/completions/$t" ]
   done
   [ -f "$P/share/man/man7/ecg.7" ]
-  [ -f "$P/lib/libecg.a" ] && [ -f "$P/lib/pkgconfig/ecg.pc" ]
-  [ -f "$P/include/ecg/ecg.h" ] && [ -f "$P/include/ecg/ecg.pb-c.h" ] && [ -f "$P/include/ecg/ops.def" ]
-  [ -f "$P/share/ecg/ecg.mk" ] && [ -f "$P/share/ecg/bench/ort_run.mjs" ]
+  [ -f "$P/lib/libecg.a" ] && [ -f "$P/lib/pkgconfig/ecg.pc" ] || false
+  [ -f "$P/include/ecg/ecg.h" ] && [ -f "$P/include/ecg/ecg.pb-c.h" ] && [ -f "$P/include/ecg/ops.def" ] || false
+  [ -f "$P/share/ecg/ecg.mk" ] && [ -f "$P/share/ecg/bench/ort_run.mjs" ] || false
 }
 
 @test "installed pipeline: onnx2ecg | ecg-rewrite | ecg-fuse | ecg-lower, ecg-bench --ort finds share/ecg/bench" {
@@ -70,7 +70,7 @@ setup() {
   for p in "$P"/share/man/man1/*.1 "$P/share/man/man7/ecg.7"; do
     run man -l "$p"
     [ "$status" -eq 0 ]
-    [[ $output == *NAME* ]] && [[ $output == *EXAMPLES* ]]
+    [[ $output == *NAME* ]] && [[ $output == *EXAMPLES* ]] || false
   done
   run env MANPATH="$P/share/man" man ecg-lower
   [ "$status" -eq 0 ]
@@ -94,7 +94,7 @@ setup() {
     n=$((n + 1))
   done
   [ "$n" -eq 9 ]
-  [ -s model.svg ] && grep -q '<svg' model.svg
+  [ -s model.svg ] && grep -q '<svg' model.svg || false
   [ -f out/model/libnet.a ]
 }
 
@@ -139,7 +139,7 @@ EOF
   grep -qF 'Run it as `make -j2 app ECG_PREFIX=/usr/local`' "$ROOT/README.md"
   run make -j2 app ECG_PREFIX="$P"
   [ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
-  [ -f build/relu/librelu.a ] && [ -f build/conv/libconv.a ]
+  [ -f build/relu/librelu.a ] && [ -f build/conv/libconv.a ] || false
   run ./app
   [ "$status" -eq 0 ]
   [ "$output" = "relu ok conv ok" ]
@@ -170,7 +170,7 @@ EOF
   run make
   [ "$status" -ne 0 ]
   [[ $output == *"--plan"* ]]
-  [ ! -e build/relu.ecg ] && [ ! -e build/relu.ecg.tmp ] && [ ! -d build/relu ]
+  [ ! -e build/relu.ecg ] && [ ! -e build/relu.ecg.tmp ] && [ ! -d build/relu ] || false
 }
 
 @test "examples/ablation (README): all 12 variants built, checked against ONNX Runtime, one table" {
@@ -249,20 +249,20 @@ EOF
   onnx2ecg "$ROOT/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape x=1x3x48x192 | ecg-fuse -o blocks.ecg
   [ "$(ecg-dump blocks.ecg | jq '.blocks | length')" -gt 0 ]
   run --separate-stderr ecg-rewrite blocks.ecg -o r.ecg
-  [ "$status" -eq 0 ] && [[ $stderr == *"note: "*"fusion block(s) dropped"* ]]
+  [ "$status" -eq 0 ] && [[ $stderr == *"note: "*"fusion block(s) dropped"* ]] || false
   run --separate-stderr ecg-rewrite -q blocks.ecg -o r.ecg
-  [ "$status" -eq 0 ] && [ -z "$stderr" ]
+  [ "$status" -eq 0 ] && [ -z "$stderr" ] || false
   # ecg-bench's "not verified" note; with --check it is an error, and -q keeps it
   ecg-lower fused.ecg -o d
   run --separate-stderr ecg-bench d --random 1 --runs 1
-  [ "$status" -eq 0 ] && [[ $stderr == *"not verified"* ]]
+  [ "$status" -eq 0 ] && [[ $stderr == *"not verified"* ]] || false
   run --separate-stderr ecg-bench d --random 1 --runs 1 -q
-  [ "$status" -eq 0 ] && [ -z "$stderr" ]
+  [ "$status" -eq 0 ] && [ -z "$stderr" ] || false
   run --separate-stderr ecg-bench d --random 1 --runs 1 -q --check
-  [ "$status" -eq 1 ] && [[ $stderr == *"not verified"* ]]
+  [ "$status" -eq 1 ] && [[ $stderr == *"not verified"* ]] || false
   # errors are printed under -q
   run --separate-stderr ecg-fuse -q --plan bogus fused.ecg
-  [ "$status" -eq 2 ] && [[ $stderr == *"unknown plan 'bogus'"* ]]
+  [ "$status" -eq 2 ] && [[ $stderr == *"unknown plan 'bogus'"* ]] || false
 }
 
 @test "colour only on a terminal, never with NO_COLOR" {
@@ -292,5 +292,5 @@ EOF
   # stderr to a pipe: no progress
   run --separate-stderr sh "$ROOT/tools/bench/conformance.sh" --suite node --only "$only" --json c.json
   [ "$status" -eq 0 ]
-  [[ $stderr != *"conformance: 1/2"* ]] && [[ $stderr != *$'\r'* ]]
+  [[ $stderr != *"conformance: 1/2"* ]] && [[ $stderr != *$'\r'* ]] || false
 }

@@ -122,11 +122,11 @@ MJS
   [ "$(tr '\n' ' ' < "$T/order")" = "ours 10 ort 10 " ]
   jq -e '.runs == 10 and (has("interleave") | not)' <<<"$res"
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --interleave 2
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"--interleave needs --ort"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"--interleave needs --ort"* ]] || false
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --runs 3 --interleave 4
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"exceeds --runs 3"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"exceeds --runs 3"* ]] || false
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --interleave 2 --profile "$T/p.json"
-  [ "$status" -eq 2 ] && [[ "$stderr" == *"without --profile"* ]]
+  [ "$status" -eq 2 ] && [[ "$stderr" == *"without --profile"* ]] || false
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --interleave 0
   [ "$status" -eq 2 ]
 }

@@ -65,7 +65,7 @@ setup() {
     "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$D/$k"
     run "$BIN/ecg-bench" "$D/$k" --data "$T/data" --runs 1
     echo "$k: $output"
-    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
     jq -e --arg k "$k" '.sparse == $k and (.sparse_layers | length == 3) and all(.sparse_layers[]; .level == $k)' "$D/$k/model.json"
   done
   # lre: register tiles, one load per (input row, column shift) shared by the taps that read it
@@ -79,13 +79,13 @@ setup() {
          signature, lanes: 16, rows: 1, vecs: 1, ms: 0.1}' "$D/lre/model.json" >> "$D/tune.jsonl"
   "$BIN/ecg-fuse" "$T/p.ecg" | OMP_NUM_THREADS=1 "$BIN/ecg-lower" --sparse-tune "$D/tune.jsonl" -o "$D/fkw"
   run "$BIN/ecg-bench" "$D/fkw" --data "$T/data" --runs 1
-  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
   jq -e '[.sparse_layers[] | [.tuned, .lanes, .rows]] == [[false, 16, 4], [true, 8, 2], [false, 16, 4]] and .sparse_layers[1].vecs == 2' "$D/fkw/model.json"
   grep -q 'register tiles of 2 rows x 2 vectors of 8 floats (tuned)' "$D/fkw/model.c"
   # a forced tile (the tuner's) at stride 2 and 1x1 too
   "$BIN/ecg-fuse" "$T/p.ecg" | "$BIN/ecg-lower" --sparse lre --sparse-tile 8x3x1 -o "$D/forced"
   run "$BIN/ecg-bench" "$D/forced" --data "$T/data" --runs 1
-  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
   # the report's FKW index bytes are the arrays the generated kernels read, at the widths
   # they read them (every array here fits uint8_t); CSR's are its kernel's int32 arrays
   jq -e --slurpfile r "$T/r.json" '([.sparse_layers[].index_bytes] | add) == $r[0].prune.fkw_index_bytes' "$D/lre/model.json"
@@ -96,11 +96,11 @@ setup() {
   # bad tuning files and tiles: named errors, no output
   echo '{"cpu": "x"}' > "$D/bad.jsonl"
   run "$BIN/ecg-lower" --sparse-tune "$D/bad.jsonl" -o "$D/bad" "$T/p.ecg"
-  [ "$status" -eq 1 ] && [[ "$output" == *"bad.jsonl:1: not a measured-cost record"* ]] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 1 ] && [[ "$output" == *"bad.jsonl:1: not a measured-cost record"* ]] && [ ! -e "$D/bad" ] || false
   run "$BIN/ecg-lower" --sparse-tune "$D/missing.jsonl" -o "$D/bad" "$T/p.ecg"
-  [ "$status" -eq 1 ] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 1 ] && [ ! -e "$D/bad" ] || false
   run "$BIN/ecg-lower" --sparse-tile 12x4x2 -o "$D/bad" "$T/p.ecg"
-  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ] || false
 }
 
 @test "filter-level LRE (lre-filter, Fig. 2.11 right): odd channels, stride 2, asymmetric pads, dilation, partial tiles of 2-4 filters match ONNX Runtime" {
@@ -116,7 +116,7 @@ setup() {
     else "$BIN/ecg-fuse" "$D/p.ecg" | "$BIN/ecg-lower" --sparse lre-filter --sparse-tile "$tile" -o "$D/$tile"; fi
     run "$BIN/ecg-bench" "$D/$tile" --data "$D/data" --runs 1
     echo "$tile: $output"
-    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
     # every conv got filter-level tiles; one load per (channel, pattern) of a tile: never
     # more loads than kernels, fewer where the tile's filters share kernels
     jq -e '.sparse == "lre-filter" and (.sparse_layers | length == 3) and all(.sparse_layers[]; .level == "lre-filter" and .kernel_loads <= .kernels)
@@ -135,16 +135,16 @@ setup() {
          signature, loop: "reg", lanes: 8, rows: 2, vecs: 2, filters: 4, ms: 0.5}' "$D/default/model.json" > "$D/tune.jsonl"
   "$BIN/ecg-fuse" "$D/p.ecg" | OMP_NUM_THREADS=1 "$BIN/ecg-lower" --sparse-tune "$D/tune.jsonl" -o "$D/fkw"
   run "$BIN/ecg-bench" "$D/fkw" --data "$D/data" --runs 1
-  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+  [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
   jq -e '[.sparse_layers[] | [.level, .filters, .tuned]] == [["lre", 1, false], ["lre-filter", 4, true], ["lre", 1, false]]' "$D/fkw/model.json"
   # bad filters: named errors, no output
   jq -c '.filters = 5' "$D/tune.jsonl" > "$D/bad.jsonl"
   run "$BIN/ecg-lower" --sparse-tune "$D/bad.jsonl" -o "$D/bad" "$D/p.ecg"
-  [ "$status" -eq 1 ] && [[ "$output" == *"bad.jsonl:1: filters"* ]] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 1 ] && [[ "$output" == *"bad.jsonl:1: filters"* ]] && [ ! -e "$D/bad" ] || false
   run "$BIN/ecg-lower" --sparse-tile 16x4x2x5 -o "$D/bad" "$D/p.ecg"
-  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ] || false
   run "$BIN/ecg-lower" --sparse-tile 16x4x2z -o "$D/bad" "$D/p.ecg"
-  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ]
+  [ "$status" -eq 2 ] && [ ! -e "$D/bad" ] || false
 }
 
 @test "FKW paging: a 512-channel layer (VGG L8, 1x1 spatial) stores channel mod 256 in one byte, stride per (pattern, page); kernels match ONNX Runtime" {
@@ -157,7 +157,7 @@ setup() {
     "$BIN/ecg-fuse" "$D/p.ecg" | "$BIN/ecg-lower" --sparse "$k" -o "$D/$k"
     run "$BIN/ecg-bench" "$D/$k" --data "$D/data" --runs 1
     echo "$k: $output"
-    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ]
+    [ "$status" -eq 0 ] && [ "$(jq -r .pass <<<"$output")" = true ] || false
     grep -q 'for (int pg = 0; pg < 2; pg++)' "$D/$k/model.c"
     grep -q 'const uint8_t \*idx' "$D/$k/model.c"
     jq -e --slurpfile r "$D/r.json" '.sparse_layers[0].index_bytes == $r[0].prune.fkw_index_bytes' "$D/$k/model.json"
@@ -221,7 +221,7 @@ setup() {
   echo "$output"
   [ "$status" -eq 1 ]
   [[ "$output" == *"node '"*"in the ECG but"* ]]
-  [ ! -e "$D/x.onnx" ] && [ ! -e "$D/x.ecg" ]
+  [ ! -e "$D/x.onnx" ] && [ ! -e "$D/x.ecg" ] || false
   run "$SAN/ecg-prune" "$T/g.ecg" -o "$D/san.ecg" --report "$D/san.json"
   no_sanitizer_report "$output"
   [ "$status" -eq 0 ]

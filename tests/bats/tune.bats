@@ -140,7 +140,7 @@ setup() {
   rm -rf "$d"; mkdir -p "$d"
   "$BIN/ecg-partition" "$ECG_OUT/cls.ecg" --tune --budget 4 --no-reformer --tune-in subgraph --emit-candidates "$d/cand"
   local n; n=$(ls "$d/cand"/*.ecg | wc -l)
-  [ "$n" -ge 1 ] && [ "$n" -le 4 ]
+  [ "$n" -ge 1 ] && [ "$n" -le 4 ] || false
   local f
   for f in "$d/cand"/*.ecg; do "$BIN/ecg-partition" --measure "$f" --runs 2 --warmup 0 >> "$d/log.jsonl"; done
   [ "$(wc -l < "$d/log.jsonl")" -eq "$n" ]
@@ -426,7 +426,7 @@ mv2_56() {
   "$BIN/ecg-lower" -o "$d/l1" "$d/t1.ecg"
   local k0 k1 res; k0=$("$BIN/ecg-lower" -o "$d/l0" "$ECG_OUT/mv2i.ecg" && jq .kernels "$d/l0/model.json"); k1=$(jq .kernels "$d/l1/model.json")
   echo "kernels $k0 -> $k1"
-  [ "$k1" -ge $((k0 + off * 2 - 1)) ] && [ "$k1" -le $((k0 + off * 2)) ]
+  [ "$k1" -ge $((k0 + off * 2 - 1)) ] && [ "$k1" -le $((k0 + off * 2)) ] || false
   res=$("$BIN/ecg-bench" "$d/l1" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
   jq -e '.pass == true' <<<"$res"
   # AGO-NI on the same ECG: every intensive-fusion block off from the start, never on
