@@ -4,8 +4,9 @@
  * Every entry point is compared with naive double-accumulating reference loops over many
  * random shapes; prints "N passed, M failed" and exits 1 on any failure. --bench prints
  * GFLOP/s of a few hot layers at 1 and 2 threads (--bench WORD: only layers whose name
- * contains WORD); --bench-cold [WORD] writes 256 MiB before each timed conv so that its
- * weights and input come from memory, as inside a model whose weights exceed the caches
+ * contains WORD); --bench-cold [WORD] flushes the caches of every core the conv runs on
+ * before each timed call (bench_flush_caches) so that its weights and input come from
+ * memory, as inside a model whose weights exceed the caches
  * (resnet18's deep layers on a 2 MiB L2: the choices of ecg_gemm.c's conv_blocked were
  * measured so). RT_BENCH_ALGO=K in the environment forces strategy K (ECG_RT_CONV_*) on
  * every benchmarked conv where it applies (4: the blocked direct sum). --bench ibr times the
@@ -509,7 +510,28 @@ static void set_threads(int t) {
  * second); *exec gets the executed rate (ecg_rt1_conv2d_macs: lower for Winograd). */
 static int bench_cold; /* --bench-cold: flush the caches before each timed conv */
 static char *bench_flush;
-#define BENCH_FLUSH_BYTES ((size_t)256 << 20)
+#define BENCH_FLUSH_BYTES ((size_t)64 << 20)
+
+/* --bench-cold's flush: every thread of the team that will run the kernel reads and writes
+ * one byte per cache line of its share of a 64 MiB buffer (twice a 32 MiB L3; each share
+ * far above a core's L2), so that the kernel's weights and input come from memory on every
+ * core. A plain memset of the buffer did not do this: glibc's memset writes large buffers
+ * with non-temporal stores, which allocate no cache lines, and on one thread only (the
+ * other core's L2 stayed warm for 2-thread runs). Flushes of 4-64 MiB left ibr16's stem
+ * chain at its hot time; only 256 MiB made it cold. */
+static void bench_flush_caches(int threads) {
+  if (!bench_cold || !bench_flush) return;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    volatile char *b = bench_flush + BENCH_FLUSH_BYTES / (size_t)nt * (size_t)t;
+    for (size_t i = 0; i < BENCH_FLUSH_BYTES / (size_t)nt; i += 64) b[i] = (char)(b[i] + 1);
+  }
+}
 
 static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   fill_conv(&p);
@@ -524,7 +546,7 @@ static double bench_conv(ecg_conv_params p, int threads, double *exec) {
   double best = 1e9, t0 = now();
   int it = 0;
   while (now() - t0 < 0.4 || it < 5) {
-    if (bench_cold && bench_flush) memset(bench_flush, it & 0xff, BENCH_FLUSH_BYTES);
+    bench_flush_caches(threads);
     double t1 = now();
     ecg_rt1_conv2d(&p, x, pw, b, y, scr);
     double d = now() - t1;
@@ -679,7 +701,7 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
         ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
         double best = 1e9, t0 = now();
         for (int it = 0; now() - t0 < 0.3 || it < (bench_cold ? 40 : 5); it++) {
-          if (bench_cold && bench_flush) memset(bench_flush, it & 0xff, BENCH_FLUSH_BYTES);
+          bench_flush_caches(t);
           double t1 = now();
           ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
           double d = now() - t1;
@@ -820,7 +842,7 @@ static void test_team(void) {
 int main(int argc, char **argv) {
   if (argc > 1 && (!strcmp(argv[1], "--bench") || !strcmp(argv[1], "--bench-cold"))) {
     bench_cold = !strcmp(argv[1], "--bench-cold");
-    if (bench_cold && !(bench_flush = malloc(BENCH_FLUSH_BYTES))) return 1;
+    if (bench_cold && !(bench_flush = calloc(1, BENCH_FLUSH_BYTES))) return 1;
     bench(argc > 2 ? argv[2] : NULL);
     free(bench_flush);
     return 0;
