@@ -163,7 +163,9 @@ static void fill_conv(ecg_conv_params *p) {
   p->ow = out_dim(p->w, p->kw, p->sw, p->dw, p->pl, p->pr);
 }
 
+static void set_threads(int t); /* omp_set_num_threads(t) (below) */
 static void test_conv(ecg_conv_params p, int threads) {
+  set_threads(threads); /* scratch is sized for `threads`: an earlier case may have set another count */
   fill_conv(&p);
   if (p.oh <= 0 || p.ow <= 0) return;
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
@@ -206,6 +208,7 @@ static void fn_2x1(float *x, size_t n, const void *arg) {
 }
 
 static void test_conv_fn(ecg_conv_params p, int threads) {
+  set_threads(threads);
   fill_conv(&p);
   p.act = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL};
   size_t xs = (size_t)p.n * p.c * p.h * p.w, ws = (size_t)p.m * (p.c / p.group) * p.kh * p.kw;
@@ -948,6 +951,15 @@ int main(int argc, char **argv) {
   test_conv(conv_p(1, 96, 33, 31, 96, 3, 3, 1, 1, 1, 96), threads);
   test_conv(conv_p(1, 64, 33, 31, 128, 5, 5, 2, 1, 2, 64), threads);
   test_conv(conv_p(1, 64, 21, 21, 64, 3, 3, 1, 1, 1, 4), threads);
+  /* Winograd on one band of one image with the output channels split over the team: the
+   * team transforms the input once, each thread a share of the channels (conv_wg_run);
+   * uneven channel counts, and an activation */
+  {
+    ecg_conv_params wg1[] = {conv_p(1, 64, 13, 13, 256, 3, 3, 1, 1, 1, 1), conv_p(1, 67, 14, 14, 200, 3, 3, 1, 1, 1, 1),
+                             conv_p(1, 9, 11, 13, 40, 3, 3, 1, 1, 1, 1)};
+    test_convs_act(wg1, sizeof wg1 / sizeof wg1[0], threads);
+    if (threads > 1) test_convs_act(wg1, sizeof wg1 / sizeof wg1[0], 1);
+  }
   /* 1x1 convs whose input rows are a multiple of 256 bytes apart (planes of 64k
    * positions), read in place where few rows share an L1 set (ecg_gemm.c b_direct_ok:
    * 16x16 with 32 channels and 56x56 with 96, batches), packed where many do (16x16 with 48) */
