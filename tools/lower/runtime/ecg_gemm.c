@@ -124,6 +124,14 @@ static int ecg_tid(void) {
   return 0;
 #endif
 }
+/* Threads of the current team (1 outside a parallel region or without OpenMP). */
+static int ecg_team_size(void) {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
 
 /* ------------------------------------------------------------------ activation */
 
@@ -2197,12 +2205,7 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
   (void)T;
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
-#ifdef _OPENMP
-    const int nt = omp_get_num_threads();
-#else
-    const int nt = 1;
-#endif
-    const int tid = ecg_tid();
+    const int nt = ecg_team_size(), tid = ecg_tid();
     float *buf = align64(scratch + (size_t)tid * per), *ring = q ? align64(buf + dr_buf_floats(p)) : NULL;
     void (*const run)(const ecg_conv_params *, const ecg_pool_params *, const ecg_pool_rows *, const float *,
                       const float *, const float *, float *, float *, float *, int, int, int, int, int) =
@@ -3470,12 +3473,7 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
      * input transform took 19% of the time, against 10% on one thread) */
     float *V = align64(scratch);
     ECG_PRAGMA(omp parallel num_threads(T)) {
-#ifdef _OPENMP
-      const int nt = omp_get_num_threads();
-#else
-      const int nt = 1;
-#endif
-      const int tid = ecg_tid();
+      const int nt = ecg_team_size(), tid = ecg_tid();
       float *Y = align64(align64(scratch + (size_t)tid * per) + 36 * (size_t)g.ldv * p->c); /* as wg_job's */
       float *buf = align64(Y + 36 * (size_t)g.ldv * g.mb);
       wg_input(p, &g, x, 0, g.ty, 0, 0, p->c * tid / nt, p->c * (tid + 1) / nt, V, buf);
@@ -3490,7 +3488,6 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
   }
   ECG_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1))
   for (long t = 0; t < total; t++) {
-
     const int mq = (int)(t % nmb), band = (int)(t / nmb % bands), img = (int)(t / nmb / bands);
     const int ty0 = band * g.rows, ty1 = imin(g.ty, ty0 + g.rows);
     wg_job(p, &g, x, U, bias, y, img, ty0, ty1, mq * mstep, imin(p->m, (mq + 1) * mstep),
