@@ -840,6 +840,41 @@ static void test_team(void) {
   }
 }
 
+/* The cap (ecg_rt.h "Threads per run"): a run of a context whose scratch holds 2 threads,
+ * after the caller raised OpenMP's count to 5, runs on 2 (profiling or not, on T or on one
+ * thread by the choice) and gives the 5 back after it; without a cap it keeps the 5. */
+static void test_team_cap(void) {
+#ifdef _OPENMP
+  const int saved = omp_get_max_threads();
+  int ok = 1, during[3] = {0, 0, 0}, after[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) { /* cap 2; cap 2, profiled; no cap */
+    ecg_team t;
+    memset(&t, 0, sizeof t);
+    t.cap = k < 2 ? 2 : 0;
+    omp_set_num_threads(5);
+    for (int r = 0; r < 8; r++) { /* past the first runs, so a probe of one thread comes */
+      ecg_rt1_team_begin(&t, k == 1);
+      int n = 0;
+#pragma omp parallel
+#pragma omp single
+      n = omp_get_num_threads();
+      if (n > during[k]) during[k] = n;
+      ecg_rt1_team_end(&t);
+      after[k] = omp_get_max_threads();
+      ok &= after[k] == 5;
+    }
+  }
+  ok &= during[0] == 2 && during[1] == 2 && during[2] == 5;
+  omp_set_num_threads(saved);
+  if (ok) n_pass++;
+  else {
+    n_fail++;
+    printf("FAIL team cap: most threads in a run %d/%d/%d (cap 2, cap 2 profiled, no cap), after the last %d/%d/%d\n",
+           during[0], during[1], during[2], after[0], after[1], after[2]);
+  }
+#endif
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv) {
@@ -1274,6 +1309,7 @@ int main(int argc, char **argv) {
   test_global(100, 3);
   test_global(3, 3136);
   test_team();
+  test_team_cap();
   /* squeeze-and-excitation chains: efficientnet_b0's shapes (SiLU, Sigmoid), odd sizes,
    * batches, the scales alone, 1 and 2 threads (last: the random cases above keep their draws) */
   {

@@ -1213,7 +1213,6 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
                   "  float *pk[NPACKED];    /* prepacked weights, one buffer per kernel that packs */\n  float *scratch;        /* per-kernel scratch */\n  void *io[NIO];         /* bound graph inputs then outputs */\n  double *prof_ms;       /* per-kernel milliseconds when profiling is on */\n  int err;               /* set by a kernel whose run-time check failed (a Loop's iterations) */\n  ecg_team team;         /* the thread count per run (ecg_rt.h, \"Threads per run\") */\n", P);
     if (L->hetero) lw_het_ctx_fields(L, &b);
     lw_dyn_ctx_fields(L, &b);
-    if (!L->dyn) sb_printf(&b, "  int threads_;          /* the OpenMP threads the scratch was sized for (create): a run takes no more */\n");
     if (L->n_seq) sb_printf(&b, "  seq_ sq[%d];           /* run-time sequences (emit/sequence.c) */\n", L->n_seq);
     if (L->dyn && L->rgn_bytes) sb_printf(&b, "  unsigned char *rgn;   /* the subgraphs' static plans (control flow in a dynamic build) */\n");
     if (L->n_rtd) sb_printf(&b, "  int64_t rd[%d][8];     /* run-time dims: bounded Slice outputs (lower.c bound_slices), LW_HEAP tensors */\n"
@@ -1286,16 +1285,9 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     if (L->dyn) /* new shapes, or more threads than the scratch was sized for: prepare again */
       sb_printf(&b, "  int nt_ = 1;\n#ifdef _OPENMP\n  nt_ = omp_get_max_threads();\n#endif\n"
                     "  if (ctx->dirty || !ctx->bound || nt_ > ctx->threads) { int rc = prepare_(ctx); if (rc) return rc; }\n");
-    /* a static build's scratch holds the threads OpenMP had at create: a caller that raised
-     * the count since runs on that many (more would index past the scratch; a dynamic build
-     * sizes it again in prepare_ instead) */
-    if (!L->dyn)
-      sb_printf(&b, "  int caller_threads_ = 0;\n#ifdef _OPENMP\n  if (omp_get_max_threads() > ctx->threads_) { caller_threads_ = omp_get_max_threads(); omp_set_num_threads(ctx->threads_); }\n#endif\n");
     sb_printf(&b, "  ecg_rt1_team_begin(&ctx->team, ctx->prof_ms != NULL);\n  if (!ctx->prof_ms) {\n    for (int i = 0; i < NKERNELS; i++) kernels_[i](ctx);\n  } else {\n"
                   "    for (int i = 0; i < NKERNELS; i++) { double t0 = now_ms_(); kernels_[i](ctx); ctx->prof_ms[i] += now_ms_() - t0; }\n  }\n"
                   "  ecg_rt1_team_end(&ctx->team);\n");
-    if (!L->dyn)
-      sb_printf(&b, "#ifdef _OPENMP\n  if (caller_threads_) omp_set_num_threads(caller_threads_);\n#endif\n  (void)caller_threads_;\n");
     if (L->hetero) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  if (ctx->cl_err) { ctx->cl_err = 0; return -1; }\n  return 0;\n}\n\n");
     else if (L->n_seq) sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return ctx->err;\n}\n\n");
     else sb_printf(&b, "  if (ctx->err) return ctx->err;\n  copy_outputs(ctx);\n  return 0;\n}\n\n");
@@ -1327,7 +1319,10 @@ static int write_model_c(ecg_lower *L, const char *dir, const int *order, ecg_er
     sb_printf(&b, "  struct %s_ctx *ctx = calloc(1, sizeof *ctx);\n  if (!ctx) return NULL;\n", P);
     sb_printf(&b, "  size_t scratch = 0;\n  int threads = 1;\n#ifdef _OPENMP\n  threads = omp_get_max_threads();\n#endif\n  (void)threads;\n%s",
               L->scratch_expr.s && !L->dyn ? L->scratch_expr.s : ""); /* dyn: sized in prepare_ */
-    if (!L->dyn) sb_printf(&b, "  ctx->threads_ = threads;\n");
+    /* a static build's scratch holds the threads OpenMP has now: no run takes more, even
+     * after the caller raised the count (the team caps it; a dynamic build sizes the
+     * scratch again in prepare_ instead) */
+    if (!L->dyn) sb_printf(&b, "  ctx->team.cap = threads;\n");
     if (L->dyn && L->rgn_bytes)
       sb_printf(&b, "  if (!(ctx->rgn = alloc64(%zu))) { %s_destroy(ctx); errno = ENOMEM; return NULL; }\n", L->rgn_bytes, P);
     sb_printf(&b, "  ctx->w = alloc64(WEIGHTS_BYTES);\n  ctx->arena = alloc64(ARENA_BYTES);\n"

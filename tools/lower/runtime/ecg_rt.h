@@ -112,6 +112,12 @@ int ecg_rt1_kernel_threads(double work);
  * resume (mobilenet_v2's first runs on 2 threads after runs on one took 12 ms, then 4). The first run (page faults, cold caches) is not counted. A
  * context with profiling on, one thread, a run started inside a parallel region, or the
  * runtime built with ECG_TEAM_FIXED always uses T.
+ * `cap` (set once, at create) bounds T: a static build's context sizes its per-thread
+ * scratch for the threads OpenMP had at create, so a run after the caller raised
+ * OpenMP's count must not take more (the kernels would index past the scratch). Each run
+ * then lowers OpenMP's count to cap and ecg_rt1_team_end gives the caller's count back,
+ * whatever the build or the profiling. 0: no bound (a dynamic build sizes its scratch
+ * again before a run instead).
  * Zero-initialised is the starting state. Not safe for concurrent runs of one context
  * (a model context never is). */
 typedef struct {
@@ -126,14 +132,18 @@ typedef struct {
   int probe;      /* this run measures the count not chosen (1), or wakes T's threads for
                    * the next run, which does (2: not measured) */
   int warm;       /* the next run measures T (after a run with probe 2) */
+  int cap;        /* the most threads a run takes (the create-time count), 0: no bound */
+  int caller;     /* OpenMP's count before this run lowered it to cap, 0: not lowered */
 } ecg_team;
 
-/* Start a run: choose its thread count (above) and, for one thread, call
- * omp_set_num_threads(1); `fixed` nonzero (profiling) keeps T. Pair with ecg_rt1_team_end
- * after the run, on the same thread. Without OpenMP: nothing. */
+/* Start a run: lower OpenMP's count to t->cap when it is above it; choose the run's
+ * thread count (above) and, for one thread, call omp_set_num_threads(1); `fixed` nonzero
+ * (profiling) keeps T. Pair with ecg_rt1_team_end after the run, on the same thread.
+ * Without OpenMP: nothing. */
 void ecg_rt1_team_begin(ecg_team *t, int fixed);
-/* End the run that ecg_rt1_team_begin started: restore omp_set_num_threads(T) and add
- * the run's time to its count's last runs. */
+/* End the run that ecg_rt1_team_begin started: restore omp_set_num_threads(T), add the
+ * run's time to its count's last runs, and give back the caller's count if the cap
+ * lowered it. */
 void ecg_rt1_team_end(ecg_team *t);
 /* The decision alone, for tests: the count (0: one thread, 1: T) that the next run of t
  * would take, with t->probe set when that run measures the count not chosen. */

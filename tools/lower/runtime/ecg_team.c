@@ -91,8 +91,15 @@ void ecg_rt1_team_record(ecg_team *t, double ms) {
 }
 
 void ecg_rt1_team_begin(ecg_team *t, int fixed) {
-  t->cur = -1; /* not chosen here: ecg_rt1_team_end does nothing */
+  t->cur = -1; /* not chosen here: ecg_rt1_team_end only gives back the caller's count */
   t->probe = 0;
+  t->caller = 0;
+#ifdef _OPENMP
+  if (t->cap > 0 && !omp_in_parallel() && omp_get_max_threads() > t->cap) {
+    t->caller = omp_get_max_threads();
+    omp_set_num_threads(t->cap);
+  }
+#endif
 #if defined(_OPENMP) && !defined(ECG_TEAM_FIXED)
   const int T = omp_get_max_threads();
   if (T <= 1 || fixed || omp_in_parallel()) return;
@@ -113,10 +120,15 @@ void ecg_rt1_team_begin(ecg_team *t, int fixed) {
 
 void ecg_rt1_team_end(ecg_team *t) {
 #if defined(_OPENMP) && !defined(ECG_TEAM_FIXED)
-  if (t->cur < 0) return;
-  const double ms = (omp_get_wtime() - t->t0) * 1e3;
-  if (t->cur == 0) omp_set_num_threads(t->threads);
-  ecg_rt1_team_record(t, ms);
+  if (t->cur >= 0) {
+    const double ms = (omp_get_wtime() - t->t0) * 1e3;
+    if (t->cur == 0) omp_set_num_threads(t->threads);
+    ecg_rt1_team_record(t, ms);
+  }
+#endif
+#ifdef _OPENMP
+  if (t->caller) omp_set_num_threads(t->caller);
+  t->caller = 0;
 #else
   (void)t;
 #endif
