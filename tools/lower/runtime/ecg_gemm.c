@@ -3449,14 +3449,22 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
   const wg_geom g = wg_shape_threads(p, T);
   const int bands = cdiv(g.ty, g.rows);
   /* channel blocks (multiples of MR) to balance the jobs over the threads: nmb from 1 to
-   * 4 minimising rounds of jobs x job size, each block repeating the input transform (about
-   * 3% of a job's work); one thread: 1 */
+   * 4 minimising rounds of jobs x job time. A job of m/k output channels costs, per input
+   * channel, WG_XFORM (its input transform, repeated by every block of a band) + m/k (its
+   * products), in units of one output channel's products: the input transform took 10% of
+   * squeezenet1_1's 64x13x13->256 on one thread (perf), 28 / (28 + 256). One band of one
+   * image (stride 1) transforms once, shared by the team (below): WG_XFORM / T. One
+   * thread: 1. (The earlier model, 3% of a job per block, chose the same nmb on every
+   * shape of rt_test and its --bench.) */
+  enum { WG_XFORM = 28 };
   int nmb = 1;
   if (T > 1) {
     const long nb = (long)p->n * bands;
+    const int shared = nb == 1 && p->dh == 1 && p->dw == 1;
     double best = -1;
     for (int k = 1; k <= imin(4, cdiv(p->m, MR)); k++) {
-      const double cost = (double)((nb * k + T - 1) / T) / k * (1.0 + 0.03 * k);
+      const double rounds = (double)((nb * k + T - 1) / T), prod = (double)p->m / k;
+      const double cost = shared ? (double)WG_XFORM / T + rounds * prod : rounds * (WG_XFORM + prod);
       if (best < 0 || cost < best) { best = cost; nmb = k; }
     }
   }
