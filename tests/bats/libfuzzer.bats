@@ -48,3 +48,21 @@ smoke() {
   done
   [ "$count" -gt 0 ]
 }
+
+@test "libFuzzer: in a campaign of several harnesses each fuzzes for the whole --seconds (none is capped at the count the one before it ran)" {
+  # run.sh kept each harness's executed count in the variable of the --runs cap, so every
+  # later harness ran with -runs=that count: the fast tensorpb reader, after the slow
+  # lowering harness, stopped within a second
+  require_file "$ROOT/build-fuzz/fuzz/fuzz_lower"
+  require_file "$ROOT/build-fuzz/fuzz/fuzz_tensorpb"
+  run sh "$ROOT/tests/fuzz/run.sh" --smoke --seconds 3 lower tensorpb
+  echo "$output"
+  [ "$status" -eq 0 ]
+  local r1 r2 s2
+  r1=$(printf '%s\n' "$output" | sed -n 's/^fuzz lower: \([0-9]*\) runs in.*/\1/p')
+  r2=$(printf '%s\n' "$output" | sed -n 's/^fuzz tensorpb: \([0-9]*\) runs in.*/\1/p')
+  s2=$(printf '%s\n' "$output" | sed -n 's/^fuzz tensorpb: [0-9]* runs in \([0-9]*\) s.*/\1/p')
+  [ "${r1:-0}" -gt 0 ]
+  [ "${r2:-0}" -ne "$r1" ]
+  [ "${s2:-0}" -ge 2 ]
+}

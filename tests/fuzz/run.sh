@@ -90,12 +90,14 @@ for n in $names; do
   log="$F/logs/$n.log"
   if nice "$h" -max_total_time="$secs" ${runs:+-runs=$runs} -timeout=25 -rss_limit_mb=2560 -malloc_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$F/artifacts/$n-" "$c" > "$log" 2>&1; then st=OK; else st=FAILED; bad=1; fi
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  # (not $runs: that is the --runs cap, which every later harness would otherwise get as the
+  # count this one executed)
+  ran=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   el=$(sed -n 's/.*Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1)
   cov=$(printf '%s' "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p'); ft=$(printf '%s' "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
   corp=$(printf '%s' "$last" | sed -n 's/.*corp: \([0-9]*\).*/\1/p')
-  echo "fuzz $n: ${runs:-?} runs in ${el:-?} s, cov ${cov:-?} ft ${ft:-?}, corpus ${corp:-?}, $st"
+  echo "fuzz $n: ${ran:-?} runs in ${el:-?} s, cov ${cov:-?} ft ${ft:-?}, corpus ${corp:-?}, $st"
   [ $st = OK ] || { grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5; }
 done
 exit $bad
