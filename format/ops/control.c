@@ -34,7 +34,8 @@ int ecg_node_capture_index(const ecg_node *n, const char *name, size_t len) {
   const ecg_attr *a = captures_attr(n);
   int nc = ecg_node_n_captures(n);
   for (int k = 0; a && k < nc; k++)
-    if (a->strings[k].len == len && memcmp(a->strings[k].data, name, len) == 0) return (int)n->n_inputs - nc + k;
+    if (a->strings[k].len == len && (len == 0 || memcmp(a->strings[k].data, name, len) == 0)) /* an empty name's data may be NULL */
+      return (int)n->n_inputs - nc + k;
   return -1;
 }
 
