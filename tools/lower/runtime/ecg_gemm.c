@@ -2910,7 +2910,7 @@ static void i16_row_pads(const ecg_ibr_params *p, int W, int Wp, float *er, int 
 
 void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, const float *b1, const float *wd,
                    const float *bd, const float *w2p, const float *b2, float *y, float *scratch, long *e_rows) {
-  const i16_geom g = i16_shape(p);
+  i16_geom g = i16_shape(p);
   const int H = p->h, W = p->w, OH = p->oh, OW = p->ow, KK = p->kh * p->kw, NB = g.nb, RB = g.RB, Wp = g.Wp;
   const size_t HW = (size_t)H * W, OHW = (size_t)OH * OW, rowf = (size_t)Wp * 16;
   const size_t XHW = p->k1h ? (size_t)p->xh * p->xw : HW; /* floats of a channel of x */
@@ -2929,6 +2929,17 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
    * s2 163.6 -> 157.2. One thread keeps g.G (with 14-position groups mnasnet1_0 measured
    * 7.05 against 7.19 ms, 6 rounds). */
   const int Gt = T > 1 ? imax(1, cdiv(I16_RW, OW)) : g.G;
+  /* With a team and several bands, a band's rows a multiple of T groups, so that every
+   * thread gets as many groups of the depthwise and second pointwise stages (the band's
+   * ring only gets rows to spare): mobilenet_v2's 16x112x112->96 s2 chain made bands of 5
+   * rows, groups split 3 and 2. rt_test --bench, 2 threads, 6 alternating rounds, that
+   * chain 440-446 us against 448-528 (1 thread unchanged); 16x112x112->48 and
+   * 24x56x56->144 (bands of 11 and 13 rows) within the noise; in-model profiles at 2
+   * threads on this VM too noisy to show it. I16_BAL 0: the old bands. */
+#ifndef I16_BAL
+#define I16_BAL 1
+#endif
+  if (I16_BAL && T > 1 && p->band_rows <= 0 && g.T < OH && g.T > T * Gt) g.T -= g.T % (T * Gt);
   ECG_PRAGMA(omp parallel num_threads(T) if (T > 1))
   {
     /* the depthwise bias in blocks and the zero row (the depthwise weights come packed as
