@@ -676,7 +676,8 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
      * stem conv as its first stage (last column 3): us per call at 1 and 2 threads */
     int ib[][7] = {{24, 56, 144, 3, 1, 24, 0}, {32, 28, 192, 3, 1, 32, 0}, {64, 14, 384, 3, 1, 64, 0}, {96, 14, 576, 3, 2, 160, 0},
                    {160, 7, 960, 3, 1, 160, 0}, {40, 28, 240, 5, 1, 40, 0}, {112, 14, 672, 5, 2, 160, 0}, {3, 224, 32, 3, 1, 16, 3},
-                   {16, 112, 48, 3, 2, 24, 0}, {16, 112, 96, 3, 2, 24, 0}};
+                   {16, 112, 48, 3, 2, 24, 0}, {16, 112, 96, 3, 2, 24, 0}, {24, 56, 72, 3, 1, 24, 0}, {24, 56, 72, 5, 2, 40, 0},
+                   {40, 28, 120, 5, 1, 40, 0}};
     for (int q = 0; q < (int)(sizeof ib / sizeof ib[0]); q++) {
       char in[64];
       snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d%s", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5],
@@ -939,6 +940,7 @@ int main(int argc, char **argv) {
     test_ibr_k(1, 3, 224, 224, 3, 2, 1, 32, 3, 1, 1, 16, 1, th, 1);
     test_ibr_k(2, 1, 20, 17, 5, 1, 2, 24, 3, 2, 1, 8, 1, th, th == 2);
     test_ibr_k(1, 4, 15, 9, 3, 2, 0, 72, 5, 1, 2, 20, 1, th, 0);
+    test_ibr_k(1, 3, 21, 19, 3, 2, 1, 88, 3, 1, 1, 24, 1, th, 0); /* pairs of blocks whose second holds 8 channels (i16_pw_pick) */
     test_ibr_k(1, 2, 11, 30, 3, 1, 1, 16, 3, 2, 1, 33, 1, th, 1);
     test_ibr_k(1, 4, 64, 48, 3, 2, -1, 32, 3, 1, 1, 16, 1, th, 0); /* mlsd_320x320_tiny's pads */
     /* planes of one or two groups of output rows (mnasnet1_0 at 56x56 ends on 2x2 and

@@ -2755,18 +2755,26 @@ size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
  * ks = h w, js = 1) or of an NCHWc16 band (kbs = positions * 16, ks = 1, js = 16); with koff,
  * src(k, j) = s[koff[k] + j * js] (a stem conv's taps in dr_build's rows). With e,
  * act(acc[o][j]) is stored at e + off[j] + o * ob1 (E's ring); else out[o*RW + j] = acc[o][j].
+ * H: the last of the OB blocks holds at most 8 channels and is summed in 8-lane vectors,
+ * which Zen 4 runs two per cycle against one 16-lane FMA; its lanes 8..15 come out zero
+ * (i16_pw_pick says where).
  * The weights stream is prefetched ECG_PF_A floats ahead (they come from memory once per
  * band: mnasnet1_0's 7x7 stages expand 192 -> 1152, 885 KB per pointwise conv): mnasnet1_0
  * 6.71 -> 6.18 ms at 1 thread, 4.11 -> 3.98 at 2; mobilenet_v2 at 2 threads 3.70 -> 3.55;
  * efficientnet_b0 within the noise (interleaved rounds, medians, Xeon model 167). */
-ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
+ECG_AI void i16_pw(const int OB, const int H, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
                    const float *w, size_t wob, const __m512 *init, __m512 *out, ecg_act act, float *e,
                    const size_t *off, size_t ob1, const size_t *koff) {
+  const int OF = OB - H; /* blocks of 16 lanes */
   __m512 acc[2][I16_RW];
+  __m256 acch[I16_RW];
 #pragma GCC unroll 2
-  for (int o = 0; o < OB; o++)
+  for (int o = 0; o < OF; o++)
 #pragma GCC unroll 14
     for (int j = 0; j < RW; j++) acc[o][j] = koff ? _mm512_setzero_ps() : init[o];
+  if (H)
+#pragma GCC unroll 14
+    for (int j = 0; j < RW; j++) acch[j] = koff ? _mm256_setzero_ps() : _mm512_castps512_ps256(init[OB - 1]);
   for (int k0 = 0; k0 < K; k0 += 16) {
     const float *sk = s + (size_t)(k0 / 16) * kbs, *wk = w + (size_t)k0 * 16;
     const int kn = imin(16, K - k0);
@@ -2774,20 +2782,29 @@ ECG_AI void i16_pw(const int OB, const int RW, const float *s, size_t kbs, size_
       const float *sj = koff ? s + koff[k0 + kk] : sk;
       _mm_prefetch((const char *)(wk + ECG_PF_A), _MM_HINT_T0);
       if (OB > 1) _mm_prefetch((const char *)(wk + wob + ECG_PF_A), _MM_HINT_T0);
-      const __m512 w0 = _mm512_loadu_ps(wk), w1 = OB > 1 ? _mm512_loadu_ps(wk + wob) : w0;
+      const __m512 w0 = OF > 0 ? _mm512_loadu_ps(wk) : _mm512_setzero_ps(), w1 = OF > 1 ? _mm512_loadu_ps(wk + wob) : w0;
+      const __m256 wh = H ? _mm256_loadu_ps(wk + (OB - 1) * wob) : _mm256_setzero_ps();
 #pragma GCC unroll 14
       for (int j = 0; j < RW; j++) {
         const __m512 xb = _mm512_set1_ps(sj[j * js]);
-        acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
-        if (OB > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
+        if (OF > 0) acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
+        if (OF > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
+        if (H) acch[j] = _mm256_fmadd_ps(wh, _mm512_castps512_ps256(xb), acch[j]);
       }
     }
   }
-  if (koff) /* a stem conv: the bias after the sum, as conv_direct and the GEMM path add it */
+  if (koff) { /* a stem conv: the bias after the sum, as conv_direct and the GEMM path add it */
 #pragma GCC unroll 2
-    for (int o = 0; o < OB; o++)
+    for (int o = 0; o < OF; o++)
 #pragma GCC unroll 14
       for (int j = 0; j < RW; j++) acc[o][j] = _mm512_add_ps(acc[o][j], init[o]);
+    if (H)
+#pragma GCC unroll 14
+      for (int j = 0; j < RW; j++) acch[j] = _mm256_add_ps(acch[j], _mm512_castps512_ps256(init[OB - 1]));
+  }
+  if (H)
+#pragma GCC unroll 14
+    for (int j = 0; j < RW; j++) acc[OB - 1][j] = _mm512_zextps256_ps512(acch[j]);
   if (e) {
 #pragma GCC unroll 14
     for (int j = 0; j < RW; j++) {
@@ -2822,17 +2839,14 @@ ECG_AI void i16_dw(const int RW, const int S, const float *const *rows, int kh, 
 typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *, ecg_act,
                           float *, const size_t *, size_t, const size_t *);
 typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512, int, __m512 *);
+#define ECG_I16_PW(NAME, OB, H, RW)                                                                            \
+  static void NAME##_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob,  \
+                          const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
+                          const size_t *koff) {                                                                 \
+    i16_pw(OB, H, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                            \
+  }
 #define ECG_I16(RW)                                                                                              \
-  static void i16_pw1_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
-                           const size_t *koff) {                                                                \
-    i16_pw(1, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                                \
-  }                                                                                                             \
-  static void i16_pw2_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob, \
-                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
-                           const size_t *koff) {                                                                \
-    i16_pw(2, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                                \
-  }                                                                                                             \
+  ECG_I16_PW(i16_pw1, 1, 0, RW) ECG_I16_PW(i16_pw2, 2, 0, RW) ECG_I16_PW(i16_pw2h, 2, 1, RW)                   \
   static void i16_dw1_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
     i16_dw(RW, 1, rows, kh, kw, w, b, ox0, o);                                                                  \
   }                                                                                                             \
@@ -2842,10 +2856,26 @@ typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512,
 ECG_I16(1) ECG_I16(2) ECG_I16(3) ECG_I16(4) ECG_I16(5) ECG_I16(6) ECG_I16(7)
 ECG_I16(8) ECG_I16(9) ECG_I16(10) ECG_I16(11) ECG_I16(12) ECG_I16(13) ECG_I16(14)
 #undef ECG_I16
+#undef ECG_I16_PW
 #define I16_TAB(P) {0, P##_1, P##_2, P##_3, P##_4, P##_5, P##_6, P##_7, P##_8, P##_9, P##_10, P##_11, P##_12, P##_13, P##_14}
-static const i16_pw_fn i16_pw_fns[2][I16_RW + 1] = {I16_TAB(i16_pw1), I16_TAB(i16_pw2)};
+static const i16_pw_fn i16_pw_fns[3][I16_RW + 1] = {I16_TAB(i16_pw1), I16_TAB(i16_pw2), I16_TAB(i16_pw2h)};
 static const i16_dw_fn i16_dw_fns[2][I16_RW + 1] = {I16_TAB(i16_dw1), I16_TAB(i16_dw2)};
 #undef I16_TAB
+/* The kernel for OB blocks from block ob of m channels, RW positions: a pair whose second
+ * block holds at most 8 channels sums that block in 8-lane vectors (I16_HALF 0: never), e.g.
+ * a cout of 24, computed as 32 before. rt_test --bench ibr, AMD EPYC Zen 4, 1 thread, 3
+ * alternating rounds, medians: mnasnet1_0's 24x56x56->72->24 347.9 -> 310.6 us,
+ * mobilenet_v2's 24x56x56->144->24 610.5 -> 569.3, 16x112x112->96 s2->24 726.8 -> 704.9,
+ * mnasnet1_0's 16x112x112->48 s2->24 383.6 -> 375.2; the others within 0.5%. A lone
+ * 8-channel block (a cout of 40: pairs 0-1, then block 2 alone) measured 1.5-3% slower in
+ * 8-lane vectors (40x28x28->240->40 410.8 -> 416.8), so it keeps 16. */
+#ifndef I16_HALF
+#define I16_HALF 1
+#endif
+static i16_pw_fn i16_pw_pick(int OB, int ob, int m, int RW) {
+  const int half = I16_HALF && OB == 2 && m - (ob + 1) * 16 <= 8;
+  return i16_pw_fns[OB - 1 + half][RW];
+}
 
 /* Bias vector of block ob of a bias of m channels (NULL: zeros). */
 static __m512 i16_bias(const float *b, int m, int ob) {
@@ -2880,7 +2910,7 @@ ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float
                          const float *b2, float *yq, size_t OHW) {
   const int p0 = c * I16_RW, RW = imin(I16_RW, GP - p0), OB = imin(2, g->nb2 - ob);
   __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
-  i16_pw_fns[OB - 1][RW](D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
+  i16_pw_pick(OB, ob, p->cout, RW)(D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
                          init, out, p->act3, NULL, NULL, 0, NULL);
   for (int o = 0; o < OB; o++) {
     __m512 v[16];
@@ -2990,7 +3020,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               float *er = E + (size_t)(r % RB) * rowf; /* block 0's row r */
               for (int j = 0; j < RW; j++) off[j] = (size_t)(p->pl + p0 + j) * 16 + (size_t)(er - E);
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              i16_pw_fns[OB - 1][RW](sbuf + p0, 0, 0, 1, K1, w1p + (size_t)ob * K1 * 16, (size_t)K1 * 16, init, NULL, p->act1,
+              i16_pw_pick(OB, ob, p->cexp, RW)(sbuf + p0, 0, 0, 1, K1, w1p + (size_t)ob * K1 * 16, (size_t)K1 * 16, init, NULL, p->act1,
                                      E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, koff);
               if (p0 == 0 || p0 + RW == W)
                 for (int o = 0; o < OB; o++)
@@ -3026,7 +3056,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                 }
               }
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              i16_pw_fns[OB - 1][RW](xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+              i16_pw_pick(OB, ob, p->cexp, RW)(xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
                                      (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, NULL);
               for (int j = 0, col = p0 % W; j < RW; j++, col = col + 1 == W ? 0 : col + 1) /* the row's pads, with its ends */
                 if (col == 0 || col == W - 1)
