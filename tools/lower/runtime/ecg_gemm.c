@@ -2765,7 +2765,7 @@ size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
 ECG_AI void i16_pw(const int OB, const int H, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
                    const float *w, size_t wob, const __m512 *init, __m512 *out, ecg_act act, float *e,
                    const size_t *off, size_t ob1, const size_t *koff) {
-  const int OF = OB - H; /* blocks of 16 lanes */
+  const int OF = OB - H; /* blocks of 16 lanes: 1 or 2 (H only as a pair's second, i16_pw_pick) */
   __m512 acc[2][I16_RW];
   __m256 acch[I16_RW];
 #pragma GCC unroll 2
@@ -2782,12 +2782,12 @@ ECG_AI void i16_pw(const int OB, const int H, const int RW, const float *s, size
       const float *sj = koff ? s + koff[k0 + kk] : sk;
       _mm_prefetch((const char *)(wk + ECG_PF_A), _MM_HINT_T0);
       if (OB > 1) _mm_prefetch((const char *)(wk + wob + ECG_PF_A), _MM_HINT_T0);
-      const __m512 w0 = OF > 0 ? _mm512_loadu_ps(wk) : _mm512_setzero_ps(), w1 = OF > 1 ? _mm512_loadu_ps(wk + wob) : w0;
+      const __m512 w0 = _mm512_loadu_ps(wk), w1 = OF > 1 ? _mm512_loadu_ps(wk + wob) : w0;
       const __m256 wh = H ? _mm256_loadu_ps(wk + (OB - 1) * wob) : _mm256_setzero_ps();
 #pragma GCC unroll 14
       for (int j = 0; j < RW; j++) {
         const __m512 xb = _mm512_set1_ps(sj[j * js]);
-        if (OF > 0) acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
+        acc[0][j] = _mm512_fmadd_ps(w0, xb, acc[0][j]);
         if (OF > 1) acc[1][j] = _mm512_fmadd_ps(w1, xb, acc[1][j]);
         if (H) acch[j] = _mm256_fmadd_ps(wh, _mm512_castps512_ps256(xb), acch[j]);
       }
@@ -3468,12 +3468,19 @@ static void wg_act(const ecg_conv_params *p, float *yi, int ty0, int ty1, int m0
 
 /* One thread's job: tile rows [ty0, ty1) of image img, output channels [m0, m1), every
  * phase, in this thread's scratch (V, Y, buf). */
+/* A thread's scratch (wg_per_thread floats from ts): V [36][c][ldv], Y [36][mb][ldv], then
+ * the transforms' buffer. */
+static void wg_bufs(const ecg_conv_params *p, const wg_geom *g, float *ts, float **V, float **Y, float **buf) {
+  *V = align64(ts);
+  *Y = align64(*V + 36 * (size_t)g->ldv * p->c);
+  *buf = align64(*Y + 36 * (size_t)g->ldv * g->mb);
+}
+
 static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, const float *U, const float *bias,
                    float *y, int img, int ty0, int ty1, int m0, int m1, float *scratch) {
   const int C = p->c;
-  float *V = align64(scratch);
-  float *Y = align64(V + 36 * (size_t)g->ldv * C);
-  float *buf = align64(Y + 36 * (size_t)g->ldv * g->mb);
+  float *V, *Y, *buf;
+  wg_bufs(p, g, scratch, &V, &Y, &buf);
   const float *xi = x + (size_t)img * C * p->h * p->w;
   float *yi = y + (size_t)img * p->m * p->oh * p->ow;
   for (int pa = 0; pa < p->dh && pa < p->oh; pa++)
@@ -3499,9 +3506,10 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
    * shape of rt_test and its --bench.) */
   enum { WG_XFORM = 28 };
   int nmb = 1;
+  /* one band of one image (stride 1): the team shares its input transform (below) */
+  const int shared = (long)p->n * bands == 1 && p->dh == 1 && p->dw == 1;
   if (T > 1) {
     const long nb = (long)p->n * bands;
-    const int shared = nb == 1 && p->dh == 1 && p->dw == 1;
     double best = -1;
     for (int k = 1; k <= imin(4, cdiv(p->m, MR)); k++) {
       const double rounds = (double)((nb * k + T - 1) / T), prod = (double)p->m / k;
@@ -3515,16 +3523,17 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
   if (T > total) T = (int)total;
   const size_t per = wg_per_thread(p);
   (void)T;
-  if (T > 1 && total == nmb && p->dh == 1 && p->dw == 1) {
+  if (T > 1 && shared) {
     /* one band of one image, its output channels split over the team: the team transforms
      * the input once, into thread 0's V, each thread a share of the input channels, where
      * every thread transformed all of it (squeezenet1_1's 64x13x13->256 at 2 threads: the
      * input transform took 19% of the time, against 10% on one thread) */
-    float *V = align64(scratch);
+    float *V = align64(scratch); /* thread 0's V (wg_bufs), the team's */
     ECG_PRAGMA(omp parallel num_threads(T)) {
       const int nt = ecg_team_size(), tid = ecg_tid();
-      float *Y = align64(align64(scratch + (size_t)tid * per) + 36 * (size_t)g.ldv * p->c); /* as wg_job's */
-      float *buf = align64(Y + 36 * (size_t)g.ldv * g.mb);
+      float *Vt, *Y, *buf;
+      wg_bufs(p, &g, scratch + (size_t)tid * per, &Vt, &Y, &buf);
+      (void)Vt;
       wg_input(p, &g, x, 0, g.ty, 0, 0, p->c * tid / nt, p->c * (tid + 1) / nt, V, buf);
       ECG_PRAGMA(omp barrier)
       for (int mq = tid; mq < nmb; mq += nt) {
