@@ -136,28 +136,44 @@ int ecg_bias_n_of(const ecg_graph *g, int x, const ecg_node *f) {
   return f->inputs[q];
 }
 
-int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2) {
+/* The activation at idx[*i..nm) of tensor t (ecg_builtin_act_chain: SiLU's two nodes tried
+ * first, then one node), its members into act[0..*n) and *i past them; none: *n = 0. */
+static void act_members(const ecg_graph *g, int t, const int *idx, int *i, int nm, int act[2], int *n) {
   float a, b;
+  act[0] = act[1] = -1;
+  *n = 0;
+  for (int k = 2; k >= 1 && !*n; k--)
+    if (*i + k <= nm && ecg_builtin_act_chain(g, t, idx + *i, k, &a, &b) != ECG_BACT_NONE) {
+      for (int j = 0; j < k; j++) act[j] = idx[*i + j];
+      *n = k;
+    }
+  *i += *n;
+}
+
+/* The output tensor of the stage that ends with node n, after its activation act[0..na). */
+static int stage_out(const ecg_graph *g, int n, const int *act, int na) {
+  return g->nodes[na ? act[na - 1] : n]->outputs[0];
+}
+
+int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, ecg_ibr_chain *m) {
   int i = 0;
-  *pw1 = *act1 = *act2 = -1;
+  m->pw1 = m->dw = m->pw2 = -1;
+  m->nact1 = m->nact2 = 0;
+  m->act1[0] = m->act1[1] = m->act2[0] = m->act2[1] = -1;
   ecg_conv_role r0 = i < nm ? ecg_conv_role_of(g, g->nodes[idx[i]]) : ECG_CONV_OTHER;
   if (r0 == ECG_CONV_POINTWISE || r0 == ECG_CONV_STEM) {
-    *pw1 = idx[i++];
-    if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act1 = idx[i++];
+    m->pw1 = idx[i++];
+    act_members(g, g->nodes[m->pw1]->outputs[0], idx, &i, nm, m->act1, &m->nact1);
   }
   if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_DEPTHWISE) return -1;
-  *dw = idx[i++];
-  if (i < nm && ecg_builtin_act_of(g, g->nodes[idx[i]], &a, &b) != ECG_BACT_NONE) *act2 = idx[i++];
-  if (i >= nm || ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
-  *pw2 = idx[i++];
-  /* a chain: each stage reads the previous one's output */
-  int chain[5] = {*pw1, *act1, *dw, *act2, *pw2}, prev = -1;
-  for (int k = 0; k < 5; k++) {
-    if (chain[k] < 0) continue;
-    if (prev >= 0 && g->nodes[chain[k]]->inputs[0] != g->nodes[prev]->outputs[0]) return -1;
-    prev = chain[k];
-  }
-  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[*pw2], 0));
+  m->dw = idx[i++];
+  if (m->pw1 >= 0 && g->nodes[m->dw]->inputs[0] != stage_out(g, m->pw1, m->act1, m->nact1)) return -1;
+  act_members(g, g->nodes[m->dw]->outputs[0], idx, &i, nm, m->act2, &m->nact2);
+  if (i == nm) return m->pw1 >= 0 ? nm : -1; /* no pw2: the depthwise stage's output is the chain's */
+  if (ecg_conv_role_of(g, g->nodes[idx[i]]) != ECG_CONV_POINTWISE) return -1;
+  m->pw2 = idx[i++];
+  if (g->nodes[m->pw2]->inputs[0] != stage_out(g, m->dw, m->act2, m->nact2)) return -1;
+  int64_t numel = ecg_tensor_numel(ecg_node_output(g, g->nodes[m->pw2], 0));
   for (int k = i; k < nm; k++)
     if (!ecg_is_scalar_node(g, g->nodes[idx[k]]) || ecg_tensor_numel(ecg_node_output(g, g->nodes[idx[k]], 0)) != numel) return -1;
   return i;
@@ -290,8 +306,9 @@ int ecg_conv_pool_match(const ecg_graph *g, const int *idx, int nm, int *conv, i
 }
 
 int ecg_intensive_match(const ecg_graph *g, const int *idx, int nm) {
-  int pw1, act1, dw, act2, pw2, cv, ac, pl;
+  int cv, ac, pl;
+  ecg_ibr_chain ib;
   ecg_se_chain se;
-  return ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2) >= 0 || (ecg_se_match(g, idx, nm, &se) == 0 && se.gap >= 0) ||
+  return ecg_ibr_match(g, idx, nm, &ib) >= 0 || (ecg_se_match(g, idx, nm, &se) == 0 && se.gap >= 0) ||
          ecg_conv_pool_match(g, idx, nm, &cv, &ac, &pl) == 0;
 }

@@ -53,15 +53,26 @@ int ecg_conv_geometry(const ecg_graph *g, const ecg_node *n, int *kh, int *kw, i
  *  when f is no such Add. */
 int ecg_bias_n_of(const ecg_graph *g, int x, const ecg_node *f);
 
+/** An intensive-fusion chain (AGO §III-B) as node indices, -1 where a stage is absent:
+ *  [pointwise or stem conv pw1 [act1]] -> depthwise conv dw [act2] [-> pointwise conv pw2].
+ *  An activation is ecg_builtin_act_chain's: one node, or SiLU as its Sigmoid and Mul
+ *  (efficientnet_b0's), so up to two nodes each. Without pw2 (an expansion whose depthwise
+ *  output goes elsewhere than one pointwise conv: EfficientNet's and MnasNet-A1's MBConv,
+ *  whose squeeze-and-excitation reads it) pw1 is present and the chain's output is the
+ *  depthwise stage's (after act2). */
+typedef struct {
+  int pw1, act1[2], nact1;
+  int dw, act2[2], nact2;
+  int pw2;
+} ecg_ibr_chain;
 /** Match the members idx[0..nm) of a block (topological order) against an intensive-fusion
- *  chain (AGO §III-B): [pointwise or stem conv [act]] -> depthwise conv [act] -> pointwise conv,
- *  each stage reading the previous one's output, then One-to-One members of the last
- *  pointwise output's size (its epilogue). Fills the node indices (-1 for an absent
- *  pointwise/act stage) and returns the index in idx of the first epilogue member (nm when
- *  there is none), or -1 when the members are no such chain. What ecg-fuse --intensive
- *  forms, ecg-lower generates as one ecg_rt1_ibr kernel (or stage by stage, schedule
- *  intensive_fusion off) and ecg-partition --tune searches intensive_fusion on. */
-int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, int *pw1, int *act1, int *dw, int *act2, int *pw2);
+ *  chain (ecg_ibr_chain), each stage reading the previous one's output, then, after pw2,
+ *  One-to-One members of pw2's output size (its epilogue; none without pw2). Fills *m and
+ *  returns the index in idx of the first epilogue member (nm when there is none), or -1
+ *  when the members are no such chain. What ecg-fuse --intensive forms, ecg-lower
+ *  generates as one ecg_rt1_ibr kernel (or stage by stage, schedule intensive_fusion off)
+ *  and ecg-partition --tune searches intensive_fusion on. */
+int ecg_ibr_match(const ecg_graph *g, const int *idx, int nm, ecg_ibr_chain *m);
 /** A squeeze-and-excitation chain (Hu et al.; EfficientNet's, MnasNet-A1's, MobileNet-V3's
  *  MBConv), as node indices (-1: absent): x [n, c, h, w] -> GlobalAveragePool ->
  *  pointwise conv fc1 on the 1x1 plane [+ act1] -> pointwise conv fc2 [+ act2] [-> the

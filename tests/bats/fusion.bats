@@ -78,10 +78,17 @@ fused() {
   "$BIN/ecg-lower" --target opencl -o "$T/cl" "$T/f.ecg"
   [ "$(jq .kernels "$T/cl/model.json")" -eq $(($(jq .kernels "$ECG_OUT/efficientnet_b0/model.json") + 16)) ]
 }
-@test "ecg-fuse --intensive (AGO): efficientnet_b0's squeeze-excitation chains one kernel each, correct, fusion rate >= 3" {
+@test "ecg-fuse --intensive (AGO): efficientnet_b0's squeeze-excitation chains one kernel each, each expansion with its depthwise conv one kernel, correct, fusion rate >= 3" {
   fused efficientnet_b0 dnnfusion --intensive
   # 16 MBConvs, each GlobalAveragePool -> 1x1 conv, SiLU -> 1x1 conv, Sigmoid -> scale Mul
   [ "$(grep -c 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c")" -eq 16 ]
+  # and each expansion (the stem conv before the first) [1x1 conv, SiLU -> depthwise conv,
+  # SiLU] one kernel without a second pointwise conv (cout 0): the squeeze-excitation reads
+  # the depthwise output
+  [ "$(grep -c 'ecg_rt1_ibr(' "$ECG_OUT/efficientnet_b0/model.c")" -eq 16 ]
+  [ "$(grep 'static const ecg_ibr_params' "$ECG_OUT/efficientnet_b0/model.c" | grep -c '{ECG_ACT_SILU, [^}]*}, {ECG_ACT_SILU, ')" -eq 16 ]
+  grep 'static const ecg_ibr_params' "$ECG_OUT/efficientnet_b0/model.c" | awk -F', ' '$14 != 0 { bad = 1; print } END { exit bad }'
+  grep 'ecg_rt1_ibr(' "$ECG_OUT/efficientnet_b0/model.c" | awk -F', ' '$7 != "NULL" || $8 != "NULL" { bad = 1; print } END { exit bad }'
   jq -e '.nodes / .kernels >= 3.0' "$ECG_OUT/efficientnet_b0/model.json"
   # each scales in place: the scaled tensor (argument 2) is stored in the output (the last but one)
   grep 'ecg_rt1_se(' "$ECG_OUT/efficientnet_b0/model.c" | awk -F', ' '$2 != $(NF - 1) { bad = 1; print } END { exit bad }'
@@ -91,13 +98,14 @@ fused() {
   "$BIN/ecg-fuse" --intensive --report "$T/ri.json" "$T/e.ecg" -o "$T/i.ecg"
   "$BIN/ecg-fuse" --report "$T/rn.json" "$T/e.ecg" -o "$T/n.ecg"
   cat "$T/ri.json" "$T/rn.json"
-  jq -e '.fuse.se_chains == 16 and .fuse.intensive_chains == 16 and .fuse.fusion_rate >= 3.0' "$T/ri.json"
-  jq -e '.fuse.se_chains == 0' "$T/rn.json"
-  [ "$(jq .after.kernels "$T/rn.json")" -eq $(($(jq .after.kernels "$T/ri.json") + 16 * 2)) ]
+  jq -e '.fuse.se_chains == 16 and .fuse.intensive_chains == 32 and .fuse.fusion_rate >= 3.0' "$T/ri.json"
+  jq -e '.fuse.se_chains == 0 and .fuse.intensive_chains == 0' "$T/rn.json"
+  # the squeeze-excitations' three kernels made one, the expansions' two
+  [ "$(jq .after.kernels "$T/rn.json")" -eq $(($(jq .after.kernels "$T/ri.json") + 16 * 2 + 16)) ]
   "$BIN/ecg-dump" "$T/i.ecg" >/dev/null # validates: blocks acyclic, every node in at most one block
 }
-@test "schedule intensive_fusion off lowers a squeeze-excitation block as its three stages; every one off is the plan without --intensive" {
-  local T="$BATS_TEST_TMPDIR" ids b res set=()
+@test "schedule intensive_fusion off lowers a squeeze-excitation block as its three stages, an expansion without a second pointwise conv as its two; every one off is the plan without --intensive" {
+  local T="$BATS_TEST_TMPDIR" ids b res
   "$BIN/onnx2ecg" "$SHARED_MODELS/efficientnet_b0.onnx" --input-shape input=1x3x224x224 -o "$T/e.ecg"
   "$BIN/ecg-fuse" --intensive "$T/e.ecg" -o "$T/i.ecg"
   "$BIN/ecg-fuse" "$T/e.ecg" -o "$T/n.ecg"
@@ -113,8 +121,22 @@ fused() {
   [ "$(grep -c 'ecg_rt1_se(' "$T/one/model.c")" -eq 16 ] # 15 chains, 1 tail
   res=$("$BIN/ecg-bench" "$T/one" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
   jq -e '.pass == true' <<<"$res"
-  for b in $ids; do set+=(--set-schedule "$b:i=off"); done
-  "$BIN/ecg-partition" "$T/i.ecg" "${set[@]}" -o "$T/off.ecg"
+  # the expansion blocks (two convolutions): one off is its two stages
+  local xids
+  xids=$("$BIN/ecg-dump" --json "$T/i.ecg" | jq -r '.nodes as $n | [.blocks[] | select($n[.nodes[0]].op == "Conv" and ([.nodes[] | select($n[.].op == "Conv")] | length) == 2) | .id] | map(tostring) | join(" ")')
+  echo "expansion blocks: $xids"
+  [ "$(wc -w <<<"$xids")" -eq 16 ]
+  b=$(cut -d' ' -f3 <<<"$xids")
+  "$BIN/ecg-partition" "$T/i.ecg" --set-schedule "$b:i=off" -o "$T/onex.ecg"
+  "$BIN/ecg-lower" -o "$T/onex" "$T/onex.ecg"
+  [ "$(jq .kernels "$T/onex/model.json")" -eq $(($(jq .kernels "$T/l0/model.json") + 1)) ]
+  [ "$(grep -c 'ecg_rt1_ibr(' "$T/onex/model.c")" -eq 15 ]
+  res=$("$BIN/ecg-bench" "$T/onex" --random 1 --ort --check --runs 1 --warmup 0); echo "$res"
+  jq -e '.pass == true' <<<"$res"
+  local s1=() s2=() # at most 16 --set-schedule a run
+  for b in $ids; do s1+=(--set-schedule "$b:i=off"); done
+  for b in $xids; do s2+=(--set-schedule "$b:i=off"); done
+  "$BIN/ecg-partition" "$T/i.ecg" "${s1[@]}" | "$BIN/ecg-partition" "${s2[@]}" -o "$T/off.ecg"
   "$BIN/ecg-lower" -o "$T/off" "$T/off.ecg"
   cmp "$T/ln/model.c" "$T/off/model.c"
 }

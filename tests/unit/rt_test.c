@@ -236,6 +236,8 @@ static void set_threads(int t);
 /* k1 > 0: the first stage is a stem conv k1 x k1, stride s1, pads p1, on x [n, cin, xh, xw]
  * (h and w are then its output's dims). */
 static int ibr_band_rows; /* ecg_ibr_params.band_rows of the cases (0: the kernel chooses) */
+static int ibr_silu;      /* 1: SiLU after both the first stage and the depthwise one (efficientnet_b0's) */
+/* cout 0: no second pointwise conv, y is the depthwise stage's output (ecg_rt.h). */
 static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, int cexp, int k, int s, int pad, int cout,
                        int pw1, int threads, int fn) {
   if (!pw1) cexp = cin;
@@ -248,8 +250,8 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   q.n = n; q.cin = cin; q.h = h; q.w = w; q.cexp = cexp; q.kh = q.kw = k; q.sh = q.sw = s; q.pt = q.pl = pad;
   q.oh = out_dim(h, k, s, 1, pad, pad); q.ow = out_dim(w, k, s, 1, pad, pad); q.cout = cout;
   q.band_rows = ibr_band_rows;
-  q.act1 = (ecg_act){ECG_ACT_CLIP, 0, 6};
-  q.act2 = (ecg_act){ECG_ACT_RELU, 0, 0};
+  q.act1 = ibr_silu ? (ecg_act){ECG_ACT_SILU, 0, 0} : (ecg_act){ECG_ACT_CLIP, 0, 6};
+  q.act2 = ibr_silu ? (ecg_act){ECG_ACT_SILU, 0, 0} : (ecg_act){ECG_ACT_RELU, 0, 0};
   if (fn) q.act3 = (ecg_act){ECG_ACT_FN, 0, 0, fn_2x1, NULL}; /* must see every element of y once */
   ecg_conv_params p1 = k1 ? conv_p(n, cin, xh, xw, cexp, k1, k1, s1, 1, pa, 1) : conv_p(n, cin, h, w, cexp, 1, 1, 1, 1, 0, 1);
   if (k1) p1.pb = p1.pr = pz;
@@ -258,7 +260,7 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   fill_conv(&p1); fill_conv(&p2); fill_conv(&p3);
   p1.act = q.act1; p2.act = q.act2;
   size_t xs = (size_t)n * cin * xh * xw, es = (size_t)n * cexp * h * w, ds = (size_t)n * cexp * q.oh * q.ow;
-  size_t ys = (size_t)n * cout * q.oh * q.ow;
+  size_t ys = (size_t)n * (cout ? cout : cexp) * q.oh * q.ow;
   float *x = rbuf(xs), *w1 = rbuf((size_t)cexp * cin * (k1 ? k1 * k1 : 1)), *b1 = rbuf(cexp), *wd = rbuf((size_t)cexp * k * k), *bd = rbuf(cexp);
   float *w2 = rbuf((size_t)cout * cexp), *b2 = rbuf(cout), *y = nanbuf(ys), *scr = nanbuf(ecg_rt1_ibr_scratch_floats(&q, 8));
   float *w1p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 1)), *w2p = nanbuf(ecg_rt1_ibr_packed_floats(&q, 2));
@@ -275,14 +277,15 @@ static void test_ibr_k(int n, int cin, int xh, int xw, int k1, int s1, int pd1, 
   } else memcpy(ef, x, es * sizeof(float));
   ref_conv(&p2, ef, wd, bd, d, mag);
   for (size_t i = 0; i < ds; i++) df[i] = (float)d[i];
-  ref_conv(&p3, df, w2, b2, want, mag);
+  if (cout) ref_conv(&p3, df, w2, b2, want, mag);
+  else memcpy(want, d, ds * sizeof(double)); /* mag: the depthwise stage's */
   if (fn)
     for (size_t i = 0; i < ys; i++) { want[i] = 2 * want[i] + 1; mag[i] *= 2; }
   long rows = 0;
-  ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wdp, bd, w2p, b2, y, scr, &rows);
+  ecg_rt1_ibr(&q, x, pw1 ? w1p : NULL, b1, wdp, bd, cout ? w2p : NULL, cout ? b2 : NULL, y, scr, &rows);
   char what[200];
-  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d stem k%d s%d p%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d band%d", n, cin,
-           xh, xw, k1, s1, pd1, cexp, k, s, pad, cout, pw1, threads, fn, q.band_rows);
+  snprintf(what, sizeof what, "ibr n%d cin%d %dx%d stem k%d s%d p%d cexp%d k%d s%d pad%d cout%d pw1=%d threads%d fn%d band%d silu%d", n,
+           cin, xh, xw, k1, s1, pd1, cexp, k, s, pad, cout, pw1, threads, fn, q.band_rows, ibr_silu);
   check(what, y, want, mag, ys);
   if (rows == (long)n * h) n_pass++;
   else { n_fail++; printf("FAIL %s: %ld rows of E computed, %d expected (recomputation)\n", what, rows, n * h); }
@@ -673,15 +676,18 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
   }
   { /* intensive-fusion chains (ecg_rt1_ibr: pointwise -> depthwise -> pointwise) of
      * mobilenet_v2 (3x3) and mnasnet1_0 (5x5), and their first chain with the 3x3 stride-2
-     * stem conv as its first stage (last column 3): us per call at 1 and 2 threads */
-    int ib[][7] = {{24, 56, 144, 3, 1, 24, 0}, {32, 28, 192, 3, 1, 32, 0}, {64, 14, 384, 3, 1, 64, 0}, {96, 14, 576, 3, 2, 160, 0},
-                   {160, 7, 960, 3, 1, 160, 0}, {40, 28, 240, 5, 1, 40, 0}, {112, 14, 672, 5, 2, 160, 0}, {3, 224, 32, 3, 1, 16, 3},
-                   {16, 112, 48, 3, 2, 24, 0}, {16, 112, 96, 3, 2, 24, 0}, {24, 56, 72, 3, 1, 24, 0}, {24, 56, 72, 5, 2, 40, 0},
-                   {40, 28, 120, 5, 1, 40, 0}};
+     * stem conv as its first stage (column 6: 3), and efficientnet_b0's expansions with
+     * SiLU (column 7) and no second pointwise conv (output channels 0): us per call at 1 and
+     * 2 threads */
+    int ib[][8] = {{24, 56, 144, 3, 1, 24, 0, 0}, {32, 28, 192, 3, 1, 32, 0, 0}, {64, 14, 384, 3, 1, 64, 0, 0}, {96, 14, 576, 3, 2, 160, 0, 0},
+                   {160, 7, 960, 3, 1, 160, 0, 0}, {40, 28, 240, 5, 1, 40, 0, 0}, {112, 14, 672, 5, 2, 160, 0, 0}, {3, 224, 32, 3, 1, 16, 3, 0},
+                   {16, 112, 48, 3, 2, 24, 0, 0}, {16, 112, 96, 3, 2, 24, 0, 0}, {24, 56, 72, 3, 1, 24, 0, 0}, {24, 56, 72, 5, 2, 40, 0, 0},
+                   {40, 28, 120, 5, 1, 40, 0, 0}, {3, 224, 32, 3, 1, 0, 3, 1}, {16, 112, 96, 3, 2, 0, 0, 1}, {24, 56, 144, 3, 1, 0, 0, 1},
+                   {24, 56, 144, 5, 2, 0, 0, 1}, {40, 28, 240, 5, 1, 0, 0, 1}, {80, 14, 480, 3, 1, 0, 0, 1}, {192, 7, 1152, 5, 1, 0, 0, 1}};
     for (int q = 0; q < (int)(sizeof ib / sizeof ib[0]); q++) {
       char in[64];
-      snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d%s", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5],
-               ib[q][6] ? " stem" : "");
+      snprintf(in, sizeof in, "ibr %dx%dx%d->%d k%d s%d->%d%s%s", ib[q][0], ib[q][1], ib[q][1], ib[q][2], ib[q][3], ib[q][4], ib[q][5],
+               ib[q][6] ? " stem" : "", ib[q][7] ? " silu" : "");
       if (filter && !strstr(in, filter)) continue;
       ecg_ibr_params b;
       memset(&b, 0, sizeof b);
@@ -691,10 +697,10 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
         b.h = b.w = out_dim(b.xh, b.k1h, 2, 1, 1, 1);
       }
       b.pt = b.pl = ib[q][3] / 2; b.oh = b.ow = out_dim(b.h, b.kh, b.sh, 1, b.pt, b.pt); b.cout = ib[q][5];
-      b.act1 = b.act2 = (ecg_act){ECG_ACT_CLIP, 0, 6};
+      b.act1 = b.act2 = ib[q][7] ? (ecg_act){ECG_ACT_SILU, 0, 0} : (ecg_act){ECG_ACT_CLIP, 0, 6};
       float *x = rbuf((size_t)b.cin * (b.k1h ? b.xh * b.xw : b.h * b.w)), *w1 = rbuf((size_t)b.cexp * b.cin * (b.k1h ? b.k1h * b.k1w : 1));
       float *wd = rbuf((size_t)b.cexp * b.kh * b.kw);
-      float *w2 = rbuf((size_t)b.cout * b.cexp), *y = rbuf((size_t)b.cout * b.oh * b.ow), *scr = rbuf(ecg_rt1_ibr_scratch_floats(&b, 2));
+      float *w2 = rbuf((size_t)b.cout * b.cexp), *y = rbuf((size_t)(b.cout ? b.cout : b.cexp) * b.oh * b.ow), *scr = rbuf(ecg_rt1_ibr_scratch_floats(&b, 2));
       float *w1p = rbuf(ecg_rt1_ibr_packed_floats(&b, 1)), *w2p = rbuf(ecg_rt1_ibr_packed_floats(&b, 2)), *wdp = rbuf(ecg_rt1_ibr_packed_floats(&b, 3));
       ecg_rt1_ibr_pack(&b, 1, w1, w1p);
       ecg_rt1_ibr_pack(&b, 2, w2, w2p);
@@ -702,12 +708,12 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       double us[2];
       for (int t = 1; t <= 2; t++) {
         set_threads(t);
-        ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
+        ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, b.cout ? w2p : NULL, NULL, y, scr, NULL);
         double best = 1e9, t0 = now();
         for (int it = 0; now() - t0 < 0.3 || it < (bench_cold ? 40 : 5); it++) {
           bench_flush_caches(t);
           double t1 = now();
-          ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, w2p, NULL, y, scr, NULL);
+          ecg_rt1_ibr(&b, x, w1p, NULL, wdp, NULL, b.cout ? w2p : NULL, NULL, y, scr, NULL);
           double d = now() - t1;
           if (d < best) best = d;
         }
@@ -943,6 +949,20 @@ int main(int argc, char **argv) {
     test_ibr_k(1, 3, 21, 19, 3, 2, 1, 88, 3, 1, 1, 24, 1, th, 0); /* pairs of blocks whose second holds 8 channels (i16_pw_pick) */
     test_ibr_k(1, 2, 11, 30, 3, 1, 1, 16, 3, 2, 1, 33, 1, th, 1);
     test_ibr_k(1, 4, 64, 48, 3, 2, -1, 32, 3, 1, 1, 16, 1, th, 0); /* mlsd_320x320_tiny's pads */
+    /* no second pointwise conv (cout 0: efficientnet_b0's expansions, whose depthwise
+     * output the squeeze-and-excitation reads), SiLU: the channel-blocked kernel's
+     * transposed store of D (channels not a multiple of 16, rows shorter and longer than a
+     * register tile, few-row planes split by block at 2 threads, a stem) and the portable
+     * kernel's (an expansion of 20) */
+    ibr_silu = 1;
+    test_ibr(1, 16, 112, 112, 96, 3, 2, 1, 0, 1, th, 0);
+    test_ibr(1, 24, 20, 17, 144, 5, 1, 2, 0, 1, th, 0);
+    test_ibr(2, 40, 9, 30, 72, 3, 2, 1, 0, 1, th, 0);
+    test_ibr(1, 80, 4, 4, 488, 3, 1, 1, 0, 1, th, 0);
+    test_ibr(1, 8, 13, 11, 20, 3, 1, 1, 0, 1, th, 0);
+    test_ibr(1, 24, 20, 17, 48, 3, 2, 1, 40, 1, th, 1);
+    test_ibr_k(1, 3, 38, 45, 3, 2, 1, 32, 3, 1, 1, 0, 1, th, 0);
+    ibr_silu = 0;
     /* planes of one or two groups of output rows (mnasnet1_0 at 56x56 ends on 2x2 and
      * 4x4): at 2 threads each group is split over the team by block */
     test_ibr(1, 192, 2, 2, 1152, 5, 1, 2, 192, 1, th, 0);

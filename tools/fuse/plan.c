@@ -318,44 +318,83 @@ static int first_stage(const ecg_graph *g, const ecg_node *n) {
  * blazeface_front_128's 24..96-channel pairs 0.61 -> 0.76 of ONNX Runtime's time,
  * shufflenet_v2_x1_0's non-expanding chains 0.71 -> 0.76). ecg_ibr_match (format/chain.c)
  * still accepts such chains in a given ECG.
+ * Activations are ecg_builtin_act_chain's: one node, or SiLU's Sigmoid and Mul. Where the
+ * depthwise stage's output goes elsewhere than to one pointwise conv that can join
+ * (EfficientNet's MBConv: its squeeze-and-excitation pools and scales it), the expansion
+ * and the depthwise stage still become one block (ecg_ibr_chain without pw2): the
+ * expanded tensor stays in the cache, the depthwise output is the block's.
  * Returns the number of chains merged. */
+/* The activation after node v (ecg_builtin_act_chain on v's output t, which no graph output
+ * is): t's sole consumer, or SiLU's Sigmoid s and Mul m (t read by exactly s and m, s's
+ * output by m alone). Its members into act[0..*n) (*n = 0: none); returns the node whose
+ * output is the stage's (the last member, or v). */
+static int act_after(const fctx *c, int v, int act[2], int *n) {
+  const ecg_graph *g = c->g;
+  float a, b;
+  int t = g->nodes[v]->outputs[0];
+  *n = 0;
+  act[0] = act[1] = -1;
+  if (t < 0 || c->graph_out[t]) return v;
+  int nc = c->cons_start[t + 1] - c->cons_start[t];
+  if (nc == 1) {
+    int u = c->cons[c->cons_start[t]];
+    if (ecg_builtin_act_chain(g, t, &u, 1, &a, &b) == ECG_BACT_NONE) return v;
+    act[0] = u;
+    *n = 1;
+    return u;
+  }
+  if (nc != 2) return v;
+  for (int k = 0; k < 2; k++) {
+    int pair[2] = {c->cons[c->cons_start[t] + k], c->cons[c->cons_start[t] + 1 - k]};
+    if (sole_consumer(c, pair[0]) == pair[1] && ecg_builtin_act_chain(g, t, pair, 2, &a, &b) == ECG_BACT_SILU) {
+      act[0] = pair[0];
+      act[1] = pair[1];
+      *n = 2;
+      return pair[1];
+    }
+  }
+  return v;
+}
+
 static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;
   for (int p = 0; p < c->nn; p++) {
     int d = c->queue[p]; /* topological order, see fuse_make_plan */
     const ecg_graph *g = c->g;
     if (ecg_conv_role_of(g, g->nodes[d]) != ECG_CONV_DEPTHWISE) continue;
-    float a, b;
-    int pw1 = -1, act1 = -1, act2 = -1, q;
+    int pw1 = -1, act1[2], act2[2], n1 = 0, n2 = 0;
+    /* the first stage: a conv whose output, after its activation, d alone reads */
     int in = g->nodes[d]->inputs[0], prev = in >= 0 ? c->prod[in] : -1;
     if (prev >= 0 && sole_consumer(c, prev) == d) {
-      if (ecg_builtin_act_of(g, g->nodes[prev], &a, &b) != ECG_BACT_NONE) {
-        int t = g->nodes[prev]->inputs[0], pp = t >= 0 ? c->prod[t] : -1;
-        if (pp >= 0 && sole_consumer(c, pp) == prev && first_stage(g, g->nodes[pp])) { pw1 = pp; act1 = prev; }
-      } else if (first_stage(g, g->nodes[prev])) pw1 = prev;
+      const ecg_node *pn = g->nodes[prev];
+      for (size_t k = 0; k < pn->n_inputs && pw1 < 0; k++) { /* prev the last member of an activation */
+        int t = pn->inputs[k], pp = t >= 0 ? c->prod[t] : -1;
+        if (pp >= 0 && first_stage(g, g->nodes[pp]) && act_after(c, pp, act1, &n1) == prev) pw1 = pp;
+      }
+      if (pw1 < 0 && first_stage(g, pn)) { pw1 = prev; n1 = 0; }
     }
-    q = sole_consumer(c, d);
-    if (q >= 0 && ecg_builtin_act_of(g, g->nodes[q], &a, &b) != ECG_BACT_NONE) { act2 = q; q = sole_consumer(c, q); }
-    if (pw1 < 0 || q < 0 || ecg_conv_role_of(g, g->nodes[q]) != ECG_CONV_POINTWISE) continue;
+    if (pw1 < 0) continue;
+    int last = act_after(c, d, act2, &n2), q = sole_consumer(c, last);
     /* expanding: pw1's weight [cexp, cin, 1, 1] makes more channels than it reads (static
      * even where the activations' dims are symbols) */
     int64_t w1d[ECG_MAX_RANK];
     if (ecg_tensor_dims(ecg_node_input(g, g->nodes[pw1], 1), w1d) != 4 || w1d[0] <= w1d[1]) continue;
-    int first[2] = {pw1, act1}, mid[2] = {d, act2};
-    if (!block_is(c, pw1, first, act1 >= 0 ? 2 : 1)) continue;
-    if (!block_is(c, d, mid, act2 >= 0 ? 2 : 1)) continue;
-    /* pw2's block: pw2 first, then its One-to-One epilogue */
-    int bq = c->blk[q], ok = 1;
+    int first[3] = {pw1, act1[0], act1[1]}, mid[3] = {d, act2[0], act2[1]};
+    if (!block_is(c, pw1, first, 1 + n1)) continue;
+    if (!block_is(c, d, mid, 1 + n2)) continue;
+    /* pw2's block: pw2 first, then its One-to-One epilogue; else no pw2 */
+    int bq = q >= 0 && ecg_conv_role_of(g, g->nodes[q]) == ECG_CONV_POINTWISE ? c->blk[q] : -2;
     for (int i = 0; bq >= 0 && i < c->nn; i++)
-      if (c->blk[i] == bq && i != q && (c->pos[i] < c->pos[q] || !ecg_is_scalar_node(g, g->nodes[i]))) ok = 0;
-    if (!ok) continue;
+      if (c->blk[i] == bq && i != q && (c->pos[i] < c->pos[q] || !ecg_is_scalar_node(g, g->nodes[i]))) bq = -2;
     int id = (*nblk)++;
     seed[id] = d;
     type[id] = ECG_MAP_MANY_TO_MANY;
-    int list[4] = {pw1, act1, d, act2};
-    for (int j = 0; j < 4; j++) if (list[j] >= 0) c->blk[list[j]] = id;
+    for (int j = 0; j < 3; j++) {
+      if (first[j] >= 0) c->blk[first[j]] = id;
+      if (mid[j] >= 0) c->blk[mid[j]] = id;
+    }
     if (bq >= 0) { for (int i = 0; i < c->nn; i++) if (c->blk[i] == bq) c->blk[i] = id; }
-    else c->blk[q] = id;
+    else if (bq == -1) c->blk[q] = id;
     merged++;
   }
   return merged;

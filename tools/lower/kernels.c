@@ -71,13 +71,17 @@ static int block_kind(const ecg_lower *L, const int *idx, int nm, int *dom, int 
     *epi = nm;
     return LW_K_CPOOL;
   }
-  int pw1, act1, dw, act2, pw2, from = ecg_ibr_match(g, idx, nm, &pw1, &act1, &dw, &act2, &pw2);
+  ecg_ibr_chain ib;
+  int from = ecg_ibr_match(g, idx, nm, &ib);
   if (from > 0) {
-    /* the intermediates must stay inside: no reader outside the block */
-    int chain[4] = {pw1, act1, dw, act2};
-    for (int k = 0; k < 4; k++)
-      if (chain[k] >= 0 && lw_tensor_used_outside(L, g->nodes[chain[k]]->outputs[0], idx, nm)) return -1;
-    *dom = pw2;
+    /* the intermediates must stay inside: no reader outside the block (without pw2 the
+     * depthwise stage's output is the block's, the dominant the chain's last member) */
+    int chain[6] = {ib.pw1, ib.act1[0], ib.act1[1], ib.dw, ib.act2[0], ib.act2[1]};
+    for (int k = 0; k < 6; k++)
+      if (chain[k] >= 0 && (ib.pw2 >= 0 || chain[k] != idx[nm - 1]) &&
+          lw_tensor_used_outside(L, g->nodes[chain[k]]->outputs[0], idx, nm))
+        return -1;
+    *dom = ib.pw2 >= 0 ? ib.pw2 : idx[nm - 1];
     *epi = from;
     return LW_K_IBR;
   }
@@ -174,7 +178,8 @@ static int se_tail_here(const ecg_lower *L) { return L->target == LW_TARGET_C &&
  * the conv with its activation, then the pool) likewise by their stages. */
 static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
   const ecg_graph *g = L->g;
-  int pw1, act1, dw, act2, pw2, first = L->nk, ns = 3;
+  int first = L->nk, ns = 3;
+  ecg_ibr_chain ib;
   int from[4], to[4];
   ecg_se_chain se;
   int cv, ac, pl;
@@ -193,11 +198,12 @@ static int add_stages(ecg_lower *L, int *buf, int nm, int ncore, int epi) {
     if (se.scale < 0 || se_tail_here(L)) { from[ns] = at2; to[ns++] = nm; }
     else { from[ns] = at2; to[ns++] = at3; from[ns] = at3; to[ns++] = nm; }
   } else {
-    if (ecg_ibr_match(g, buf, ncore, &pw1, &act1, &dw, &act2, &pw2) < 0) return -1;
-    int at_dw = pw1 >= 0 ? (act1 >= 0 ? 2 : 1) : 0, at_pw2 = epi - 1;
+    if (ecg_ibr_match(g, buf, ncore, &ib) < 0) return -1;
+    int at_dw = ib.pw1 >= 0 ? 1 + ib.nact1 : 0, at_pw2 = ib.pw2 >= 0 ? epi - 1 : nm;
     int f[3] = {0, at_dw, at_pw2}, t[3] = {at_dw, at_pw2, nm};
     memcpy(from, f, sizeof f);
     memcpy(to, t, sizeof t);
+    if (ib.pw2 < 0) ns = 2; /* the expansion, then the depthwise stage with its activation */
   }
   for (int s = 0; s < ns; s++) {
     int n = to[s] - from[s], nc = s == ns - 1 ? ncore - from[s] : n, dom, ep;
@@ -258,7 +264,7 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
     if (ifu != ECG_INTENSIVE_AUTO && !intensive) {
       char lb[256];
       rc = ecg_errf(e, ECG_ERR_INPUT, "node '%s' (%s): schedule intensive_fusion %s (block %d): the block is no intensive-fusion "
-                    "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv -> pointwise conv, or "
+                    "chain (ecg-fuse --intensive: [pointwise conv] -> depthwise conv [-> pointwise conv], or "
                     "GlobalAveragePool -> pointwise conv -> pointwise conv [-> scale], or Conv [-> act] -> MaxPool)",
                     ecg_node_label(g, g->nodes[v], lb, sizeof lb), g->nodes[v]->op_type, ecg_intensive_name(ifu), grp[v]);
       break;

@@ -563,9 +563,9 @@ static int confirm_gain(tuner *T, int sub, const char *unit, const int *blk, int
  * (squeeze-and-excitation, conv + pool), 0 for neither. */
 static int block_ibr(const ecg_graph *g, int b) {
   const ecg_block *blk = g->blocks[b];
-  int a[5];
+  ecg_ibr_chain ib;
   if (!ecg_intensive_match(g, blk->nodes, (int)blk->n_nodes)) return 0;
-  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &a[0], &a[1], &a[2], &a[3], &a[4]) >= 0 ? 2 : 1;
+  return ecg_ibr_match(g, blk->nodes, (int)blk->n_nodes, &ib) >= 0 ? 2 : 1;
 }
 
 /* Coordinate search over the unit blk[0..nb) from knobs cur[] (updated to the best found),

@@ -37,6 +37,9 @@ const char *lw_act_arg(ecg_lower *L);
  *  builtin activation k (format/chain.h; the numbering is ecg_act_kind's) with parameters
  *  a, b, written into buf of sz bytes (nn.c). */
 void lw_act_init(int k, float a, float b, char *buf, size_t sz);
+/** lw_act_init of the activation that the nodes ns[0..n) compute from tensor t
+ *  (ecg_builtin_act_chain: one node, or SiLU's two); none where n is 0 or t < 0 (nn.c). */
+void lw_act_chain_init(const ecg_lower *L, int t, const int *ns, int n, char *buf, size_t sz);
 /** Declare `static const ecg_conv_params cp<u>` (file scope) for a 1-D or 2-D NCHW
  *  operator: input dims xd (rank r), output dims od, m output channels, kernel k[2],
  *  strides s[2], dilations d[2], pads p[4], group; returns u (nn.c). */

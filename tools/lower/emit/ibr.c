@@ -1,33 +1,29 @@
 /* Emitter of intensive-fusion kernels (AGO §III-B): a fusion block holding
- * [pointwise or stem conv [+act]] -> depthwise conv [+act] -> pointwise conv [+epilogue] becomes
- * one call of the row-tiled runtime kernel ecg_rt1_ibr (ecg_rt.h), which computes each element
- * of the two expanded intermediates once, in its scratch; the One-to-One members after the
- * last pointwise conv run as its generated epilogue (block.c). */
+ * [pointwise or stem conv [+act]] -> depthwise conv [+act] [-> pointwise conv [+epilogue]]
+ * (format/chain.h ecg_ibr_chain) becomes one call of the row-tiled runtime kernel
+ * ecg_rt1_ibr (ecg_rt.h), which computes each element of the expanded intermediates once,
+ * in its scratch; the One-to-One members after the last pointwise conv run as its
+ * generated epilogue (block.c). Without the last pointwise conv the kernel writes the
+ * depthwise stage's output (cout = 0). */
 #include <stdio.h>
 #include <string.h>
 
 #include "chain.h"
 #include "emit.h"
 
-/* "{ECG_ACT_..., a, b, 0, 0}" of the activation node n (-1: none). */
-static void act_init(const ecg_lower *L, int n, char *buf, size_t sz) {
-  float a = 0, b = 0;
-  ecg_builtin_act k = n >= 0 ? ecg_builtin_act_of(L->g, L->g->nodes[n], &a, &b) : ECG_BACT_NONE;
-  lw_act_init((int)k, a, b, buf, sz);
-}
-
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   lw_kernel *K = &L->k[k];
   const ecg_graph *g = L->g;
-  int pw1, act1, dw, act2, pw2;
-  if (ecg_ibr_match(g, K->members, K->nm, &pw1, &act1, &dw, &act2, &pw2) < 0)
+  ecg_ibr_chain ib;
+  if (ecg_ibr_match(g, K->members, K->nm, &ib) < 0)
     return ecg_errf(e, ECG_ERR_INTERNAL, "kernel %d is not an intensive-fusion chain", k);
-  const ecg_node *D = g->nodes[dw], *P2 = g->nodes[pw2], *P1 = pw1 >= 0 ? g->nodes[pw1] : NULL;
+  const ecg_node *D = g->nodes[ib.dw], *P2 = ib.pw2 >= 0 ? g->nodes[ib.pw2] : NULL, *P1 = ib.pw1 >= 0 ? g->nodes[ib.pw1] : NULL;
+  const ecg_node *last = g->nodes[K->dominant]; /* P2, or the depthwise stage's last member */
   int64_t xd[ECG_MAX_RANK], ed[ECG_MAX_RANK], dd[ECG_MAX_RANK], yd[ECG_MAX_RANK];
   lw_dims(L, P1 ? P1->inputs[0] : D->inputs[0], xd);
   lw_dims(L, D->inputs[0], ed);
   lw_dims(L, D->outputs[0], dd);
-  lw_dims(L, P2->outputs[0], yd);
+  lw_dims(L, last->outputs[0], yd);
   int kh, kw, sh, sw, pt, pl;
   if (ecg_dw_geometry(g, D, &kh, &kw, &sh, &sw, &pt, &pl) != 0) return lw_node_err(L, D, e, "not a depthwise convolution");
   /* a stem conv as the first stage: its geometry, x's dims (ecg_ibr_params k1h .. xw) */
@@ -42,31 +38,33 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   int band = 0;
   if (L->sched && L->sched->n_tile) {
     if (L->sched->n_tile != 1 || L->sched->tile[0] < 1 || L->sched->tile[0] > 1 << 20)
-      return lw_node_err(L, P2, e, "schedule tile of %zu values (first %lld): the intensive-fusion kernel takes one, its output rows per band (1 or more)",
+      return lw_node_err(L, last, e, "schedule tile of %zu values (first %lld): the intensive-fusion kernel takes one, its output rows per band (1 or more)",
                          L->sched->n_tile, (long long)L->sched->tile[0]);
     band = (int)L->sched->tile[0];
     L->sched_used |= LW_SCHED_TILE;
   }
   char a1[160], a2[160];
-  act_init(L, act1, a1, sizeof a1);
-  act_init(L, act2, a2, sizeof a2);
+  lw_act_chain_init(L, P1 ? P1->outputs[0] : -1, ib.act1, ib.nact1, a1, sizeof a1);
+  lw_act_chain_init(L, D->outputs[0], ib.act2, ib.nact2, a2, sizeof a2);
   int u = lw_uid(L);
   sb_printf(&L->decls, "static const ecg_ibr_params ibr%d = {%lld, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %lld, %lld, %lld, %s, %s, {ECG_ACT_NONE, 0, 0, 0, 0}, %s, %d};\n",
             u, (long long)xd[0], (long long)xd[1], (long long)ed[2], (long long)ed[3], (long long)dd[1], kh, kw, sh, sw, pt, pl,
-            (long long)dd[2], (long long)dd[3], (long long)yd[1], a1, a2, stem, band);
+            (long long)dd[2], (long long)dd[3], P2 ? (long long)yd[1] : 0LL, a1, a2, stem, band);
   char buf[96];
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_scratch_floats(&ibr%d, threads)", u);
   lw_need_scratch(L, buf);
   /* the pointwise and the depthwise weights, packed once at create */
-  int pk1 = -1, pk2;
+  int pk1 = -1, pk2 = -1;
   if (P1) {
     snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 1)", u);
     pk1 = lw_packed_slot(L, buf);
     sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 1, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P1->inputs[1]), pk1);
   }
-  snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 2)", u);
-  pk2 = lw_packed_slot(L, buf);
-  sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
+  if (P2) {
+    snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 2)", u);
+    pk2 = lw_packed_slot(L, buf);
+    sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 2, %s, ctx->pk[%d]);\n", u, lw_ptr(L, P2->inputs[1]), pk2);
+  }
   snprintf(buf, sizeof buf, "ecg_rt1_ibr_packed_floats(&ibr%d, 3)", u);
   int pkd = lw_packed_slot(L, buf);
   sb_printf(&L->init, "  ecg_rt1_ibr_pack(&ibr%d, 3, %s, ctx->pk[%d]);\n", u, lw_ptr(L, D->inputs[1]), pkd);
@@ -84,9 +82,9 @@ int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e) {
   else { snprintf(w1, sizeof w1, "NULL"); snprintf(b1, sizeof b1, "NULL"); }
   snprintf(wd, sizeof wd, "ctx->pk[%d]", pkd);
   lw_ptr_opt(L, D, 2, bd, sizeof bd);
-  snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2);
-  lw_ptr_opt(L, P2, 2, b2, sizeof b2);
-  snprintf(y, sizeof y, "%s", lw_ptr(L, P2->outputs[0]));
+  if (P2) { snprintf(w2, sizeof w2, "ctx->pk[%d]", pk2); lw_ptr_opt(L, P2, 2, b2, sizeof b2); }
+  else { snprintf(w2, sizeof w2, "NULL"); snprintf(b2, sizeof b2, "NULL"); }
+  snprintf(y, sizeof y, "%s", lw_ptr(L, last->outputs[0]));
   sb_printf(&L->code, "  ecg_rt1_ibr(&q%d, %s, %s, %s, %s, %s, %s, %s, %s, ctx->scratch, NULL);\n", u, x, w1, b1, wd, bd, w2, b2, y);
   return ECG_OK;
 }

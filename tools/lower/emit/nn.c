@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "emit.h"
 
 
@@ -52,6 +53,12 @@ void lw_act_init(int k, float a, float b, char *buf, size_t sz) {
   sb_printf(&s, ", 0, 0}"); /* fn, arg: every field initialised (-Wextra) */
   snprintf(buf, sz, "%s", s.s && !s.oom ? s.s : "{ECG_ACT_NONE, 0, 0, 0, 0}");
   sb_free(&s);
+}
+
+void lw_act_chain_init(const ecg_lower *L, int t, const int *ns, int n, char *buf, size_t sz) {
+  float a = 0, b = 0;
+  ecg_builtin_act k = n > 0 && t >= 0 ? ecg_builtin_act_chain(L->g, t, ns, n, &a, &b) : ECG_BACT_NONE;
+  lw_act_init((int)k, a, b, buf, sz);
 }
 
 /* "&cp<u>", or a local copy carrying the block's epilogue (declared into L->code). */

@@ -10,13 +10,6 @@
 #include "chain.h"
 #include "emit.h"
 
-/* "{ECG_ACT_..., a, b, 0, 0}" of the activation ns[0..n) after tensor t (n = 0 or t < 0: none). */
-static void act_init(const ecg_lower *L, int t, const int *ns, int n, char *buf, size_t sz) {
-  float a = 0, b = 0;
-  ecg_builtin_act k = n > 0 && t >= 0 ? ecg_builtin_act_chain(L->g, t, ns, n, &a, &b) : ECG_BACT_NONE;
-  lw_act_init((int)k, a, b, buf, sz);
-}
-
 int lw_emit_se(ecg_lower *L, int k, ecg_err *e) {
   const lw_kernel *K = &L->k[k];
   const ecg_graph *g = L->g;
@@ -30,8 +23,8 @@ int lw_emit_se(ecg_lower *L, int k, ecg_err *e) {
   lw_dims(L, se.u, hd);
   lw_dims(L, F2->outputs[0], sd);
   char a1[160], a2[160];
-  act_init(L, pool ? F1->outputs[0] : -1, se.act1, se.nact1, a1, sizeof a1);
-  act_init(L, F2->outputs[0], se.act2, se.nact2, a2, sizeof a2);
+  lw_act_chain_init(L, pool ? F1->outputs[0] : -1, se.act1, se.nact1, a1, sizeof a1);
+  lw_act_chain_init(L, F2->outputs[0], se.act2, se.nact2, a2, sizeof a2);
   int u = lw_uid(L);
   sb_printf(&L->decls, "static const ecg_se_params se%d = {%lld, %lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d};\n", u,
             (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)hd[1], (long long)sd[1], a1, a2,

@@ -2678,7 +2678,7 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
 
 int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) {
   return p->cexp >= 16 && (p->cexp % 16 == 0 || p->cexp >= 64) && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
-         p->kh <= 16 && p->kw >= 1 && p->oh >= 1 && p->ow >= 1 && p->cout >= 1;
+         p->kh <= 16 && p->kw >= 1 && p->oh >= 1 && p->ow >= 1 && p->cout >= 0;
 }
 
 /* E's ring budget where the whole plane's does not fit in I16_TILE_BYTES: half of L2. */
@@ -2884,9 +2884,11 @@ static __m512 i16_bias(const float *b, int m, int ob) {
 
 /* Block cb of D for gr output rows from oy: D[t][ox][16] = act2(depthwise(E) + bd), the kh
  * input rows of each output row read from E's ring (rows outside the image: zrow). D is
- * [gr*ow][16] floats. */
+ * [gr*ow][16] floats. Without W2 (cout 0) D is the kernel's output: yq, y's NCHW image
+ * (plane OHW floats), gets block cb's channels of those rows instead, each tile transposed
+ * (tr16) into the channels' rows. */
 ECG_AI void i16_dw_group(const ecg_ibr_params *p, const i16_geom *g, const float *E, const float *zrow, const float *wd,
-                         const float *bdt, int cb, int oy, int gr, float *D) {
+                         const float *bdt, int cb, int oy, int gr, float *D, float *yq, size_t OHW) {
   const size_t rowf = (size_t)g->Wp * 16;
   const __m512 bv = _mm512_loadu_ps(bdt + cb * 16);
   for (int t = 0; t < gr; t++) {
@@ -2899,6 +2901,17 @@ ECG_AI void i16_dw_group(const ecg_ibr_params *p, const i16_geom *g, const float
       const int RW = imin(I16_RW, p->ow - ox0);
       __m512 out[I16_RW];
       i16_dw_fns[p->sw - 1][RW](rr, p->kh, p->kw, wd + (size_t)cb * p->kh * p->kw * 16, bv, ox0, out);
+      if (yq) {
+        __m512 v[16];
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) v[j] = j < RW ? act512_cheap(p->act2, out[j]) : _mm512_setzero_ps();
+        tr16(v);
+        const __mmask16 m = tail_mask(RW);
+        float *yr = yq + (size_t)cb * 16 * OHW + (size_t)(oy + t) * p->ow + ox0;
+        const int nl = imin(16, p->cexp - cb * 16);
+        for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(yr + (size_t)l * OHW, m, v[l]);
+        continue;
+      }
       float *dq = D + ((size_t)t * p->ow + ox0) * 16;
       for (int j = 0; j < RW; j++) _mm512_storeu_ps(dq + (size_t)j * 16, act512_cheap(p->act2, out[j]));
     }
@@ -2989,7 +3002,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
     }
     for (int img = 0; img < p->n; img++) {
       const float *xi = x + (size_t)img * p->cin * XHW;
-      float *yi = y + (size_t)img * p->cout * OHW;
+      float *yi = y + (size_t)img * (p->cout ? p->cout : p->cexp) * OHW, *yd = p->cout ? NULL : yi; /* yd: D is y */
       int have = 0; /* E rows [0, have) of this image are computed (the ring holds the last RB) */
       for (int oy0 = 0; oy0 < OH; oy0 += g.T) {
         const int oy1 = imin(OH, oy0 + g.T), TP = (oy1 - oy0) * OW; /* positions of y in the band */
@@ -3095,14 +3108,14 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
           for (int gi = 0; gi < ng; gi++) {
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
-            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16);
+            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16, yd, OHW);
             for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, Dg, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         } else {
           for (int gi = 0; gi < ng; gi++) {
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             ECG_PRAGMA(omp for schedule(static))
-            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16);
+            for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16, yd, OHW);
             ECG_PRAGMA(omp for schedule(static))
             for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, D, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }

@@ -1,5 +1,5 @@
 /* Intensive fusion of an inverted-residual chain (AGO §III-B; MobileNet-V2, MNasNet,
- * EfficientNet): [pointwise conv] -> depthwise conv -> pointwise conv in one kernel, tiled
+ * EfficientNet): [pointwise conv] -> depthwise conv [-> pointwise conv] in one kernel, tiled
  * by output rows so that no element of an intermediate tensor is computed twice and the
  * expanded intermediate tensors never leave the cache (ecg_rt.h, ecg_rt1_ibr). On AVX-512,
  * expansions of whole 16-channel blocks (or of 64 channels and more) run the channel-blocked
@@ -85,6 +85,7 @@ size_t ecg_rt1_ibr_packed_floats(const ecg_ibr_params *p, int which) {
   if (which == 3) return (size_t)p->cexp * p->kh * p->kw; /* the depthwise weights as given */
   if (which == 1 && p->k1h) { ecg_conv_params c = ecg_rt1_ibr_stem_conv(p); return ecg_rt1_conv2d_packed_floats(&c); }
   if (which == 1) { ecg_conv_params c = pw(p->cin, p->cexp); return ecg_rt1_conv2d_packed_floats(&c); }
+  if (!p->cout) return 0; /* no W2 */
   ecg_conv_params c = pw(p->cexp, p->cout);
   return ecg_rt1_conv2d_packed_floats(&c);
 }
@@ -98,6 +99,7 @@ void ecg_rt1_ibr_pack(const ecg_ibr_params *p, int which, const float *w, float 
     memcpy(packed, w, (size_t)p->cexp * p->kh * p->kw * sizeof(float));
     return;
   }
+  if (which == 2 && !p->cout) return; /* no W2 */
   ecg_conv_params c = which == 1 ? (p->k1h ? ecg_rt1_ibr_stem_conv(p) : pw(p->cin, p->cexp)) : pw(p->cexp, p->cout);
   ecg_rt1_conv2d_pack(&c, w, packed);
 }
@@ -140,7 +142,7 @@ void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, cons
   const size_t XHW = p->k1h ? (size_t)p->xh * p->xw : (size_t)H * W; /* floats of a channel of x */
   for (int img = 0; img < p->n; img++) {
     const float *xi = x + (size_t)img * p->cin * XHW;
-    float *yi = y + (size_t)img * p->cout * OH * OW;
+    float *yi = y + (size_t)img * (p->cout ? p->cout : CE) * OH * OW;
     int cur = 0, have_lo = 0, have_hi = 0; /* win[cur] holds E rows [have_lo, have_hi) */
     for (int oy0 = 0; oy0 < OH; oy0 += R) {
       const int oy1 = imin_(OH, oy0 + R), T = oy1 - oy0;
@@ -174,6 +176,10 @@ void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, cons
       /* depthwise over the window: output rows [oy0, oy1) */
       ecg_conv_params d = dw_tile(p, rows, imax_(0, p->pt - oy0 * p->sh), T);
       ecg_rt1_conv2d(&d, w, wd, bd, D, kscr);
+      if (!p->cout) { /* no W2: D's rows are y's */
+        for (int c = 0; c < CE; c++) memcpy(yi + (size_t)c * OH * OW + (size_t)oy0 * OW, D + (size_t)c * T * OW, sizeof(float) * (size_t)T * OW);
+        continue;
+      }
       /* pointwise: y rows [oy0, oy1) of every output channel */
       ecg_rt1_sgemm_packed_a(p->cout, T * OW, CE, w2p, D, T * OW, b2, p->act3, yi + (size_t)oy0 * OW, OH * OW, kscr);
     }

@@ -367,6 +367,9 @@ size_t ecg_rt1_sgemm_packed_a_scratch_floats(int threads);
  *   x [n, cin, h, w]; w1p, w2p: W1 [cexp, cin] and W2 [cout, cexp] packed by
  *   ecg_rt1_ibr_pack (which 1, 2); wd: the depthwise weights [cexp, kh*kw] packed by
  *   ecg_rt1_ibr_pack (which 3); biases may be NULL; y [n, cout, oh, ow].
+ * cout == 0: no W2 (w2p and b2 NULL, act3 none): y = D [n, cexp, oh, ow], the chain of an
+ * expansion whose depthwise output goes elsewhere than to one pointwise conv (EfficientNet's
+ * squeeze-and-excitation reads it; format/chain.h ecg_ibr_chain).
  * act3 may be ECG_ACT_FN: it sees row segments of one output channel of y (after b2).
  * e_rows, when not NULL, is increased by the rows of E computed (n * h when nothing is
  * recomputed; the test of AGO's no-recomputation property).
