@@ -3103,7 +3103,24 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
          * same) is the cause; 1 thread within the noise. Not traced further. */
         const int rows = oy1 - oy0, ng = cdiv(rows, Gt), nob = cdiv(g.nb2, 2);
         float *yb = yi + (size_t)oy0 * OW;
-        if (T < 2 || ng >= 2 * T) {
+        /* Without W2, D is y, and on planes of short rows (a group's rows a few lines of each
+         * channel's plane) two threads writing neighbouring groups write the same lines: there
+         * each thread takes whole channel blocks, every group of them. rt_test --bench silu, 2
+         * threads, AMD EPYC Zen 4, 2 rounds: 192x7x7->1152 k5 146.6/148.3 us against
+         * 158.7/158.2 by groups, 80x14x14->480 112.1/111.9 against 121.1/109.0; on the 28- to
+         * 112-column planes blocks and groups within 3% either way (40x28x28->240, 15 blocks,
+         * 180 against 174 by groups), so they keep groups. */
+#ifndef I16_YD_SPLIT_OW
+#define I16_YD_SPLIT_OW 28
+#endif
+        if (yd && T > 1 && OW < I16_YD_SPLIT_OW) {
+          ECG_PRAGMA(omp for schedule(static))
+          for (int cb = 0; cb < NB; cb++)
+            for (int gi = 0; gi < ng; gi++) {
+              const int t0 = gi * Gt, gr = imin(Gt, rows - t0);
+              i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, NULL, yd, OHW);
+            }
+        } else if (T < 2 || ng >= 2 * T) {
           ECG_PRAGMA(omp for schedule(static))
           for (int gi = 0; gi < ng; gi++) {
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
