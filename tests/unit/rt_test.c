@@ -633,7 +633,17 @@ static void bench(const char *filter) { /* filter: substring of the layer names,
       {"mlsd 3x3 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 1, 1, 1)},
       {"mlsd 3x3 d5 64x80x80->64", conv_p(1, 64, 80, 80, 64, 3, 3, 1, 5, 5, 1)},
       {"mlsd 3x3 128x40x40->64", conv_p(1, 128, 40, 40, 64, 3, 3, 1, 1, 1, 1)},
+      {"owk 3x1 24x74x32->24", conv_p(1, 24, 74, 32, 24, 3, 1, 1, 1, 0, 1)},
+      {"owk 1x3 24x36x16->48", conv_p(1, 24, 36, 16, 48, 1, 3, 1, 1, 0, 1)},
+      {"owk 3x1 48x36x16->48", conv_p(1, 48, 36, 16, 48, 3, 1, 1, 1, 0, 1)},
+      {"owk 1x3 48x34x16->48", conv_p(1, 48, 34, 16, 48, 1, 3, 1, 1, 0, 1)},
+      {"owk 3x1 72x32x8->72", conv_p(1, 72, 32, 8, 72, 3, 1, 1, 1, 0, 1)},
+      {"owk 1x3 72x30x8->72", conv_p(1, 72, 30, 8, 72, 1, 3, 1, 1, 0, 1)},
+      {"owk 3x1 96x14x4->96", conv_p(1, 96, 14, 4, 96, 3, 1, 1, 1, 0, 1)},
   };
+  /* openwakeword_embedding's separable 3x1 and 1x3 convs (the 1x3 ones padded left and right only) */
+  for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
+    if (!strncmp(convs[i].name, "owk 1x3", 7)) { convs[i].p.pt = convs[i].p.pb = 0; convs[i].p.pl = convs[i].p.pr = 1; }
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
     if (filter && !strstr(convs[i].name, filter)) continue;
     double e1, e2, g1 = bench_conv(convs[i].p, 1, &e1), g2 = bench_conv(convs[i].p, 2, &e2);
