@@ -301,29 +301,6 @@ static int first_stage(const ecg_graph *g, const ecg_node *n) {
   return r == ECG_CONV_POINTWISE || r == ECG_CONV_STEM;
 }
 
-/* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
- * pointwise conv [+ activation] -> depthwise conv [+ activation] -> pointwise conv
- * [+ its epilogue block] becomes one block (the first conv may also be a CNN's stem conv,
- * ECG_CONV_STEM: mobilenet_v2's and mnasnet1_0's 3x3 stride-2 3 -> 32, whose 32x112x112
- * output then stays in the cache; AMD EPYC Zen 4, mnasnet1_0 in-model profile, 1 thread:
- * stem 390 + depthwise 191 + pointwise 181 us -> 617 us as one kernel; end to end, 5
- * interleaved rounds, medians: mnasnet1_0 7.32 -> 7.06 ms at 1 thread, 4.49 -> 4.21 at 2;
- * mobilenet_v2 8.41 -> 8.02 and 4.79 -> 4.66 in a slower period of the VM), which
- * ecg-lower generates as one row-tiled kernel (ecg_rt.h ecg_rt1_ibr) that computes every intermediate element once. Intermediate
- * tensors must have a single consumer. The first pointwise conv must expand (more output
- * than input channels): the expanded tensor is what the fused kernel keeps in the cache; a
- * depthwise -> pointwise pair, or a chain that does not expand, keeps nothing larger than
- * its input there and measured no faster than its kernels (Intel Xeon model 167: ecg_rt1_ibr16
- * 0.94-1.07 of their time on mobilenet_v2's 32x112x112 pair, 1 thread; in make bench,
- * blazeface_front_128's 24..96-channel pairs 0.61 -> 0.76 of ONNX Runtime's time,
- * shufflenet_v2_x1_0's non-expanding chains 0.71 -> 0.76). ecg_ibr_match (format/chain.c)
- * still accepts such chains in a given ECG.
- * Activations are ecg_builtin_act_chain's: one node, or SiLU's Sigmoid and Mul. Where the
- * depthwise stage's output goes elsewhere than to one pointwise conv that can join
- * (EfficientNet's MBConv: its squeeze-and-excitation pools and scales it), the expansion
- * and the depthwise stage still become one block (ecg_ibr_chain without pw2): the
- * expanded tensor stays in the cache, the depthwise output is the block's.
- * Returns the number of chains merged. */
 /* The activation after node v (ecg_builtin_act_chain on v's output t, which no graph output
  * is): t's sole consumer, or SiLU's Sigmoid s and Mul m (t read by exactly s and m, s's
  * output by m alone). Its members into act[0..*n) (*n = 0: none); returns the node whose
@@ -356,22 +333,50 @@ static int act_after(const fctx *c, int v, int act[2], int *n) {
   return v;
 }
 
+/* Intensive fusion (AGO §III-B; ecg-fuse --intensive): an inverted-residual chain
+ * pointwise conv [+ activation] -> depthwise conv [+ activation] -> pointwise conv
+ * [+ its epilogue block] becomes one block (the first conv may also be a CNN's stem conv,
+ * ECG_CONV_STEM: mobilenet_v2's and mnasnet1_0's 3x3 stride-2 3 -> 32, whose 32x112x112
+ * output then stays in the cache; AMD EPYC Zen 4, mnasnet1_0 in-model profile, 1 thread:
+ * stem 390 + depthwise 191 + pointwise 181 us -> 617 us as one kernel; end to end, 5
+ * interleaved rounds, medians: mnasnet1_0 7.32 -> 7.06 ms at 1 thread, 4.49 -> 4.21 at 2;
+ * mobilenet_v2 8.41 -> 8.02 and 4.79 -> 4.66 in a slower period of the VM), which
+ * ecg-lower generates as one row-tiled kernel (ecg_rt.h ecg_rt1_ibr) that computes every intermediate element once. Intermediate
+ * tensors must have a single consumer. The first pointwise conv must expand (more output
+ * than input channels): the expanded tensor is what the fused kernel keeps in the cache; a
+ * depthwise -> pointwise pair, or a chain that does not expand, keeps nothing larger than
+ * its input there and measured no faster than its kernels (Intel Xeon model 167: ecg_rt1_ibr16
+ * 0.94-1.07 of their time on mobilenet_v2's 32x112x112 pair, 1 thread; in make bench,
+ * blazeface_front_128's 24..96-channel pairs 0.61 -> 0.76 of ONNX Runtime's time,
+ * shufflenet_v2_x1_0's non-expanding chains 0.71 -> 0.76). ecg_ibr_match (format/chain.c)
+ * still accepts such chains in a given ECG.
+ * Activations are ecg_builtin_act_chain's: one node, or SiLU's Sigmoid and Mul. Where the
+ * depthwise stage's output goes elsewhere than to one pointwise conv that can join
+ * (EfficientNet's MBConv: its squeeze-and-excitation pools and scales it), the expansion
+ * and the depthwise stage still become one block (ecg_ibr_chain without pw2): the
+ * expanded tensor stays in the cache, the depthwise output is the block's.
+ * Returns the number of chains merged. */
 static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
   int merged = 0;
   for (int p = 0; p < c->nn; p++) {
     int d = c->queue[p]; /* topological order, see fuse_make_plan */
     const ecg_graph *g = c->g;
     if (ecg_conv_role_of(g, g->nodes[d]) != ECG_CONV_DEPTHWISE) continue;
-    int pw1 = -1, act1[2], act2[2], n1 = 0, n2 = 0;
+    int pw1 = -1, act1[2] = {-1, -1}, act2[2], n1 = 0, n2 = 0;
     /* the first stage: a conv whose output, after its activation, d alone reads */
     int in = g->nodes[d]->inputs[0], prev = in >= 0 ? c->prod[in] : -1;
     if (prev >= 0 && sole_consumer(c, prev) == d) {
       const ecg_node *pn = g->nodes[prev];
-      for (size_t k = 0; k < pn->n_inputs && pw1 < 0; k++) { /* prev the last member of an activation */
-        int t = pn->inputs[k], pp = t >= 0 ? c->prod[t] : -1;
-        if (pp >= 0 && first_stage(g, g->nodes[pp]) && act_after(c, pp, act1, &n1) == prev) pw1 = pp;
+      if (first_stage(g, pn)) pw1 = prev; /* no activation */
+      for (size_t k = 0; k < pn->n_inputs && pw1 < 0; k++) { /* prev the last member of pp's activation */
+        int t = pn->inputs[k], pp = t >= 0 ? c->prod[t] : -1, a[2], na;
+        if (pp >= 0 && first_stage(g, g->nodes[pp]) && act_after(c, pp, a, &na) == prev && na > 0) {
+          pw1 = pp;
+          act1[0] = a[0];
+          act1[1] = a[1];
+          n1 = na;
+        }
       }
-      if (pw1 < 0 && first_stage(g, pn)) { pw1 = prev; n1 = 0; }
     }
     if (pw1 < 0) continue;
     int last = act_after(c, d, act2, &n2), q = sole_consumer(c, last);
