@@ -162,12 +162,20 @@ fused() {
   "$BIN/ecg-lower" -o "$T/off" "$T/off.ecg"
   "$BIN/ecg-lower" -o "$T/ln" "$T/n.ecg"
   cmp "$T/ln/model.c" "$T/off/model.c"
-  # --target opencl refuses the fused kernel, naming the node
-  run --separate-stderr "$BIN/ecg-lower" --target opencl -o "$T/cl" "$T/i.ecg"
+  # --target opencl has no fused kernel: it lowers the block as its stages, the same OpenCL
+  # program as the plan without --intensive; a schedule forcing the fused kernel (on) is
+  # refused there, naming the node
+  "$BIN/ecg-lower" --target opencl -o "$T/cl" "$T/i.ecg"
+  "$BIN/ecg-lower" --target opencl -o "$T/cln" "$T/n.ecg"
+  cmp "$T/cl/model.c" "$T/cln/model.c"
+  cmp "$T/cl/model.cl" "$T/cln/model.cl"
+  [ "$(jq .kernels "$T/cl/model.json")" -eq "$(jq .kernels "$T/cln/model.json")" ]
+  "$BIN/ecg-partition" "$T/i.ecg" --set-schedule "$b:i=on" -o "$T/on.ecg"
+  run --separate-stderr "$BIN/ecg-lower" --target opencl -o "$T/clon" "$T/on.ecg"
   echo "$stderr"
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"intensive-fusion kernels"* ]]
-  [ ! -e "$T/cl" ]
+  [ ! -e "$T/clon" ]
 }
 @test "ecg-fuse dnnfusion: bert_tiny" { fused bert_tiny dnnfusion; }
 @test "ecg-fuse fixed: bert_tiny" { fused bert_tiny fixed; }

@@ -81,6 +81,7 @@ cl_model() {
   # shellcheck disable=SC2086
   "$BIN/onnx2ecg" "$ROOT/$path" $args -o "$T/$name.ecg"
   if [ "$fuse" = fuse ]; then "$BIN/ecg-fuse" "$T/$name.ecg" -o "$T/$name.f.ecg"; mv "$T/$name.f.ecg" "$T/$name.ecg"; fi
+  if [ "$fuse" = intensive ]; then "$BIN/ecg-fuse" --intensive "$T/$name.ecg" -o "$T/$name.f.ecg"; mv "$T/$name.f.ecg" "$T/$name.ecg"; fi
   "$BIN/ecg-lower" --target opencl -o "$T/$name-$fuse" "$T/$name.ecg"
   run --separate-stderr "$BIN/ecg-bench" "$T/$name-$fuse" --data "$data" --runs 1 --warmup 1
   echo "$name $fuse: exit $status"; echo "stdout: $output"; echo "stderr: $stderr"
@@ -100,6 +101,14 @@ cl_model() {
 
 @test "opencl: mobilenet_v2 fused passes" {
   cl_model mobilenet_v2 fuse
+}
+
+@test "opencl: efficientnet_b0 through ecg-fuse --intensive passes, its intensive-fusion blocks (expansions, squeeze-excitations) lowered as their stages" {
+  cl_model efficientnet_b0 intensive
+  local T="$BATS_TEST_TMPDIR"
+  [ "$("$BIN/ecg-dump" --json "$T/efficientnet_b0.ecg" | jq '[.blocks[] | select(.nodes | length >= 6)] | length')" -ge 32 ]
+  grep -q 'intensive fusion' "$ROOT/tools/lower/lower.c" # the C target's kernel comment the grep below looks for
+  ! grep -q 'intensive fusion' "$T/efficientnet_b0-intensive/model.c" "$T/efficientnet_b0-intensive/model.cl" || false
 }
 
 @test "opencl: bert_tiny fused (Gather, MatMul with absorbed Transposes, row blocks: LayerNorm, Softmax) passes" {

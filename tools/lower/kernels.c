@@ -275,11 +275,14 @@ int lw_form_kernels(ecg_lower *L, const int *order, ecg_err *e) {
       continue;
     }
     /* a Conv -> MaxPool block whose conv is lowered pattern-sparse (ecg-prune) runs as its
-     * stages: the fused kernel takes dense weights */
+     * stages: the fused kernel takes dense weights; so does every intensive-fusion block
+     * for OpenCL, which has no fused kernels (unless its schedule says on: refused below,
+     * naming the node) */
     int cv, ac, pl;
     const int sparse_cpool = kind == LW_K_CPOOL && L->sparse != LW_SPARSE_DENSE &&
                              ecg_conv_pool_match(g, buf, ncore, &cv, &ac, &pl) == 0 && ecg_sparse_find(g, cv) >= 0;
-    if ((ifu == ECG_INTENSIVE_OFF || sparse_cpool) && !L->dyn) {
+    const int cl_stages = intensive && ifu == ECG_INTENSIVE_AUTO && L->target == LW_TARGET_OPENCL;
+    if ((ifu == ECG_INTENSIVE_OFF || sparse_cpool || cl_stages) && !L->dyn) {
       if (add_stages(L, buf, nm, ncore, epi)) rc = ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
       for (int i = 0; i < nm; i++) done[buf[i]] = 1;
       continue;
