@@ -387,7 +387,8 @@ static int intensive_merge(fctx *c, int *nblk, int *seed, ecg_mapping *type) {
     int first[3] = {pw1, act1[0], act1[1]}, mid[3] = {d, act2[0], act2[1]};
     if (!block_is(c, pw1, first, 1 + n1)) continue;
     if (!block_is(c, d, mid, 1 + n2)) continue;
-    /* pw2's block: pw2 first, then its One-to-One epilogue; else no pw2 */
+    /* pw2's block: pw2 first, then its One-to-One epilogue (bq -1: pw2 is in no block);
+     * -2: no pw2 joins, the chain ends at the depthwise stage */
     int bq = q >= 0 && ecg_conv_role_of(g, g->nodes[q]) == ECG_CONV_POINTWISE ? c->blk[q] : -2;
     for (int i = 0; bq >= 0 && i < c->nn; i++)
       if (c->blk[i] == bq && i != q && (c->pos[i] < c->pos[q] || !ecg_is_scalar_node(g, g->nodes[i]))) bq = -2;

@@ -3496,8 +3496,6 @@ static void wg_act(const ecg_conv_params *p, float *yi, int ty0, int ty1, int m0
     ecg_rt1_act_apply(p->act, yi + ((size_t)mm * p->oh + r0) * p->ow, (size_t)(r1 - r0) * p->ow);
 }
 
-/* One thread's job: tile rows [ty0, ty1) of image img, output channels [m0, m1), every
- * phase, in this thread's scratch (V, Y, buf). */
 /* A thread's scratch (wg_per_thread floats from ts): V [36][c][ldv], Y [36][mb][ldv], then
  * the transforms' buffer. */
 static void wg_bufs(const ecg_conv_params *p, const wg_geom *g, float *ts, float **V, float **Y, float **buf) {
@@ -3506,6 +3504,8 @@ static void wg_bufs(const ecg_conv_params *p, const wg_geom *g, float *ts, float
   *buf = align64(*Y + 36 * (size_t)g->ldv * g->mb);
 }
 
+/* One thread's job: tile rows [ty0, ty1) of image img, output channels [m0, m1), every
+ * phase, in this thread's scratch (V, Y, buf). */
 static void wg_job(const ecg_conv_params *p, const wg_geom *g, const float *x, const float *U, const float *bias,
                    float *y, int img, int ty0, int ty1, int m0, int m1, float *scratch) {
   const int C = p->c;
@@ -3558,12 +3558,12 @@ static void conv_wg_run(const ecg_conv_params *p, const float *x, const float *U
      * the input once, into thread 0's V, each thread a share of the input channels, where
      * every thread transformed all of it (squeezenet1_1's 64x13x13->256 at 2 threads: the
      * input transform took 19% of the time, against 10% on one thread) */
-    float *V = align64(scratch); /* thread 0's V (wg_bufs), the team's */
     ECG_PRAGMA(omp parallel num_threads(T)) {
       const int nt = ecg_team_size(), tid = ecg_tid();
-      float *Vt, *Y, *buf;
+      float *V, *Y0, *buf0, *Vt, *Y, *buf;
+      wg_bufs(p, &g, scratch, &V, &Y0, &buf0); /* thread 0's V: the team's */
       wg_bufs(p, &g, scratch + (size_t)tid * per, &Vt, &Y, &buf);
-      (void)Vt;
+      (void)Y0; (void)buf0; (void)Vt;
       wg_input(p, &g, x, 0, g.ty, 0, 0, p->c * tid / nt, p->c * (tid + 1) / nt, V, buf);
       ECG_PRAGMA(omp barrier)
       for (int mq = tid; mq < nmb; mq += nt) {

@@ -175,6 +175,10 @@ void ecg_rt1_ibr(const ecg_ibr_params *p, const float *x, const float *w1p, cons
       cur = nxt; have_lo = lo; have_hi = hi;
       /* depthwise over the window: output rows [oy0, oy1) */
       ecg_conv_params d = dw_tile(p, rows, imax_(0, p->pt - oy0 * p->sh), T);
+      if (!p->cout && T == OH) { /* no W2, one tile: the depthwise conv writes y */
+        ecg_rt1_conv2d(&d, w, wd, bd, yi, kscr);
+        continue;
+      }
       ecg_rt1_conv2d(&d, w, wd, bd, D, kscr);
       if (!p->cout) { /* no W2: D's rows are y's */
         for (int c = 0; c < CE; c++) memcpy(yi + (size_t)c * OH * OW + (size_t)oy0 * OW, D + (size_t)c * T * OW, sizeof(float) * (size_t)T * OW);
