@@ -46,8 +46,15 @@ static double act_ref(ecg_act a, double x) {
   case ECG_ACT_SIGMOID: return 1 / (1 + exp(-x));
   case ECG_ACT_HARDSWISH: { double t = x / 6 + 0.5; t = t < 0 ? 0 : t > 1 ? 1 : t; return x * t; }
   case ECG_ACT_SILU: return x / (1 + exp(-x));
+  case ECG_ACT_FN: return 0.5 * x + 1; /* fn_affine */
   default: return x;
   }
+}
+/* A generated-epilogue stand-in (ECG_ACT_FN): y = 0.5 y + 1 on a run of positions; 1 on
+ * the padded lanes, which the kernel must zero afterwards. */
+static void fn_affine(float *y, size_t n, const void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < n; i++) y[i] = 0.5f * y[i] + 1.0f;
 }
 static void result(const char *what, int ok, const char *detail) {
   if (ok) n_pass++;
@@ -414,6 +421,12 @@ int main(int argc, char **argv) {
     test_conv(C, 1, 2 * C + 1, 12, 12, 5, 3, 1, 2, 2, 0, 0, none);
     test_conv(C, 1, 3 * C - 2, 14, 15, 0, 3, 2, 1, 1, 1, 0, clip);
     test_conv(C, 2, 7, 6, 30, 0, 5, 1, 1, 2, 1, 1, relu);
+    /* a generated epilogue (ECG_ACT_FN) after a padded 3x3 conv and an unpadded 1x1 one
+     * (read in place), with and without a residual, partial last output blocks */
+    ecg_act fna = {.kind = ECG_ACT_FN, .fn = fn_affine};
+    test_conv(C, 1, 2 * C + 3, 9, 11, C + 5, 3, 1, 1, 1, 0, 1, fna);
+    test_conv(C, 2, C + 3, 8, 19, 2 * C + 5, 1, 1, 1, 0, 0, 0, fna);
+    test_conv(C, 1, 2 * C, 7, 7, 3 * C + 1, 1, 1, 1, 0, 0, 1, fna);
     for (int t = 0; t < 40; t++) {
       int dw = ri(0, 2) == 0, k = ri(1, 5);
       test_conv(C, ri(1, 2), ri(1, 40), ri(1, 20), ri(1, 26), ri(1, 40), k, ri(1, 2), ri(1, 2), ri(0, k), dw, ri(0, 1),

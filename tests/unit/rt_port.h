@@ -32,3 +32,4 @@
 #define ecg_rt1_pool_row_planes port_ecg_rt1_pool_row_planes
 #define ecg_rt1_conv2d_maxpool port_ecg_rt1_conv2d_maxpool
 #define ecg_rt1_conv2d_maxpool_scratch_floats port_ecg_rt1_conv2d_maxpool_scratch_floats
+#define ecg_rt1_nchwc16_blocked port_ecg_rt1_nchwc16_blocked

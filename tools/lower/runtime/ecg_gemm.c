@@ -1207,7 +1207,7 @@ static size_t bk_plane_floats(const ecg_conv_params *p);
 static size_t bk_part_floats(const ecg_conv_params *p);
 static void bk_pack(const ecg_conv_params *p, const float *w, float *packed);
 static void conv_blocked_run(const ecg_conv_params *p, const float *x, const float *wp, const float *bias, float *y,
-                             float *xp);
+                             float *xp, int c16, const float *res);
 
 static int conv_swap(const ecg_conv_params *p) {
   if (p->algo == ECG_RT_CONV_GEMM_T && !conv_is_dw(p)) return 1; /* a schedule's choice */
@@ -2411,6 +2411,27 @@ static void bk_store(const ecg_conv_params *p, const __m512 *acc, int OB, int RW
   }
 }
 
+/* bk_store for NCHWc16 output (conv_blocked_run with c16): tile `acc` + bias + res (an
+ * NCHWc16 tensor of y's shape, or NULL) and a built-in activation, written as whole
+ * positions of 16 channels; lanes past m written as 0 (the NCHWc contract, ecg_nchwc.h). */
+static void bk_store_c16(const ecg_conv_params *p, const __m512 *acc, int OB, int RW, int q, const float *bias,
+                         const float *res, float *y, int oy, int ox0) {
+  const ecg_act act = p->act;
+  for (int o = 0; o < OB; o++) {
+    const int co0 = 16 * (q + o);
+    const __mmask16 live = tail_mask(p->m - co0);
+    const __m512 bv = bias ? _mm512_maskz_loadu_ps(live, bias + co0) : _mm512_setzero_ps();
+    const size_t off = (((size_t)(q + o) * p->oh + oy) * p->ow + ox0) * 16;
+    for (int r = 0; r < RW; r++) {
+      __m512 u = _mm512_add_ps(_mm512_loadu_ps((const float *)&acc[o * BK_RW + r]), bv);
+      if (res) u = _mm512_add_ps(u, _mm512_loadu_ps(res + off + (size_t)r * 16));
+      if (act.kind == ECG_ACT_RELU) u = _mm512_max_ps(u, _mm512_setzero_ps());
+      else if (act.kind != ECG_ACT_NONE && act.kind != ECG_ACT_FN) u = act512_call(act, u);
+      _mm512_storeu_ps(y + off + (size_t)r * 16, _mm512_maskz_mov_ps(live, u));
+    }
+  }
+}
+
 static void bk_pack(const ecg_conv_params *p, const float *w, float *packed) {
   const int CB = cdiv(p->c, 16), MB = cdiv(p->m, 16), kk = p->kh * p->kw;
   for (int q = 0; q < MB; q++)
@@ -2440,8 +2461,13 @@ static size_t bk_part_floats(const ecg_conv_params *p0) {
   return (size_t)R * cdiv(p->ow, BK_RW) * 2 * BK_RW * 16;
 }
 
+/* The blocked direct conv p: x and y NCHW (c16 0: the input transposed into xp's padded
+ * NCHWc16 plane, the tiles transposed back into y's rows), or x, y and res [n, m, oh, ow]
+ * (may be NULL) NCHWc16 (c16 1, ecg_nchwc.h; only for p->c >= 16: the plane's rows are
+ * copied, or x is read in place when p has no pads; an ECG_ACT_FN epilogue runs on a band's
+ * positions of each block, as ecg_nchwc.h says). */
 static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const float *wp, const float *bias, float *y,
-                             float *xp) {
+                             float *xp, int c16, const float *res) {
   const ecg_conv_params flat = bk_view(p0), *p = &flat;
   int Hp, Wp, R, CBK;
   bk_geom(p, &Hp, &Wp);
@@ -2453,21 +2479,37 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
   const int xsel = !s12 ? 0 : cl == 16 ? s12 : cl == 3 ? 2 + s12 : 0;
   float *parts = xp + bk_plane_floats(p);
   const size_t pf = bk_part_floats(p);
+  /* NCHWc16 input without pads: its planes are the padded plane (rows of w positions) */
+  const int inplace = c16 && !(p->pt | p->pl | p->pb | p->pr);
+  if (inplace) {
+    Hp = p->h;
+    Wp = p->w;
+  }
   int T = ecg_threads();
   if ((double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
   (void)T;
   for (int b = 0; b < p->n; b++) {
-    const float *xb = x + (size_t)b * p->c * p->h * p->w;
-    float *yb = y + (size_t)b * p->m * p->oh * p->ow;
+    const float *xb = x + (size_t)b * (c16 ? (size_t)CB * 16 : (size_t)p->c) * p->h * p->w;
+    const size_t ybo = (size_t)b * (c16 ? (size_t)MB * 16 : (size_t)p->m) * p->oh * p->ow;
+    float *yb = y + ybo;
+    const float *rb = res ? res + ybo : NULL;
+    const float *xpb = inplace ? xb : xp;
     ECG_PRAGMA(omp parallel num_threads(T) if (T > 1)) {
       ECG_PRAGMA(omp for schedule(static))
-      for (long t = 0; t < (long)CB * Hp; t++) { /* padded row t of xp */
+      for (long t = 0; t < (inplace ? 0 : (long)CB * Hp); t++) { /* padded row t of xp */
         const int cb = (int)(t / Hp), iy = (int)(t % Hp) - p->pt;
         float *row = xp + (size_t)t * Wp * cl;
         const int x0 = imax(0, p->pl), x1 = imin(Wp, p->w + p->pl); /* padded columns holding input */
         if (iy < 0 || iy >= p->h || cl != 16 || x1 <= x0) {
           memset(row, 0, (size_t)Wp * cl * sizeof(float));
           if (iy < 0 || iy >= p->h) continue;
+        }
+        if (c16 && x1 > x0) { /* the NCHWc16 row's positions as they are */
+          memset(row, 0, (size_t)x0 * 16 * sizeof(float));
+          memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
+          memcpy(row + (size_t)x0 * 16, xb + (((size_t)cb * p->h + iy) * p->w + (x0 - p->pl)) * 16,
+                 (size_t)(x1 - x0) * 16 * sizeof(float));
+          continue;
         }
         if (cl == 16 && x1 > x0) { /* 16 columns of the block's 16 channel rows, transposed in registers */
           memset(row, 0, (size_t)x0 * 16 * sizeof(float));
@@ -2513,12 +2555,21 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
               const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * nseg + sg;
               const int l0 = (int)(nl * ti / ntile), l1 = (int)(nl * (ti + 1) / ntile);
               __m512 *slot = part + (size_t)ti * 2 * BK_RW;
-              bk_fns[xsel][OB - 1][RW](p, xp, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot, nw + (size_t)l0 * 16,
+              bk_fns[xsel][OB - 1][RW](p, xpb, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot, nw + (size_t)l0 * 16,
                                        cdiv(l1 - l0, (cb1 - cb0) * p->kh * p->kw), l1 - l0);
-              if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
+              if (cb1 == CB && c16) bk_store_c16(p, slot, OB, RW, q, bias, rb, yb, oy0 + r, ox0);
+              else if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
             }
         }
-        if (p->act.kind == ECG_ACT_FN) /* the generated epilogue: once per channel on the band's rows, contiguous in NCHW */
+        if (p->act.kind == ECG_ACT_FN && c16) /* once per block on the band's positions, then lanes past m zeroed */
+          for (int o = 0; o < OB; o++) {
+            float *yo = yb + (((size_t)(q + o) * p->oh + oy0) * p->ow) * 16;
+            p->act.fn(yo, (size_t)rows * p->ow * 16, p->act.arg);
+            const __mmask16 live = tail_mask(p->m - 16 * (q + o));
+            if (live != 0xFFFF)
+              for (size_t i = 0; i < (size_t)rows * p->ow; i++) _mm512_storeu_ps(yo + i * 16, _mm512_maskz_loadu_ps(live, yo + i * 16));
+          }
+        else if (p->act.kind == ECG_ACT_FN) /* the generated epilogue: once per channel on the band's rows, contiguous in NCHW */
           for (int j = 16 * q; j < imin(p->m, 16 * (q + OB)); j++)
             p->act.fn(yb + (size_t)j * p->oh * p->ow + (size_t)oy0 * p->ow, (size_t)rows * p->ow, p->act.arg);
       }
@@ -2612,8 +2663,8 @@ static size_t bk_plane_floats(const ecg_conv_params *p) { (void)p; return 0; }
 static size_t bk_part_floats(const ecg_conv_params *p) { (void)p; return 0; }
 static void bk_pack(const ecg_conv_params *p, const float *w, float *packed) { (void)p; (void)w; (void)packed; }
 static __attribute__((unused)) void conv_blocked_run(const ecg_conv_params *p, const float *x, const float *wp,
-                                                     const float *bias, float *y, float *xp) {
-  (void)p; (void)x; (void)wp; (void)bias; (void)y; (void)xp;
+                                                     const float *bias, float *y, float *xp, int c16, const float *res) {
+  (void)p; (void)x; (void)wp; (void)bias; (void)y; (void)xp; (void)c16; (void)res;
 }
 static int conv_direct(const ecg_conv_params *p) { (void)p; return 0; }
 static size_t dr_buf_floats(const ecg_conv_params *p) { (void)p; return 0; }
@@ -3687,6 +3738,34 @@ void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, 
   ecg_rt1_maxpool2d(q, t, y);
 }
 
+#ifdef ECG_AVX512
+/* The padded NCHWc16 plane and partial sums of ecg_rt1_nchwc16_blocked, one buffer per
+ * calling thread, kept between calls (grown as needed; a model's NCHWc convs run one at a
+ * time on its thread). */
+static _Thread_local float *c16_buf;
+static _Thread_local size_t c16_cap;
+int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
+                            const float *res, float *y) {
+  if (p->group != 1 || p->c < 16 || p->n <= 0) return 0;
+  const size_t need = bk_plane_floats(p) + (size_t)ecg_threads() * bk_part_floats(p) + 16;
+  if (need > c16_cap) {
+    free(c16_buf);
+    c16_cap = 0;
+    c16_buf = aligned_alloc(64, (need * sizeof(float) + 63) & ~(size_t)63);
+    if (!c16_buf) return 0;
+    c16_cap = need;
+  }
+  conv_blocked_run(p, x, packed, bias, y, c16_buf, 1, res);
+  return 1;
+}
+#else
+int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
+                            const float *res, float *y) {
+  (void)p; (void)x; (void)packed; (void)bias; (void)res; (void)y;
+  return 0;
+}
+#endif
+
 void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packed_w, const float *bias,
                 float *y, float *scratch) {
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return;
@@ -3730,7 +3809,7 @@ void ecg_rt1_conv2d(const ecg_conv_params *p, const float *x, const float *packe
     return;
   }
   if (conv_blocked(p)) {
-    conv_blocked_run(p, x, packed_w, bias, y, scratch);
+    conv_blocked_run(p, x, packed_w, bias, y, scratch, 0, NULL);
     return;
   }
 #endif

@@ -72,6 +72,7 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
 
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
                           const float *res, float *y) {
+  if (C == 16 && ecg_rt1_nchwc16_blocked(p, x, packed, bias, res, y)) return;
   if (C == 16) conv_c16(p, x, packed, bias, res, y);
   else conv_c8(p, x, packed, bias, res, y);
 }

@@ -56,6 +56,17 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
                           const float *res, float *y);
 
+/* Internal to the runtime (ecg_gemm.c): ecg_rt1_nchwc_conv2d's group-1 convs with block 16
+ * and at least 16 input channels on AVX-512 builds, computed by the register tiles of the
+ * NCHW blocked direct conv (ecg_gemm.c "blocked direct conv"; weights in the same
+ * [out block][in block][ky][kx][16 in][16 out] packing) on the NCHWc16 tensors as they are:
+ * no transposes in or out. Its padded input plane and partial sums live in a buffer of the
+ * calling thread, grown on demand and kept (about 16 * (h + pads) * (w + pads) * ceil(c/16)
+ * floats). Returns 1 when it computed y, 0 when p does not qualify, the build has no
+ * AVX-512 or the buffer could not be allocated (the caller then computes y itself). */
+int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
+                            const float *res, float *y);
+
 /* Pooling in NCHWc (the window semantics of ecg_rt1_maxpool2d / ecg_rt1_avgpool2d in
  * ecg_rt.h): x [n, c, h, w] -> y [n, c, oh, ow], C lanes at a time. */
 void ecg_rt1_nchwc_maxpool2d(const ecg_pool_params *p, int C, const float *x, float *y);
