@@ -51,7 +51,9 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
 /* y = act(conv(x, w) + bias + res), all NCHWc with block C: x [n, c, h, w], y and res
  * [n, m, oh, ow]; bias [m] (plain) and res (the fused residual Add) may be NULL.
  * Group 1: direct convolution register-blocked over 8 output columns x C output channels
- * (8 vector accumulators), inputs broadcast one channel at a time. Depthwise: 8 output
+ * (8 vector accumulators), inputs broadcast one channel at a time; with C = 16 and at
+ * least 16 input channels, AVX-512 builds run the blocked direct conv's 2 x 14 register
+ * tiles instead (ecg_rt1_nchwc16_blocked below). Depthwise: 8 output
  * columns x C channels per step. No scratch. x, y never alias; res may equal y. */
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
                           const float *res, float *y);
