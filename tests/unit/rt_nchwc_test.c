@@ -132,7 +132,13 @@ static void test_conv(int C, int n, int c, int h, int w, int m, int k, int s, in
            d, pad, dw ? "depthwise" : "", res ? " +res" : "", (int)act.kind);
   if (!ecg_rt1_nchwc_conv2d_supported(&p, C)) result(what, 0, "reported unsupported");
   else {
-    ecg_rt1_nchwc_conv2d(&p, C, xc, pw, bias, rc, yc);
+    int T = 1;
+#ifdef _OPENMP
+    T = omp_get_max_threads();
+#endif
+    float *scr = malloc((ecg_rt1_nchwc_conv2d_scratch_floats(&p, C, T) + 1) * sizeof(float)); /* not rbuf: the shapes' random draws stay as they were */
+    ecg_rt1_nchwc_conv2d(&p, C, xc, pw, bias, rc, yc, scr);
+    free(scr);
     ecg_rt1_nchwc_to_nchw(n, p.m, p.oh * p.ow, C, yc, got);
     check(what, got, want, mag, ys, yc, n, p.m, p.oh * p.ow, C);
   }
@@ -209,8 +215,7 @@ static void run_nchw(const ecg_conv_params *p, int C, const float *x, const floa
   ecg_rt1_conv2d(p, x, w, b, y, scr);
 }
 static void run_nchwc(const ecg_conv_params *p, int C, const float *x, const float *w, const float *b, float *y, float *scr) {
-  (void)scr;
-  ecg_rt1_nchwc_conv2d(p, C, x, w, b, NULL, y);
+  ecg_rt1_nchwc_conv2d(p, C, x, w, b, NULL, y, scr);
 }
 static double time_it(run_fn f, const ecg_conv_params *p, int C, const float *x, const float *w, const float *b, float *y,
                       float *scr) {
@@ -259,8 +264,9 @@ static void bench(const char *filter) {
       int C = v ? 16 : 8;
       float *pc = rbuf(ecg_rt1_nchwc_conv2d_packed_floats(&p, C));
       ecg_rt1_nchwc_conv2d_pack(&p, C, w, pc);
-      tc[v] = time_it(run_nchwc, &p, C, x, pc, b, y, NULL);
-      free(pc);
+      float *sc = rbuf(ecg_rt1_nchwc_conv2d_scratch_floats(&p, C, 1));
+      tc[v] = time_it(run_nchwc, &p, C, x, pc, b, y, sc);
+      free(pc); free(sc);
     }
     double gf = 2.0 * p.m * p.oh * p.ow * (p.c / p.group) * p.kh * p.kw * 1e-3;
     printf("{\"layer\":\"%s\",\"threads\":1,\"nchw_us\":%.1f,\"nchwc8_us\":%.1f,\"nchwc16_us\":%.1f,"
@@ -282,7 +288,7 @@ typedef struct {
 } cost_job;
 static void cost_run(cost_job *j) {
   if (j->kind == 0) {
-    if (j->C) ecg_rt1_nchwc_conv2d(&j->c, j->C, j->x, j->w, j->b, NULL, j->y);
+    if (j->C) ecg_rt1_nchwc_conv2d(&j->c, j->C, j->x, j->w, j->b, NULL, j->y, j->scr);
     else ecg_rt1_conv2d(&j->c, j->x, j->w, j->b, j->y, j->scr);
   } else if (j->kind == 1) {
     if (j->C) ecg_rt1_nchwc_maxpool2d(&j->p, j->C, j->x, j->y);
@@ -365,10 +371,11 @@ static int costs(void) {
         if (ecg_rt1_nchwc_conv2d_supported(&j.c, C)) {
           float *pc = rbuf(ecg_rt1_nchwc_conv2d_packed_floats(&j.c, C));
           ecg_rt1_nchwc_conv2d_pack(&j.c, C, wt, pc);
+          float *sc = rbuf(ecg_rt1_nchwc_conv2d_scratch_floats(&j.c, C, T));
           cost_job k = j;
-          k.C = C, k.w = pc;
+          k.C = C, k.w = pc, k.scr = sc;
           ms = median_ms(cost_run_v, &k);
-          free(pc);
+          free(pc); free(sc);
         }
         json_ms(C == 8 ? "nchwc8_ms" : "nchwc16_ms", ms);
       }

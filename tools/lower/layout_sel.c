@@ -608,8 +608,10 @@ int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e) {
     char bias[200] = "NULL", cpr[32];
     if (gm.b >= 0) snprintf(bias, sizeof bias, "%s", lw_ptr(L, n->inputs[gm.b]));
     lw_conv_params_ref(L, u, cpr, sizeof cpr);
-    sb_printf(&L->code, "  ecg_rt1_nchwc_conv2d(%s, %d, %s, ctx->pk[%d], %s, NULL, %s);\n", cpr, C, lw_ptr(L, n->inputs[0]), off,
-              bias, lw_ptr(L, n->outputs[0]));
+    snprintf(buf, sizeof buf, "ecg_rt1_nchwc_conv2d_scratch_floats(&cp%d, %d, threads)", u, C);
+    lw_need_scratch(L, buf);
+    sb_printf(&L->code, "  ecg_rt1_nchwc_conv2d(%s, %d, %s, ctx->pk[%d], %s, NULL, %s, ctx->scratch);\n", cpr, C,
+              lw_ptr(L, n->inputs[0]), off, bias, lw_ptr(L, n->outputs[0]));
   }
   L->epi_act = NULL;
   return rc;

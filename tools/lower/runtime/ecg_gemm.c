@@ -3739,29 +3739,25 @@ void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, 
 }
 
 #ifdef ECG_AVX512
-/* The padded NCHWc16 plane and partial sums of ecg_rt1_nchwc16_blocked, one buffer per
- * calling thread, kept between calls (grown as needed; a model's NCHWc convs run one at a
- * time on its thread). */
-static _Thread_local float *c16_buf;
-static _Thread_local size_t c16_cap;
+static int c16_applies(const ecg_conv_params *p) { return p->group == 1 && p->c >= 16 && p->n > 0; }
+size_t ecg_rt1_nchwc16_blocked_scratch_floats(const ecg_conv_params *p, int threads) {
+  if (!c16_applies(p)) return 0;
+  return bk_plane_floats(p) + (size_t)imax(1, threads) * bk_part_floats(p) + 16;
+}
 int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
-                            const float *res, float *y) {
-  if (p->group != 1 || p->c < 16 || p->n <= 0) return 0;
-  const size_t need = bk_plane_floats(p) + (size_t)ecg_threads() * bk_part_floats(p) + 16;
-  if (need > c16_cap) {
-    free(c16_buf);
-    c16_cap = 0;
-    c16_buf = aligned_alloc(64, (need * sizeof(float) + 63) & ~(size_t)63);
-    if (!c16_buf) return 0;
-    c16_cap = need;
-  }
-  conv_blocked_run(p, x, packed, bias, y, c16_buf, 1, res);
+                            const float *res, float *y, float *scratch) {
+  if (!c16_applies(p) || !scratch) return 0;
+  conv_blocked_run(p, x, packed, bias, y, scratch, 1, res);
   return 1;
 }
 #else
+size_t ecg_rt1_nchwc16_blocked_scratch_floats(const ecg_conv_params *p, int threads) {
+  (void)p; (void)threads;
+  return 0;
+}
 int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
-                            const float *res, float *y) {
-  (void)p; (void)x; (void)packed; (void)bias; (void)res; (void)y;
+                            const float *res, float *y, float *scratch) {
+  (void)p; (void)x; (void)packed; (void)bias; (void)res; (void)y; (void)scratch;
   return 0;
 }
 #endif

@@ -70,9 +70,13 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
   else pack_c8(p, w, packed);
 }
 
+size_t ecg_rt1_nchwc_conv2d_scratch_floats(const ecg_conv_params *p, int C, int threads) {
+  return C == 16 ? ecg_rt1_nchwc16_blocked_scratch_floats(p, threads) : 0;
+}
+
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
-                          const float *res, float *y) {
-  if (C == 16 && ecg_rt1_nchwc16_blocked(p, x, packed, bias, res, y)) return;
+                          const float *res, float *y, float *scratch) {
+  if (C == 16 && ecg_rt1_nchwc16_blocked(p, x, packed, bias, res, y, scratch)) return;
   if (C == 16) conv_c16(p, x, packed, bias, res, y);
   else conv_c8(p, x, packed, bias, res, y);
 }

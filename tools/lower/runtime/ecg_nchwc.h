@@ -54,20 +54,26 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
  * (8 vector accumulators), inputs broadcast one channel at a time; with C = 16 and at
  * least 16 input channels, AVX-512 builds run the blocked direct conv's 2 x 14 register
  * tiles instead (ecg_rt1_nchwc16_blocked below). Depthwise: 8 output
- * columns x C channels per step. No scratch. x, y never alias; res may equal y. */
+ * columns x C channels per step. x, y never alias; res may equal y. */
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
-                          const float *res, float *y);
+                          const float *res, float *y, float *scratch);
+/* Scratch floats ecg_rt1_nchwc_conv2d needs for p with block C on up to `threads` OpenMP
+ * threads (pass the omp_get_max_threads() in force at the call; values < 1 mean 1): 0 except
+ * where the blocked path below runs. scratch may be NULL when it is 0. */
+size_t ecg_rt1_nchwc_conv2d_scratch_floats(const ecg_conv_params *p, int C, int threads);
 
 /* Internal to the runtime (ecg_gemm.c): ecg_rt1_nchwc_conv2d's group-1 convs with block 16
  * and at least 16 input channels on AVX-512 builds, computed by the register tiles of the
  * NCHW blocked direct conv (ecg_gemm.c "blocked direct conv"; weights in the same
  * [out block][in block][ky][kx][16 in][16 out] packing) on the NCHWc16 tensors as they are:
- * no transposes in or out. Its padded input plane and partial sums live in a buffer of the
- * calling thread, grown on demand and kept (about 16 * (h + pads) * (w + pads) * ceil(c/16)
- * floats). Returns 1 when it computed y, 0 when p does not qualify, the build has no
- * AVX-512 or the buffer could not be allocated (the caller then computes y itself). */
+ * no transposes in or out. Scratch (floats, for up to `threads` OpenMP threads): the padded
+ * input plane, ceil(c/16) * Hp * Wp * 16 (Hp, Wp: the input rows and columns the conv
+ * reads, pads included), plus per thread a band's partial sums; 0 where it does not apply.
+ * ecg_rt1_nchwc16_blocked returns 1 when it computed y, 0 when p does not qualify, the build
+ * has no AVX-512 or scratch is NULL (the caller then computes y itself). */
+size_t ecg_rt1_nchwc16_blocked_scratch_floats(const ecg_conv_params *p, int threads);
 int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
-                            const float *res, float *y);
+                            const float *res, float *y, float *scratch);
 
 /* Pooling in NCHWc (the window semantics of ecg_rt1_maxpool2d / ecg_rt1_avgpool2d in
  * ecg_rt.h): x [n, c, h, w] -> y [n, c, oh, ow], C lanes at a time. */
