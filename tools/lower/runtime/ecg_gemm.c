@@ -2250,13 +2250,12 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
  * block, and no micro-kernel columns wasted on planes of 49 or 196 positions; compared
  * with Winograd it reads the weights once instead of the 4x larger U. */
 #define BK_RW 14 /* output positions per register tile (2 x 14 accumulators) */
-#define BK_WG_U_BYTES (4.0 * 1024 * 1024)
+#define BK_WG_U_BYTES (16.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
 #define BK_1X1_BYTES (512.0 * 1024)
 #define BK_1X1_MAXPOS 196 /* positions of a blocked 1x1 conv (a 14x14 plane) */
 #define BK_1X1_MAXPOS_HALF 64 /* BK_1X1_MAXPOS where fma512_halved() (an 8x8 plane) */
 #define BK_WG_MIN_C 64    /* input channels from which a Winograd-shaped conv stays Winograd */
-#define BK_WG_U_BYTES_HALF (16.0 * 1024 * 1024) /* BK_WG_U_BYTES where fma512_halved() */
 
 /* Whether this AVX-512 CPU runs a 512-bit FMA as two 256-bit halves (AMD family 19h, Zen 4:
  * two 256-bit FMA pipes; Intel's AVX-512 server cores have two 512-bit ones), so that the
@@ -2628,9 +2627,16 @@ static int conv_blocked(const ecg_conv_params *p) {
   /* Winograd where its transformed weights U (36 floats per channel pair) stay within
    * BK_WG_U_BYTES and the input has at least BK_WG_MIN_C channels: resnet18's 64- and
    * 128-channel 3x3 layers, U 0.6 and 2.4 MB, run faster as Winograd inside the model
-   * (64x56x56: 927 against 1405 us blocked, 1 thread); its 256-channel ones (U 9.4 MB,
-   * streamed from memory on every run) faster blocked (rt_test --bench with the caches
-   * flushed before each run: 146 -> 158 GFLOP/s). With fewer input channels the
+   * (64x56x56: 927 against 1405 us blocked, 1 thread); its 256-channel ones (U 9.4 MB)
+   * measured faster blocked with the caches flushed before each run (rt_test --bench-cold:
+   * 146 -> 158 GFLOP/s), but inside the model, where U stays in the last-level cache, faster
+   * as Winograd (Xeon, family 6 model 167, 2 MiB L2 per core, ecg-bench --profile, 300-run
+   * profiles in alternating rounds, blocked -> Winograd, per layer3 conv: 1 thread
+   * 1396-1443 -> 1326-1362 us (3 rounds), 2 threads 751-806 -> 665-679 (3 rounds) and
+   * 749-756 -> 659-676 (5 rounds); the whole profile 20.95 -> 20.69 and 11.34 -> 10.79 ms, then
+   * 20.24 -> 20.10 and 10.89 -> 10.86 in the 5-round set), so U up to 16 MiB runs Winograd
+   * there too; 512x7x7->512 (U 38 MB) stays blocked (its layer4 convs 1457-1486 us blocked
+   * against 4775-5218 Winograd, 1 thread). With fewer input channels the
    * transforms are not paid back: squeezenet1_1's 3x3 expands, inside the model, 1 thread
    * (2 threads), Winograd against blocked: 16x55x55->64 371 -> 334 us (245 -> 210),
    * 32x27x27->128 326 -> 302 (200 -> 170), 48x13x13->192 172 -> 158 (113 -> 90);
@@ -2640,8 +2646,8 @@ static int conv_blocked(const ecg_conv_params *p) {
    * profiles, Winograd against blocked: 1 thread 3277-3418 -> 2604-2727 us, 2 threads
    * 2537-2604 -> 1406-1945.
    * Those were an Intel Xeon (family 6 model 167). On an AMD EPYC Zen 4 (fma512_halved) the
-   * direct sum runs at half the FLOPs per cycle, and Winograd is faster for few channels and
-   * for U up to 16 MiB: rt_test --bench-cold, 1 thread (2 threads), blocked against
+   * direct sum runs at half the FLOPs per cycle, and Winograd is faster for few channels too
+   * (and for U up to 16 MiB there as well): rt_test --bench-cold, 1 thread (2 threads), blocked against
    * Winograd, nominal GFLOP/s: resnet18's 256x14x14->256 (U 9.4 MB) 107 -> 210 (201 -> 336),
    * squeezenet1_1's 16x55x55->64 91 -> 102 (181 -> 170), 32x27x27->128 103 -> 119 (208 ->
    * 181); 512x7x7->512 (U 38 MB) stays blocked (hot: 103 against 56); squeezenet1_1 end to
@@ -2650,7 +2656,7 @@ static int conv_blocked(const ecg_conv_params *p) {
    * 3.74 at 2 (9 rounds). Dilated ones stay blocked (mlsd's d5: 1 thread 102 -> 137,
    * 2 threads 201 -> 174). */
   if (wg_shape_ok(p) && wg_fewer_macs(p)) {
-    if (fma512_halved()) return p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES_HALF;
+    if (fma512_halved()) return p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
     return p->c < BK_WG_MIN_C || p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
   }
   /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels

@@ -266,10 +266,10 @@ double ecg_rt1_conv2d_macs(const ecg_conv_params *p);
  * of weights, output padding at most 1/16)
  * as a blocked direct sum on 16-channel blocks (ecg_gemm.c
  * "blocked direct conv"; issue 13 item 2), except undilated 3x3 stride-1 convs that run
- * Winograd: those with at least 64 input channels whose transform U (36 * c * m floats)
- * fits in 4 MiB, and on CPUs that run 512-bit FMAs as two halves (AMD family 19h, Zen 4)
- * any whose U fits in 16 MiB (the choice reads the CPU at run time, the same when
- * packing and when running); and wherever a schedule forces
+ * Winograd: those whose transform U (36 * c * m floats) fits in 16 MiB and that have at
+ * least 64 input channels, or any number on CPUs that run 512-bit FMAs as two halves (AMD
+ * family 19h, Zen 4; the choice reads the CPU at run time, the same when packing and when
+ * running); and wherever a schedule forces
  * ECG_RT_CONV_BLOCKED (any group-1 conv): ceil(m/16) * ceil(c/16) * kh * kw blocks of
  * 16 x 16 floats, [out block][in block][ky][kx][16 in][16 out], zero past c and m.
  * A group-1 1x1 conv with a stride above 1 and no pads is packed (and computed) as the
