@@ -2646,19 +2646,18 @@ static int conv_blocked(const ecg_conv_params *p) {
    * profiles, Winograd against blocked: 1 thread 3277-3418 -> 2604-2727 us, 2 threads
    * 2537-2604 -> 1406-1945.
    * Those were an Intel Xeon (family 6 model 167). On an AMD EPYC Zen 4 (fma512_halved) the
-   * direct sum runs at half the FLOPs per cycle, and Winograd is faster for few channels too
-   * (and for U up to 16 MiB there as well): rt_test --bench-cold, 1 thread (2 threads), blocked against
-   * Winograd, nominal GFLOP/s: resnet18's 256x14x14->256 (U 9.4 MB) 107 -> 210 (201 -> 336),
+   * direct sum runs at half the FLOPs per cycle, and Winograd is faster for few input
+   * channels too (BK_WG_MIN_C does not apply there): rt_test --bench-cold, 1 thread
+   * (2 threads), blocked against Winograd, nominal GFLOP/s: resnet18's 256x14x14->256 (U 9.4 MB) 107 -> 210 (201 -> 336),
    * squeezenet1_1's 16x55x55->64 91 -> 102 (181 -> 170), 32x27x27->128 103 -> 119 (208 ->
    * 181); 512x7x7->512 (U 38 MB) stays blocked (hot: 103 against 56); squeezenet1_1 end to
    * end with its six 16- and 32-channel 3x3 expands Winograd (ecg-partition --set-schedule
    * a=winograd), interleaved rounds, medians: 7.33 -> 6.62 ms at 1 thread (5 rounds), 3.98 ->
    * 3.74 at 2 (9 rounds). Dilated ones stay blocked (mlsd's d5: 1 thread 102 -> 137,
    * 2 threads 201 -> 174). */
-  if (wg_shape_ok(p) && wg_fewer_macs(p)) {
-    if (fma512_halved()) return p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
-    return p->c < BK_WG_MIN_C || p->dh != 1 || p->dw != 1 || 36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
-  }
+  if (wg_shape_ok(p) && wg_fewer_macs(p))
+    return (p->c < BK_WG_MIN_C && !fma512_halved()) || p->dh != 1 || p->dw != 1 ||
+           36.0 * sizeof(float) * p->c * p->m > BK_WG_U_BYTES;
   /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels
    * not measured blocked) */
   return p->c >= 32;
