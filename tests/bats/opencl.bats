@@ -146,3 +146,24 @@ cl_model() {
   [ "$status" -eq 2 ]
   [[ "$stderr" == *"only --target opencl or c+opencl runs on OpenCL devices"* ]]
 }
+
+@test "opencl: scripts/device_pack.sh packs a model for a GPU machine; device_run.sh builds, runs and checks it" {
+  local M="$ROOT/models/face_detection_front_128x128_barracuda.onnx" T="$BATS_TEST_TMPDIR"
+  require_file "$M" # make models
+  ECG_PACK_DEBS=0 sh "$ROOT/scripts/device_pack.sh" "$T/pk" opencl blazeface_front_128
+  [ "$(cut -f1,2 "$T/pk/data/blazeface_front_128/test_data_set_0/meta.tsv" | tr '\t\n' ' ')" = \
+    "input input:0 output Identity:0 output Identity_1:0 output Identity_2:0 output Identity_3:0 " ]
+  run env OUT="$T/o" RUNS=2 sh "$T/pk/device_run.sh" "$T/pk"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  jq -e '.rc == 0 and .runs == 2 and .elements == 15232 and .mismatches == 0 and (.device | length) > 0' "$T/o/results.jsonl"
+  # the check can fail: ONNX Runtime's first output shifted by 0.01 mismatches every element of it
+  python3 - "$T/pk/data/blazeface_front_128/test_data_set_0/output_0.raw" <<'PY'
+import array, sys
+a = array.array('f'); a.frombytes(open(sys.argv[1], 'rb').read())
+open(sys.argv[1], 'wb').write(array.array('f', [x + 0.01 for x in a]).tobytes())
+PY
+  run env OUT="$T/o2" RUNS=1 sh "$T/pk/device_run.sh" "$T/pk"
+  [ "$status" -eq 1 ]
+  jq -e '.mismatches == 512' "$T/o2/results.jsonl"
+}

@@ -1,7 +1,8 @@
-// Shared helpers for ort_run.mjs and make_data.mjs: argument parsing, ONNX dtype
+// Shared helpers for ort_run.mjs, make_data.mjs and pb2raw.mjs: argument parsing, ONNX dtype
 // table, shape syntax, the seeded PRNG (same as ecg-bench's --random), and loading
 // onnxruntime-node with a clear message when `make setup` has not been run.
 
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
 export class UsageError extends Error {}
@@ -188,3 +189,14 @@ export function runMain(prog, usage, main) {
 }
 
 export const num = (x) => Number(x.toPrecision(6));
+
+// Load onnx.TensorProto from the system onnx.proto with protobufjs (make_data.mjs,
+// pb2raw.mjs). Throws an Error naming what is missing.
+export function loadTensorProto() {
+  const require = createRequire(import.meta.url);
+  let protobuf;
+  try { protobuf = require('protobufjs'); } catch (e) { throw new Error("cannot load protobufjs (run 'make setup')"); }
+  const file = process.env.ONNX_PROTO || '/usr/include/onnx/onnx.proto';
+  if (!fs.existsSync(file)) throw new Error(`${file} not found (install libonnx-dev or set ONNX_PROTO)`);
+  return protobuf.loadSync(file).lookupType('onnx.TensorProto');
+}

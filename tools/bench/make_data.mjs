@@ -31,8 +31,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, randomData, UsageError } from './common.mjs';
+import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, mulberry32, randomData, UsageError, loadTensorProto } from './common.mjs';
 
 const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_0 [--seed S]
        [--input-shape NAME=DIMS ...] [--input-value NAME=V ...]
@@ -40,15 +39,6 @@ const USAGE = `usage: node make_data.mjs --model M.onnx --out DIR/test_data_set_
        (one data set per --size, in DIR/test_data_set_K)
 `;
 
-// Load onnx.TensorProto from the system onnx.proto with protobufjs.
-export function loadTensorProto() {
-  const require = createRequire(import.meta.url);
-  let protobuf;
-  try { protobuf = require('protobufjs'); } catch (e) { throw new Error("cannot load protobufjs (run 'make setup')"); }
-  const file = process.env.ONNX_PROTO || '/usr/include/onnx/onnx.proto';
-  if (!fs.existsSync(file)) throw new Error(`${file} not found (install libonnx-dev or set ONNX_PROTO)`);
-  return protobuf.loadSync(file).lookupType('onnx.TensorProto');
-}
 
 // Encode one tensor as TensorProto bytes.
 function encodeTensor(TensorProto, name, dtCode, dims, data) {
