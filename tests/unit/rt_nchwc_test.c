@@ -434,6 +434,11 @@ int main(int argc, char **argv) {
     test_conv(C, 1, 2 * C + 3, 9, 11, C + 5, 3, 1, 1, 1, 0, 1, fna);
     test_conv(C, 2, C + 3, 8, 19, 2 * C + 5, 1, 1, 1, 0, 0, 0, fna);
     test_conv(C, 1, 2 * C, 7, 7, 3 * C + 1, 1, 1, 1, 0, 0, 1, fna);
+    /* depthwise with the generated epilogue (with C = 16 on AVX-512: ecg_rt1_nchwc16_dw's
+     * bands): a residual and a partial last block; 5x5 stride 2 dilation 2; 7x7 planes */
+    test_conv(C, 1, 2 * C + 3, 9, 11, 0, 3, 1, 1, 1, 1, 1, fna);
+    test_conv(C, 2, C + 5, 13, 10, 0, 5, 2, 2, 4, 1, 0, fna);
+    test_conv(C, 1, 3 * C, 7, 7, 0, 3, 1, 1, 1, 1, 1, relu);
     for (int t = 0; t < 40; t++) {
       int dw = ri(0, 2) == 0, k = ri(1, 5);
       test_conv(C, ri(1, 2), ri(1, 40), ri(1, 20), ri(1, 26), ri(1, 40), k, ri(1, 2), ri(1, 2), ri(0, k), dw, ri(0, 1),

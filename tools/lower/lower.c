@@ -300,8 +300,10 @@ int lw_output_view(const ecg_lower *L, const ecg_node *n, int *dst, int64_t *st)
  * registers before the store (ecg_gemm.c: the GEMM micro-kernel, the depthwise and direct
  * conv kernels) instead of calling a generated epilogue on every stored segment. Only
  * when the dominant writes into the block's output (alias_of) and the chain's
- * intermediates live nowhere else; C target, no index maps. */
-static int builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, size_t sz) {
+ * intermediates live nowhere else; C target, no index maps. Reads L->epi_skip and
+ * L->epi_x (epi_bias_of; layout_sel.c sets them to 0 and the conv's output). Declared in
+ * lower.h. */
+int lw_builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, size_t sz) {
   const ecg_graph *g = L->g;
   if (L->target != LW_TARGET_C || L->hetero || L->sym || K->kind != LW_K_EPI || K->nm != K->nm_core) return 0;
   const int *mem = K->members + K->epi_from;
@@ -383,7 +385,7 @@ int lw_emit_kernel_plain(ecg_lower *L, int p, ecg_err *e) {
   if (K->kind == LW_K_SINGLE) return L->target == LW_TARGET_OPENCL ? lw_cl_emitter(fn)(L, n, e) : fn(L, n, e);
   char fname[64] = "", act[200], bias[200];
   epi_bias_of(L, K, n, bias, sizeof bias);
-  int builtin = builtin_epilogue(L, K, act, sizeof act);
+  int builtin = lw_builtin_epilogue(L, K, act, sizeof act);
   if (!builtin) {
     snprintf(fname, sizeof fname, "%sepi%d", L->sym ? L->sym : "", p);
     ECG_TRY(lw_emit_epilogue(L, p, fname, e));

@@ -504,6 +504,12 @@ void lw_layout_free(ecg_lower *L);
  *  members (block.c; operands addressed through broadcasting index maps, split into runs
  *  along which every address moves by one or stays) and stores the block's outputs. */
 int lw_emit_epilogue(ecg_lower *L, int k, const char *fname, ecg_err *e);
+/* 1 when kernel K's epilogue is one of the runtime's built-in activations (Relu, Clip,
+ * LeakyRelu, Sigmoid, HardSwish, SiLU) applied in place to the dominant node's output,
+ * with the C expression of that ecg_act written into buf (sz bytes); 0 otherwise, buf
+ * untouched (the caller then generates an ECG_ACT_FN epilogue with lw_emit_epilogue).
+ * C target only. lower.c describes the conditions. */
+int lw_builtin_epilogue(const ecg_lower *L, const lw_kernel *K, char *buf, size_t sz);
 /** Emit kernel k of kind LW_K_IBR: one ecg_rt1_ibr call, the epilogue as its act3 (emit/ibr.c). */
 int lw_emit_ibr(ecg_lower *L, int k, ecg_err *e);
 /** Emit kernel k of kind LW_K_SE: one ecg_rt1_se call, its two 1x1 convs' weights packed at

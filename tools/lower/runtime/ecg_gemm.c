@@ -1831,9 +1831,13 @@ ECG_CBP(1, 2) ECG_CBP(2, 2) ECG_CBP(3, 2) ECG_CBP(4, 2) ECG_CBP(5, 2) ECG_CBP(6,
 #undef ECG_CBP
 typedef void (*cb_pos_fn)(const float *, ptrdiff_t, const float *, int, int, int, int, __m512, float *);
 
-/* Task t = (img * nblk + blk) * nband + band of dw_cb_run. */
+/* Task t = (img * nblk + blk) * nband + band of dw_cb_run. c16 0: x, y NCHW, wd the ONNX
+ * weights [m][kh*kw] (transposed per task), res unused. c16 1: x, y and res (may be NULL)
+ * NCHWc16 (ecg_nchwc.h), wd the NCHWc16 depthwise packing [ceil(m/16)][kh*kw][16] (already
+ * Wt's layout); the input rows are copied, not transposed, the tiles computed straight
+ * into y's band, then + res, the activation and lanes past m zeroed on the band. */
 static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, const float *bias, float *y,
-                    float *buf, long t) {
+                    float *buf, long t, int c16, const float *res) {
   static const cb_pos_fn tab[2][8] = {
       {cb_pos_1_1, cb_pos_2_1, cb_pos_3_1, cb_pos_4_1, cb_pos_5_1, cb_pos_6_1, cb_pos_7_1, cb_pos_8_1},
       {cb_pos_1_2, cb_pos_2_2, cb_pos_3_2, cb_pos_4_2, cb_pos_5_2, cb_pos_6_2, cb_pos_7_2, cb_pos_8_2}};
@@ -1845,7 +1849,8 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
   const int hb = (nb - 1) * p->sh + (p->kh - 1) * p->dh + 1;
   float *xp = align64(buf), *yt = align64(xp + (size_t)g.hb * wp * 16);
   float *wt = align64(yt + ((size_t)g.nb * ow + 16) * 16);
-  for (int t0 = 0; t0 < khw; t0 += 16) { /* weights [16 channels][khw] -> wt [khw][16] */
+  if (c16) wt = (float *)wd + (size_t)blk * khw * 16;
+  for (int t0 = 0; t0 < khw && !c16; t0 += 16) { /* weights [16 channels][khw] -> wt [khw][16] */
     const __mmask16 m = tail_mask(khw - t0);
     __m512 r[16];
 #pragma GCC unroll 16
@@ -1854,7 +1859,7 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
 #pragma GCC unroll 16
     for (int j = 0; j < 16; j++) _mm512_storeu_ps(wt + (size_t)(t0 + j) * 16, r[j]);
   }
-  const float *xc = x + ((size_t)img * p->c + c0) * h * w;
+  const float *xc = x + (c16 ? ((size_t)img * nblk + blk) * 16 : (size_t)img * p->c + c0) * h * w;
   const int wv = imax(0, imin(w, wp - p->pl)); /* input columns the band reads */
   /* Xp rows u = padded rows oy0*sh + u: image row oy0*sh - pt + u */
   for (int u = 0; u < hb; u++) {
@@ -1866,6 +1871,10 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
     }
     if (p->pl > 0) memset(d, 0, (size_t)imin(p->pl, wp) * 16 * sizeof(float));
     if (p->pl + wv < wp) memset(d + (size_t)(p->pl + wv) * 16, 0, (size_t)(wp - p->pl - wv) * 16 * sizeof(float));
+    if (c16) { /* the NCHWc16 row's positions as they are */
+      memcpy(d + (size_t)p->pl * 16, xc + (size_t)iy * w * 16, (size_t)wv * 16 * sizeof(float));
+      continue;
+    }
     const float *src = xc + (size_t)iy * w;
     for (int x0 = 0; x0 < wv; x0 += 16) {
       const __mmask16 m = tail_mask(wv - x0);
@@ -1885,6 +1894,8 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
   const __m512 bv = bias ? _mm512_maskz_loadu_ps(cm, bias + c0) : _mm512_setzero_ps();
   const int S = p->sw;
   const ptrdiff_t rs = (ptrdiff_t)wp * 16;
+  const size_t yo = c16 ? ((((size_t)img * nblk + blk) * p->oh + oy0) * ow) * 16 : 0; /* the band in y */
+  if (c16) yt = y + yo;
   for (int r = 0; r < nb; r++) {
     const float *xr = xp + (ptrdiff_t)r * p->sh * rs;
     float *yr = yt + (size_t)r * ow * 16;
@@ -1895,6 +1906,16 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
     }
   }
   const int P = nb * ow;
+  if (c16) {
+    if (res)
+      for (size_t i = 0; i < (size_t)P * 16; i += 16)
+        _mm512_storeu_ps(yt + i, _mm512_add_ps(_mm512_loadu_ps(yt + i), _mm512_loadu_ps(res + yo + i)));
+    if (p->act.kind == ECG_ACT_FN) p->act.fn(yt, (size_t)P * 16, p->act.arg);
+    else if (p->act.kind != ECG_ACT_NONE) act512_apply(p->act, yt, (size_t)P * 16);
+    if (nc < 16)
+      for (size_t i = 0; i < (size_t)P * 16; i += 16) _mm512_storeu_ps(yt + i, _mm512_maskz_loadu_ps(cm, yt + i));
+    return;
+  }
   if (p->act.kind != ECG_ACT_NONE && p->act.kind != ECG_ACT_FN) act512_apply(p->act, yt, (size_t)P * 16);
   /* Yt -> the nc planes, runs of 16 positions */
   float *yc = y + ((size_t)img * p->m + c0) * p->oh * ow + (size_t)oy0 * ow;
@@ -1914,7 +1935,7 @@ static void cb_task(const ecg_conv_params *p, const float *x, const float *wd, c
 }
 
 static void dw_cb_run(const ecg_conv_params *p, const float *x, const float *wd, const float *bias, float *y,
-                      float *scratch) {
+                      float *scratch, int c16, const float *res) {
   const cb_geom g = cb_shape(p);
   const long tasks = (long)p->n * cdiv(p->m, 16) * cdiv(p->oh, g.nb);
   const size_t per = cb_per_thread(p);
@@ -1926,7 +1947,7 @@ static void dw_cb_run(const ecg_conv_params *p, const float *x, const float *wd,
    * rounds: mobilenet_v2's 960x7x7 38-46 -> 69-75 GFLOP/s, efficientnet_b0's 5x5 1152x7x7
    * 94 -> 116-132) */
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
-  for (long t = 0; t < tasks; t++) cb_task(p, x, wd, bias, y, scratch + (size_t)ecg_tid() * per, t);
+  for (long t = 0; t < tasks; t++) cb_task(p, x, wd, bias, y, scratch + (size_t)ecg_tid() * per, t, c16, res);
 }
 #endif
 
@@ -1937,7 +1958,7 @@ static void conv_dw(const ecg_conv_params *p, const float *x, const float *w, co
                     float *y, float *scratch) {
 #ifdef ECG_AVX512
   if (dw_cb(p)) {
-    dw_cb_run(p, x, w, bias, y, scratch);
+    dw_cb_run(p, x, w, bias, y, scratch, 0, NULL);
     return;
   }
   if (dw_direct(p)) {
@@ -3755,7 +3776,28 @@ int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const floa
   conv_blocked_run(p, x, packed, bias, y, scratch, 1, res);
   return 1;
 }
+static int c16dw_applies(const ecg_conv_params *p) {
+  return conv_is_dw(p) && p->m == p->c && (p->sw == 1 || p->sw == 2) && p->n > 0;
+}
+size_t ecg_rt1_nchwc16_dw_scratch_floats(const ecg_conv_params *p, int threads) {
+  return c16dw_applies(p) ? (size_t)imax(1, threads) * cb_per_thread(p) : 0;
+}
+int ecg_rt1_nchwc16_dw(const ecg_conv_params *p, const float *x, const float *packed, const float *bias, const float *res,
+                       float *y, float *scratch) {
+  if (!c16dw_applies(p) || !scratch) return 0;
+  dw_cb_run(p, x, packed, bias, y, scratch, 1, res);
+  return 1;
+}
 #else
+size_t ecg_rt1_nchwc16_dw_scratch_floats(const ecg_conv_params *p, int threads) {
+  (void)p; (void)threads;
+  return 0;
+}
+int ecg_rt1_nchwc16_dw(const ecg_conv_params *p, const float *x, const float *packed, const float *bias, const float *res,
+                       float *y, float *scratch) {
+  (void)p; (void)x; (void)packed; (void)bias; (void)res; (void)y; (void)scratch;
+  return 0;
+}
 size_t ecg_rt1_nchwc16_blocked_scratch_floats(const ecg_conv_params *p, int threads) {
   (void)p; (void)threads;
   return 0;

@@ -71,12 +71,15 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
 }
 
 size_t ecg_rt1_nchwc_conv2d_scratch_floats(const ecg_conv_params *p, int C, int threads) {
-  return C == 16 ? ecg_rt1_nchwc16_blocked_scratch_floats(p, threads) : 0;
+  if (C != 16) return 0;
+  size_t a = ecg_rt1_nchwc16_blocked_scratch_floats(p, threads), b = ecg_rt1_nchwc16_dw_scratch_floats(p, threads);
+  return a > b ? a : b;
 }
 
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
                           const float *res, float *y, float *scratch) {
   if (C == 16 && ecg_rt1_nchwc16_blocked(p, x, packed, bias, res, y, scratch)) return;
+  if (C == 16 && ecg_rt1_nchwc16_dw(p, x, packed, bias, res, y, scratch)) return;
   if (C == 16) conv_c16(p, x, packed, bias, res, y);
   else conv_c8(p, x, packed, bias, res, y);
 }

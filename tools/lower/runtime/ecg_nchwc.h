@@ -54,12 +54,14 @@ void ecg_rt1_nchwc_conv2d_pack(const ecg_conv_params *p, int C, const float *w, 
  * (8 vector accumulators), inputs broadcast one channel at a time; with C = 16 and at
  * least 16 input channels, AVX-512 builds run the blocked direct conv's 2 x 14 register
  * tiles instead (ecg_rt1_nchwc16_blocked below). Depthwise: 8 output
- * columns x C channels per step. x, y never alias; res may equal y. */
+ * columns x C channels per step (with C = 16 on AVX-512 builds, stride 1 or 2: the NCHW
+ * depthwise kernel's channel-block tiles, ecg_rt1_nchwc16_dw below). x, y never alias; res
+ * may equal y. */
 void ecg_rt1_nchwc_conv2d(const ecg_conv_params *p, int C, const float *x, const float *packed, const float *bias,
                           const float *res, float *y, float *scratch);
 /* Scratch floats ecg_rt1_nchwc_conv2d needs for p with block C on up to `threads` OpenMP
  * threads (pass the omp_get_max_threads() in force at the call; values < 1 mean 1): 0 except
- * where the blocked path below runs. scratch may be NULL when it is 0. */
+ * where the blocked or depthwise paths below run. scratch may be NULL when it is 0. */
 size_t ecg_rt1_nchwc_conv2d_scratch_floats(const ecg_conv_params *p, int C, int threads);
 
 /* Internal to the runtime (ecg_gemm.c): ecg_rt1_nchwc_conv2d's group-1 convs with block 16
@@ -74,6 +76,20 @@ size_t ecg_rt1_nchwc_conv2d_scratch_floats(const ecg_conv_params *p, int C, int 
 size_t ecg_rt1_nchwc16_blocked_scratch_floats(const ecg_conv_params *p, int threads);
 int ecg_rt1_nchwc16_blocked(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
                             const float *res, float *y, float *scratch);
+
+/* Internal to the runtime (ecg_gemm.c): ecg_rt1_nchwc_conv2d's depthwise convs (group ==
+ * c == m, horizontal stride 1 or 2) with block 16 on AVX-512 builds, computed by the
+ * channel-block tiles of the NCHW depthwise kernel (ecg_gemm.c dw_cb: up to 8 output
+ * positions x 16 channels in registers, the taps read from a zero-padded copy of the band's
+ * input rows) on the NCHWc16 tensors as they are: the rows memcpy'd, the weights already in
+ * the depthwise packing [ceil(c/16)][kh][kw][16], the tiles stored straight into y, + res,
+ * the activation (or the ECG_ACT_FN epilogue on the band's positions) and lanes past m
+ * zeroed per band. Scratch (floats): per thread one band's padded rows (and the NCHW
+ * kernel's transposition buffers, unused here); 0 where it does not apply. Returns 1 when
+ * it computed y, 0 when p does not qualify, the build has no AVX-512 or scratch is NULL. */
+size_t ecg_rt1_nchwc16_dw_scratch_floats(const ecg_conv_params *p, int threads);
+int ecg_rt1_nchwc16_dw(const ecg_conv_params *p, const float *x, const float *packed, const float *bias,
+                       const float *res, float *y, float *scratch);
 
 /* Pooling in NCHWc (the window semantics of ecg_rt1_maxpool2d / ecg_rt1_avgpool2d in
  * ecg_rt.h): x [n, c, h, w] -> y [n, c, oh, ow], C lanes at a time. */
