@@ -86,3 +86,26 @@ db() {
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"no measured layout cost"* ]]
 }
+
+@test "layout: squeezenet1_1 in NCHWc: its MaxPools and channel Concats take the layout, the expands write their slabs of the Concat in place; matches ONNX Runtime" {
+  local M="$SHARED_MODELS/squeezenet1_1.onnx"
+  require_file "$M"
+  "$BIN/onnx2ecg" "$M" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$T/sq.ecg"
+  "$BIN/ecg-lower" --layout-keys "$T/sq.ecg" > "$T/keys"
+  db "$T/db" 10 1 0.01
+  for mode in nchwc16 nchwc8 global; do
+    "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/sq.ecg"
+    # the 3 MaxPools in NCHWc; reorders only where NCHW meets NCHWc: the graph input into the
+    # first conv, the classifier's output into the GlobalAveragePool (not NCHWc-eligible)
+    [ "$(grep -c 'ecg_rt1_nchwc_maxpool2d(' "$T/$mode/model.c")" -eq 3 ]
+    [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(' "$T/$mode/model.c")" -eq 1 ]
+    [ "$(grep -c 'ecg_rt1_nchwc_to_nchw(' "$T/$mode/model.c")" -eq 1 ]
+    # the 8 Concats move nothing: each expand wrote its slab in place
+    [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c '(void)ctx;')" -eq 8 ]
+    [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c 'memcpy')" -eq 0 ]
+    run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0 --threads 2
+    echo "$mode: $output $stderr"
+    [ "$status" -eq 0 ]
+  done
+  jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 == .lower.layout.eligible and .lower.layout.eligible >= 37' "$T/global.json"
+}

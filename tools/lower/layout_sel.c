@@ -5,12 +5,16 @@
  * take an NCHWc layout when every non-constant tensor it reads or writes is a 4-D float32
  * tensor and either its dominant node is a 2-D convolution the NCHWc kernels compute
  * (ecg_rt1_nchwc_conv2d_supported: group 1 or depthwise; ecg_conv_geom_resolve, so no
- * operator name is compared) or all its members are elementwise (ECG_PROP_ELEMWISE) over
- * same-shape operands; every other vertex stays NCHW. Costs are measured on this machine
+ * operator name is compared) with members elementwise (ECG_PROP_ELEMWISE) over same-shape
+ * operands, or it is one 2-D max/average pool or one channel concatenation of 16-channel
+ * multiples (nchwc_other); every other vertex stays NCHW. A pool or concat chosen NCHWc
+ * that is in no block gets a block of its own (ecg_block_add) to carry the layout. Costs are measured on this machine
  * (scripts/layout_costs.sh: `ecg-lower --layout-keys` lists the signatures, rt_nchwc_test
  * --costs times them; JSON lines keyed by cpu, isa, threads and device, DESIGN.md
- * "Measured costs"): a conv vertex costs its kernel's time in each layout; an elementwise
- * vertex costs the same in every layout and is not counted; an edge costs the reorder of
+ * "Measured costs"): a conv vertex costs its kernel's time in each layout; an elementwise,
+ * pool or concat vertex costs the same in every layout and is not counted (squeezenet1_1's
+ * MaxPools measured 71/30 us NCHW against 76/33 NCHWc16 in the model, its Concats move
+ * nothing in either); an edge costs the reorder of
  * its tensor (NCHW -> NCHWc, NCHWc -> NCHW, or both between NCHWc8 and NCHWc16); graph
  * inputs and outputs stay NCHW, so a vertex reading or writing one pays that reorder.
  * The solvers are layout.c's. The chosen layouts are written into the blocks' `layout`
@@ -46,11 +50,39 @@ typedef struct {
   int *ok;         /* per vertex: may take an NCHWc layout */
   int *block;      /* per vertex: the fusion block, -1 a lone node */
   char **conv_sig; /* per vertex with dom >= 0 */
+  int *other;      /* per vertex: one pool or channel concat node (nchwc_other), alone */
 } lgraph;
 
 static int is_float4(const ecg_graph *g, int t, int64_t *d) {
   const ecg_tensor *x = g->tensors[t];
   return x->dtype == 1 && ecg_tensor_dims(x, d) == 4 && d[0] > 0 && d[1] > 0 && d[2] > 0 && d[3] > 0;
+}
+
+/* The kernels other than convolutions that have NCHWc forms, for a node n alone in its
+ * vertex: 1 a 2-D MaxPool/AveragePool (ecg_conv_geom_resolve's pool geometry; float32 4-D
+ * operands, one output: ecg_rt1_nchwc_maxpool2d / avgpool2d), 2 a channel concatenation (a
+ * data-movement operator, ECG_PROP_MOVE, whose float32 4-D inputs, two or more, share the
+ * output's batch and spatial dims and whose channels, each a multiple of 16, add up to the
+ * output's: for channel counts that are multiples of C, NCHWc places each input's channels
+ * in one contiguous slab at the same byte offset as NCHW does, so the NCHW Concat moves the
+ * same bytes and a producer can write its slab in place); 0 otherwise. */
+static int nchwc_other(const ecg_graph *g, const ecg_node *n) {
+  int64_t d[ECG_MAX_RANK], o[ECG_MAX_RANK];
+  if (lw_op(n) == ECG_OP_NONE || n->n_outputs != 1 || n->outputs[0] < 0 || !is_float4(g, n->outputs[0], o)) return 0;
+  ecg_conv_geom gm;
+  ecg_err ig = {0};
+  if (ecg_conv_geom_resolve(g, n, &gm, &ig) == ECG_OK && gm.pool && gm.sp == 2 && !gm.transposed)
+    return n->n_inputs >= 1 && n->inputs[0] >= 0 && is_float4(g, n->inputs[0], d) ? 1 : 0;
+  const ecg_op_info *op = ecg_op_get(lw_op(n));
+  if (!op || !(op->props & ECG_PROP_MOVE) || n->n_inputs < 2 || o[1] % 16) return 0;
+  int64_t sum = 0;
+  for (size_t k = 0; k < n->n_inputs; k++) {
+    int t = n->inputs[k];
+    if (t < 0 || g->tensors[t]->is_const || !is_float4(g, t, d) || d[0] != o[0] || d[2] != o[2] || d[3] != o[3] || d[1] % 16)
+      return 0;
+    sum += d[1];
+  }
+  return sum == o[1] ? 2 : 0;
 }
 
 static void reorder_sig(const ecg_graph *g, int t, char *buf, size_t n) {
@@ -83,9 +115,10 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
   G->ok = malloc((nv + 1) * sizeof(int));
   G->block = malloc((nv + 1) * sizeof(int));
   G->conv_sig = calloc(nv + 1, sizeof(char *));
+  G->other = calloc(nv + 1, sizeof(int));
   int *prod = malloc((g->n_tensors + 1) * sizeof(int)), *indeg = calloc(nv + 1, sizeof(int));
   int *elem = malloc((nv + 1) * sizeof(int));
-  if (!G->order || !G->pos || !G->dom || !G->ok || !G->block || !G->conv_sig || !prod || !indeg || !elem) {
+  if (!G->order || !G->pos || !G->dom || !G->ok || !G->block || !G->conv_sig || !G->other || !prod || !indeg || !elem) {
     free(bv); free(prod); free(indeg); free(elem);
     return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   }
@@ -134,6 +167,10 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
         is_conv = 1;
       }
     }
+    if (!is_conv && nchwc_other(g, n) && (G->block[v] < 0 || g->blocks[G->block[v]]->n_nodes == 1)) {
+      G->other[v] = 1; /* a pool or channel concat alone in its vertex */
+      is_conv = 1;
+    }
     if (!is_conv && !ew) elem[v] = 0; /* a member the NCHWc kernels and epilogues cannot run */
     for (size_t o = 0; o < g->n_outputs; o++) /* graph outputs stay NCHW: their producers too */
       for (size_t k = 0; k < n->n_outputs; k++)
@@ -147,8 +184,8 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
       if (t >= 0 && prod[t] >= 0) G->ok[G->vert[prod[t]]] = 0;
     }
   }
-  for (int v = 0; v < nv; v++) /* a lone node has no block to carry its layout: NCHW */
-    if (!elem[v] || G->block[v] < 0 || G->dom[v] < 0) G->ok[v] = 0; /* NCHWc lowering: conv blocks only */
+  for (int v = 0; v < nv; v++) /* NCHWc lowering: conv blocks, and pools and channel concats */
+    if (!elem[v] || (!G->other[v] && (G->block[v] < 0 || G->dom[v] < 0))) G->ok[v] = 0;
   /* topological order of the quotient graph (Kahn) */
   for (size_t i = 0; i < nn; i++)
     for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
@@ -183,7 +220,7 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
 static void lgraph_free(lgraph *G) {
   if (G->conv_sig)
     for (int v = 0; v < G->nv; v++) free(G->conv_sig[v]);
-  free(G->conv_sig); free(G->vert); free(G->order); free(G->pos); free(G->dom); free(G->ok); free(G->block);
+  free(G->conv_sig); free(G->vert); free(G->order); free(G->pos); free(G->dom); free(G->ok); free(G->block); free(G->other);
 }
 
 /* ---------------------------------------------------------------- the cost database */
@@ -373,9 +410,18 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
     }
     if (rc == ECG_OK) {
       int count[NL] = {0}, eligible = 0, measured = 0;
-      for (int v = 0; v < nv; v++) {
+      for (int v = 0; v < nv && rc == ECG_OK; v++) {
         int l = ch[mode][G.pos[v]];
         count[l]++;
+        if (G.block[v] < 0 && l) { /* a lone pool or concat in NCHWc: a block of its own carries the layout */
+          for (size_t i = 0; i < g->n_nodes; i++)
+            if (G.vert[i] == v) {
+              int node = (int)i;
+              G.block[v] = ecg_block_add(g, &node, 1, -1, e);
+              break;
+            }
+          if (G.block[v] < 0) rc = ECG_ERR_INTERNAL;
+        }
         if (G.block[v] >= 0) {
           ecg_block *b = g->blocks[G.block[v]];
           if (b->layout && b->layout != protobuf_c_empty_string) free(b->layout);
@@ -384,14 +430,16 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
         eligible += G.ok[v];
         measured += G.ok[v] && G.conv_sig[v];
       }
-      sb_printf(json, "\"layout\": {\"mode\": \"%s\", \"db\": ", mode_name[mode]);
-      lw_json_str(json, db_path);
-      sb_printf(json, ", \"vertices\": %d, \"eligible\": %d, \"measured_convs\": %d, \"edges\": %d, \"predicted_ms\": {", nv,
-                eligible, measured, ne);
-      for (int m = 0; m < 5; m++) sb_printf(json, "%s\"%s\": %.6f", m ? ", " : "", mode_name[m], pred[m]);
-      sb_printf(json, "}, \"dp_exact\": %s, \"gcd2_ms\": %.6f, \"dominant_cuts\": %d, \"complementary_cuts\": %d, "
-                      "\"chosen\": {\"NCHW\": %d, \"NCHWc8\": %d, \"NCHWc16\": %d}}",
-                exact ? "true" : "false", gcd2, nd, ncut, count[0], count[1], count[2]);
+      if (rc == ECG_OK) {
+        sb_printf(json, "\"layout\": {\"mode\": \"%s\", \"db\": ", mode_name[mode]);
+        lw_json_str(json, db_path);
+        sb_printf(json, ", \"vertices\": %d, \"eligible\": %d, \"measured_convs\": %d, \"edges\": %d, \"predicted_ms\": {", nv,
+                  eligible, measured, ne);
+        for (int m = 0; m < 5; m++) sb_printf(json, "%s\"%s\": %.6f", m ? ", " : "", mode_name[m], pred[m]);
+        sb_printf(json, "}, \"dp_exact\": %s, \"gcd2_ms\": %.6f, \"dominant_cuts\": %d, \"complementary_cuts\": %d, "
+                        "\"chosen\": {\"NCHW\": %d, \"NCHWc8\": %d, \"NCHWc16\": %d}}",
+                  exact ? "true" : "false", gcd2, nd, ncut, count[0], count[1], count[2]);
+      }
     }
     for (int m = 0; m < 5; m++) free(ch[m]);
     free(gc);
@@ -465,7 +513,9 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
     int b = g->nodes[K->members[0]]->fusion_block;
     L->klay[k] = block_c(g, b);
     if (!L->klay[k]) continue;
-    /* what lw_emit_nchwc_kernel computes: a conv, alone or with its epilogue */
+    /* what lw_emit_nchwc_kernel computes: a conv, alone or with its epilogue; a pool or a
+     * channel concat alone */
+    if (K->kind == LW_K_SINGLE && nchwc_other(g, g->nodes[K->members[0]])) continue;
     int dom = K->kind == LW_K_EPI ? K->dominant : K->kind == LW_K_SINGLE ? K->members[0] : -1;
     ecg_conv_geom gm;
     ecg_err ig = {0};
@@ -476,7 +526,8 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
         !is_float4(g, dn->outputs[0], d) || (gm.b >= 0 && g->tensors[dn->inputs[gm.b]]->dtype != 1) ||
         g->tensors[dn->inputs[gm.w]]->dtype != 1)
       rc = ecg_errf(e, ECG_ERR_INPUT, "block %d: layout %s: the NCHWc lowering takes a 2-D group-1 or depthwise float32 "
-                    "convolution with its elementwise epilogue only", b, g->blocks[b]->layout);
+                    "convolution with its elementwise epilogue, a 2-D pool or a concatenation of 16-channel multiples only",
+                    b, g->blocks[b]->layout);
   }
   for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++)
     if (prod[t] >= 0) L->lay[t] = L->klay[L->node_kernel[prod[t]]];
@@ -558,6 +609,17 @@ int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e) {
   const ecg_graph *g = L->g;
   lw_kernel *K = &L->k[k];
   int C = L->klay[k];
+  const int other = K->kind == LW_K_SINGLE ? nchwc_other(g, g->nodes[K->members[0]]) : 0;
+  if (other == 2) return lw_emit_kernel_plain(L, k, e); /* a channel concat: the same bytes as NCHW's (nchwc_other) */
+  if (other == 1) {
+    const ecg_node *pn = g->nodes[K->members[0]];
+    int u = lw_pool_params_decl(L, pn, e);
+    if (u < 0) return ECG_ERR_INPUT;
+    sb_printf(&L->code, "  %s(&pp%d, %d, %s, ", lw_op(pn) == ECG_OP_MaxPool ? "ecg_rt1_nchwc_maxpool2d" : "ecg_rt1_nchwc_avgpool2d",
+              u, C, lw_ptr(L, pn->inputs[0]));
+    sb_printf(&L->code, "%s);\n", lw_ptr(L, pn->outputs[0]));
+    return ECG_OK;
+  }
   const ecg_node *n = g->nodes[K->kind == LW_K_EPI ? K->dominant : K->members[0]];
   char fname[64], act[160];
   L->epi_skip = 0;

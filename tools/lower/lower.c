@@ -556,9 +556,11 @@ static void find_aliases(ecg_lower *L, const int *order) {
    * place and the Concat moves nothing (emit_concat skips a piece already in its slab).
    * The plan then keeps the whole output live from the first producer on. C target only. */
   if (L->target != LW_TARGET_C || L->hetero || L->dyn) return; /* dyn: slab offsets are run-time sizes */
-  /* a tensor written by a block in a blocked layout (GCD², layout_sel.c) has NCHWc bytes, not
-   * an NCHW slab: neither it nor a Concat reading one is placed in place */
-  bool *blocked = calloc(g->n_tensors + 1, 1);
+  /* a tensor written by a block in a blocked layout (GCD², layout_sel.c) has NCHWc bytes: it
+   * is an NCHW slab only when its channels fill whole blocks. A Concat is placed in place when
+   * its output and inputs share one layout and, in NCHWc, every channel count is a multiple of
+   * the block (each input then lies in its slab at NCHW's byte offset) */
+  int *blocked = calloc(g->n_tensors + 1, sizeof *blocked); /* per tensor: its block size C, 0 NCHW */
   if (!blocked) return; /* no aliasing: correct, only slower */
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
@@ -566,14 +568,18 @@ static void find_aliases(ecg_lower *L, const int *order) {
         !g->blocks[n->fusion_block]->layout[0])
       continue;
     for (size_t k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0) blocked[n->outputs[k]] = true;
+      if (n->outputs[k] >= 0) blocked[n->outputs[k]] = strcmp(g->blocks[n->fusion_block]->layout, "NCHWc8") ? 16 : 8;
   }
   for (size_t p = 0; p < g->n_nodes; p++) {
     const ecg_node *n = g->nodes[order[p]];
     if (lw_op(n) != ECG_OP_Concat || n->n_outputs != 1 || n->outputs[0] < 0) continue;
-    bool any_blocked = blocked[n->outputs[0]];
-    for (size_t k = 0; k < n->n_inputs; k++) any_blocked |= n->inputs[k] >= 0 && blocked[n->inputs[k]];
-    if (any_blocked) continue;
+    int C = blocked[n->outputs[0]], mixed = 0;
+    for (size_t k = 0; k < n->n_inputs; k++) {
+      int64_t d[ECG_MAX_RANK];
+      if (n->inputs[k] < 0) continue;
+      mixed |= blocked[n->inputs[k]] != C || (C && (lw_dims(L, n->inputs[k], d) != 4 || d[1] % C));
+    }
+    if (mixed) continue;
     int out = n->outputs[0];
     const lw_tensor *to = &L->t[out];
     if (to->where != LW_ARENA || to->alias_of >= 0 || to->fixed || to->pinned) continue;

@@ -23,20 +23,26 @@
 #endif
 typedef float ecg_nchwc_v8 __attribute__((vector_size(32)));
 typedef float ecg_nchwc_v16 __attribute__((vector_size(64)));
+typedef int ecg_nchwc_i8 __attribute__((vector_size(32)));
+typedef int ecg_nchwc_i16 __attribute__((vector_size(64)));
 
 #define NC 8
 #define NCV ecg_nchwc_v8
+#define NCI ecg_nchwc_i8
 #define NCS(name) name##_c8
 #include "ecg_nchwc_k.h"
 #undef NC
 #undef NCV
+#undef NCI
 #undef NCS
 #define NC 16
 #define NCV ecg_nchwc_v16
+#define NCI ecg_nchwc_i16
 #define NCS(name) name##_c16
 #include "ecg_nchwc_k.h"
 #undef NC
 #undef NCV
+#undef NCI
 #undef NCS
 
 size_t ecg_rt1_nchwc_floats(int n, int c, int h, int w, int C) {

@@ -1,5 +1,5 @@
 /* ecg runtime: the NCHWc kernels for one block size, included by ecg_nchwc.c once per
- * block (NC = 8, then NC = 16) with NCV the vector type of NC floats and NCS(name) the
+ * block (NC = 8, then NC = 16) with NCV the vector type of NC floats, NCI that of NC ints, and NCS(name) the
  * name suffixed by the block. Contracts: ecg_nchwc.h. Not a public header. */
 
 /* Unaligned vector load / store (memcpy compiles to one vmovups). */
@@ -36,6 +36,7 @@ static void NCS(epi)(float *y, const float *res, int nb, ecg_act act, int m, int
 }
 
 #define NC_OWB 8 /* output columns per register block */
+#define NC_PG 4  /* max pooling: output positions per group of independent chains */
 
 /* One output row oy of output channel block ob of image b, group-1 convolution. */
 static void NCS(conv_row)(const ecg_conv_params *p, const float *x, const float *pw, const float *bias,
@@ -201,7 +202,35 @@ static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, floa
     long plane = it / p->oh;
     const float *xc = x + (size_t)plane * p->h * p->w * NC;
     float *yr = y + ((size_t)plane * p->oh + oy) * (size_t)p->ow * NC;
+    int iy0 = oy * p->sh - p->pt, rows_in = iy0 >= 0 && iy0 + (p->kh - 1) * p->dh < p->h;
+    /* max pooling over windows inside x: NC_PG positions at a time, each its own chain of
+     * compare-and-blend (one chain per position is latency-bound: 3x slower) */
+    int lo = (p->pl + p->sw - 1) / p->sw, hi = (p->w - 1 - (p->kw - 1) * p->dw + p->pl) / p->sw + 1; /* [lo, hi) inside */
+    if (!is_max || !rows_in || p->w - 1 - (p->kw - 1) * p->dw + p->pl < 0) lo = hi = 0;
+    if (hi > p->ow) hi = p->ow;
+    int live = p->c - (int)(plane % cbs) * NC;
+    for (int ox = lo; ox < hi;) {
+      const int G = hi - ox >= NC_PG ? NC_PG : 1; /* a group, or the last positions one by one */
+      NCV m[NC_PG];
+      for (int j = 0; j < G; j++)
+        for (int l = 0; l < NC; l++) m[j][l] = -INFINITY; /* as the NCHW pool: NaN never wins */
+      for (int ky = 0; ky < p->kh; ky++)
+        for (int kx = 0; kx < p->kw; kx++) {
+          const float *xp = xc + ((size_t)(iy0 + ky * p->dh) * p->w + (size_t)(ox * p->sw - p->pl + kx * p->dw)) * NC;
+          for (int j = 0; j < G; j++) {
+            NCV v = NCS(ld)(xp + (size_t)j * p->sw * NC);
+            NCI gt = v > m[j]; /* lanes where v wins (-1): a compare and a blend */
+            m[j] = (NCV)((gt & (NCI)v) | (~gt & (NCI)m[j]));
+          }
+        }
+      for (int j = 0; j < G; j++) {
+        for (int l = live; l < NC; l++) m[j][l] = 0.0f;
+        NCS(st)(yr + (size_t)(ox + j) * NC, &m[j]);
+      }
+      ox += G;
+    }
     for (int ox = 0; ox < p->ow; ox++) {
+      if (ox >= lo && ox < hi) continue; /* written above */
       float acc[NC];
       for (int l = 0; l < NC; l++) acc[l] = is_max ? -INFINITY : 0.0f;
       int cnt = 0;
@@ -224,7 +253,7 @@ static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, floa
       }
       float *o = yr + (size_t)ox * NC;
       float inv = cnt ? 1.0f / (float)cnt : 0.0f;
-      int live = p->c - (int)(plane % cbs) * NC;
+      /* live: the block's channels, above */
       for (int l = 0; l < NC; l++) o[l] = l >= live ? 0.0f : is_max ? acc[l] : acc[l] * inv;
     }
   }
@@ -262,3 +291,4 @@ static void NCS(add_act)(int n, int c, int hw, const float *a, const float *b, e
 }
 
 #undef NC_OWB
+#undef NC_PG
