@@ -2493,7 +2493,12 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
   bk_geom(p, &Hp, &Wp);
   bk_bands(p, &R, &CBK);
   const int CB = cdiv(p->c, 16), MB = cdiv(p->m, 16), pairs = cdiv(MB, 2);
-  const int nseg = cdiv(p->ow, BK_RW), rw = cdiv(p->ow, nseg), oh = p->oh, bands = cdiv(oh, R);
+  const int nseg = cdiv(p->ow, BK_RW), rw = cdiv(p->ow, nseg), oh = p->oh;
+  /* a one-row view (bk_view's 1x1 convs) is cut into bands of SB register tiles, not one
+   * band of h*w positions: squeezenet1_1's 128x55x55->16 in NCHWc16 was one work item for
+   * any number of threads and kept 217 tiles of partial sums live (layout cost database,
+   * 2 threads: 0.112 ms against 0.056 for NCHW's GEMM) */
+  const int SB = oh == 1 ? imax(1, BK_BAND / rw) : nseg, bands = oh == 1 ? cdiv(nseg, SB) : cdiv(oh, R);
   const size_t wblk = (size_t)CB * p->kh * p->kw * 256; /* floats of one output block's weights */
   const int cl = bk_lanes(p), s12 = p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
   const int xsel = !s12 ? 0 : cl == 16 ? s12 : cl == 3 ? 2 + s12 : 0;
@@ -2546,9 +2551,12 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
       __m512 *part = (__m512 *)(void *)(parts + (size_t)ecg_tid() * pf);
       ECG_PRAGMA(omp for schedule(static))
       for (long it = 0; it < (long)pairs * bands; it++) {
-        const int q = 2 * (int)(it / bands), oy0 = (int)(it % bands) * R, rows = imin(R, oh - oy0), OB = imin(2, MB - q);
+        const int q = 2 * (int)(it / bands), band = (int)(it % bands), OB = imin(2, MB - q);
+        const int oy0 = oh == 1 ? 0 : band * R, rows = oh == 1 ? 1 : imin(R, oh - oy0);
+        const int sg0 = oh == 1 ? band * SB : 0, sg1 = oh == 1 ? imin(nseg, sg0 + SB) : nseg; /* the band's tiles in a row */
+        const int px0 = sg0 * rw, npx = imin(p->ow, sg1 * rw) - px0; /* its positions in a row: [px0, px0 + npx) */
         const float *wq = wp + (size_t)q * wblk;
-        const int ntile = rows * nseg;
+        const int ntile = rows * (sg1 - sg0);
         for (int cb0 = 0; cb0 < CB; cb0 += CBK) {
           const int cb1 = imin(CB, cb0 + CBK);
           /* the next chunk's weights (both blocks) into L2 while this one computes, a share
@@ -2571,8 +2579,8 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
             nl = (size_t)imin(CB, CBK) * p->kh * p->kw * 16;
           }
           for (int r = 0; r < rows; r++)
-            for (int sg = 0; sg < nseg; sg++) {
-              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * nseg + sg;
+            for (int sg = sg0; sg < sg1; sg++) {
+              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * (sg1 - sg0) + (sg - sg0);
               const int l0 = (int)(nl * ti / ntile), l1 = (int)(nl * (ti + 1) / ntile);
               __m512 *slot = part + (size_t)ti * 2 * BK_RW;
               bk_fns[xsel][OB - 1][RW](p, xpb, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot, nw + (size_t)l0 * 16,
@@ -2581,17 +2589,19 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
               else if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
             }
         }
+        /* the band's positions: rows whole rows, or npx positions of the one row */
+        const size_t bpos = oh == 1 ? (size_t)npx : (size_t)rows * p->ow, boff = (size_t)oy0 * p->ow + (oh == 1 ? px0 : 0);
         if (p->act.kind == ECG_ACT_FN && c16) /* once per block on the band's positions, then lanes past m zeroed */
           for (int o = 0; o < OB; o++) {
-            float *yo = yb + (((size_t)(q + o) * p->oh + oy0) * p->ow) * 16;
-            p->act.fn(yo, (size_t)rows * p->ow * 16, p->act.arg);
+            float *yo = yb + ((size_t)(q + o) * p->oh * p->ow + boff) * 16;
+            p->act.fn(yo, bpos * 16, p->act.arg);
             const __mmask16 live = tail_mask(p->m - 16 * (q + o));
             if (live != 0xFFFF)
-              for (size_t i = 0; i < (size_t)rows * p->ow; i++) _mm512_storeu_ps(yo + i * 16, _mm512_maskz_loadu_ps(live, yo + i * 16));
+              for (size_t i = 0; i < bpos; i++) _mm512_storeu_ps(yo + i * 16, _mm512_maskz_loadu_ps(live, yo + i * 16));
           }
-        else if (p->act.kind == ECG_ACT_FN) /* the generated epilogue: once per channel on the band's rows, contiguous in NCHW */
+        else if (p->act.kind == ECG_ACT_FN) /* the generated epilogue: once per channel on the band's positions, contiguous in NCHW */
           for (int j = 16 * q; j < imin(p->m, 16 * (q + OB)); j++)
-            p->act.fn(yb + (size_t)j * p->oh * p->ow + (size_t)oy0 * p->ow, (size_t)rows * p->ow, p->act.arg);
+            p->act.fn(yb + (size_t)j * p->oh * p->ow + boff, bpos, p->act.arg);
       }
     }
   }
