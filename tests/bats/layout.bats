@@ -87,7 +87,7 @@ db() {
   [[ "$stderr" == *"no measured layout cost"* ]]
 }
 
-@test "layout: squeezenet1_1 in NCHWc: its MaxPools and channel Concats take the layout, the expands write their slabs of the Concat in place; matches ONNX Runtime" {
+@test "layout: squeezenet1_1 in NCHWc: its pools and channel Concats take the layout, the expands write their slabs of the Concat in place; matches ONNX Runtime" {
   local M="$SHARED_MODELS/squeezenet1_1.onnx"
   require_file "$M"
   "$BIN/onnx2ecg" "$M" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$T/sq.ecg"
@@ -95,11 +95,13 @@ db() {
   db "$T/db" 10 1 0.01
   for mode in nchwc16 nchwc8 global; do
     "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/sq.ecg"
-    # the 3 MaxPools in NCHWc; reorders only where NCHW meets NCHWc: the graph input into the
-    # first conv, the classifier's output into the GlobalAveragePool (not NCHWc-eligible)
+    # the 3 MaxPools and the GlobalAveragePool in NCHWc; one reorder, the graph input into the
+    # first conv: the pool's [1, 1000, 1, 1] output has the same bytes in both layouts, so the
+    # Flatten after it (the graph output) reads it as it lies
     [ "$(grep -c 'ecg_rt1_nchwc_maxpool2d(' "$T/$mode/model.c")" -eq 3 ]
+    [ "$(grep -c 'ecg_rt1_nchwc_global_avgpool(' "$T/$mode/model.c")" -eq 1 ]
     [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(' "$T/$mode/model.c")" -eq 1 ]
-    [ "$(grep -c 'ecg_rt1_nchwc_to_nchw(' "$T/$mode/model.c")" -eq 1 ]
+    [ "$(grep -c 'ecg_rt1_nchwc_to_nchw(' "$T/$mode/model.c")" -eq 0 ]
     # the 8 Concats move nothing: each expand wrote its slab in place
     [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c '(void)ctx;')" -eq 8 ]
     [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c 'memcpy')" -eq 0 ]
@@ -108,4 +110,21 @@ db() {
     [ "$status" -eq 0 ]
   done
   jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 == .lower.layout.eligible and .lower.layout.eligible >= 37' "$T/global.json"
+}
+
+@test "layout: efficientnet_b0 in NCHWc16: its squeeze-and-excitation blocks and GlobalAveragePools take the layout; matches ONNX Runtime" {
+  local M="$SHARED_MODELS/efficientnet_b0.onnx"
+  require_file "$M"
+  "$BIN/onnx2ecg" "$M" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$T/e.ecg"
+  "$BIN/ecg-lower" --layout-keys "$T/e.ecg" > "$T/keys"
+  db "$T/db" 10 1 0.01
+  "$BIN/ecg-lower" --layout nchwc16 --layout-db "$T/db" --report "$T/r.json" -o "$T/d" "$T/e.ecg"
+  # 16 MBConv blocks: each SE tail (fc2, Sigmoid, the scale) runs ecg_rt1_se on NCHWc16 x and y
+  # (ecg_se_params' last field, blk), each pool as ecg_rt1_nchwc_global_avgpool; the head's
+  # pool too, whose [1, 1280, 1, 1] output a Flatten reads as it lies
+  [ "$(grep -c '^static const ecg_se_params se[0-9]* = {.*, 1, 0, 16};' "$T/d/model.c")" -eq 16 ]
+  [ "$(grep -c 'ecg_rt1_nchwc_global_avgpool(' "$T/d/model.c")" -eq 17 ]
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
 }

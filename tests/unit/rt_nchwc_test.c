@@ -168,6 +168,37 @@ static void test_pool(int C, int n, int c, int h, int w, int k, int s, int pad, 
   free(x); free(got); free(ref); free(want); free(xc); free(yc);
 }
 
+/* A squeeze-and-excitation chain (ecg_rt1_se, scale 1) on NCHWc x and y against the NCHW
+ * chain: pool 1 (the whole chain from x) or 0 (its tail from u); batch 1. */
+static void test_se(int C, int c, int h, int w, int cmid, int pool) {
+  ecg_act sig = {.kind = ECG_ACT_SIGMOID}, relu = {.kind = ECG_ACT_RELU};
+  ecg_se_params p = {1, c, h, w, cmid, c, relu, sig, 1, pool, 0};
+  size_t xs = (size_t)c * h * w;
+  float *x = rbuf(xs), *u = rbuf((size_t)cmid), *w1 = rbuf((size_t)cmid * c), *b1 = rbuf((size_t)cmid);
+  float *w2 = rbuf((size_t)c * cmid), *b2 = rbuf((size_t)c), *ref = rbuf(xs), *got = rbuf(xs);
+  float *w1p = rbuf(ecg_rt1_se_packed_floats(&p, 1)), *w2p = rbuf(ecg_rt1_se_packed_floats(&p, 2));
+  ecg_rt1_se_pack(&p, 1, w1, w1p);
+  ecg_rt1_se_pack(&p, 2, w2, w2p);
+  int T = 1;
+#ifdef _OPENMP
+  T = omp_get_max_threads();
+#endif
+  float *scr = malloc((ecg_rt1_se_scratch_floats(&p, T) + 16) * sizeof(float));
+  ecg_rt1_se(&p, x, pool ? NULL : u, pool ? w1p : NULL, pool ? b1 : NULL, w2p, b2, ref, scr);
+  double *want = malloc(xs * sizeof(double));
+  for (size_t i = 0; i < xs; i++) want[i] = ref[i];
+  float *xc = rbuf(ecg_rt1_nchwc_floats(1, c, h, w, C)), *yc = rbuf(ecg_rt1_nchwc_floats(1, c, h, w, C));
+  ecg_rt1_nchw_to_nchwc(1, c, h * w, C, x, xc);
+  p.blk = C;
+  ecg_rt1_se(&p, xc, pool ? NULL : u, pool ? w1p : NULL, pool ? b1 : NULL, w2p, b2, yc, scr);
+  ecg_rt1_nchwc_to_nchw(1, c, h * w, C, yc, got);
+  char what[160];
+  snprintf(what, sizeof what, "nchwc%d se c%d %dx%d cmid%d pool%d (vs the NCHW chain)", C, c, h, w, cmid, pool);
+  check(what, got, want, NULL, xs, yc, 1, c, h * w, C);
+  free(x); free(u); free(w1); free(b1); free(w2); free(b2); free(ref); free(got); free(w1p); free(w2p); free(scr);
+  free(want); free(xc); free(yc);
+}
+
 static void test_gap_add(int C, int n, int c, int hw) {
   size_t xs = (size_t)n * c * hw;
   float *x = rbuf(xs), *x2 = rbuf(xs), *got = rbuf(xs);
@@ -449,6 +480,7 @@ int main(int argc, char **argv) {
       test_pool(C, ri(1, 2), ri(1, 37), ri(1, 18), ri(1, 18), k, ri(1, 2), ri(0, k - 1), ri(0, 1), ri(0, 1));
     }
     for (int t = 0; t < 8; t++) test_gap_add(C, ri(1, 2), ri(1, 50), ri(1, 60));
+    for (int t = 0; t < 6; t++) test_se(C, ri(1, 50), ri(1, 15), ri(1, 15), ri(1, 12), t % 2);
   }
   printf("%d passed, %d failed\n", n_pass, n_fail);
   return n_fail ? 1 : 0;

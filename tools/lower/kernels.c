@@ -400,6 +400,8 @@ static void se_in_place(ecg_lower *L, int k) {
   if (x->where != LW_ARENA || y->where != LW_ARENA || x->alias_of >= 0 || x->fixed || x->pinned || y->fixed || y->pinned ||
       x->bytes != y->bytes)
     return;
+  const int sb = g->nodes[K->members[0]]->fusion_block; /* the SE itself in an NCHWc layout (layout_sel.c): not in place */
+  if (sb >= 0 && (size_t)sb < g->n_blocks && g->blocks[sb]->layout && g->blocks[sb]->layout[0]) return;
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
     int b = n->fusion_block;

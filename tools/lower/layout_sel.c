@@ -6,13 +6,15 @@
  * tensor and either its dominant node is a 2-D convolution the NCHWc kernels compute
  * (ecg_rt1_nchwc_conv2d_supported: group 1 or depthwise; ecg_conv_geom_resolve, so no
  * operator name is compared) with members elementwise (ECG_PROP_ELEMWISE) over same-shape
- * operands, or it is one 2-D max/average pool or one channel concatenation of 16-channel
- * multiples (nchwc_other); every other vertex stays NCHW. A pool or concat chosen NCHWc
+ * operands, or it is one 2-D max/average pool, one GlobalAveragePool or one channel
+ * concatenation of 16-channel multiples (nchwc_other), or a squeeze-and-excitation block of
+ * a batch of one (chain.h ecg_se_match with the scale: ecg_rt1_se on NCHWc x and y); every
+ * other vertex stays NCHW. A pool or concat chosen NCHWc
  * that is in no block gets a block of its own (ecg_block_add) to carry the layout. Costs are measured on this machine
  * (scripts/layout_costs.sh: `ecg-lower --layout-keys` lists the signatures, rt_nchwc_test
  * --costs times them; JSON lines keyed by cpu, isa, threads and device, DESIGN.md
  * "Measured costs"): a conv vertex costs its kernel's time in each layout; an elementwise,
- * pool or concat vertex costs the same in every layout and is not counted (squeezenet1_1's
+ * pool, concat or squeeze-and-excitation vertex costs the same in every layout and is not counted (squeezenet1_1's
  * MaxPools measured 71/30 us NCHW against 76/33 NCHWc16 in the model, its Concats move
  * nothing in either); an edge costs the reorder of
  * its tensor (NCHW -> NCHWc, NCHWc -> NCHW, or both between NCHWc8 and NCHWc16); graph
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "ecg_arch.h"
 #include "jsonl.h"
 #include "layout.h"
@@ -60,7 +63,8 @@ static int is_float4(const ecg_graph *g, int t, int64_t *d) {
 
 /* The kernels other than convolutions that have NCHWc forms, for a node n alone in its
  * vertex: 1 a 2-D MaxPool/AveragePool (ecg_conv_geom_resolve's pool geometry; float32 4-D
- * operands, one output: ecg_rt1_nchwc_maxpool2d / avgpool2d), 2 a channel concatenation (a
+ * operands, one output: ecg_rt1_nchwc_maxpool2d / avgpool2d), 3 a GlobalAveragePool
+ * (ecg_rt1_nchwc_global_avgpool), 2 a channel concatenation (a
  * data-movement operator, ECG_PROP_MOVE, whose float32 4-D inputs, two or more, share the
  * output's batch and spatial dims and whose channels, each a multiple of 16, add up to the
  * output's: for channel counts that are multiples of C, NCHWc places each input's channels
@@ -73,6 +77,8 @@ static int nchwc_other(const ecg_graph *g, const ecg_node *n) {
   ecg_err ig = {0};
   if (ecg_conv_geom_resolve(g, n, &gm, &ig) == ECG_OK && gm.pool && gm.sp == 2 && !gm.transposed)
     return n->n_inputs >= 1 && n->inputs[0] >= 0 && is_float4(g, n->inputs[0], d) ? 1 : 0;
+  if (lw_op(n) == ECG_OP_GlobalAveragePool) /* the emitters' own operator test (emit/nn.c) */
+    return n->n_inputs >= 1 && n->inputs[0] >= 0 && is_float4(g, n->inputs[0], d) ? 3 : 0;
   const ecg_op_info *op = ecg_op_get(lw_op(n));
   if (!op || !(op->props & ECG_PROP_MOVE) || n->n_inputs < 2 || o[1] % 16) return 0;
   int64_t sum = 0;
@@ -175,6 +181,18 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
     for (size_t o = 0; o < g->n_outputs; o++) /* graph outputs stay NCHW: their producers too */
       for (size_t k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] == g->outputs[o]) G->ok[v] = 0;
+  }
+  for (size_t b = 0; b < g->n_blocks; b++) { /* squeeze-and-excitation blocks: ecg_rt1_se on NCHWc x and y */
+    ecg_se_chain se;
+    int64_t d[ECG_MAX_RANK];
+    const ecg_block *B = g->blocks[b];
+    if (bv[b] < 0 || B->n_nodes < 2 || ecg_se_match(g, B->nodes, (int)B->n_nodes, &se) != 0 || se.scale < 0 ||
+        !is_float4(g, se.x, d) || d[0] != 1)
+      continue;
+    int v = bv[b];
+    G->other[v] = 1, elem[v] = 1, G->dom[v] = -1; /* its 1x1-plane convs run as in NCHW: costed alike */
+    free(G->conv_sig[v]);
+    G->conv_sig[v] = NULL;
   }
   for (size_t i = 0; i < nn; i++) { /* control flow reads captured tensors where they lie: NCHW */
     const ecg_op_info *op = lw_op(g->nodes[i]) == ECG_OP_NONE ? NULL : ecg_op_get(lw_op(g->nodes[i]));
@@ -280,6 +298,19 @@ static void db_free(ldb *db) {
   free(db->ms);
 }
 
+/* Whether tensor t, 4-D [n, c, h, w], has the same bytes in layouts a and b (0 NCHW, else
+ * the block C): a batch of one on a 1x1 plane (a GlobalAveragePool's output, an SE
+ * vector) holds its c values first and in order in every layout; read as NCHW (b = 0) the
+ * NCHWc zero lanes after them are never read, read as NCHWc every lane must exist: c a
+ * multiple of b's block. No reorder is emitted or costed between such layouts. */
+static int same_bytes(const ecg_graph *g, int t, int a, int b) {
+  int64_t d[ECG_MAX_RANK];
+  const int lanes[NL] = {0, 8, 16};
+  if (a == b) return 1;
+  if (!is_float4(g, t, d) || d[0] != 1 || d[2] * d[3] != 1) return 0;
+  return b == 0 || d[1] % lanes[b] == 0;
+}
+
 /* ms of reordering tensor t from layout a to b (0 when equal) */
 static double tcost(const double *r, int a, int b) {
   if (a == b) return 0;
@@ -357,7 +388,7 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
       }
       if (!r) continue; /* both ends NCHW-only */
       if (u < 0) { /* a graph input: NCHW in, reordered by the consumer */
-        for (int l = 1; l < NL; l++) cost[(size_t)G.pos[v] * NL + l] += tcost(r, 0, l);
+        for (int l = 1; l < NL; l++) cost[(size_t)G.pos[v] * NL + l] += same_bytes(g, t, 0, l) ? 0 : tcost(r, 0, l);
         continue;
       }
       if (ne == cap) {
@@ -371,7 +402,7 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
       }
       src[ne] = G.pos[u], dst[ne] = G.pos[v];
       for (int a = 0; a < NL; a++)
-        for (int b = 0; b < NL; b++) tc[((size_t)ne * NL + a) * NL + b] = tcost(r, a, b);
+        for (int b = 0; b < NL; b++) tc[((size_t)ne * NL + a) * NL + b] = same_bytes(g, t, a, b) ? 0 : tcost(r, a, b);
       ne++;
     }
   }
@@ -385,7 +416,7 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
     int v = G.vert[prod[t]];
     if (!r && G.ok[v]) { rc = ecg_errf(e, ECG_ERR_INPUT, "graph output '%s': no measured cost for '%s' in %s", g->tensors[t]->name, s, db_path); break; }
     if (r)
-      for (int l = 1; l < NL; l++) cost[(size_t)G.pos[v] * NL + l] += tcost(r, l, 0);
+      for (int l = 1; l < NL; l++) cost[(size_t)G.pos[v] * NL + l] += same_bytes(g, t, l, 0) ? 0 : tcost(r, l, 0);
   }
   if (rc == ECG_OK) {
     lw_lsel P = {nv, NL, cost, ne, src, dst, tc};
@@ -476,6 +507,7 @@ static size_t kernel_reorders(ecg_lower *L, int k, const int *prod,
       int t = n->inputs[q];
       if (t < 0 || g->tensors[t]->is_const || L->lay[t] == C) continue;
       if (prod[t] >= 0 && L->node_kernel[prod[t]] == k) continue;
+      if (same_bytes(g, t, L->lay[t] / 8, C / 8)) continue; /* 0, 8, 16 -> 0, 1, 2 */
       int dup = 0;
       for (int m2 = 0; m2 <= m && !dup; m2++) {
         const ecg_node *n2 = g->nodes[K->members[m2]];
@@ -516,6 +548,7 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
     /* what lw_emit_nchwc_kernel computes: a conv, alone or with its epilogue; a pool or a
      * channel concat alone */
     if (K->kind == LW_K_SINGLE && nchwc_other(g, g->nodes[K->members[0]])) continue;
+    if (K->kind == LW_K_SE) continue; /* a squeeze-and-excitation chain (build() checked it) */
     int dom = K->kind == LW_K_EPI ? K->dominant : K->kind == LW_K_SINGLE ? K->members[0] : -1;
     ecg_conv_geom gm;
     ecg_err ig = {0};
@@ -552,6 +585,8 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
   }
   for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++) { /* Reshape aliases read bytes as they lie */
     int a = L->t[t].alias_of;
+    /* [1, c, 1, 1] (a GlobalAveragePool's output before a Flatten): the same bytes (same_bytes) */
+    if (a >= 0 && same_bytes(g, a, L->lay[a] / 8, L->lay[t] / 8)) continue;
     if (a >= 0 && L->lay[a] != L->lay[t])
       rc = ecg_errf(e, ECG_ERR_INPUT, "tensor '%s' shares the storage of '%s' (a Reshape-like node), which an NCHWc block "
                     "writes: not supported; give that block the NCHW layout", g->tensors[t]->name, g->tensors[a]->name);
@@ -611,6 +646,16 @@ int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e) {
   int C = L->klay[k];
   const int other = K->kind == LW_K_SINGLE ? nchwc_other(g, g->nodes[K->members[0]]) : 0;
   if (other == 2) return lw_emit_kernel_plain(L, k, e); /* a channel concat: the same bytes as NCHW's (nchwc_other) */
+  if (K->kind == LW_K_SE) return lw_emit_se(L, k, e);     /* ecg_se_params.blk = C (emit/se.c) */
+  if (other == 3) {
+    const ecg_node *pn = g->nodes[K->members[0]];
+    int64_t d[ECG_MAX_RANK];
+    lw_dims(L, pn->inputs[0], d);
+    sb_printf(&L->code, "  ecg_rt1_nchwc_global_avgpool(%lld, %lld, %lld, %d, %s, ", (long long)d[0], (long long)d[1],
+              (long long)(d[2] * d[3]), C, lw_ptr(L, pn->inputs[0]));
+    sb_printf(&L->code, "%s);\n", lw_ptr(L, pn->outputs[0]));
+    return ECG_OK;
+  }
   if (other == 1) {
     const ecg_node *pn = g->nodes[K->members[0]];
     int u = lw_pool_params_decl(L, pn, e);

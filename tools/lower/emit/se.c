@@ -26,9 +26,10 @@ int lw_emit_se(ecg_lower *L, int k, ecg_err *e) {
   lw_act_chain_init(L, pool ? F1->outputs[0] : -1, se.act1, se.nact1, a1, sizeof a1);
   lw_act_chain_init(L, F2->outputs[0], se.act2, se.nact2, a2, sizeof a2);
   int u = lw_uid(L);
-  sb_printf(&L->decls, "static const ecg_se_params se%d = {%lld, %lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d};\n", u,
+  const int blk = L->klay ? L->klay[k] : 0; /* GCD²'s NCHWc layouts (layout_sel.c): x and y in that block */
+  sb_printf(&L->decls, "static const ecg_se_params se%d = {%lld, %lld, %lld, %lld, %lld, %lld, %s, %s, %d, %d, %d};\n", u,
             (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)hd[1], (long long)sd[1], a1, a2,
-            se.scale >= 0, pool);
+            se.scale >= 0, pool, blk);
   char buf[96];
   snprintf(buf, sizeof buf, "ecg_rt1_se_scratch_floats(&se%d, threads)", u);
   lw_need_scratch(L, buf);

@@ -438,6 +438,9 @@ typedef struct {
   ecg_act act1, act2; /* after b1 and b2; ECG_ACT_FN not allowed */
   int scale;         /* 1: y = x * s (cout must equal c); 0: y = s */
   int pool;          /* 1: the whole chain from x; 0: the tail from u */
+  int blk;           /* 0: x, y NCHW; 8 or 16: x and y (scale 1 only) NCHWc with that block
+                        (ecg_nchwc.h; GCD²'s layouts), batch n = 1: m, u and s are then the
+                        same bytes as in NCHW; lanes of y past c written as 0 */
 } ecg_se_params;
 /* Floats of packed W1 (which = 1) or W2 (which = 2). */
 size_t ecg_rt1_se_packed_floats(const ecg_se_params *p, int which);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ecg_rt.h"
+#include "ecg_nchwc.h"
 
 #ifdef _OPENMP
 #define ECG_PRAGMA(x) _Pragma(#x)
@@ -45,8 +46,11 @@ void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const fl
   float *m = scratch, *h = m + up16((size_t)n * C), *s = h + up16((size_t)n * p->cmid);
   float *kscr = s + up16((size_t)n * p->cout);
   ecg_conv_params c1 = se_fc(n, C, p->cmid, p->act1), c2 = se_fc(n, p->cmid, p->cout, p->act2);
-  if (p->pool) {
+  if (p->pool && p->blk) /* NCHWc, n = 1: the pooled [ceil(c/blk)*blk] vector is m in NCHW order */
+    ecg_rt1_nchwc_global_avgpool(n, C, (int)hw, p->blk, x, m);
+  else if (p->pool)
     ecg_rt1_global_avgpool(n * C, (int)hw, x, m);
+  if (p->pool) {
     ecg_rt1_conv2d(&c1, m, w1p, b1, h, kscr);
   } else
     h = (float *)(uintptr_t)u; /* read only */
@@ -55,6 +59,21 @@ void ecg_rt1_se(const ecg_se_params *p, const float *x, const float *u, const fl
     return;
   }
   ecg_rt1_conv2d(&c2, h, w2p, b2, s, kscr);
+  if (p->blk) { /* NCHWc: y[cb][j][l] = x[cb][j][l] * s[cb*blk + l], lanes past c zero */
+    const int B = p->blk, cbs = (C + B - 1) / B;
+    int T = ecg_rt1_kernel_threads((double)cbs * B * (double)hw);
+    (void)T;
+    ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
+    for (int cb = 0; cb < cbs; cb++) {
+      float v[16] = {0};
+      for (int l = 0; l < B && cb * B + l < C; l++) v[l] = s[cb * B + l];
+      const float *xp = x + (size_t)cb * hw * B;
+      float *yp = y + (size_t)cb * hw * B;
+      for (size_t j = 0; j < hw; j++)
+        for (int l = 0; l < B; l++) yp[j * B + l] = xp[j * B + l] * v[l];
+    }
+    return;
+  }
   const long planes = (long)n * C;
   int T = ecg_rt1_kernel_threads((double)planes * (double)hw);
   (void)T;
