@@ -24,6 +24,15 @@ db() {
     else $k + {kind: "layout_block", signature: ., nchw_ms: $a, nchwc8_ms: $b, nchwc16_ms: $b} end' "$T/keys" > "$1"
 }
 
+# cheap_nchwc NAME ECG: ../shared/models/NAME.onnx at 1x3x224x224 through ecg-fuse into ECG, its
+# keys in $T/keys and $T/db a database where every NCHWc kernel is 10x cheaper than NCHW
+cheap_nchwc() {
+  require_file "$SHARED_MODELS/$1.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/$1.onnx" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$2"
+  "$BIN/ecg-lower" --layout-keys "$2" > "$T/keys"
+  db "$T/db" 10 1 0.01
+}
+
 @test "layout: --layout-keys lists the convolutions and reorders to measure" {
   grep -q '^conv 1 ' "$T/keys"
   grep -q '^reorder 1 ' "$T/keys"
@@ -88,11 +97,7 @@ db() {
 }
 
 @test "layout: squeezenet1_1 in NCHWc: its pools and channel Concats take the layout, the expands write their slabs of the Concat in place; matches ONNX Runtime" {
-  local M="$SHARED_MODELS/squeezenet1_1.onnx"
-  require_file "$M"
-  "$BIN/onnx2ecg" "$M" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$T/sq.ecg"
-  "$BIN/ecg-lower" --layout-keys "$T/sq.ecg" > "$T/keys"
-  db "$T/db" 10 1 0.01
+  cheap_nchwc squeezenet1_1 "$T/sq.ecg"
   for mode in nchwc16 nchwc8 global; do
     "$BIN/ecg-lower" --layout "$mode" --layout-db "$T/db" --report "$T/$mode.json" -o "$T/$mode" "$T/sq.ecg"
     # the 3 MaxPools and the GlobalAveragePool in NCHWc; one reorder, the graph input into the
@@ -113,11 +118,7 @@ db() {
 }
 
 @test "layout: efficientnet_b0 in NCHWc16: its squeeze-and-excitation blocks and GlobalAveragePools take the layout; matches ONNX Runtime" {
-  local M="$SHARED_MODELS/efficientnet_b0.onnx"
-  require_file "$M"
-  "$BIN/onnx2ecg" "$M" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" > "$T/e.ecg"
-  "$BIN/ecg-lower" --layout-keys "$T/e.ecg" > "$T/keys"
-  db "$T/db" 10 1 0.01
+  cheap_nchwc efficientnet_b0 "$T/e.ecg"
   "$BIN/ecg-lower" --layout nchwc16 --layout-db "$T/db" --report "$T/r.json" -o "$T/d" "$T/e.ecg"
   # 16 MBConv blocks: each SE tail (fc2, Sigmoid, the scale) runs ecg_rt1_se on NCHWc16 x and y
   # (ecg_se_params' last field, blk), each pool as ecg_rt1_nchwc_global_avgpool; the head's
