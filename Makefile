@@ -106,6 +106,8 @@ $(BUILD)/gen/pt_weights_blob.c: $(PT_WEIGHT_SRCS) scripts/embed.sh
 	ECG_EMBED_NAME=pt_weight_files sh scripts/embed.sh $(PT_WEIGHT_SRCS) > $@.tmp && mv $@.tmp $@
 
 GEN_HDRS := $(BUILD)/gen/ecg.pb-c.h $(BUILD)/gen/onnx.pb-c.h
+# layout selection reads the cost lines of the runtime it embeds (ECG_RT_SOURCE_ID)
+$(BUILD)/tools/lower/layout_sel.o: $(BUILD)/gen/ecg_rt_id.h
 
 $(BUILD)/%.o: %.c $(GEN_HDRS) $(wildcard format/*.h format/*.def tools/common/*.h)
 	@mkdir -p $(dir $@)

@@ -12,8 +12,10 @@
 # Writes out/bench.jsonl (one ecg-bench line per model and thread count), out/bench.md (a
 # markdown table, also printed), out/bench.json (the rows and, per thread count, the
 # geometric mean of the ratios ours/ORT) and out/bench.svg (the ratios, drawn by gnuplot).
-# STAGES="" measures the unfused pipeline. Run it on a quiet machine: two cores are easily
-# disturbed.
+# STAGES="" measures the unfused pipeline. LAYOUT=global (or local, nchwc16, ...) lowers every
+# model with GCD²'s layout selection from costs measured here per thread count
+# (scripts/layout_costs.sh into build/layout_costs.jsonl; e2e.sh ECG_LAYOUT). Run it on a
+# quiet machine: two cores are easily disturbed.
 set -u
 cd "$(dirname "$0")/.."
 runs=${RUNS:-20}
@@ -21,13 +23,14 @@ rounds=${ROUNDS:-3}
 interleave=${INTERLEAVE:-4}
 threads=${THREADS:-1 2}
 stages=${STAGES-ecg-rewrite | ecg-fuse --intensive}
+layout=${LAYOUT:-}
 models=${*:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench.sh: gnuplot missing (make setup installs gnuplot-nox)" >&2; exit 1; }
 mkdir -p out
 : > out/bench.jsonl
 for m in $models; do
   for t in $threads; do
-    json=$(ECG_STAGES="$stages" sh scripts/e2e.sh "$m" --ort --interleave "$interleave" --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
+    json=$(ECG_STAGES="$stages" ECG_LAYOUT="$layout" ECG_LAYOUT_THREADS="$t" sh scripts/e2e.sh "$m" --ort --interleave "$interleave" --runs "$runs" --warmup 5 --threads "$t" 2>/dev/null)
     [ -n "$json" ] || json='{"pass":false}'
     # further rounds on the same lowered model and data: ours and ONNX Runtime again, side
     # by side; the row reports the medians over the rounds (a burst of noise on this VM
@@ -45,11 +48,11 @@ for m in $models; do
       if .round_ratios then . + {ratio: (.round_ratios | med), median_ms: (.round_ms | med), ort_median_ms: (.round_ort_ms | med), rounds: (.round_ratios | length)} else . end')
     nodes=$(jq -r '.nodes // 0' "out/$m/model.json" 2>/dev/null)
     kernels=$(jq -r '.kernels // 0' "out/$m/model.json" 2>/dev/null)
-    printf '%s\n' "$json" | jq -c --arg m "$m" --argjson n "${nodes:-0}" --argjson k "${kernels:-0}" --arg s "$stages" \
-      '. + {name: $m, ops: $n, kernels: $k, stages: $s}' >> out/bench.jsonl
+    printf '%s\n' "$json" | jq -c --arg m "$m" --argjson n "${nodes:-0}" --argjson k "${kernels:-0}" --arg s "$stages" --arg l "$layout" \
+      '. + {name: $m, ops: $n, kernels: $k, stages: $s, layout: $l}' >> out/bench.jsonl
   done
 done
-jq -s --arg s "$stages" '{stages: $s, rows: ., geomean_ratio: (group_by(.threads) | map({key: (.[0].threads | tostring),
+jq -s --arg s "$stages" --arg l "$layout" '{stages: $s, layout: $l, rows: ., geomean_ratio: (group_by(.threads) | map({key: (.[0].threads | tostring),
     value: ([.[] | select(.ratio != null) | .ratio | log] | if length > 0 then (add / length | exp) else null end)}) | from_entries)}' \
   out/bench.jsonl > out/bench.json
 {
@@ -65,7 +68,7 @@ jq -r '.rows | group_by(.name)[] | "\(.[0].name)\t\(map(select(.threads == 1))[0
 gnuplot <<GP
 set terminal svg size 900,520 dynamic noenhanced
 set output 'out/bench.svg'
-set title "ecg (stages: ${stages:-none}) latency / ONNX Runtime latency, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+set title "ecg (stages: ${stages:-none}${layout:+, layout $layout}) latency / ONNX Runtime latency, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 set ylabel 'ratio (lower is faster than ONNX Runtime)'
 set style data histograms
 set style histogram clustered

@@ -6,6 +6,10 @@
 # OUT is $ECG_OUT, default out/ in the repo. With ECG_ARCH=aarch64 (or riscv64) the model is
 # lowered with --arch $ECG_ARCH into OUT/NAME.$ECG_ARCH/ and ecg-bench cross-builds it and runs
 # it under qemu-user (same reference data).
+# With ECG_LAYOUT=MODE (global, local, nchwc16, ...; C target) it is lowered with --layout MODE
+# from the costs of ECG_LAYOUT_DB (default build/layout_costs.jsonl), which
+# scripts/layout_costs.sh first completes for this graph at ECG_LAYOUT_THREADS threads
+# (default 1; the database is keyed by thread count).
 # With ECG_TARGET=T (opencl, c+opencl) it is lowered with --target T into OUT/NAME.T/ (the
 # '+' spelt '_'). With ECG_OPSET=N the model is first re-declared at ai.onnx opset N
 # (tools/bench/redeclare_opset.mjs: Reduce axes as inputs, Split num_outputs, ...) into
@@ -51,7 +55,15 @@ if [ -d "$low" ] && [ ! -e "$low/ecg-lower.manifest" ] &&
   echo "e2e.sh: removing $low (an ecg-lower output without a manifest, from an older build)" >&2
   rm -rf "$low"
 fi
-bin/ecg-lower ${ECG_ARCH:+--arch "$ECG_ARCH"} ${ECG_TARGET:+--target "$ECG_TARGET"} -o "$low" "$out/$name.ecg"
+if [ -n "${ECG_LAYOUT:-}" ]; then
+  # GCD² layout selection with costs measured here at ECG_LAYOUT_THREADS threads (the run's)
+  db=${ECG_LAYOUT_DB:-build/layout_costs.jsonl}
+  mkdir -p "$(dirname "$db")"
+  OMP_NUM_THREADS=${ECG_LAYOUT_THREADS:-1} sh scripts/layout_costs.sh "$db" "$out/$name.ecg" 2>/dev/null
+  OMP_NUM_THREADS=${ECG_LAYOUT_THREADS:-1} bin/ecg-lower --layout "$ECG_LAYOUT" --layout-db "$db" -o "$low" "$out/$name.ecg"
+else
+  bin/ecg-lower ${ECG_ARCH:+--arch "$ECG_ARCH"} ${ECG_TARGET:+--target "$ECG_TARGET"} -o "$low" "$out/$name.ecg"
+fi
 if [ ! -f "$out/$name.data/test_data_set_0/output_0.pb" ]; then
   # shellcheck disable=SC2086
   node tools/bench/make_data.mjs --model "$path" --out "$out/$name.data/test_data_set_0" --seed 1 $dargs >&2

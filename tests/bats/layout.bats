@@ -89,11 +89,22 @@ cheap_nchwc() {
   [[ "$stderr" == *"unknown --layout 'diagonal' (expected global, local, nchw, nchwc8 or nchwc16)"* ]]
 }
 
-@test "layout: costs of another CPU are ignored (the database is keyed by host)" {
+@test "layout: costs of another CPU or of another runtime are ignored (the database is keyed by host and runtime id)" {
   KEY='{"cpu": "Some Other CPU", "isa": "avx2", "threads": 1, "device": "cpu"}' db "$T/db" 1 2 0.1
   run --separate-stderr "$BIN/ecg-lower" --layout global --layout-db "$T/db" -o "$T/out" "$T/g.ecg"
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"no measured layout cost"* ]]
+  # this host, but measured with other runtime sources (scripts/layout_costs.sh's "rt"): ignored;
+  # with this build's runtime id (the one ecg-lower writes into every lowered directory): taken
+  KEY=$(jq -c '. + {rt: "0000000000000000"}' <<<"$KEY") db "$T/db2" 1 2 0.1
+  run --separate-stderr "$BIN/ecg-lower" --layout global --layout-db "$T/db2" -o "$T/out" "$T/g.ecg"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"no measured layout cost"* ]]
+  "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"
+  local id
+  id=$(sed -n 's/.*ECG_RT_SOURCE_ID "\(.*\)".*/\1/p' "$T/plain/ecg_rt_id.h")
+  KEY=$(jq -c --arg id "$id" '. + {rt: $id}' <<<"$KEY") db "$T/db3" 1 2 0.1
+  "$BIN/ecg-lower" --layout global --layout-db "$T/db3" -o "$T/out" "$T/g.ecg"
 }
 
 @test "layout: squeezenet1_1 in NCHWc: its pools and channel Concats take the layout, the expands write their slabs of the Concat in place; matches ONNX Runtime" {

@@ -28,6 +28,7 @@
 
 #include "chain.h"
 #include "ecg_arch.h"
+#include "ecg_rt_id.h" /* ECG_RT_SOURCE_ID: the embedded runtime's source id (build/gen, scripts/rt_id.sh) */
 #include "jsonl.h"
 #include "layout.h"
 #include "lower.h"
@@ -252,7 +253,7 @@ static int db_load(const char *path, ldb *db, ecg_err *e) {
   memset(db, 0, sizeof *db);
   FILE *f = fopen(path, "r");
   if (!f) return ecg_errf(e, ECG_ERR_INPUT, "%s: cannot read the layout cost database", path);
-  char hcpu[256], cpu[256], isa[32], dev[32], sig[256];
+  char hcpu[256], cpu[256], isa[32], dev[32], sig[256], rtid[64];
   const char *hisa;
   int hthreads, cap = 0;
   ecg_host_key(hcpu, sizeof hcpu, &hisa, &hthreads);
@@ -266,6 +267,9 @@ static int db_load(const char *path, ldb *db, ecg_err *e) {
       continue;
     if (strcmp(cpu, hcpu) || strcmp(isa, hisa) || (int)th != hthreads) continue;
     if (jsonl_str(line, "device", dev, sizeof dev) && strcmp(dev, "cpu")) continue;
+    /* measured with another runtime (scripts/layout_costs.sh's "rt"): its kernels are not
+     * the ones this lowering emits (a line without "rt", written by hand, is taken) */
+    if (jsonl_str(line, "rt", rtid, sizeof rtid) && strcmp(rtid, ECG_RT_SOURCE_ID)) continue;
     double m[4];
     const char *k4[2][4] = {{"nchw_ms", "nchwc8_ms", "nchwc16_ms", NULL}, {"to8_ms", "from8_ms", "to16_ms", "from16_ms"}};
     int tr = !strncmp(sig, "reorder", 7);
