@@ -21,7 +21,8 @@ rt=${LAYOUT_RT_DIR:-build/rt-native}
 # the runtime these costs are of: its source id (scripts/rt_id.sh, as in every lowered
 # directory); a test binary built from other sources is rebuilt, and lines measured with
 # another runtime are measured again (ecg-lower reads only lines of its own runtime's id)
-id=$(sh scripts/rt_id.sh tools/lower/runtime/*.c tools/lower/runtime/*.h | sed -n 's/.*ECG_RT_SOURCE_ID "\(.*\)".*/\1/p')
+# shellcheck disable=SC2046 # the Makefile's order (byte order): the id ecg-lower embeds
+id=$(sh scripts/rt_id.sh $(printf '%s\n' tools/lower/runtime/*.c tools/lower/runtime/*.h | LC_ALL=C sort) | sed -n 's/.*ECG_RT_SOURCE_ID "\(.*\)".*/\1/p')
 if [ ! -x "$rt/rt_nchwc_test" ] || ! grep -q "\"$id\"" "$rt/ecg_rt_id.h" 2>/dev/null; then
   sh tests/unit/rt_build.sh native "$rt"
 fi

@@ -140,3 +140,17 @@ cheap_nchwc() {
   echo "$output $stderr"
   [ "$status" -eq 0 ]
 }
+
+@test "layout: scripts/layout_costs.sh measures with this build's runtime: its lines carry ecg-lower's runtime id and ecg-lower takes them" {
+  sh "$ROOT/scripts/layout_costs.sh" "$T/m.jsonl" "$T/g.ecg"
+  "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"
+  local id
+  id=$(sed -n 's/.*ECG_RT_SOURCE_ID "\(.*\)".*/\1/p' "$T/plain/ecg_rt_id.h")
+  [ -n "$id" ]
+  jq -e -s --arg id "$id" 'length > 0 and all(.rt == $id)' "$T/m.jsonl"
+  "$BIN/ecg-lower" --layout global --layout-db "$T/m.jsonl" --report "$T/r.json" -o "$T/out" "$T/g.ecg"
+  jq -e '.lower.layout.measured_convs > 0' "$T/r.json"
+  # measured again only for another runtime: nothing to do the second time
+  run sh "$ROOT/scripts/layout_costs.sh" "$T/m.jsonl" "$T/g.ecg"
+  [[ "$output" == *"0 signatures to measure"* ]]
+}

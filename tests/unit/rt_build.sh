@@ -21,7 +21,8 @@ esac
 command -v "$cc" >/dev/null || { echo "rt_build.sh: $cc not found (Debian gcc-aarch64-linux-gnu libgomp1-arm64-cross libc6-dev-arm64-cross; make setup)" >&2; exit 1; }
 mkdir -p "$out"
 # ecg_rt_id.h (ecg_rt.h includes it): made by ecg-lower's build for lowered directories
-sh scripts/rt_id.sh $rt/*.c $rt/*.h > "$out/ecg_rt_id.h"
+# shellcheck disable=SC2046 # the sources in the Makefile's order (byte order), so the id is ecg-lower's
+sh scripts/rt_id.sh $(printf '%s\n' $rt/*.c $rt/*.h | LC_ALL=C sort) > "$out/ecg_rt_id.h"
 # Each runtime file is compiled once (it was compiled into each of the three tests: 90 s
 # on 2 cores, serial), every compile and link its own job, as many at once as cores.
 jobs=$(nproc 2>/dev/null || echo 1)
