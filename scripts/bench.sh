@@ -1,20 +1,22 @@
 #!/bin/sh
 # make bench: every model of scripts/models.tsv (and ../shared/models through it) at 1 and 2
 # threads, ours (ecg-rewrite's default passes, then the dnnfusion plan with AGO's intensive
-# fusion, `ecg-fuse --intensive`, before the lowering: the fastest pipeline we have;
+# fusion, `ecg-fuse --intensive`, then the lowering with GCD²'s global layout selection: the
+# fastest pipeline we have;
 # STAGES="ecg-fuse" is the dnnfusion plan alone) vs ONNX Runtime side by side in one ecg-bench run (same inputs, same thread count),
 # medians over RUNS runs, every output checked against ONNX Runtime's; ROUNDS such side-by-side
 # runs per row (default 3), the row's ratio the median of the rounds' ratios (and its times the
 # medians of the rounds' medians; each round's in round_ratios, round_ms, round_ort_ms). Each
 # round interleaves the sides (ecg-bench --interleave INTERLEAVE, default 4: RUNS split into 4
 # chunks, ours then ONNX Runtime's, alternating), so that a slow spell of this VM lands on both.
-#   RUNS=20 ROUNDS=3 INTERLEAVE=4 THREADS="1 2" STAGES="ecg-rewrite | ecg-fuse --intensive" scripts/bench.sh [MODEL...]
+#   RUNS=20 ROUNDS=3 INTERLEAVE=4 THREADS="1 2" STAGES="ecg-rewrite | ecg-fuse --intensive" LAYOUT=global scripts/bench.sh [MODEL...]
 # Writes out/bench.jsonl (one ecg-bench line per model and thread count), out/bench.md (a
 # markdown table, also printed), out/bench.json (the rows and, per thread count, the
 # geometric mean of the ratios ours/ORT) and out/bench.svg (the ratios, drawn by gnuplot).
-# STAGES="" measures the unfused pipeline. LAYOUT=global (or local, nchwc16, ...) lowers every
-# model with GCD²'s layout selection from costs measured here per thread count
-# (scripts/layout_costs.sh into build/layout_costs.jsonl; e2e.sh ECG_LAYOUT). Run it on a
+# STAGES="" measures the unfused pipeline. LAYOUT=global (the default; or local, nchwc16, ...)
+# lowers every model with GCD²'s layout selection from costs measured here per thread count
+# (scripts/layout_costs.sh into build/layout_costs.jsonl, once per CPU, thread count and
+# runtime; e2e.sh ECG_LAYOUT); LAYOUT="" lowers without it (every block NCHW). Run it on a
 # quiet machine: two cores are easily disturbed.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ rounds=${ROUNDS:-3}
 interleave=${INTERLEAVE:-4}
 threads=${THREADS:-1 2}
 stages=${STAGES-ecg-rewrite | ecg-fuse --intensive}
-layout=${LAYOUT:-}
+layout=${LAYOUT-global}
 models=${*:-$(grep -v '^#' scripts/models.tsv | cut -f1)}
 command -v gnuplot >/dev/null 2>&1 || { echo "bench.sh: gnuplot missing (make setup installs gnuplot-nox)" >&2; exit 1; }
 mkdir -p out

@@ -154,3 +154,12 @@ cheap_nchwc() {
   run sh "$ROOT/scripts/layout_costs.sh" "$T/m.jsonl" "$T/g.ecg"
   [[ "$output" == *"0 signatures to measure"* ]]
 }
+
+@test "layout: scripts/e2e.sh with ECG_LAYOUT=global (make bench's pipeline) measures the costs at the run's thread count, lowers with them and passes" {
+  run --separate-stderr env ECG_LAYOUT=global ECG_LAYOUT_DB="$T/db.jsonl" ECG_LAYOUT_THREADS=2 ECG_OUT="$T/out" \
+    sh "$ROOT/scripts/e2e.sh" blazeface_front_128 --runs 1 --warmup 0 --threads 2
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  jq -e '.pass' <<<"${lines[-1]}"
+  jq -e -s 'length > 0 and all(.threads == 2)' "$T/db.jsonl"
+}
