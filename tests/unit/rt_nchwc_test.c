@@ -465,6 +465,10 @@ int main(int argc, char **argv) {
     test_conv(C, 1, 2 * C + 3, 9, 11, C + 5, 3, 1, 1, 1, 0, 1, fna);
     test_conv(C, 2, C + 3, 8, 19, 2 * C + 5, 1, 1, 1, 0, 0, 0, fna);
     test_conv(C, 1, 2 * C, 7, 7, 3 * C + 1, 1, 1, 1, 0, 0, 1, fna);
+    /* 7-wide outputs: the blocked conv pairs rows into one register tile (odd row counts:
+     * the last row alone), stride 1 and 2, residual and generated epilogue */
+    test_conv(C, 1, 2 * C + 3, 7, 7, 2 * C + 5, 3, 1, 1, 1, 0, 1, fna);
+    test_conv(C, 2, 3 * C, 13, 14, 3 * C, 3, 2, 1, 1, 0, 0, relu);
     /* depthwise with the generated epilogue (with C = 16 on AVX-512: ecg_rt1_nchwc16_dw's
      * bands): a residual and a partial last block; 5x5 stride 2 dilation 2; 7x7 planes */
     test_conv(C, 1, 2 * C + 3, 9, 11, 0, 3, 1, 1, 1, 1, 1, fna);

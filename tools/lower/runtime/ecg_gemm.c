@@ -2324,9 +2324,9 @@ static size_t bk_plane_floats(const ecg_conv_params *p0) {
  * out[o * BK_RW + r] gets block o's 16 channels at position r. Meanwhile pfn cache lines
  * from pf (and as many from pf + wstride for the second block) are prefetched into L2,
  * npf per tap. */
-ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, const ecg_conv_params *p, const float *xp,
-                    int Hp, int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1, __m512 *part,
-                    const float *pf, int npf, int pfn) {
+ECG_AI void bk_tile(const int OB, const int RW, const int H, const int XS, const int CL, const ecg_conv_params *p,
+                    const float *xp, int Hp, int Wp, const float *wq, size_t wstride, int oy, int ox0, int cb0, int cb1,
+                    __m512 *part, const float *pf, int npf, int pfn) {
   __m512 a0[BK_RW], a1[BK_RW];
   if (cb0 == 0) {
 #pragma GCC unroll 14
@@ -2340,6 +2340,7 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, cons
   }
   const int kh = p->kh, kw = p->kw, cl = CL ? CL : bk_lanes(p);
   const size_t xs = XS ? (size_t)XS : (size_t)p->sw * cl; /* floats between positions */
+  const size_t rs = H ? (size_t)p->sh * Wp * cl : 0;   /* H: positions H.. are the next output row's */
   for (int cb = cb0; cb < cb1; cb++)
     for (int ky = 0; ky < kh; ky++) {
       const float *xr = xp + (((size_t)cb * Hp + (size_t)oy * p->sh + (size_t)ky * p->dh) * Wp + (size_t)ox0 * p->sw) * cl;
@@ -2356,7 +2357,7 @@ ECG_AI void bk_tile(const int OB, const int RW, const int XS, const int CL, cons
           const __m512 w1 = OB > 1 ? _mm512_loadu_ps(wk + wstride + ic * 16) : w0;
 #pragma GCC unroll 14
           for (int r = 0; r < RW; r++) {
-            const __m512 b = _mm512_set1_ps(xk[r * xs + ic]);
+            const __m512 b = _mm512_set1_ps(H && r >= H ? xk[rs + (r - H) * xs + ic] : xk[r * xs + ic]);
             a0[r] = _mm512_fmadd_ps(w0, b, a0[r]);
             if (OB > 1) a1[r] = _mm512_fmadd_ps(w1, b, a1[r]);
           }
@@ -2380,7 +2381,7 @@ typedef void (*bk_fn)(const ecg_conv_params *, const float *, int, int, const fl
   static void bk_##OB##_##RW##_##XS(const ecg_conv_params *p, const float *xp, int Hp, int Wp, const float *wq, \
                                     size_t ws, int oy, int ox0, int cb0, int cb1, __m512 *part,                \
                                     const float *pf, int npf, int pfn) {                                       \
-    bk_tile(OB, RW, XS, XS == 3 || XS == 6 ? 3 : 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part, pf, npf, pfn); \
+    bk_tile(OB, RW, 0, XS, XS == 3 || XS == 6 ? 3 : 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part, pf, npf, pfn); \
   }
 #define BK_INST_RW(OB, XS)                                                                                     \
   BK_INST(OB, 1, XS) BK_INST(OB, 2, XS) BK_INST(OB, 3, XS) BK_INST(OB, 4, XS) BK_INST(OB, 5, XS)              \
@@ -2403,6 +2404,22 @@ BK_INST_RW(2, 6)
 static const bk_fn bk_fns[5][2][BK_RW + 1] = {{BK_ROW(1, 0), BK_ROW(2, 0)}, {BK_ROW(1, 16), BK_ROW(2, 16)},
                                               {BK_ROW(1, 32), BK_ROW(2, 32)}, {BK_ROW(1, 3), BK_ROW(2, 3)},
                                               {BK_ROW(1, 6), BK_ROW(2, 6)}};
+/* Row pairs: outputs BK_PH positions wide (7x7 planes: resnet18's layer4) fill a tile with
+ * two rows of BK_PH, the second row's broadcasts from a second base (one register), so the
+ * tile is 2 x 14 instead of 2 x 7 accumulators. XS as above (0, 16, 32: 16-lane planes). */
+#define BK_PH 7
+#define BK_INSTP(OB, XS)                                                                                        \
+  static void bkp_##OB##_##XS(const ecg_conv_params *p, const float *xp, int Hp, int Wp, const float *wq, size_t ws, \
+                              int oy, int ox0, int cb0, int cb1, __m512 *part, const float *pf, int npf, int pfn) { \
+    bk_tile(OB, 2 * BK_PH, BK_PH, XS, 0, p, xp, Hp, Wp, wq, ws, oy, ox0, cb0, cb1, part, pf, npf, pfn);        \
+  }
+BK_INSTP(1, 0)
+BK_INSTP(2, 0)
+BK_INSTP(1, 16)
+BK_INSTP(2, 16)
+BK_INSTP(1, 32)
+BK_INSTP(2, 32)
+static const bk_fn bk_pair_fns[3][2] = {{bkp_1_0, bkp_2_0}, {bkp_1_16, bkp_2_16}, {bkp_1_32, bkp_2_32}};
 
 /* Writes tile `acc` (OB blocks from output block q, RW positions) to the NCHW rows of image
  * y: + bias and a built-in activation (a generated epilogue runs once per finished band of
@@ -2556,7 +2573,9 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
         const int sg0 = oh == 1 ? band * SB : 0, sg1 = oh == 1 ? imin(nseg, sg0 + SB) : nseg; /* the band's tiles in a row */
         const int px0 = sg0 * rw, npx = imin(p->ow, sg1 * rw) - px0; /* its positions in a row: [px0, px0 + npx) */
         const float *wq = wp + (size_t)q * wblk;
-        const int ntile = rows * (sg1 - sg0);
+        /* rows paired into one tile (bk_pair_fns) where the output is BK_PH wide */
+        const int pair = p->ow == BK_PH && rw == BK_PH && xsel <= 2 && oh > 1;
+        const int ntile = (pair ? cdiv(rows, 2) : rows) * (sg1 - sg0);
         for (int cb0 = 0; cb0 < CB; cb0 += CBK) {
           const int cb1 = imin(CB, cb0 + CBK);
           /* the next chunk's weights (both blocks) into L2 while this one computes, a share
@@ -2578,16 +2597,21 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
             nw = wp + (size_t)2 * ((it + 1) / bands) * wblk;
             nl = (size_t)imin(CB, CBK) * p->kh * p->kw * 16;
           }
-          for (int r = 0; r < rows; r++)
-            for (int sg = sg0; sg < sg1; sg++) {
-              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0), ti = r * (sg1 - sg0) + (sg - sg0);
+          for (int r = 0, ti = 0; r < rows;) {
+            const int two = pair && r + 1 < rows; /* rows r and r+1 in one tile */
+            for (int sg = sg0; sg < sg1; sg++, ti++) {
+              const int ox0 = sg * rw, RW = imin(rw, p->ow - ox0);
               const int l0 = (int)(nl * ti / ntile), l1 = (int)(nl * (ti + 1) / ntile);
               __m512 *slot = part + (size_t)ti * 2 * BK_RW;
-              bk_fns[xsel][OB - 1][RW](p, xpb, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot, nw + (size_t)l0 * 16,
-                                       cdiv(l1 - l0, (cb1 - cb0) * p->kh * p->kw), l1 - l0);
-              if (cb1 == CB && c16) bk_store_c16(p, slot, OB, RW, q, bias, rb, yb, oy0 + r, ox0);
-              else if (cb1 == CB) bk_store(p, slot, OB, RW, q, bias, yb, oy0 + r, ox0);
+              (two ? bk_pair_fns[xsel][OB - 1] : bk_fns[xsel][OB - 1][RW])(p, xpb, Hp, Wp, wq, wblk, oy0 + r, ox0, cb0, cb1, slot,
+                                                                          nw + (size_t)l0 * 16,
+                                                                          cdiv(l1 - l0, (cb1 - cb0) * p->kh * p->kw), l1 - l0);
+              for (int h = 0; cb1 == CB && h <= two; h++) /* the second row's positions follow the first's in the tile */
+                if (c16) bk_store_c16(p, slot + h * RW, OB, RW, q, bias, rb, yb, oy0 + r + h, ox0);
+                else bk_store(p, slot + h * RW, OB, RW, q, bias, yb, oy0 + r + h, ox0);
             }
+            r += two ? 2 : 1;
+          }
         }
         /* the band's positions: rows whole rows, or npx positions of the one row */
         const size_t bpos = oh == 1 ? (size_t)npx : (size_t)rows * p->ow, boff = (size_t)oy0 * p->ow + (oh == 1 ? px0 : 0);
