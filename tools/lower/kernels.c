@@ -400,8 +400,7 @@ static void se_in_place(ecg_lower *L, int k) {
   if (x->where != LW_ARENA || y->where != LW_ARENA || x->alias_of >= 0 || x->fixed || x->pinned || y->fixed || y->pinned ||
       x->bytes != y->bytes)
     return;
-  const int sb = g->nodes[K->members[0]]->fusion_block; /* the SE itself in an NCHWc layout (layout_sel.c): not in place */
-  if (sb >= 0 && (size_t)sb < g->n_blocks && g->blocks[sb]->layout && g->blocks[sb]->layout[0]) return;
+  if (lw_block_lanes(g, g->nodes[K->members[0]]->fusion_block)) return; /* the SE itself in an NCHWc layout: not in place */
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
     int b = n->fusion_block;
@@ -412,7 +411,7 @@ static void se_in_place(ecg_lower *L, int k) {
         if (!inside) return;
       }
     if (n->n_outputs < 1 || n->outputs[0] != se.x) continue; /* x's producer computes in NCHW */
-    if (b >= 0 && (size_t)b < g->n_blocks && g->blocks[b]->layout && g->blocks[b]->layout[0]) return;
+    if (lw_block_lanes(g, b)) return;
   }
   for (int r = se.y; r >= 0; r = L->t[r].alias_of) if (r == se.x) return; /* no cycle of aliases */
   x->alias_of = se.y;

@@ -487,8 +487,8 @@ int lw_layout_select(ecg_graph *g, int mode, const char *db_path, sbuf *json, ec
 
 /* ---------------------------------------------------------------- lowering the layouts */
 
-static int block_c(const ecg_graph *g, int b) {
-  const char *l = b >= 0 ? g->blocks[b]->layout : NULL;
+int lw_block_lanes(const ecg_graph *g, int b) {
+  const char *l = b >= 0 && (size_t)b < g->n_blocks ? g->blocks[b]->layout : NULL;
   return !l || !l[0] ? 0 : !strcmp(l, "NCHWc8") ? 8 : !strcmp(l, "NCHWc16") ? 16 : 0;
 }
 
@@ -533,7 +533,7 @@ static size_t kernel_reorders(ecg_lower *L, int k, const int *prod,
 int lw_layout_storage(ecg_lower *L, ecg_err *e) {
   const ecg_graph *g = L->g;
   int any = 0;
-  for (size_t b = 0; b < g->n_blocks; b++) any |= block_c(g, (int)b) != 0;
+  for (size_t b = 0; b < g->n_blocks; b++) any |= lw_block_lanes(g, (int)b) != 0;
   if (!any) return ECG_OK;
   if (L->target != LW_TARGET_C || L->hetero)
     return ecg_errf(e, ECG_ERR_INPUT, "NCHWc block layouts are lowered for --target c only");
@@ -547,7 +547,7 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
   for (int k = 0; k < L->nk && rc == ECG_OK; k++) {
     const lw_kernel *K = &L->k[k];
     int b = g->nodes[K->members[0]]->fusion_block;
-    L->klay[k] = block_c(g, b);
+    L->klay[k] = lw_block_lanes(g, b);
     if (!L->klay[k]) continue;
     /* what lw_emit_nchwc_kernel computes: a conv, alone or with its epilogue; a pool or a
      * channel concat alone */

@@ -564,11 +564,8 @@ static void find_aliases(ecg_lower *L, const int *order) {
   if (!blocked) return; /* no aliasing: correct, only slower */
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ecg_node *n = g->nodes[i];
-    if (n->fusion_block < 0 || (size_t)n->fusion_block >= g->n_blocks || !g->blocks[n->fusion_block]->layout ||
-        !g->blocks[n->fusion_block]->layout[0])
-      continue;
     for (size_t k = 0; k < n->n_outputs; k++)
-      if (n->outputs[k] >= 0) blocked[n->outputs[k]] = strcmp(g->blocks[n->fusion_block]->layout, "NCHWc8") ? 16 : 8;
+      if (n->outputs[k] >= 0) blocked[n->outputs[k]] = lw_block_lanes(g, n->fusion_block);
   }
   for (size_t p = 0; p < g->n_nodes; p++) {
     const ecg_node *n = g->nodes[order[p]];

@@ -499,6 +499,9 @@ void lw_layout_leave(ecg_lower *L);
 int lw_emit_nchwc_kernel(ecg_lower *L, int k, ecg_err *e);
 /** Free what lw_layout_storage allocated. */
 void lw_layout_free(ecg_lower *L);
+/** The channel block of fusion block b's layout annotation: 8 (NCHWc8), 16 (NCHWc16), or 0
+ *  (NCHW: "", none, or b < 0 / out of range). */
+int lw_block_lanes(const ecg_graph *g, int b);
 /** Write to L->decls the epilogue function `fname` (ecg_epilogue_fn) of LW_K_EPI kernel
  *  k: on a segment y[0..n) of the dominant node's output it computes the One-to-One
  *  members (block.c; operands addressed through broadcasting index maps, split into runs

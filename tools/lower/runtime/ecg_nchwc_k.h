@@ -203,8 +203,10 @@ static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, floa
     const float *xc = x + (size_t)plane * p->h * p->w * NC;
     float *yr = y + ((size_t)plane * p->oh + oy) * (size_t)p->ow * NC;
     int iy0 = oy * p->sh - p->pt, rows_in = iy0 >= 0 && iy0 + (p->kh - 1) * p->dh < p->h;
-    /* max pooling over windows inside x: NC_PG positions at a time, each its own chain of
-     * compare-and-blend (one chain per position is latency-bound: 3x slower) */
+    /* max pooling over windows inside x, in vectors (the loop below selects lane by lane:
+     * squeezenet1_1's 128x55x55 pool 209 -> 76 us in the model), NC_PG positions at a time,
+     * each its own chain of compare-and-blend (one chain at a time: 80 against 69 us
+     * standalone) */
     int lo = (p->pl + p->sw - 1) / p->sw, hi = (p->w - 1 - (p->kw - 1) * p->dw + p->pl) / p->sw + 1; /* [lo, hi) inside */
     if (!is_max || !rows_in || p->w - 1 - (p->kw - 1) * p->dw + p->pl < 0) lo = hi = 0;
     if (hi > p->ow) hi = p->ow;
