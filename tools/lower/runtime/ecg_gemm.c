@@ -2788,6 +2788,9 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
 #ifndef I16_PF_X
 #define I16_PF_X 4
 #endif
+#ifndef I16_PAIR_MAJOR /* 0: the first stage chunk-major always */
+#define I16_PAIR_MAJOR 1
+#endif
 #ifndef I16_BAND_BYTES
 #define I16_BAND_BYTES 0
 #endif
@@ -3033,11 +3036,26 @@ ECG_AI void i16_dw_group(const ecg_ibr_params *p, const i16_geom *g, const float
     }
   }
 }
+/* Register tiles for P positions shared by T threads: ceil(P / 14), rounded up to a multiple
+ * of T, of balanced widths (i16_tile: tile q holds positions [q P / n, (q + 1) P / n)), so
+ * that a static split gives every thread as many positions. A 7x7 plane was 3 tiles of 14
+ * and one of 7, split 28 and 21 over 2 threads; now 12, 12 | 12, 13 (one thread: the same
+ * FMAs in the same number of calls). */
+static int i16_ntiles(int P, int T) {
+  const int n = cdiv(P, I16_RW);
+  return T > 1 ? cdiv(n, T) * T : n;
+}
+static void i16_tile(int P, int n, int q, int *p0, int *RW) {
+  *p0 = (int)((long)q * P / n);
+  *RW = (int)((long)(q + 1) * P / n) - *p0;
+}
 /* Output blocks ob, ob + 1 of y (NCHW, plane OHW floats, yq its first position of the group)
- * at the group's positions [c * 14, c * 14 + 14) of D ([block][GP][16]): act3(W2 D + b2). */
-ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int c, int ob, const float *w2p,
+ * at tile c of nt over the group's GP positions of D ([block][GP][16]): act3(W2 D + b2). */
+ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int nt, int c, int ob, const float *w2p,
                          const float *b2, float *yq, size_t OHW) {
-  const int p0 = c * I16_RW, RW = imin(I16_RW, GP - p0), OB = imin(2, g->nb2 - ob);
+  int p0, RW;
+  i16_tile(GP, nt, c, &p0, &RW);
+  const int OB = imin(2, g->nb2 - ob);
   __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
   i16_pw_pick(OB, ob, p->cout, RW)(D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
                          init, out, p->act3, NULL, NULL, 0, NULL);
@@ -3123,6 +3141,14 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
       for (int oy0 = 0; oy0 < OH; oy0 += g.T) {
         const int oy1 = imin(OH, oy0 + g.T), TP = (oy1 - oy0) * OW; /* positions of y in the band */
         const int hi = imin(H, (oy1 - 1) * p->sh - p->pt + p->kh), lo = have;
+        const int rows = oy1 - oy0, ng = cdiv(rows, Gt);
+        /* Where groups of Gt rows would split unevenly over the team and D's slots hold the
+         * band, the band is one group, shared: a 7x7 plane at 2 threads made groups of 2, 2, 2
+         * and 1 rows, 4 rows on one thread, 3 on the other; one group of 49 positions gives
+         * each thread half of the depthwise blocks, then 2 of 4 balanced tiles (i16_ntiles).
+         * shared: the team splits every group (the depthwise stage by block). */
+        const int Gs = T > 1 && rows % (T * Gt) && rows <= T * g.G ? rows : Gt;
+        const int shared = T > 1 && !(ng >= 2 * T && Gs == Gt);
         /* 1. E rows [lo, hi): act1(W1 x + b1), or x itself, into the ring */
         if (hi > lo) {
           const int P = (hi - lo) * W;
@@ -3156,21 +3182,28 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                   i16_row_pads(p, W, Wp, er + (size_t)(ob + o) * RB * rowf, p0 == 0 && p0 + RW == W ? -1 : p0 == 0 ? 0 : W - 1);
             }
           } else if (w1p) {
-            const int nch = cdiv(P, I16_RW), npair = cdiv(NB, 2);
+            const int nch = i16_ntiles(P, T), npair = cdiv(NB, 2);
             /* a chunk of positions for each pair of blocks, chunk-major: a thread's range
              * covers whole chunks (x's chunk read from L1 after the first pair) where there are
-             * many, and splits W1's blocks where the plane is a few chunks (a 2x2 plane: 1) */
+             * many, and splits W1's blocks where the plane is a few chunks (a 2x2 plane: 1).
+             * Pair-major where the team shares the groups (pm): a thread computes the blocks of
+             * E its depthwise stage reads, and reads half of W1 once (chunk-major, each thread
+             * read all of W1 once per chunk) */
+            const int pm = shared && I16_PAIR_MAJOR;
             size_t off[I16_RW]; /* position p0 + j: E row lo + p0 / W (ring slot sl), column col, of block 0 */
             int offq = -1;      /* the chunk off[] is for */
             ECG_PRAGMA(omp for schedule(static))
             for (int it = 0; it < nch * npair; it++) {
-              const int q = it / npair, ob = 2 * (it % npair), OB = imin(2, NB - ob);
-              const int p0 = q * I16_RW, RW = imin(I16_RW, P - p0);
+              const int q = pm ? it % nch : it / npair, ob = 2 * (pm ? it / nch : it % npair), OB = imin(2, NB - ob);
+              int p0, RW;
+              i16_tile(P, nch, q, &p0, &RW);
               if (q != offq) {
                 offq = q;
-                if (I16_PF_X > 0 && q + I16_PF_X < nch) { /* x's chunk I16_PF_X ahead, each input channel's lines */
-                  const float *xn = xi + (size_t)lo * W + (size_t)(q + I16_PF_X) * I16_RW;
-                  const int nr = imin(I16_RW, P - (q + I16_PF_X) * I16_RW) - 1;
+                if (I16_PF_X > 0 && !pm && q + I16_PF_X < nch) { /* x's chunk I16_PF_X ahead, each input channel's lines */
+                  int pn, nr;
+                  i16_tile(P, nch, q + I16_PF_X, &pn, &nr);
+                  const float *xn = xi + (size_t)lo * W + pn;
+                  nr--;
                   for (int k = 0; k < p->cin; k++) {
                     _mm_prefetch((const char *)(xn + (size_t)k * HW), _MM_HINT_T0);
                     _mm_prefetch((const char *)(xn + (size_t)k * HW + nr), _MM_HINT_T0);
@@ -3217,7 +3250,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
          * at 224x224 1.5-2.8% slower in four sets (3.26-3.38 against 3.20-3.32 ms), where
          * neither the threshold (ng >= T: the same) nor the first stage (the old loop: the
          * same) is the cause; 1 thread within the noise. Not traced further. */
-        const int rows = oy1 - oy0, ng = cdiv(rows, Gt), nob = cdiv(g.nb2, 2);
+        const int nob = cdiv(g.nb2, 2);
         float *yb = yi + (size_t)oy0 * OW;
         /* Without W2, D is y, and on planes of short rows (a group's rows a few lines of each
          * channel's plane) two threads writing neighbouring groups write the same lines: there
@@ -3236,21 +3269,22 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               const int t0 = gi * Gt, gr = imin(Gt, rows - t0);
               i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, NULL, yd, OHW);
             }
-        } else if (T < 2 || ng >= 2 * T) {
+        } else if (!shared) {
           ECG_PRAGMA(omp for schedule(static))
           for (int gi = 0; gi < ng; gi++) {
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16, yd, OHW);
-            for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, Dg, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            for (int it = 0, nt = i16_ntiles(GP, 1); it < nt * nob; it++) i16_pw2_tile(p, &g, Dg, GP, nt, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         } else {
-          for (int gi = 0; gi < ng; gi++) {
-            const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
+          for (int t0 = 0; t0 < rows; t0 += Gs) {
+            const int gr = imin(Gs, rows - t0), GP = gr * OW;
             ECG_PRAGMA(omp for schedule(static))
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16, yd, OHW);
+            const int nt = i16_ntiles(GP, T);
             ECG_PRAGMA(omp for schedule(static))
-            for (int it = 0; it < cdiv(GP, I16_RW) * nob; it++) i16_pw2_tile(p, &g, D, GP, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            for (int it = 0; it < nt * nob; it++) i16_pw2_tile(p, &g, D, GP, nt, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         }
         if (p->act3.kind == ECG_ACT_FN) {
