@@ -141,6 +141,18 @@ cheap_nchwc() {
   [ "$status" -eq 0 ]
 }
 
+@test "layout: mnasnet1_0 in NCHWc16: its head's ReduceMean over the spatial dims runs as the NCHWc global average pool, no reorder before it; matches ONNX Runtime" {
+  cheap_nchwc mnasnet1_0 "$T/m.ecg"
+  "$BIN/ecg-lower" --layout nchwc16 --layout-db "$T/db" --report "$T/r.json" -o "$T/d" "$T/m.ecg"
+  # x.mean([2, 3]) (keepdims 0): its [1, 1280] output has the bytes of the NCHWc16 pool's
+  # [1, 80, 1, 1, 16], which the Gemm after it reads as they lie: no reorder into NCHW
+  [ "$(grep -A2 "node from '/ReduceMean'" "$T/d/model.c" | grep -c 'ecg_rt1_nchwc_global_avgpool(1, 1280, 49, 16,')" -eq 1 ]
+  [ "$(grep -A3 "node from '/ReduceMean'" "$T/d/model.c" | grep -c 'ecg_rt1_nchwc_to_nchw(')" -eq 0 ]
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+}
+
 @test "layout: scripts/layout_costs.sh measures with this build's runtime: its lines carry ecg-lower's runtime id and ecg-lower takes them" {
   sh "$ROOT/scripts/layout_costs.sh" "$T/m.jsonl" "$T/g.ecg"
   "$BIN/ecg-lower" -o "$T/plain" "$T/g.ecg"

@@ -62,9 +62,33 @@ static int is_float4(const ecg_graph *g, int t, int64_t *d) {
   return x->dtype == 1 && ecg_tensor_dims(x, d) == 4 && d[0] > 0 && d[1] > 0 && d[2] > 0 && d[3] > 0;
 }
 
+/* A mean over the spatial dims of a float32 4-D x (a reduction of the registry's table that
+ * maps nothing, sums and divides by the count, over axes {2, 3} exactly): a
+ * GlobalAveragePool (mnasnet1_0 ends on x.mean([2, 3])). Its output [n, c, 1, 1]
+ * (keepdims 1), or [n, c] (keepdims 0) with c a multiple of 16, which has the bytes of
+ * [n, c/C, 1, 1, C] in either NCHWc layout (flat_mean: the NCHWc kernel writes it as it
+ * lies, no reorder). */
+static int spatial_mean(const ecg_graph *g, const ecg_node *n) {
+  const ecg_reduction *r = ecg_reduction_of(lw_op(n));
+  int64_t d[ECG_MAX_RANK], o[ECG_MAX_RANK];
+  int red[ECG_MAX_RANK];
+  if (!r || r->map != ECG_RED_MAP_NONE || r->combine != ECG_RED_SUM || r->fin != ECG_RED_FIN_MEAN || n->n_inputs < 1 ||
+      n->inputs[0] < 0 || !is_float4(g, n->inputs[0], d) || ecg_reduced_dims(g, n, 4, red) || red[0] || red[1] || !red[2] || !red[3])
+    return 0;
+  const ecg_tensor *y = g->tensors[n->outputs[0]];
+  if (is_float4(g, n->outputs[0], o)) return 1;
+  return y->dtype == 1 && ecg_tensor_dims(y, o) == 2 && o[0] == d[0] && o[1] == d[1] && d[1] % 16 == 0;
+}
+/* t is the 2-D output of a spatial_mean node: NCHW bytes whichever layout its kernel runs in */
+static int flat_mean(const ecg_graph *g, const int *prod, int t) {
+  int64_t d[ECG_MAX_RANK];
+  return prod[t] >= 0 && !is_float4(g, t, d) && spatial_mean(g, g->nodes[prod[t]]);
+}
+
 /* The kernels other than convolutions that have NCHWc forms, for a node n alone in its
  * vertex: 1 a 2-D MaxPool/AveragePool (ecg_conv_geom_resolve's pool geometry; float32 4-D
- * operands, one output: ecg_rt1_nchwc_maxpool2d / avgpool2d), 3 a GlobalAveragePool
+ * operands, one output: ecg_rt1_nchwc_maxpool2d / avgpool2d), 3 a GlobalAveragePool or a
+ * spatial_mean
  * (ecg_rt1_nchwc_global_avgpool), 2 a channel concatenation (a
  * data-movement operator, ECG_PROP_MOVE, whose float32 4-D inputs, two or more, share the
  * output's batch and spatial dims and whose channels, each a multiple of 16, add up to the
@@ -73,7 +97,9 @@ static int is_float4(const ecg_graph *g, int t, int64_t *d) {
  * same bytes and a producer can write its slab in place); 0 otherwise. */
 static int nchwc_other(const ecg_graph *g, const ecg_node *n) {
   int64_t d[ECG_MAX_RANK], o[ECG_MAX_RANK];
-  if (lw_op(n) == ECG_OP_NONE || n->n_outputs != 1 || n->outputs[0] < 0 || !is_float4(g, n->outputs[0], o)) return 0;
+  if (lw_op(n) == ECG_OP_NONE || n->n_outputs != 1 || n->outputs[0] < 0) return 0;
+  if (spatial_mean(g, n)) return 3;
+  if (!is_float4(g, n->outputs[0], o)) return 0;
   ecg_conv_geom gm;
   ecg_err ig = {0};
   if (ecg_conv_geom_resolve(g, n, &gm, &ig) == ECG_OK && gm.pool && gm.sp == 2 && !gm.transposed)
@@ -142,7 +168,7 @@ static int build(const ecg_graph *g, lgraph *G, ecg_err *e) {
     int ew = op && (op->props & ECG_PROP_ELEMWISE), have0 = 0;
     for (size_t k = 0; k < n->n_outputs; k++) {
       if (n->outputs[k] < 0) continue;
-      if (!is_float4(g, n->outputs[k], d)) G->ok[v] = 0;
+      if (!is_float4(g, n->outputs[k], d)) G->ok[v] = G->ok[v] && flat_mean(g, prod, n->outputs[k]);
       else if (!have0) { memcpy(d0, d, sizeof d); have0 = 1; }
     }
     for (size_t k = 0; k < n->n_inputs; k++) {
@@ -567,7 +593,7 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
                     b, g->blocks[b]->layout);
   }
   for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++)
-    if (prod[t] >= 0) L->lay[t] = L->klay[L->node_kernel[prod[t]]];
+    if (prod[t] >= 0 && !flat_mean(g, prod, (int)t)) L->lay[t] = L->klay[L->node_kernel[prod[t]]];
   for (size_t t = 0; t < g->n_tensors && rc == ECG_OK; t++) {
     int64_t d[ECG_MAX_RANK];
     if (!L->lay[t] || L->t[t].where == LW_NONE) continue;
