@@ -2278,6 +2278,9 @@ static void conv_direct_run(const ecg_conv_params *p, const ecg_pool_params *q, 
 #define BK_RW 14 /* output positions per register tile (2 x 14 accumulators) */
 #define BK_WG_U_BYTES (16.0 * 1024 * 1024)
 #define BK_BAND 56 /* output positions per work item (whole rows) */
+#ifndef BK_BAND_MAJOR /* 0: work items pair-major always (conv_blocked_run) */
+#define BK_BAND_MAJOR 1
+#endif
 #define BK_1X1_BYTES (512.0 * 1024)
 #define BK_1X1_MAXPOS 196 /* positions of a blocked 1x1 conv (a 14x14 plane) */
 #define BK_1X1_MAXPOS_HALF 64 /* BK_1X1_MAXPOS where fma512_halved() (an 8x8 plane) */
@@ -2535,6 +2538,11 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
   int T = ecg_threads();
   if ((double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
   (void)T;
+  /* Work items band-major (bm: a thread takes a run of bands, every pair of output blocks)
+   * where a team shares an input plane larger than the weights, so that each thread reads
+   * the rows of the plane it padded itself (and the next kernel, split over positions,
+   * the rows it wrote); pair-major otherwise, each thread streaming its pairs' weights once */
+  const int bm = BK_BAND_MAJOR && T > 1 && (size_t)CB * Hp * Wp * 16 > wblk * MB;
   for (int b = 0; b < p->n; b++) {
     const float *xb = x + (size_t)b * (c16 ? (size_t)CB * 16 : (size_t)p->c) * p->h * p->w;
     const size_t ybo = (size_t)b * (c16 ? (size_t)MB * 16 : (size_t)p->m) * p->oh * p->ow;
@@ -2573,7 +2581,7 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
       __m512 *part = (__m512 *)(void *)(parts + (size_t)ecg_tid() * pf);
       ECG_PRAGMA(omp for schedule(static))
       for (long it = 0; it < (long)pairs * bands; it++) {
-        const int q = 2 * (int)(it / bands), band = (int)(it % bands), OB = imin(2, MB - q);
+        const int q = 2 * (int)(bm ? it % pairs : it / bands), band = (int)(bm ? it / pairs : it % bands), OB = imin(2, MB - q);
         const int oy0 = oh == 1 ? 0 : band * R, rows = oh == 1 ? 1 : imin(R, oh - oy0);
         const int sg0 = oh == 1 ? band * SB : 0, sg1 = oh == 1 ? imin(nseg, sg0 + SB) : nseg; /* the band's tiles in a row */
         const int px0 = sg0 * rw, npx = imin(p->ow, sg1 * rw) - px0; /* its positions in a row: [px0, px0 + npx) */
@@ -2598,8 +2606,9 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
            * 278-285 us; end to end, interleaved rounds, medians: mnasnet1_0 2 threads
            * 3.97 -> 3.84 ms, efficientnet_b0 1 thread 10.87 -> 10.41, 2 threads 6.24 ->
            * 6.32 in 5 rounds and 6.52 -> 6.33 in 8; mobilenet_v2 and squeezenet1_1 ties */
-          if (cb1 == CB && (it + 1) % bands == 0 && it + 1 < (long)pairs * bands) {
-            nw = wp + (size_t)2 * ((it + 1) / bands) * wblk;
+          const long nq = 2 * (bm ? (it + 1) % pairs : (it + 1) / bands); /* the next item's pair */
+          if (cb1 == CB && nq != q && it + 1 < (long)pairs * bands) {
+            nw = wp + (size_t)nq * wblk;
             nl = (size_t)imin(CB, CBK) * p->kh * p->kw * 16;
           }
           for (int r = 0, ti = 0; r < rows;) {
