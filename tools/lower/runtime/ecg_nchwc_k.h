@@ -196,10 +196,13 @@ static void NCS(pool)(const ecg_pool_params *p, int is_max, const float *x, floa
   long items = (long)p->n * cbs * p->oh;
   int T = ecg_rt1_kernel_threads((double)items * p->ow * p->kh * p->kw * NC);
   (void)T;
+  /* row-major items: a thread takes a run of output rows of every channel block, the rows
+   * of x that a team's band-major producers (conv_blocked_run) wrote on its core */
+  const long planes = (long)p->n * cbs;
   ECG_PRAGMA(omp parallel for schedule(static) num_threads(T) if (T > 1))
   for (long it = 0; it < items; it++) {
-    int oy = (int)(it % p->oh);
-    long plane = it / p->oh;
+    int oy = (int)(it / planes);
+    long plane = it % planes;
     const float *xc = x + (size_t)plane * p->h * p->w * NC;
     float *yr = y + ((size_t)plane * p->oh + oy) * (size_t)p->ow * NC;
     int iy0 = oy * p->sh - p->pt, rows_in = iy0 >= 0 && iy0 + (p->kh - 1) * p->dh < p->h;
