@@ -130,3 +130,24 @@ MJS
   run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --ort --interleave 0
   [ "$status" -eq 2 ]
 }
+
+@test "ecg-bench --ort-profile: ONNX Runtime's per-node profile beside ours (its own run); errors fail cleanly" {
+  local m="$SHARED_MODELS/squeezenet1_1.onnx"
+  require_file "$m"
+  "$BIN/onnx2ecg" "$m" --input-shape input=1x3x64x64 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/low"
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --runs 4 --warmup 1 --ort --profile "$T/p.json" --ort-profile "$T/o.json"
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+  # one entry per node ONNX Runtime ran (its own fusions: squeezenet1_1's 26 convs are
+  # there under their output names, each with its activation), positive medians that add
+  # up to total_ms, shares that add up to 1; the run's settings recorded
+  jq -e '.threads == 1 and .runs == 4 and (.nodes | length) >= 26' "$T/o.json"
+  jq -e '[.nodes[] | select(.op == "Conv")] | length == 26' "$T/o.json"
+  jq -e 'all(.nodes[]; .median_ms >= 0 and (.name | length) > 0) and ([.nodes[].median_ms] | add) > 0' "$T/o.json"
+  jq -e '(([.nodes[].median_ms] | add) - .total_ms | fabs) < 1e-6 and (([.nodes[].share] | add) - 1 | fabs) < 1e-6' "$T/o.json"
+  # the same by hand, and a model ONNX Runtime cannot load: an error, no file
+  run --separate-stderr "$BIN/ecg-bench" "$T/low" --random 1 --runs 2 --ort-profile "$T/bad.json" --model "$T/p.json"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"cannot load model"* ]]
+  [ ! -e "$T/bad.json" ]
+}

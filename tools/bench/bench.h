@@ -226,10 +226,12 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e);
 /** Run ONNX Runtime (node ort_run.mjs; node from $ECG_NODE or PATH) on model with the
  *  inputs (io->in order, with their shapes passed as --input-shape) and the same
  *  threads/warmup/runs; fill *t from its JSON line and, with acc (NULL: none), append its
- *  samples ("times_ms") to *acc. Errors: ECG_ERR_INPUT (script
+ *  samples ("times_ms") to *acc. With profile (NULL: none), ONNX Runtime's profiler is on and
+ *  the per-node profile is written to that file (ort_run.mjs --profile). Errors: ECG_ERR_INPUT (script
  *  missing or failing; its stderr in the message), ECG_ERR_INTERNAL. */
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
-               int runs, const char *opt_level, const char *out_dir, bt_timing *t, bt_samples *acc, ecg_err *e);
+               int runs, const char *opt_level, const char *out_dir, const char *profile, bt_timing *t, bt_samples *acc,
+               ecg_err *e);
 
 /* ---------------------------------------------------------------- peak.c */
 

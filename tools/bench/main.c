@@ -21,7 +21,7 @@
 
 static const char usage_text[] =
     "usage: ecg-bench DIR [--data DIR]... [--random SEED] [--ort] [--check] [--rtol 1e-3] [--atol 1e-4]\n"
-    "                 [--runs 20] [--warmup 3] [--threads 1] [--interleave K] [--ort-noise] [--model M.onnx]\n"
+    "                 [--runs 20] [--warmup 3] [--threads 1] [--interleave K] [--ort-noise] [--ort-profile FILE] [--model M.onnx]\n"
     "                 [--cc CC] [--save DIR] [--device N] [--profile FILE [--trace FILE]] [-q|-v]\n"
     "                 [--help] [--version]\n"
     "       ecg-bench --peak\n"
@@ -90,6 +90,10 @@ static const char usage_text[] =
     "                 bandwidth are measured once per CPU and cached in ~/.cache/ecg/peak.json,\n"
     "                 or $ECG_PEAK_CACHE); the runs are timed kernel by kernel\n"
     "  --trace FILE   with --profile: a Chrome-trace timeline (chrome://tracing, Perfetto)\n"
+    "  --ort-profile FILE  ONNX Runtime's per-node profile, the layer-by-layer counterpart of\n"
+    "                 --profile: one more ONNX Runtime run (--runs, --warmup, --threads) on the\n"
+    "                 same inputs with its profiler on (not the run timed with --ort), each\n"
+    "                 node's median kernel ms as JSON (tools/bench/ort_run.mjs --profile)\n"
     "  --peak         measure this core's FP32 FMA peak and streaming bandwidth now, print\n"
     "                 them as JSON and refresh the cache (no DIR)\n"
     "  --device N     OpenCL device of an opencl or c+opencl directory (usage error for a C one)\n"
@@ -109,6 +113,7 @@ static const char usage_text[] =
 /** Options after parsing. Times in ms; tolerances are unitless. */
 typedef struct opts {
   const char *dir, *data, *model, *cc, *save, *profile, *trace;
+  const char *ort_profile;   /**< --ort-profile FILE: ONNX Runtime's per-node profile */
   uint32_t seed;
   double rtol, atol;
   int runs, warmup, threads;
@@ -420,7 +425,8 @@ static bool parse_int(const char *s, int min, int *out) {
 static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
   *o = (opts){.rtol = 1e-3, .atol = 1e-4, .runs = 20, .warmup = 3, .threads = 1, .interleave = 1, .device = -1};
   enum { O_DATA = 1, O_RANDOM, O_RTOL, O_ATOL, O_RUNS, O_WARMUP, O_THREADS, O_ORT, O_ORT_NOISE, O_MODEL, O_CC, O_SAVE,
-         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE, O_PROFDEV, O_TARGET, O_INTERLEAVE };
+         O_CHECK, O_VERBOSE, O_QUIET, O_HELP, O_VERSION, O_PROFILE, O_TRACE, O_PEAK, O_DEVICE, O_PROFDEV, O_TARGET, O_INTERLEAVE,
+         O_ORT_PROFILE };
   static const cli_opt lo[] = {
       {"data", 0, 1, O_DATA},       {"random", 0, 1, O_RANDOM},   {"rtol", 0, 1, O_RTOL},
       {"atol", 0, 1, O_ATOL},       {"runs", 0, 1, O_RUNS},       {"warmup", 0, 1, O_WARMUP},
@@ -429,7 +435,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       {"check", 0, 0, O_CHECK},     {"verbose", 'v', 0, O_VERBOSE}, {"quiet", 'q', 0, O_QUIET}, {"help", 'h', 0, O_HELP},
       {"version", 0, 0, O_VERSION}, {"profile", 0, 1, O_PROFILE}, {"trace", 0, 1, O_TRACE},
       {"peak", 0, 0, O_PEAK},       {"device", 0, 1, O_DEVICE}, {"profile-device", 0, 1, O_PROFDEV},
-      {"target", 0, 1, O_TARGET},   {"interleave", 0, 1, O_INTERLEAVE}, {0, 0, 0, 0}};
+      {"target", 0, 1, O_TARGET},   {"interleave", 0, 1, O_INTERLEAVE}, {"ort-profile", 0, 1, O_ORT_PROFILE}, {0, 0, 0, 0}};
   bool have_random = false;
   cli cl;
   cli_init(&cl, argc, argv, lo);
@@ -472,6 +478,7 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
       break;
     case O_ORT: o->ort = true; break;
     case O_ORT_NOISE: o->ort_noise = true; break;
+    case O_ORT_PROFILE: o->ort_profile = val; break;
     case O_MODEL: o->model = val; break;
     case O_CC: o->cc = val; break;
     case O_DEVICE: if (!parse_int(val, 0, &o->device)) return ecg_errf(e, ECG_ERR_USAGE, "--device expects an integer >= 0"); break;
@@ -511,8 +518,9 @@ static int parse_args(int argc, char **argv, opts *o, ecg_err *e) {
     if (o->interleave > o->runs) return ecg_errf(e, ECG_ERR_USAGE, "--interleave %d exceeds --runs %d (each chunk needs a run)", o->interleave, o->runs);
   }
   if (o->data && have_random) return ecg_errf(e, ECG_ERR_USAGE, "--data and --random exclude each other");
-  if (o->n_data > 1 && (o->save || o->profile))
-    return ecg_errf(e, ECG_ERR_USAGE, "--%s takes one --data (it would be overwritten by each data set)", o->save ? "save" : "profile");
+  if (o->n_data > 1 && (o->save || o->profile || o->ort_profile))
+    return ecg_errf(e, ECG_ERR_USAGE, "--%s takes one --data (it would be overwritten by each data set)",
+                    o->save ? "save" : o->profile ? "profile" : "ort-profile");
   return 0;
 }
 
@@ -687,7 +695,7 @@ static int ort_noise(const char *model, const bt_io *io, char **in_paths, const 
   snprintf(dir, sizeof dir, "%s/ortnoise", g_tmpdir);
   bt_timing t;
   pbset ref = {0};
-  int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, &t, NULL, e);
+  int rc = bt_ort_run(model, io, in_paths, 1, 0, 1, "disabled", dir, NULL, &t, NULL, e);
   if (!rc) rc = read_ort_outputs(dir, io, &ref, e);
   r->noise_max_abs = 0;
   r->noise_mismatches = 0;
@@ -821,7 +829,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
     else {
       if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
-      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(0), NULL, o->data ? NULL : ort_dir, &r->ort,
+      orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(0), NULL, o->data ? NULL : ort_dir, NULL, &r->ort,
                        K > 1 ? &s_ort : NULL, &oe);
       if (!orc && !o->data) orc = read_ort_outputs(ort_dir, &io, &ref, &oe);
     }
@@ -843,7 +851,7 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
       bt_timing tc;
       ecg_err ce = {0};
       rc = bt_runner_run(o->dir, &r->target, &io, in_paths, out_paths, o->threads, o->warmup, CHUNK_RUNS(c), NULL, &tc, &s_ours, e);
-      if (!rc && (orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(c), NULL, NULL, &tc, &s_ort, &ce))) {
+      if (!rc && (orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(c), NULL, NULL, NULL, &tc, &s_ort, &ce))) {
         fprintf(stderr, "ecg-bench: %s\n", ce.msg);
         *ort_rc = orc;
         r->have_ort = false;
@@ -852,6 +860,17 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     if (K > 1 && r->have_ort && !rc) {
       bt_timing_from(s_ours.v, s_ours.n, &r->ours);
       bt_timing_from(s_ort.v, s_ort.n, &r->ort);
+    }
+  }
+  if (!rc && o->ort_profile) { /* a separate run: the profiler's overhead stays out of --ort's timing */
+    const char *model = o->model ? o->model : source;
+    ecg_err oe = {0};
+    bt_timing tp;
+    int orc = model[0] ? bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, NULL, o->ort_profile, &tp, NULL, &oe)
+                       : ecg_errf(&oe, ECG_ERR_INPUT, "--ort-profile: no --model and no \"source\" in %s/model.json", o->dir);
+    if (orc) {
+      fprintf(stderr, "ecg-bench: %s\n", oe.msg);
+      *ort_rc = orc;
     }
   }
   if (!rc && o->ort_noise && o->data) {

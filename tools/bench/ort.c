@@ -38,11 +38,12 @@ int bt_ort_script(char *buf, size_t cap, ecg_err *e) {
 }
 
 int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads, int warmup,
-               int runs, const char *opt_level, const char *out_dir, bt_timing *t, bt_samples *acc, ecg_err *e) {
+               int runs, const char *opt_level, const char *out_dir, const char *profile, bt_timing *t, bt_samples *acc,
+               ecg_err *e) {
   char script[PATH_MAX + 64];
   ECG_TRY(bt_ort_script(script, sizeof script, e));
   const char *node = getenv("ECG_NODE");
-  int cap = 16 + 4 * io->n_in, argc = 0, rc = ECG_OK;
+  int cap = 18 + 4 * io->n_in, argc = 0, rc = ECG_OK;
   char **argv = calloc((size_t)cap, sizeof *argv);
   if (!argv) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   char nums[3][24];
@@ -54,6 +55,7 @@ int bt_ort_run(const char *model, const bt_io *io, char **in_paths, int threads,
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) argv[argc++] = strdup(fixed[i]);
   if (opt_level) { argv[argc++] = strdup("--opt-level"); argv[argc++] = strdup(opt_level); }
   if (out_dir) { argv[argc++] = strdup("--out-dir"); argv[argc++] = strdup(out_dir); }
+  if (profile) { argv[argc++] = strdup("--profile"); argv[argc++] = strdup(profile); }
   for (int i = 0; i < io->n_in; i++) {
     char dims[256];
     argv[argc++] = strdup("--in");

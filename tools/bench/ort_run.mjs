@@ -19,15 +19,45 @@
 // With --out-dir D, writes each output as D/FILE.bin (raw little-endian; FILE is the
 // output name with characters outside [A-Za-z0-9._:-] replaced by '_') and
 // D/outputs.json: [{"name","file","dtype" (ONNX code),"dims"}...] in graph order.
+// With --profile FILE, ONNX Runtime's own profiler is on (its timings then include the
+// profiler's overhead: time with a run without it) and FILE gets the per-node profile, the
+// layer-by-layer counterpart of ecg-bench --profile:
+//   {"threads","runs","total_ms","nodes":[{"name","op","median_ms","share"}...]}
+// one entry per node of the graph ONNX Runtime ran (after its own optimisations: fused and
+// reordered nodes, e.g. ".._nchwc" convolutions, "ReorderOutput"), in execution order;
+// median_ms: the median of its kernel's time over the R timed runs (the W warm-up runs left
+// out); total_ms: the sum of the medians; share: median_ms / total_ms.
 // Exit: 0 ok, 1 bad model/input/runtime error, 2 usage. Messages on stderr.
 
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, splitAssign, parseDims, dtypeByOrt, resolveShape, loadOrt, runMain, num, UsageError } from './common.mjs';
 
 const USAGE = `usage: node ort_run.mjs --model M.onnx [--threads N] [--warmup W] [--runs R]
        --in NAME=FILE.bin ... [--input-shape NAME=DIMS ...] [--out-dir D] [--opt-level all]
+       [--profile FILE]
 `;
+
+// ONNX Runtime's profiler trace (a JSON array of Chrome-trace events) -> per-node medians
+// over the runs after the first `warmup` (each node's events in run order).
+function nodeProfile(events, warmup, runs, threads) {
+  const byNode = new Map();
+  for (const ev of events) {
+    if (ev.cat !== 'Node' || typeof ev.name !== 'string' || !ev.name.endsWith('_kernel_time')) continue;
+    const name = ev.name.slice(0, -'_kernel_time'.length);
+    if (!byNode.has(name)) byNode.set(name, { op: ev.args?.op_name ?? '', us: [] });
+    byNode.get(name).us.push(Number(ev.dur));
+  }
+  const nodes = [];
+  for (const [name, v] of byNode) {
+    const us = v.us.slice(Math.min(warmup, Math.max(0, v.us.length - 1))).sort((a, b) => a - b);
+    nodes.push({ name, op: v.op, median_ms: num(quantile(us, 0.5) / 1e3) });
+  }
+  const total = nodes.reduce((a, n) => a + n.median_ms, 0);
+  for (const n of nodes) n.share = num(total > 0 ? n.median_ms / total : 0);
+  return { threads, runs, total_ms: num(total), nodes };
+}
 
 // Sorted samples -> value at quantile q (0..1), linear interpolation.
 function quantile(sorted, q) {
@@ -41,7 +71,8 @@ const safeName = (s) => s.replace(/[^A-Za-z0-9._:-]/g, '_');
 
 async function main(argv) {
   const { opts, positional } = parseArgs(argv, {
-    model: 'str', threads: 'int', warmup: 'int', runs: 'int', in: 'list', 'input-shape': 'list', 'out-dir': 'str', 'opt-level': 'str', help: 'flag',
+    model: 'str', threads: 'int', warmup: 'int', runs: 'int', in: 'list', 'input-shape': 'list', 'out-dir': 'str', 'opt-level': 'str',
+    profile: 'str', help: 'flag',
   });
   if (opts.help) { process.stdout.write(USAGE); return 0; }
   if (positional.length) throw new UsageError(`unexpected argument '${positional[0]}'`);
@@ -59,11 +90,13 @@ async function main(argv) {
 
   const ort = await loadOrt();
   if (!fs.existsSync(opts.model)) throw new Error(`${opts.model}: no such file`);
-  let session;
+  let session, profDir;
+  if (opts.profile) profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort_profile.'));
   try {
     session = await ort.InferenceSession.create(opts.model, {
       intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: optLevel,
       executionMode: 'sequential', logSeverityLevel: 3,
+      ...(profDir ? { enableProfiling: true, profileFilePrefix: path.join(profDir, 'p') } : {}),
     });
   } catch (e) {
     throw new Error(`${opts.model}: cannot load model: ${e.message}`);
@@ -104,6 +137,21 @@ async function main(argv) {
     }) + '\n');
   } catch (e) {
     throw new Error(`${opts.model}: run failed: ${e.message}`);
+  }
+
+  if (profDir) {
+    try {
+      session.endProfiling();
+      const f = fs.readdirSync(profDir).filter((n) => n.endsWith('.json'));
+      if (f.length !== 1) throw new Error(`the profiler wrote ${f.length} trace files`);
+      const prof = nodeProfile(JSON.parse(fs.readFileSync(path.join(profDir, f[0]), 'utf8')), warmup, runs, threads);
+      if (!prof.nodes.length) throw new Error('the trace holds no node timings');
+      fs.writeFileSync(opts.profile, JSON.stringify(prof, null, 1) + '\n');
+    } catch (e) {
+      throw new Error(`--profile ${opts.profile}: ${e.message}`);
+    } finally {
+      fs.rmSync(profDir, { recursive: true, force: true });
+    }
   }
 
   if (opts['out-dir']) {
