@@ -283,12 +283,11 @@ int ecg_conv_pool_match(const ecg_graph *g, const int *idx, int nm, int *conv, i
   if (!x || !w || !t || x->dtype != ECG_FLOAT || t->dtype != ECG_FLOAT || ecg_tensor_dims(x, d) != 4 || ecg_tensor_dims(t, d) != 4 ||
       ecg_tensor_dims(w, d) != 4 || !ecg_tensor_static(x) || !ecg_tensor_static(t))
     return -1;
-  /* a CNN's first layer (at most 4 input channels, 36 taps): the convs whose output the
-   * runtime pools from the cache (ecg_rt1_conv2d_maxpool's direct path). resnet18's 7x7 conv1
-   * (147 taps) runs its conv and then the pool inside the kernel, and measured no faster than
-   * the two kernels (1 thread 2.10-2.19 against 2.20-2.36 ms, 2 threads 1.01-1.24 against
-   * 1.13-1.19, 2 interleaved profiles) */
-  if (d[1] > 4 || d[1] * d[2] * d[3] > 36) return -1; /* d: the weight's [m, c, kh, kw] */
+  /* a CNN's first layer (at most 4 input channels, up to 7x7 taps): the convs whose output
+   * the runtime pools from the cache (ecg_rt1_conv2d_maxpool: conv_direct's rows up to 36
+   * taps, the blocked conv's rows beyond, resnet18's 7x7 conv1; where neither applies, the
+   * conv and then the pool inside the kernel) */
+  if (d[1] > 4 || d[1] * d[2] * d[3] > 4 * 49) return -1; /* d: the weight's [m, c, kh, kw] */
   int u = c->outputs[0];
   float a, b;
   if (nm == 3) {

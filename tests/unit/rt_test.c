@@ -1322,7 +1322,8 @@ int main(int argc, char **argv) {
    * pool, ceil_mode) smaller, resnet18's (pool pads 1), a pool window of 2 at stride 3
    * (conv rows no window reads), stride-1 pools, batches, 16 channels split by pooled rows
    * at 3 threads, built-in activations; 8 input channels (no direct kernel: conv into the
-   * scratch, then the pool) */
+   * scratch, then the pool); RGB 7x7 and 5x5 convs (the blocked conv's rows: resnet18's stem
+   * and pool smaller, 20 channels padded to two blocks, batches) */
   for (int th = 1; th <= 3; th++) {
     ecg_conv_params c1 = conv_p(1, 3, 60, 71, 20, 3, 3, 2, 1, 0, 1), c2 = conv_p(2, 3, 40, 50, 16, 3, 3, 2, 1, 1, 1);
     ecg_conv_params c3 = conv_p(1, 4, 30, 64, 24, 3, 3, 1, 1, 1, 1), c4 = conv_p(1, 8, 20, 20, 16, 3, 3, 1, 1, 1, 1);
@@ -1336,6 +1337,12 @@ int main(int argc, char **argv) {
     ecg_pool_params tall = pool_p(2, 1, 0); /* a window of 66 rows: past the fused kernel's 64 */
     tall.kh = 66;
     test_conv_pool(conv_p(1, 3, 140, 40, 16, 3, 3, 2, 1, 1, 1), tall, 0, th);
+    ecg_conv_params c5 = conv_p(1, 3, 64, 58, 64, 7, 7, 2, 1, 3, 1), c6 = conv_p(2, 3, 41, 45, 20, 5, 5, 1, 1, 2, 1);
+    c5.act = (ecg_act){ECG_ACT_RELU, 0, 0, NULL, NULL};
+    c6.act = rand_act();
+    test_conv_pool(c5, pool_p(3, 2, 1), 0, th);
+    test_conv_pool(c6, pool_p(2, 2, 0), 1, th);
+    test_conv_pool(c6, pool_p(3, 1, 1), 0, th);
   }
   set_threads(threads);
   for (int k = 0; k <= 6; k++) { /* activations over a wide range, vector body and tail */

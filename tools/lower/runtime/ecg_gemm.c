@@ -2166,29 +2166,53 @@ static size_t cpool_per_thread(const ecg_conv_params *p, const ecg_pool_params *
   return dr_buf_floats(p) + (size_t)cdiv(p->m, DR_J) * DR_J * q->kh * p->ow + 32;
 }
 
-/* Pooled rows py0 .. py1-1 of the channels of blocks b0 .. b1-1 (DR_J channels each) of
- * image img. Conv row cy lives in ring slot cy % kh while the windows need it: the rows
- * are computed in increasing order, and a window [lo, lo + kh) never reaches back past
- * the kh rows computed last. */
-ECG_AI void cpool_rows(const int S, const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr,
-                       const float *x, const float *wp, const float *bias, float *y, float *buf, float *ring, int img,
-                       int b0, int b1, int py0, int py1) {
-  const int RS = q->kh, ow = p->ow, oh = p->oh, c0 = DR_J * b0, c1 = imin(p->m, DR_J * b1);
+/* Pooled rows py0 .. py1-1 of max pool q (pr: its row state) over a conv's output rows
+ * (oh rows of ow), which row(ctx, cy, dst, cst) computes, nch channels of them, into ring
+ * slot cy % kh (channel k's row at dst + k * cst, cst = kh * ow): each conv row once, in
+ * increasing order, and a window [lo, lo + kh) never reaches back past the kh rows computed
+ * last. yc: the pooled plane of the ring's first channel (planes q->oh * q->ow apart). The
+ * Conv -> MaxPool kernels of conv_direct (cpool_rows) and of the blocked conv (bkpool_run)
+ * share it. */
+static void cpool_ring(const ecg_pool_params *q, const ecg_pool_rows *pr, int oh, int ow, int nch, float *ring,
+                       void (*row)(void *ctx, int cy, float *dst, size_t cst), void *ctx, float *yc, int py0, int py1) {
+  const int RS = q->kh;
   const size_t cst = (size_t)RS * ow; /* floats between two channels of the ring */
-  const float *xi = x + (size_t)img * p->c * p->h * p->w;
   int next = -1; /* conv rows below next are computed (-1: none yet) */
   for (int py = py0; py < py1; py++) {
     const int lo = py * q->sh - q->pt, a = imax(lo, 0), b = imin(lo + RS, oh);
-    for (int cy = next < 0 ? a : imax(a, next); cy < b; cy++) {
-      const unsigned long long in = dr_build(S, p, xi, cy, buf);
-      dr_row(S, p, wp, bias, buf, in, b0, b1, ring + (size_t)(cy % RS) * ow, cst);
-    }
+    for (int cy = next < 0 ? a : imax(a, next); cy < b; cy++) row(ctx, cy, ring + (size_t)(cy % RS) * ow, cst);
     if (b > next) next = b;
     const float *xr[64];
     int nr = 0;
     for (int cy = a; cy < b; cy++) xr[nr++] = ring + (size_t)(cy % RS) * ow;
-    ecg_rt1_pool_row_planes(pr, xr, nr, nr, cst, c1 - c0, y + (((size_t)img * p->m + c0) * q->oh + py) * q->ow, (size_t)q->oh * q->ow);
+    ecg_rt1_pool_row_planes(pr, xr, nr, nr, cst, nch, yc + (size_t)py * q->ow, (size_t)q->oh * q->ow);
   }
+}
+
+/* conv_direct's rows for cpool_ring: blocks b0 .. b1-1 of image xi, dr_build's rows in buf */
+typedef struct {
+  const ecg_conv_params *p;
+  const float *xi, *wp, *bias;
+  float *buf;
+  int b0, b1;
+} dr_src;
+ECG_AI void dr_src_row(const int S, void *ctx, int cy, float *dst, size_t cst) {
+  const dr_src *d = (const dr_src *)ctx;
+  const unsigned long long in = dr_build(S, d->p, d->xi, cy, d->buf);
+  dr_row(S, d->p, d->wp, d->bias, d->buf, in, d->b0, d->b1, dst, cst);
+}
+static void dr_src_row_s1(void *ctx, int cy, float *dst, size_t cst) { dr_src_row(1, ctx, cy, dst, cst); }
+static void dr_src_row_s2(void *ctx, int cy, float *dst, size_t cst) { dr_src_row(2, ctx, cy, dst, cst); }
+
+/* Pooled rows py0 .. py1-1 of the channels of blocks b0 .. b1-1 (DR_J channels each) of
+ * image img, their conv rows computed into this thread's ring (cpool_ring). */
+ECG_AI void cpool_rows(const int S, const ecg_conv_params *p, const ecg_pool_params *q, const ecg_pool_rows *pr,
+                       const float *x, const float *wp, const float *bias, float *y, float *buf, float *ring, int img,
+                       int b0, int b1, int py0, int py1) {
+  const int c0 = DR_J * b0, c1 = imin(p->m, DR_J * b1);
+  dr_src d = {p, x + (size_t)img * p->c * p->h * p->w, wp, bias, buf, b0, b1};
+  cpool_ring(q, pr, p->oh, p->ow, c1 - c0, ring, S == 1 ? dr_src_row_s1 : dr_src_row_s2, &d,
+             y + ((size_t)img * p->m + c0) * q->oh * q->ow, py0, py1);
 }
 
 /* Rows r0 .. r1-1 of blocks b0 .. b1-1 of image img: conv output rows into y (q NULL), or
@@ -2506,6 +2530,48 @@ static size_t bk_part_floats(const ecg_conv_params *p0) {
   return (size_t)R * cdiv(p->ow, BK_RW) * 2 * BK_RW * 16;
 }
 
+/* The padded input plane xp [ceil(c/16)][Hp][Wp][cl lanes] of image xb (NCHW, or NCHWc16 with
+ * c16), rows split over the team (an orphaned omp for: call it inside the parallel region;
+ * its implicit barrier ends it). */
+static void bk_pad(const ecg_conv_params *p, const float *xb, float *xp, int Hp, int Wp, int c16) {
+  const int CB = cdiv(p->c, 16), cl = bk_lanes(p);
+  ECG_PRAGMA(omp for schedule(static))
+  for (long t = 0; t < (long)CB * Hp; t++) { /* padded row t of xp */
+    const int cb = (int)(t / Hp), iy = (int)(t % Hp) - p->pt;
+    float *row = xp + (size_t)t * Wp * cl;
+    const int x0 = imax(0, p->pl), x1 = imin(Wp, p->w + p->pl); /* padded columns holding input */
+    if (iy < 0 || iy >= p->h || cl != 16 || x1 <= x0) {
+      memset(row, 0, (size_t)Wp * cl * sizeof(float));
+      if (iy < 0 || iy >= p->h) continue;
+    }
+    if (c16 && x1 > x0) { /* the NCHWc16 row's positions as they are */
+      memset(row, 0, (size_t)x0 * 16 * sizeof(float));
+      memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
+      memcpy(row + (size_t)x0 * 16, xb + (((size_t)cb * p->h + iy) * p->w + (x0 - p->pl)) * 16,
+             (size_t)(x1 - x0) * 16 * sizeof(float));
+      continue;
+    }
+    if (cl == 16 && x1 > x0) { /* 16 columns of the block's 16 channel rows, transposed in registers */
+      memset(row, 0, (size_t)x0 * 16 * sizeof(float));
+      memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
+      c16_from_rows(xb + ((size_t)cb * 16 * p->h + iy) * p->w + (x0 - p->pl), (size_t)p->h * p->w, imin(16, p->c - cb * 16),
+                    x1 - x0, row + (size_t)x0 * 16);
+      continue;
+    }
+    for (int l = 0; l < 16 && cb * 16 + l < p->c; l++) {
+      const float *src = xb + ((size_t)(cb * 16 + l) * p->h + iy) * p->w;
+      for (int c = x0; c < x1; c++) row[(size_t)c * cl + l] = src[c - p->pl];
+    }
+  }
+}
+
+/* The tile kernels' input form (bk_fns' first index): 16-lane planes at stride 1 or 2,
+ * 3-lane planes (RGB first layers) at stride 1 or 2, other strides (0). */
+static int bk_xsel(const ecg_conv_params *p) {
+  const int cl = bk_lanes(p), s12 = p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
+  return !s12 ? 0 : cl == 16 ? s12 : cl == 3 ? 2 + s12 : 0;
+}
+
 /* The blocked direct conv p: x and y NCHW (c16 0: the input transposed into xp's padded
  * NCHWc16 plane, the tiles transposed back into y's rows), or x, y and res [n, m, oh, ow]
  * (may be NULL) NCHWc16 (c16 1, ecg_nchwc.h; only for p->c >= 16: the plane's rows are
@@ -2525,8 +2591,7 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
    * 2 threads: 0.112 ms against 0.056 for NCHW's GEMM) */
   const int SB = oh == 1 ? imax(1, BK_BAND / rw) : nseg, bands = oh == 1 ? cdiv(nseg, SB) : cdiv(oh, R);
   const size_t wblk = (size_t)CB * p->kh * p->kw * 256; /* floats of one output block's weights */
-  const int cl = bk_lanes(p), s12 = p->sw == 1 ? 1 : p->sw == 2 ? 2 : 0;
-  const int xsel = !s12 ? 0 : cl == 16 ? s12 : cl == 3 ? 2 + s12 : 0;
+  const int xsel = bk_xsel(p);
   float *parts = xp + bk_plane_floats(p);
   const size_t pf = bk_part_floats(p);
   /* NCHWc16 input without pads: its planes are the padded plane (rows of w positions) */
@@ -2550,34 +2615,7 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
     const float *rb = res ? res + ybo : NULL;
     const float *xpb = inplace ? xb : xp;
     ECG_PRAGMA(omp parallel num_threads(T) if (T > 1)) {
-      ECG_PRAGMA(omp for schedule(static))
-      for (long t = 0; t < (inplace ? 0 : (long)CB * Hp); t++) { /* padded row t of xp */
-        const int cb = (int)(t / Hp), iy = (int)(t % Hp) - p->pt;
-        float *row = xp + (size_t)t * Wp * cl;
-        const int x0 = imax(0, p->pl), x1 = imin(Wp, p->w + p->pl); /* padded columns holding input */
-        if (iy < 0 || iy >= p->h || cl != 16 || x1 <= x0) {
-          memset(row, 0, (size_t)Wp * cl * sizeof(float));
-          if (iy < 0 || iy >= p->h) continue;
-        }
-        if (c16 && x1 > x0) { /* the NCHWc16 row's positions as they are */
-          memset(row, 0, (size_t)x0 * 16 * sizeof(float));
-          memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
-          memcpy(row + (size_t)x0 * 16, xb + (((size_t)cb * p->h + iy) * p->w + (x0 - p->pl)) * 16,
-                 (size_t)(x1 - x0) * 16 * sizeof(float));
-          continue;
-        }
-        if (cl == 16 && x1 > x0) { /* 16 columns of the block's 16 channel rows, transposed in registers */
-          memset(row, 0, (size_t)x0 * 16 * sizeof(float));
-          memset(row + (size_t)x1 * 16, 0, (size_t)(Wp - x1) * 16 * sizeof(float));
-          c16_from_rows(xb + ((size_t)cb * 16 * p->h + iy) * p->w + (x0 - p->pl), (size_t)p->h * p->w, imin(16, p->c - cb * 16),
-                        x1 - x0, row + (size_t)x0 * 16);
-          continue;
-        }
-        for (int l = 0; l < 16 && cb * 16 + l < p->c; l++) {
-          const float *src = xb + ((size_t)(cb * 16 + l) * p->h + iy) * p->w;
-          for (int c = x0; c < x1; c++) row[(size_t)c * cl + l] = src[c - p->pl];
-        }
-      }
+      if (!inplace) bk_pad(p, xb, xp, Hp, Wp, c16);
       __m512 *part = (__m512 *)(void *)(parts + (size_t)ecg_tid() * pf);
       ECG_PRAGMA(omp for schedule(static))
       for (long it = 0; it < (long)pairs * bands; it++) {
@@ -2730,6 +2768,85 @@ static int conv_blocked(const ecg_conv_params *p) {
   /* other shapes from 32 input channels, as before the Winograd rule above (16-31 channels
    * not measured blocked) */
   return p->c >= 32;
+}
+
+/* Conv [+ activation] -> MaxPool as one kernel where the conv runs blocked (resnet18's 7x7
+ * stride-2 RGB stem, 64x112x112, 3.2 MB, then a 3x3 stride-2 pool): as cpool_rows does for
+ * conv_direct, each thread computes the conv rows its pooled rows need, every output block,
+ * into a ring of kh rows per channel and pools them from there (cpool_ring), so the conv
+ * output is neither written to memory nor read back. For convs with small weights (every
+ * conv row reads all of them: BKP_W_BYTES) and an NCHW image, not 1x1 views or ECG_ACT_FN
+ * epilogues. */
+#define BKP_W_BYTES (256 * 1024)
+static int bkpool_fused(const ecg_conv_params *p, const ecg_pool_params *q) {
+  return conv_blocked(p) && !(p->kh == 1 && p->kw == 1) && p->act.kind != ECG_ACT_FN &&
+         (double)cdiv(p->m, 16) * cdiv(p->c, 16) * p->kh * p->kw * 256 * sizeof(float) <= BKP_W_BYTES && q->n == p->n &&
+         q->c == p->m && q->h == p->oh && q->w == p->ow && q->dh == 1 && q->kh >= 1 && q->kh <= 64 && q->sh >= 1 &&
+         q->oh > 0 && q->ow > 0; /* cpool_ring: xr[64] */
+}
+/* Floats of a thread's scratch: one row's register tiles, the ring, alignment. */
+static size_t bkpool_per_thread(const ecg_conv_params *p, const ecg_pool_params *q) {
+  return (size_t)cdiv(p->ow, BK_RW) * 2 * BK_RW * 16 + (size_t)p->m * q->kh * p->ow + 32;
+}
+/* The blocked conv's rows for cpool_ring: conv row cy, every pair of output blocks, from the
+ * padded plane xp; the tiles' partial sums in part (one row's segments). */
+typedef struct {
+  const ecg_conv_params *p, *ring; /* ring: p with oh = the ring's rows (bk_store's plane) */
+  const float *xp, *wp, *bias;
+  int Hp, Wp, xsel, CB, CBK, MB, nseg, rw;
+  size_t wblk;
+  __m512 *part;
+} bk_src;
+static void bk_src_row(void *ctx, int cy, float *dst, size_t cst) {
+  const bk_src *b = (const bk_src *)ctx;
+  const ecg_conv_params *p = b->p;
+  (void)cst; /* bk_store's plane: b->ring's oh * ow, the same */
+  for (int q = 0; q < b->MB; q += 2) {
+    const int OB = imin(2, b->MB - q);
+    const float *wq = b->wp + (size_t)q * b->wblk;
+    for (int cb0 = 0; cb0 < b->CB; cb0 += b->CBK) {
+      const int cb1 = imin(b->CB, cb0 + b->CBK);
+      for (int sg = 0; sg < b->nseg; sg++) {
+        const int ox0 = sg * b->rw, RW = imin(b->rw, p->ow - ox0);
+        __m512 *slot = b->part + (size_t)sg * 2 * BK_RW;
+        bk_fns[b->xsel][OB - 1][RW](p, b->xp, b->Hp, b->Wp, wq, b->wblk, cy, ox0, cb0, cb1, slot, NULL, 0, 0);
+        if (cb1 == b->CB) bk_store(b->ring, slot, OB, RW, q, b->bias, dst, 0, ox0);
+      }
+    }
+  }
+}
+/* bkpool_fused's kernel: per image, the padded plane shared by the team (bk_pad), then each
+ * thread a run of pooled rows of every channel. scratch: bk_plane_floats(p), then
+ * bkpool_per_thread(p, q) per thread. */
+static void bkpool_run(const ecg_conv_params *p, const ecg_pool_params *q, const float *x, const float *wp,
+                       const float *bias, float *y, float *scratch) {
+  int Hp, Wp, R, CBK;
+  bk_geom(p, &Hp, &Wp);
+  bk_bands(p, &R, &CBK);
+  ecg_conv_params ring = *p;
+  ring.oh = q->kh;
+  ecg_pool_rows pr;
+  ecg_rt1_pool_rows_init(&pr, q, 1);
+  const int nseg = cdiv(p->ow, BK_RW);
+  bk_src src = {p, &ring, scratch, wp, bias, Hp, Wp, bk_xsel(p), cdiv(p->c, 16), CBK, cdiv(p->m, 16), nseg,
+                cdiv(p->ow, nseg), (size_t)cdiv(p->c, 16) * p->kh * p->kw * 256, NULL};
+  float *thr = scratch + bk_plane_floats(p);
+  const size_t per = bkpool_per_thread(p, q);
+  int T = ecg_threads();
+  if ((double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
+  (void)T;
+  for (int img = 0; img < p->n; img++) {
+    const float *xb = x + (size_t)img * p->c * p->h * p->w;
+    ECG_PRAGMA(omp parallel num_threads(T) if (T > 1)) {
+      bk_pad(p, xb, scratch, Hp, Wp, 0);
+      const int nt = ecg_team_size(), tid = ecg_tid();
+      bk_src mine = src;
+      mine.part = (__m512 *)(void *)align64(thr + (size_t)tid * per);
+      float *rg = align64((float *)(mine.part + (size_t)nseg * 2 * BK_RW));
+      cpool_ring(q, &pr, p->oh, p->ow, p->m, rg, bk_src_row, &mine, y + (size_t)img * p->m * q->oh * q->ow,
+                 (int)((long)q->oh * tid / nt), (int)((long)q->oh * (tid + 1) / nt));
+    }
+  }
 }
 #else
 static int conv_blocked(const ecg_conv_params *p) { (void)p; return 0; }
@@ -3825,6 +3942,7 @@ size_t ecg_rt1_conv2d_maxpool_scratch_floats(const ecg_conv_params *p, const ecg
   if (p->n <= 0 || p->m <= 0 || p->oh <= 0 || p->ow <= 0) return 0;
 #ifdef ECG_AVX512
   if (cpool_fused(p, q)) return (size_t)(threads < 1 ? 1 : threads) * cpool_per_thread(p, q);
+  if (bkpool_fused(p, q)) return bk_plane_floats(p) + (size_t)(threads < 1 ? 1 : threads) * bkpool_per_thread(p, q);
 #else
   (void)q;
 #endif
@@ -3837,6 +3955,10 @@ void ecg_rt1_conv2d_maxpool(const ecg_conv_params *p, const ecg_pool_params *q, 
 #ifdef ECG_AVX512
   if (cpool_fused(p, q)) {
     conv_direct_run(p, q, x, packed_w, bias, y, scratch);
+    return;
+  }
+  if (bkpool_fused(p, q)) {
+    bkpool_run(p, q, x, packed_w, bias, y, scratch);
     return;
   }
 #endif
