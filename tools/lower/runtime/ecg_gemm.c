@@ -2606,8 +2606,13 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
   /* Work items band-major (bm: a thread takes a run of bands, every pair of output blocks)
    * where a team shares an input plane larger than the weights, so that each thread reads
    * the rows of the plane it padded itself (and the next kernel, split over positions,
-   * the rows it wrote); pair-major otherwise, each thread streaming its pairs' weights once */
-  const int bm = BK_BAND_MAJOR && T > 1 && (size_t)CB * Hp * Wp * 16 > wblk * MB;
+   * the rows it wrote); pair-major otherwise, each thread streaming its pairs' weights once.
+   * In the model at 2 threads (Xeon, family 6 model 167): squeezenet1_1 2.766 -> 2.712 ms (8
+   * alternating rounds of 400 runs, medians; its 16- and 32-channel expands and squeezes);
+   * resnet18's 7x7 stem 952 -> 901 us and 64x56x56->128 s2 conv 447 -> 420 (4 profile rounds),
+   * though its MaxPool after the stem, split by planes, went 102 -> 128 us (a pool split by
+   * rows measured no better); mobilenet_v2, mnasnet1_0 within the noise. */
+  const int bm = BK_BAND_MAJOR && T > 1 && (size_t)CB * Hp * Wp * bk_lanes(p) > wblk * MB;
   for (int b = 0; b < p->n; b++) {
     const float *xb = x + (size_t)b * (c16 ? (size_t)CB * 16 : (size_t)p->c) * p->h * p->w;
     const size_t ybo = (size_t)b * (c16 ? (size_t)MB * 16 : (size_t)p->m) * p->oh * p->ow;
@@ -3272,7 +3277,10 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
          * band, the band is one group, shared: a 7x7 plane at 2 threads made groups of 2, 2, 2
          * and 1 rows, 4 rows on one thread, 3 on the other; one group of 49 positions gives
          * each thread half of the depthwise blocks, then 2 of 4 balanced tiles (i16_ntiles).
-         * shared: the team splits every group (the depthwise stage by block). */
+         * shared: the team splits every group (the depthwise stage by block). With the first
+         * stage pair-major there (pm below): mnasnet1_0's 192x7x7->1152 k5 chains in the
+         * model at 2 threads 220-225 -> 204-214 us (5 alternating profile rounds); rt_test
+         * --bench, that chain 180-191 -> 166-175 us, balanced tiles alone 173-188 -> 175-182. */
         const int Gs = T > 1 && rows % (T * Gt) && rows <= T * g.G ? rows : Gt;
         const int shared = T > 1 && !(ng >= 2 * T && Gs == Gt);
         /* 1. E rows [lo, hi): act1(W1 x + b1), or x itself, into the ring */
