@@ -473,7 +473,8 @@ void ecg_rt1_avgpool2d(const ecg_pool_params *p, const float *x, float *y);
  * fusion; ecg-fuse --intensive): x [n, c, h, w] NCHW, weights packed by ecg_rt1_conv2d_pack(p),
  * bias [m] or NULL, y [n, m, q->oh, q->ow]; q's input is the conv's output (q->c == p->m,
  * q->h == p->oh, q->w == p->ow). Where the conv runs as the direct first-layer kernel (AVX-512,
- * at most 4 input channels), the conv rows are pooled from a per-thread ring and the conv
+ * at most 4 input channels) or as the blocked conv with at most 256 KiB of packed weights
+ * (AVX-512; resnet18's 7x7 stem), the conv rows are pooled from a per-thread ring and the conv
  * output never reaches memory; otherwise the conv output is computed into the scratch and
  * pooled from there. The same values as ecg_rt1_conv2d then ecg_rt1_maxpool2d. scratch:
  * ecg_rt1_conv2d_maxpool_scratch_floats(p, q, threads) floats, 64-byte aligned. No errors. */
