@@ -3167,25 +3167,28 @@ ECG_AI void i16_dw_group(const ecg_ibr_params *p, const i16_geom *g, const float
     }
   }
 }
-/* Register tiles for P positions shared by T threads: ceil(P / 14), rounded up to a multiple
- * of T, of balanced widths (i16_tile: tile q holds positions [q P / n, (q + 1) P / n)), so
- * that a static split gives every thread as many positions. A 7x7 plane was 3 tiles of 14
- * and one of 7, split 28 and 21 over 2 threads; now 12, 12 | 12, 13 (one thread: the same
- * FMAs in the same number of calls). */
+/* Register tiles for P positions shared by T threads: ceil(P / 14), and with a team (T > 1)
+ * rounded up to a multiple of T and of balanced widths (i16_tile: tile q holds positions
+ * [q P / n, (q + 1) P / n)), so that a static split gives every thread as many positions: a
+ * 7x7 plane was 3 tiles of 14 and one of 7, split 28 and 21 over 2 threads; now 12, 12 | 12,
+ * 13. One thread keeps tiles of 14 and the rest (mnasnet1_0's 7x7 chains in the model
+ * measured 1-3% slower in balanced tiles: 346/349/344/423 against 355/351/348/432 us, 5
+ * profile rounds). */
 static int i16_ntiles(int P, int T) {
   const int n = cdiv(P, I16_RW);
   return T > 1 ? cdiv(n, T) * T : n;
 }
-static void i16_tile(int P, int n, int q, int *p0, int *RW) {
-  *p0 = (int)((long)q * P / n);
-  *RW = (int)((long)(q + 1) * P / n) - *p0;
+static void i16_tile(int P, int n, int T, int q, int *p0, int *RW) {
+  *p0 = T > 1 ? (int)((long)q * P / n) : q * I16_RW;
+  *RW = T > 1 ? (int)((long)(q + 1) * P / n) - *p0 : imin(I16_RW, P - *p0);
 }
 /* Output blocks ob, ob + 1 of y (NCHW, plane OHW floats, yq its first position of the group)
- * at tile c of nt over the group's GP positions of D ([block][GP][16]): act3(W2 D + b2). */
-ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int nt, int c, int ob, const float *w2p,
-                         const float *b2, float *yq, size_t OHW) {
+ * at tile c of nt over the group's GP positions of D ([block][GP][16]), tiles shared by T
+ * threads (i16_ntiles): act3(W2 D + b2). */
+ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int nt, int T, int c, int ob,
+                         const float *w2p, const float *b2, float *yq, size_t OHW) {
   int p0, RW;
-  i16_tile(GP, nt, c, &p0, &RW);
+  i16_tile(GP, nt, T, c, &p0, &RW);
   const int OB = imin(2, g->nb2 - ob);
   __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
   i16_pw_pick(OB, ob, p->cout, RW)(D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
@@ -3330,12 +3333,12 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             for (int it = 0; it < nch * npair; it++) {
               const int q = pm ? it % nch : it / npair, ob = 2 * (pm ? it / nch : it % npair), OB = imin(2, NB - ob);
               int p0, RW;
-              i16_tile(P, nch, q, &p0, &RW);
+              i16_tile(P, nch, T, q, &p0, &RW);
               if (q != offq) {
                 offq = q;
                 if (I16_PF_X > 0 && !pm && q + I16_PF_X < nch) { /* x's chunk I16_PF_X ahead, each input channel's lines */
                   int pn, nr;
-                  i16_tile(P, nch, q + I16_PF_X, &pn, &nr);
+                  i16_tile(P, nch, T, q + I16_PF_X, &pn, &nr);
                   const float *xn = xi + (size_t)lo * W + pn;
                   nr--;
                   for (int k = 0; k < p->cin; k++) {
@@ -3409,7 +3412,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16, yd, OHW);
-            for (int it = 0, nt = i16_ntiles(GP, 1); it < nt * nob; it++) i16_pw2_tile(p, &g, Dg, GP, nt, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            for (int it = 0, nt = i16_ntiles(GP, 1); it < nt * nob; it++) i16_pw2_tile(p, &g, Dg, GP, nt, 1, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         } else {
           for (int t0 = 0; t0 < rows; t0 += Gs) {
@@ -3418,7 +3421,7 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16, yd, OHW);
             const int nt = i16_ntiles(GP, T);
             ECG_PRAGMA(omp for schedule(static))
-            for (int it = 0; it < nt * nob; it++) i16_pw2_tile(p, &g, D, GP, nt, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            for (int it = 0; it < nt * nob; it++) i16_pw2_tile(p, &g, D, GP, nt, T, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
           }
         }
         if (p->act3.kind == ECG_ACT_FN) {
