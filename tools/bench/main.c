@@ -684,6 +684,15 @@ static int read_ort_outputs(const char *dir, const bt_io *io, pbset *ref, ecg_er
   return rc;
 }
 
+/** The ONNX model for an ONNX Runtime run: --model, else model.json's "source"; NULL, with
+ *  ECG_ERR_INPUT in *e naming `flag`, when there is neither. */
+static const char *ort_model(const opts *o, const char *source, const char *flag, ecg_err *e) {
+  const char *m = o->model ? o->model : source;
+  if (m && m[0]) return m;
+  ecg_errf(e, ECG_ERR_INPUT, "%s: no --model and no \"source\" in %s/model.json", flag, o->dir);
+  return NULL;
+}
+
 /** --ort-noise: run ONNX Runtime once more with graph optimisations disabled on the
  *  same inputs and compare ITS outputs with the expected ones (made by ORT with all
  *  optimisations): how far the reference disagrees with itself at this tolerance, the
@@ -820,14 +829,13 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
   if (!rc && o->save) rc = save_all(o, ordered, io.n_in, &io, e);
   if (!rc && o->ort) {
     /* without --data, ONNX Runtime's outputs on the same inputs are the reference */
-    const char *model = o->model ? o->model : source;
     ecg_err oe = {0};
+    const char *model = ort_model(o, source, "--ort", &oe);
     char ort_dir[PATH_MAX + 16];
     snprintf(ort_dir, sizeof ort_dir, "%s/ort", g_tmpdir);
     pbset ref = {0};
-    int orc;
-    if (!model[0]) orc = ecg_errf(&oe, ECG_ERR_INPUT, "--ort: no --model and no \"source\" in %s/model.json", o->dir);
-    else {
+    int orc = ECG_ERR_INPUT;
+    if (model) {
       if (o->verbose) fprintf(stderr, "ecg-bench: running ONNX Runtime on %s\n", model);
       orc = bt_ort_run(model, &io, in_paths, o->threads, o->warmup, CHUNK_RUNS(0), NULL, o->data ? NULL : ort_dir, NULL, &r->ort,
                        K > 1 ? &s_ort : NULL, &oe);
@@ -863,21 +871,20 @@ static int bench(const opts *o_in, result *r, int *ort_rc, ecg_err *e) {
     }
   }
   if (!rc && o->ort_profile) { /* a separate run: the profiler's overhead stays out of --ort's timing */
-    const char *model = o->model ? o->model : source;
     ecg_err oe = {0};
     bt_timing tp;
-    int orc = model[0] ? bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, NULL, o->ort_profile, &tp, NULL, &oe)
-                       : ecg_errf(&oe, ECG_ERR_INPUT, "--ort-profile: no --model and no \"source\" in %s/model.json", o->dir);
+    const char *model = ort_model(o, source, "--ort-profile", &oe);
+    int orc = model ? bt_ort_run(model, &io, in_paths, o->threads, o->warmup, o->runs, NULL, NULL, o->ort_profile, &tp, NULL, &oe)
+                    : ECG_ERR_INPUT;
     if (orc) {
       fprintf(stderr, "ecg-bench: %s\n", oe.msg);
       *ort_rc = orc;
     }
   }
   if (!rc && o->ort_noise && o->data) {
-    const char *model = o->model ? o->model : source;
     ecg_err oe = {0};
-    int orc = model[0] ? ort_noise(model, &io, in_paths, &dout, omap, o, r, &oe)
-                       : ecg_errf(&oe, ECG_ERR_INPUT, "--ort-noise: no --model and no \"source\" in %s/model.json", o->dir);
+    const char *model = ort_model(o, source, "--ort-noise", &oe);
+    int orc = model ? ort_noise(model, &io, in_paths, &dout, omap, o, r, &oe) : ECG_ERR_INPUT;
     if (orc) {
       fprintf(stderr, "ecg-bench: %s\n", oe.msg);
       *ort_rc = orc;
