@@ -2565,6 +2565,12 @@ static void bk_pad(const ecg_conv_params *p, const float *xb, float *xp, int Hp,
   }
 }
 
+/* The team of a blocked conv of one image (p: its bk_view): one thread under 1e5
+ * multiply-adds per image, else ecg_threads(). */
+static int bk_team(const ecg_conv_params *p) {
+  return (double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5 ? 1 : ecg_threads();
+}
+
 /* The tile kernels' input form (bk_fns' first index): 16-lane planes at stride 1 or 2,
  * 3-lane planes (RGB first layers) at stride 1 or 2, other strides (0). */
 static int bk_xsel(const ecg_conv_params *p) {
@@ -2600,8 +2606,7 @@ static void conv_blocked_run(const ecg_conv_params *p0, const float *x, const fl
     Hp = p->h;
     Wp = p->w;
   }
-  int T = ecg_threads();
-  if ((double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
+  const int T = bk_team(p);
   (void)T;
   /* Work items band-major (bm: a thread takes a run of bands, every pair of output blocks)
    * where a team shares an input plane larger than the weights, so that each thread reads
@@ -2837,8 +2842,7 @@ static void bkpool_run(const ecg_conv_params *p, const ecg_pool_params *q, const
                 cdiv(p->ow, nseg), (size_t)cdiv(p->c, 16) * p->kh * p->kw * 256, NULL};
   float *thr = scratch + bk_plane_floats(p);
   const size_t per = bkpool_per_thread(p, q);
-  int T = ecg_threads();
-  if ((double)p->m * p->oh * p->ow * p->c * p->kh * p->kw < 1e5) T = 1;
+  const int T = bk_team(p);
   (void)T;
   for (int img = 0; img < p->n; img++) {
     const float *xb = x + (size_t)img * p->c * p->h * p->w;
