@@ -2929,6 +2929,26 @@ static __attribute__((unused)) int dw_cb(const ecg_conv_params *p) { (void)p; re
 #ifndef I16_BAND_BYTES
 #define I16_BAND_BYTES 0
 #endif
+/* Pointwise stages pair-major where a pair of output blocks spans at most I16_PM_TILES
+ * register tiles (the first stage's chunks of a band; the second stage's tiles of a group;
+ * always where the team shares a group, I16_PM_SHARED): the pair's tiles run in a row and
+ * each prefetches its slice of the next pair's weights into L2 (i16_pf_next), so the weights,
+ * which come from memory once per call inside a model, stream over the whole pass instead of
+ * stalling the first tile of every chunk (tile-major, each chunk read all of W from memory
+ * or L2 at the FMA rate, about 32 GB/s against this VM's 13.5 GB/s STREAM triad). mnasnet1_0
+ * (ecg-bench --profile, alternating rounds, medians, Xeon model 167): 1 thread, 6 rounds,
+ * total 5.920 -> 5.842 ms, its 192x7x7->1152 k5 chains 380-382 -> 372-377 us, 192x7x7->1152
+ * ->320 472 -> 463, 96x14x14->576 k5 353 -> 344; 2 threads, 8 rounds, those chains 216-221
+ * -> 212-215, 267 -> 259 and 204 -> 199 (totals within the noise); mobilenet_v2 and
+ * efficientnet_b0 at 2 threads within the noise (3.384 / 3.368, 5.820 / 5.847 ms). With the
+ * prefetch tested in the k loop of every call (not only of the instances that prefetch),
+ * mnasnet1_0's 56x56 chains went 3-7% slower. */
+#ifndef I16_PM_TILES
+#define I16_PM_TILES 8
+#endif
+#ifndef I16_PM_SHARED
+#define I16_PM_SHARED 1
+#endif
 
 int ecg_rt1_ibr16_applies(const ecg_ibr_params *p) {
   return p->cexp >= 16 && (p->cexp % 16 == 0 || p->cexp >= 64) && (p->sw == 1 || p->sw == 2) && p->sh >= 1 && p->kh >= p->sh &&
@@ -3015,10 +3035,12 @@ size_t ecg_rt1_ibr16_scratch_floats(const ecg_ibr_params *p, int threads) {
  * The weights stream is prefetched ECG_PF_A floats ahead (they come from memory once per
  * band: mnasnet1_0's 7x7 stages expand 192 -> 1152, 885 KB per pointwise conv): mnasnet1_0
  * 6.71 -> 6.18 ms at 1 thread, 4.11 -> 3.98 at 2; mobilenet_v2 at 2 threads 3.70 -> 3.55;
- * efficientnet_b0 within the noise (interleaved rounds, medians, Xeon model 167). */
+ * efficientnet_b0 within the noise (interleaved rounds, medians, Xeon model 167). With pfl
+ * > 0, pfl further lines from pf (the next pair's weights, I16_PM_TILES) are prefetched
+ * into L2, one per k. */
 ECG_AI void i16_pw(const int OB, const int H, const int RW, const float *s, size_t kbs, size_t ks, size_t js, int K,
                    const float *w, size_t wob, const __m512 *init, __m512 *out, ecg_act act, float *e,
-                   const size_t *off, size_t ob1, const size_t *koff) {
+                   const size_t *off, size_t ob1, const size_t *koff, const float *pf, int pfl) {
   const int OF = OB - H; /* blocks of 16 lanes: 1 or 2 (H only as a pair's second, i16_pw_pick) */
   __m512 acc[2][I16_RW];
   __m256 acch[I16_RW];
@@ -3036,6 +3058,11 @@ ECG_AI void i16_pw(const int OB, const int H, const int RW, const float *s, size
       const float *sj = koff ? s + koff[k0 + kk] : sk;
       _mm_prefetch((const char *)(wk + ECG_PF_A), _MM_HINT_T0);
       if (OB > 1) _mm_prefetch((const char *)(wk + wob + ECG_PF_A), _MM_HINT_T0);
+      if (pfl > 0) { /* the next pair's weights into L2, a line per k */
+        _mm_prefetch((const char *)pf, _MM_HINT_T1);
+        pf += 16;
+        pfl--;
+      }
       const __m512 w0 = _mm512_loadu_ps(wk), w1 = OF > 1 ? _mm512_loadu_ps(wk + wob) : w0;
       const __m256 wh = H ? _mm256_loadu_ps(wk + (OB - 1) * wob) : _mm256_setzero_ps();
 #pragma GCC unroll 14
@@ -3091,16 +3118,18 @@ ECG_AI void i16_dw(const int RW, const int S, const float *const *rows, int kh, 
   for (int j = 0; j < RW; j++) out[j] = acc[j];
 }
 typedef void (*i16_pw_fn)(const float *, size_t, size_t, size_t, int, const float *, size_t, const __m512 *, __m512 *, ecg_act,
-                          float *, const size_t *, size_t, const size_t *);
+                          float *, const size_t *, size_t, const size_t *, const float *, int);
 typedef void (*i16_dw_fn)(const float *const *, int, int, const float *, __m512, int, __m512 *);
-#define ECG_I16_PW(NAME, OB, H, RW)                                                                            \
+/* PF: with the next pair's prefetch (pf, pfl); without, they are ignored (no test in the k loop) */
+#define ECG_I16_PW(NAME, OB, H, RW, PF)                                                                        \
   static void NAME##_##RW(const float *s, size_t kbs, size_t ks, size_t js, int K, const float *w, size_t wob,  \
                           const __m512 *init, __m512 *out, ecg_act act, float *e, const size_t *off, size_t ob1, \
-                          const size_t *koff) {                                                                 \
-    i16_pw(OB, H, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff);                            \
+                          const size_t *koff, const float *pf, int pfl) {                                       \
+    i16_pw(OB, H, RW, s, kbs, ks, js, K, w, wob, init, out, act, e, off, ob1, koff, PF ? pf : NULL, PF ? pfl : 0); \
   }
 #define ECG_I16(RW)                                                                                              \
-  ECG_I16_PW(i16_pw1, 1, 0, RW) ECG_I16_PW(i16_pw2, 2, 0, RW) ECG_I16_PW(i16_pw2h, 2, 1, RW)                   \
+  ECG_I16_PW(i16_pw1, 1, 0, RW, 0) ECG_I16_PW(i16_pw2, 2, 0, RW, 0) ECG_I16_PW(i16_pw2h, 2, 1, RW, 0)          \
+  ECG_I16_PW(i16_pw1p, 1, 0, RW, 1) ECG_I16_PW(i16_pw2p, 2, 0, RW, 1) ECG_I16_PW(i16_pw2hp, 2, 1, RW, 1)       \
   static void i16_dw1_##RW(const float *const *rows, int kh, int kw, const float *w, __m512 b, int ox0, __m512 *o) { \
     i16_dw(RW, 1, rows, kh, kw, w, b, ox0, o);                                                                  \
   }                                                                                                             \
@@ -3112,7 +3141,8 @@ ECG_I16(8) ECG_I16(9) ECG_I16(10) ECG_I16(11) ECG_I16(12) ECG_I16(13) ECG_I16(14
 #undef ECG_I16
 #undef ECG_I16_PW
 #define I16_TAB(P) {0, P##_1, P##_2, P##_3, P##_4, P##_5, P##_6, P##_7, P##_8, P##_9, P##_10, P##_11, P##_12, P##_13, P##_14}
-static const i16_pw_fn i16_pw_fns[3][I16_RW + 1] = {I16_TAB(i16_pw1), I16_TAB(i16_pw2), I16_TAB(i16_pw2h)};
+static const i16_pw_fn i16_pw_fns[2][3][I16_RW + 1] = {{I16_TAB(i16_pw1), I16_TAB(i16_pw2), I16_TAB(i16_pw2h)},
+                                                        {I16_TAB(i16_pw1p), I16_TAB(i16_pw2p), I16_TAB(i16_pw2hp)}};
 static const i16_dw_fn i16_dw_fns[2][I16_RW + 1] = {I16_TAB(i16_dw1), I16_TAB(i16_dw2)};
 #undef I16_TAB
 /* The kernel for OB blocks from block ob of m channels, RW positions: a pair whose second
@@ -3126,9 +3156,9 @@ static const i16_dw_fn i16_dw_fns[2][I16_RW + 1] = {I16_TAB(i16_dw1), I16_TAB(i1
 #ifndef I16_HALF
 #define I16_HALF 1
 #endif
-static i16_pw_fn i16_pw_pick(int OB, int ob, int m, int RW) {
+static i16_pw_fn i16_pw_pick(int OB, int ob, int m, int RW, int pfl) {
   const int half = I16_HALF && OB == 2 && m - (ob + 1) * 16 <= 8;
-  return i16_pw_fns[OB - 1 + half][RW];
+  return i16_pw_fns[pfl > 0][OB - 1 + half][RW];
 }
 
 /* Bias vector of block ob of a bias of m channels (NULL: zeros). */
@@ -3186,17 +3216,26 @@ static void i16_tile(int P, int n, int T, int q, int *p0, int *RW) {
   *p0 = T > 1 ? (int)((long)q * P / n) : q * I16_RW;
   *RW = T > 1 ? (int)((long)(q + 1) * P / n) - *p0 : imin(I16_RW, P - *p0);
 }
+/* Slice q of n of the packed weights of the pair of blocks after ob (wp [blocks][K][16], nb
+ * blocks): *pf its first line, *pfl its lines (0 past the last pair). Pair-major loops run
+ * a pair's n tiles in a row and prefetch the next pair's weights a slice per tile. */
+static void i16_pf_next(const float *wp, int K, int nb, int ob, int q, int n, const float **pf, int *pfl) {
+  const int L = n < 2 ? 0 : imax(0, imin(2, nb - ob - 2)) * K; /* lines of the next pair (none where a pair is one tile) */
+  const int a = (int)((long)q * L / n), b = (int)((long)(q + 1) * L / n);
+  *pf = wp + ((size_t)(ob + 2) * K + a) * 16;
+  *pfl = b - a;
+}
 /* Output blocks ob, ob + 1 of y (NCHW, plane OHW floats, yq its first position of the group)
  * at tile c of nt over the group's GP positions of D ([block][GP][16]), tiles shared by T
  * threads (i16_ntiles): act3(W2 D + b2). */
 ECG_AI void i16_pw2_tile(const ecg_ibr_params *p, const i16_geom *g, const float *D, int GP, int nt, int T, int c, int ob,
-                         const float *w2p, const float *b2, float *yq, size_t OHW) {
+                         const float *w2p, const float *b2, float *yq, size_t OHW, const float *pf, int pfl) {
   int p0, RW;
   i16_tile(GP, nt, T, c, &p0, &RW);
   const int OB = imin(2, g->nb2 - ob);
   __m512 init[2] = {i16_bias(b2, p->cout, ob), i16_bias(b2, p->cout, ob + 1)}, out[2 * I16_RW];
-  i16_pw_pick(OB, ob, p->cout, RW)(D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
-                         init, out, p->act3, NULL, NULL, 0, NULL);
+  i16_pw_pick(OB, ob, p->cout, RW, pfl)(D + (size_t)p0 * 16, (size_t)GP * 16, 1, 16, p->cexp, w2p + (size_t)ob * p->cexp * 16, (size_t)p->cexp * 16,
+                         init, out, p->act3, NULL, NULL, 0, NULL, pf, pfl);
   for (int o = 0; o < OB; o++) {
     __m512 v[16];
 #pragma GCC unroll 16
@@ -3316,8 +3355,8 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
               float *er = E + (size_t)(r % RB) * rowf; /* block 0's row r */
               for (int j = 0; j < RW; j++) off[j] = (size_t)(p->pl + p0 + j) * 16 + (size_t)(er - E);
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              i16_pw_pick(OB, ob, p->cexp, RW)(sbuf + p0, 0, 0, 1, K1, w1p + (size_t)ob * K1 * 16, (size_t)K1 * 16, init, NULL, p->act1,
-                                     E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, koff);
+              i16_pw_pick(OB, ob, p->cexp, RW, 0)(sbuf + p0, 0, 0, 1, K1, w1p + (size_t)ob * K1 * 16, (size_t)K1 * 16, init, NULL, p->act1,
+                                     E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, koff, NULL, 0);
               if (p0 == 0 || p0 + RW == W)
                 for (int o = 0; o < OB; o++)
                   i16_row_pads(p, W, Wp, er + (size_t)(ob + o) * RB * rowf, p0 == 0 && p0 + RW == W ? -1 : p0 == 0 ? 0 : W - 1);
@@ -3329,8 +3368,9 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
              * many, and splits W1's blocks where the plane is a few chunks (a 2x2 plane: 1).
              * Pair-major where the team shares the groups (pm): a thread computes the blocks of
              * E its depthwise stage reads, and reads half of W1 once (chunk-major, each thread
-             * read all of W1 once per chunk) */
-            const int pm = shared && I16_PAIR_MAJOR;
+             * read all of W1 once per chunk); and where the band is a few chunks
+             * (I16_PM_TILES), with the next pair's weights prefetched */
+            const int pm = (shared || nch <= I16_PM_TILES) && I16_PAIR_MAJOR;
             size_t off[I16_RW]; /* position p0 + j: E row lo + p0 / W (ring slot sl), column col, of block 0 */
             int offq = -1;      /* the chunk off[] is for */
             ECG_PRAGMA(omp for schedule(static))
@@ -3359,8 +3399,11 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                 }
               }
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              i16_pw_pick(OB, ob, p->cexp, RW)(xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
-                                     (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, NULL);
+              const float *pf = NULL;
+              int pfl = 0;
+              if (pm) i16_pf_next(w1p, p->cin, NB, ob, q, nch, &pf, &pfl);
+              i16_pw_pick(OB, ob, p->cexp, RW, pfl)(xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
+                                     (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, NULL, pf, pfl);
               for (int j = 0, col = p0 % W; j < RW; j++, col = col + 1 == W ? 0 : col + 1) /* the row's pads, with its ends */
                 if (col == 0 || col == W - 1)
                   for (int o = 0; o < OB; o++)
@@ -3416,7 +3459,14 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             const int t0 = gi * Gt, gr = imin(Gt, rows - t0), GP = gr * OW;
             float *Dg = D + (size_t)ecg_tid() * NB * g.G * OW * 16;
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16, yd, OHW);
-            for (int it = 0, nt = i16_ntiles(GP, 1); it < nt * nob; it++) i16_pw2_tile(p, &g, Dg, GP, nt, 1, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            const int nt = i16_ntiles(GP, 1), pm2 = nt <= I16_PM_TILES;
+            for (int it = 0; it < nt * nob; it++) {
+              const int c = pm2 ? it % nt : it / nob, ob = 2 * (pm2 ? it / nt : it % nob);
+              const float *pf = NULL;
+              int pfl = 0;
+              if (pm2) i16_pf_next(w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
+              i16_pw2_tile(p, &g, Dg, GP, nt, 1, c, ob, w2p, b2, yb + (size_t)t0 * OW, OHW, pf, pfl);
+            }
           }
         } else {
           for (int t0 = 0; t0 < rows; t0 += Gs) {
@@ -3425,7 +3475,13 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, D + (size_t)cb * GP * 16, yd, OHW);
             const int nt = i16_ntiles(GP, T);
             ECG_PRAGMA(omp for schedule(static))
-            for (int it = 0; it < nt * nob; it++) i16_pw2_tile(p, &g, D, GP, nt, T, it / nob, 2 * (it % nob), w2p, b2, yb + (size_t)t0 * OW, OHW);
+            for (int it = 0; it < nt * nob; it++) {
+              const int c = I16_PM_SHARED ? it % nt : it / nob, ob = 2 * (I16_PM_SHARED ? it / nt : it % nob);
+              const float *pf = NULL;
+              int pfl = 0;
+              if (I16_PM_SHARED) i16_pf_next(w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
+              i16_pw2_tile(p, &g, D, GP, nt, T, c, ob, w2p, b2, yb + (size_t)t0 * OW, OHW, pf, pfl);
+            }
           }
         }
         if (p->act3.kind == ECG_ACT_FN) {
