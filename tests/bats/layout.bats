@@ -128,6 +128,21 @@ cheap_nchwc() {
   jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 == .lower.layout.eligible and .lower.layout.eligible >= 37' "$T/global.json"
 }
 
+@test "layout: two kernels in a row reading one tensor in one other layout reorder it once (squeezenet1_1's expands of an NCHW squeeze); matches ONNX Runtime" {
+  cheap_nchwc squeezenet1_1 "$T/sq.ecg"
+  # the squeeze convs (1x1, 16/32/48/64 output channels) measured cheapest in NCHW, the rest
+  # in NCHWc16: each fire's two expands read the squeeze's output in NCHWc16
+  jq -c 'if (.signature | test("^conv 1 (64|128|256|384|512) [0-9]+ [0-9]+ (16|32|48|64) 1 1 ")) then . + {nchw_ms: 0.001, nchwc8_ms: 50, nchwc16_ms: 50} else . end' \
+    "$T/db" > "$T/db_sq"
+  "$BIN/ecg-lower" --layout global --layout-db "$T/db_sq" -o "$T/d" "$T/sq.ecg"
+  # 8 fires: the first expand reorders the squeeze's output, the second reads that copy
+  [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, \(16\|32\|48\|64\), ' "$T/d/model.c")" -eq 8 ]
+  [ "$(grep -c 'the copy the last kernel left at' "$T/d/model.c")" -eq 8 ]
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+}
+
 @test "layout: efficientnet_b0 in NCHWc16: its squeeze-and-excitation blocks and GlobalAveragePools take the layout; matches ONNX Runtime" {
   cheap_nchwc efficientnet_b0 "$T/e.ecg"
   "$BIN/ecg-lower" --layout nchwc16 --layout-db "$T/db" --report "$T/r.json" -o "$T/d" "$T/e.ecg"

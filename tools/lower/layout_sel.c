@@ -634,13 +634,25 @@ int lw_layout_storage(ecg_lower *L, ecg_err *e) {
   return rc;
 }
 
+/* Emits the reorder of tensor t into the buffers at off for the kernel being emitted (its
+ * layout's copy of t, which lw_ptr then names). Where the kernel run just before left the
+ * same copy at the same place (two consumers of one tensor in one layout, in a row:
+ * squeezenet1_1's expand convs reading their squeeze's output), no code: the buffers are
+ * written by reorders only, so that copy is still there. */
 static void emit_reorder(ecg_lower *L, int t, size_t off, size_t stage_off, int64_t *d) {
-  int C = L->klay[L->cur - L->k], from = L->lay[t];
+  const int k = (int)(L->cur - L->k);
+  int C = L->klay[k], from = L->lay[t];
   char dst[96];
   snprintf(dst, sizeof dst, "((float *)(ctx->arena + %zu))", L->lay_base + off);
   long long n = d[0], c = d[1], hw = d[2] * d[3];
   const char *src = lw_ptr(L, t);
-  if (C && from) { /* NCHWc8 <-> NCHWc16 through NCHW */
+  int held = 0;
+  for (int i = 0; i < L->lay_nheld[1]; i++)
+    held |= L->lay_held[1][i].t == t && L->lay_held[1][i].C == C && L->lay_held[1][i].off == off;
+  if (L->lay_nheld[0] < 16) L->lay_held[0][L->lay_nheld[0]++] = (struct lw_lay_copy){t, C, off};
+  if (held)
+    sb_printf(&L->code, "  /* tensor %d in this kernel's layout: the copy the last kernel left at %s */\n", t, dst);
+  else if (C && from) { /* NCHWc8 <-> NCHWc16 through NCHW */
     char st[96];
     snprintf(st, sizeof st, "((float *)(ctx->arena + %zu))", L->lay_base + stage_off);
     sb_printf(&L->code, "  ecg_rt1_nchwc_to_nchw(%lld, %lld, %lld, %d, %s, %s);\n", n, c, hw, from, src, st);
@@ -658,6 +670,11 @@ int lw_layout_enter(ecg_lower *L, int k, ecg_err *e) {
   if (!prod) return ecg_errf(e, ECG_ERR_INTERNAL, "out of memory");
   ecg_producers(g, prod);
   L->cur = &L->k[k];
+  /* the copies kernel k - 1 left (emitted just before k, so run just before it) */
+  L->lay_nheld[1] = L->lay_held_k == k - 1 && k > 0 ? L->lay_nheld[0] : 0;
+  memcpy(L->lay_held[1], L->lay_held[0], sizeof L->lay_held[0]);
+  L->lay_nheld[0] = 0;
+  L->lay_held_k = k;
   kernel_reorders(L, k, prod, emit_reorder, &bad);
   free(prod);
   return bad >= 0 ? ecg_errf(e, ECG_ERR_INTERNAL, "layout reorder of a tensor that is not 4-D") : ECG_OK;

@@ -253,6 +253,9 @@ typedef struct ecg_lower {
   int *klay;             /**< per kernel: the layout it computes in (0, 8, 16) */
   char **ptr_over;       /**< per tensor: what lw_ptr returns instead (its reordered copy, while one kernel is emitted) */
   size_t lay_base, lay_bytes; /**< the reorder buffers: arena bytes [lay_base, lay_base + lay_bytes) */
+  struct lw_lay_copy { int t, C; size_t off; } lay_held[2][16]; /**< the reordered copies in the buffers: [0] what
+                             the kernel being emitted writes, [1] what the kernel before it left */
+  int lay_nheld[2], lay_held_k; /**< their counts (16 at most recorded); the kernel [0] is for (-1: none) */
   /* ---- dynamic shapes (dyn.c; issue 9 item 2, SOD² §5.4): symbolic dims kept, sizes at run time */
   int dyn;               /**< 1: the ECG keeps symbolic dims and no --input-shape bound them */
   char **syms;           /**< the graph inputs' symbols (ECG names), n_sym: run-time variables s0.. */
