@@ -143,6 +143,27 @@ cheap_nchwc() {
   [ "$status" -eq 0 ]
 }
 
+@test "layout: an NCHWc channel Concat reorders its NCHW inputs straight into its slabs (squeezenet1_1's last fire); matches ONNX Runtime" {
+  cheap_nchwc squeezenet1_1 "$T/sq.ecg"
+  # the last two fires' expands (64x13x13 -> 256, 1x1 and 3x3) measured cheapest in NCHW, and
+  # their Concats' outputs (512x13x13) dear to reorder: those Concats take NCHWc
+  jq -c 'if (.signature | test("^conv 1 64 13 13 256 ")) then . + {nchw_ms: 0.001, nchwc8_ms: 50, nchwc16_ms: 50}
+    elif .signature == "reorder 1 512 169" then . + {to8_ms: 50, from8_ms: 50, to16_ms: 50, from16_ms: 50} else . end' \
+    "$T/db" > "$T/db_ex"
+  "$BIN/ecg-lower" --layout global --layout-db "$T/db_ex" -o "$T/d" "$T/sq.ecg"
+  # its Concat: one reorder per input, into its output at the slab's offset (256 x 169 floats
+  # apart), no copy loop
+  local body
+  body=$(sed -n "/node from '\/features\/features.12\/Concat'/,/^}/p" "$T/d/model.c")
+  echo "$body"
+  [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, 256, 169, \(8\|16\), .* + 0));' <<<"$body")" -eq 1 ]
+  [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, 256, 169, \(8\|16\), .* + 43264));' <<<"$body")" -eq 1 ]
+  [ "$(grep -c 'for (\|memcpy' <<<"$body")" -eq 0 ]
+  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
+  echo "$output $stderr"
+  [ "$status" -eq 0 ]
+}
+
 @test "layout: efficientnet_b0 in NCHWc16: its squeeze-and-excitation blocks and GlobalAveragePools take the layout; matches ONNX Runtime" {
   cheap_nchwc efficientnet_b0 "$T/e.ecg"
   "$BIN/ecg-lower" --layout nchwc16 --layout-db "$T/db" --report "$T/r.json" -o "$T/d" "$T/e.ecg"
