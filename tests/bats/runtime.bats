@@ -178,6 +178,24 @@ refused() {
   refused src "$lib" -O1 -fopenmp -DECG_RT_ID_H '-DECG_RT_SOURCE_ID="0123456789abcdef"'
 }
 
+@test "a static build's packed weights are one region, in transparent huge pages where Linux offers them (madvise)" {
+  require_file "$SHARED_MODELS/mobilenet_v2.onnx"
+  "$BIN/onnx2ecg" "$SHARED_MODELS/mobilenet_v2.onnx" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/m"
+  # every slot's bytes summed, one allocation, the slots carved from it; none allocated alone
+  grep -q 'ctx->pkr = pk_region_(off_)' "$T/m/model.c"
+  ! grep -q 'ctx->pk\[[0-9]*\] = alloc64' "$T/m/model.c" || false
+  make -s -C "$T/m"
+  cc -std=gnu11 -O1 -fopenmp -I"$T/m" "$BATS_TEST_DIRNAME/hugepk.c" "$T/m/libecg_model.a" -lm -o "$T/hp"
+  run "$T/hp" "$T/m"
+  echo "AnonHugePages kB: $output"
+  [ "$status" -eq 0 ]
+  # mobilenet_v2's packed weights are about 14 MB: at least one 2 MiB page where THP is on
+  # (always or madvise); where it is off (never) or /proc is missing, the model still runs
+  local thp
+  thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo none)
+  if [[ "$thp" == *"[madvise]"* || "$thp" == *"[always]"* ]]; then [ "$output" -ge 2048 ]; fi
+}
+
 @test "a static build's context created at 1 OpenMP thread runs on 1 after the caller raised OpenMP's count to 4 (its scratch was sized at create), gives the count back, same outputs, no ASan report" {
   require_file "$SHARED_MODELS/resnet18.onnx"
   "$BIN/onnx2ecg" "$SHARED_MODELS/resnet18.onnx" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/r"

@@ -233,6 +233,7 @@ static int dyn_tensor(ecg_lower *L, int id, const ecg_node *n, int out, ecg_err 
 int lw_dyn_setup(ecg_lower *L, ecg_err *e) {
   const ecg_graph *g = L->g;
   L->dyn = 1;
+  L->pk_dyn = 1;
   if (L->target != LW_TARGET_C || L->hetero)
     return ecg_errf(e, ECG_ERR_INPUT, "symbolic dims (a dynamic-shape build) are supported by --target c only; fix dims with --input-shape");
   /* the symbols: the graph inputs' DIM_SYMBOL dims, in order of first appearance */

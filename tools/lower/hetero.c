@@ -305,6 +305,7 @@ static int lower_part(ecg_lower *L, het_part *P, lw_target tgt, const char *sym,
   S.sym = sym;
   S.n_tmp = L->n_tmp;
   S.n_packed = L->n_packed;
+  S.pk_dyn = L->pk_dyn;
   S.weights_bytes = L->weights_bytes;
   S.blob = L->blob;
   S.blob_start = L->blob_start;
@@ -356,6 +357,7 @@ static int lower_part(ecg_lower *L, het_part *P, lw_target tgt, const char *sym,
     sb_printf(decls, "%s", S.decls.s ? S.decls.s : "");
     sb_printf(&L->init, "%s", S.init.s ? S.init.s : "");
     sb_printf(&L->scratch_expr, "%s", S.scratch_expr.s ? S.scratch_expr.s : "");
+    sb_printf(&L->pk_sizes, "%s", S.pk_sizes.s ? S.pk_sizes.s : ""); /* its packed slots' bytes (lw_packed_slot) */
     L->n_tmp = S.n_tmp;
     L->n_packed = S.n_packed;
     *work = S.cl_work[0];
@@ -378,6 +380,7 @@ static int lower_part(ecg_lower *L, het_part *P, lw_target tgt, const char *sym,
   sb_free(&S.decls);
   sb_free(&S.init);
   sb_free(&S.scratch_expr);
+  sb_free(&S.pk_sizes);
   return rc;
 }
 

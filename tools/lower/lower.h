@@ -180,6 +180,10 @@ typedef struct ecg_lower {
   sbuf decls;            /**< file-scope declarations (kernel parameter structs) */
   sbuf code;             /**< kernel functions */
   sbuf init;             /**< statements run once in create (weight packing) */
+  sbuf pk_sizes;         /**< a static build's create: each packed-weights slot's bytes, pkb_[slot] =
+                              (lw_packed_slot), before the one region they share is allocated */
+  int pk_dyn;            /**< 1: a dynamic build (dyn.c), whose slots are allocated one by one; its
+                              subgraphs (static, dyn 0) keep the scheme */
   size_t weights_bytes;  /**< size of weights.bin */
   size_t arena_bytes;    /**< bytes of the arena the model needs (ARENA_BYTES): the plan's top, raised
                               by nested subgraph regions */
