@@ -182,7 +182,7 @@ refused() {
   require_file "$SHARED_MODELS/mobilenet_v2.onnx"
   "$BIN/onnx2ecg" "$SHARED_MODELS/mobilenet_v2.onnx" --input-shape input=1x3x224x224 | "$BIN/ecg-fuse" | "$BIN/ecg-lower" -o "$T/m"
   # every slot's bytes summed, one allocation, the slots carved from it; none allocated alone
-  grep -q 'ctx->pkr = pk_region_(off_)' "$T/m/model.c"
+  grep -q 'ctx->pkr = huge_region_(off_)' "$T/m/model.c"
   ! grep -q 'ctx->pk\[[0-9]*\] = alloc64' "$T/m/model.c" || false
   make -s -C "$T/m"
   cc -std=gnu11 -O1 -fopenmp -I"$T/m" "$BATS_TEST_DIRNAME/hugepk.c" "$T/m/libecg_model.a" -lm -o "$T/hp"
