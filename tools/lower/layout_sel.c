@@ -522,9 +522,6 @@ static size_t padded_floats(const int64_t *d, int C) {
   return (size_t)d[0] * (size_t)((d[1] + C - 1) / C) * C * (size_t)d[2] * (size_t)d[3];
 }
 
-/* The inputs of kernel k stored in another layout than the kernel's: calls f for each
- * (tensor, floats of its copy in the kernel's layout, floats of an NCHW stage between two
- * NCHWc layouts or 0). Returns the total bytes (64-byte aligned pieces). */
 /* Whether kernel k is a channel concatenation in an NCHWc layout (nchwc_other 2) of a batch of
  * one whose inputs each lie in its layout or in NCHW: each NCHW input is then reordered
  * straight into its slab of the output (concat_direct_emit; for channel counts that are
@@ -543,6 +540,10 @@ static int concat_direct(const ecg_lower *L, int k) {
   return 1;
 }
 
+/* The inputs of kernel k stored in another layout than the kernel's: calls f for each
+ * (tensor, floats of its copy in the kernel's layout, floats of an NCHW stage between two
+ * NCHWc layouts or 0). Returns the total bytes (64-byte aligned pieces); none for a
+ * concat_direct kernel, which reorders into its own output. */
 static size_t kernel_reorders(ecg_lower *L, int k, const int *prod,
                               void (*f)(ecg_lower *L, int t, size_t off, size_t stage_off, int64_t *d), int *bad) {
   const ecg_graph *g = L->g;
