@@ -3678,15 +3678,25 @@ static void wg_bt6(int n, const float *restrict d0, const float *restrict d1, co
   }
 }
 
-/* p0..p3[t] = q[4t + k], t in [0, n]: a row split into its 4 phases (one more than n tiles,
- * so that the 5th and 6th points of tile t are p0[t+1], p1[t+1]). q readable to 4n + 4. */
-static void wg_split4(int n, const float *restrict q, float *restrict p0, float *restrict p1, float *restrict p2,
-                      float *restrict p3) {
-  for (int t = 0; t <= n; t++) {
-    p0[t] = q[4 * t];
-    p1[t] = q[4 * t + 1];
-    p2[t] = q[4 * t + 2];
-    p3[t] = q[4 * t + 3];
+/* wg_bt6 along a row's TX tiles, read in place: tile t's 6 points are q[4t .. 4t + 5], q
+ * readable to 4n + 6. It replaced a split of the row into its 4 phases (scalar stores) that
+ * wg_bt6 then read back with vector loads, each of which waited on several of those stores
+ * (perf: half of wg_bt6's samples on two loads; wg_bt6 8.8% of resnet18 at 1 thread):
+ * rt_test --bench resnet18, 5 alternating rounds, medians, 1 thread: 64x56x56->64 222 -> 247
+ * GFLOP/s, 128x28x28 247 -> 255, 256x14x14 254 -> 262, squeezenet1_1's 64x13x13->256 193 ->
+ * 189 (4 tiles a row); in the model (5 rounds) resnet18's layer1 convs 975-1060 -> 914-971 us,
+ * total 19.45 -> 19.23 ms. */
+static void wg_bt6h(int n, const float *restrict q, float *restrict o0, float *restrict o1, float *restrict o2,
+                    float *restrict o3, float *restrict o4, float *restrict o5) {
+  for (int x = 0; x < n; x++) {
+    const float *d = q + 4 * x;
+    const float a0 = d[0], a1 = d[1], a2 = d[2], a3 = d[3], a4 = d[4], a5 = d[5];
+    o0[x] = 4.f * a0 - 5.f * a2 + a4;
+    o1[x] = -4.f * (a1 + a2) + a3 + a4;
+    o2[x] = 4.f * (a1 - a2) - a3 + a4;
+    o3[x] = 2.f * (a3 - a1) - a2 + a4;
+    o4[x] = 2.f * (a1 - a3) - a2 + a4;
+    o5[x] = 4.f * a1 - 5.f * a3 + a5;
   }
 }
 
@@ -3694,16 +3704,15 @@ static void wg_split4(int n, const float *restrict q, float *restrict p0, float 
  * input rows dh*u + pa - pt, columns dw*v + pb - pl) of one image x [c, h, w]
  * (tile t = (ty - ty0)*tx + tx at column t; columns tch..ldv zero): per tile row and
  * channel, the 6 input rows of its patches (zero-padded) combined vertically along the
- * whole row, then each result split into its 4 phases and combined horizontally along the
- * tiles. Input channels [c0, c1) only (the other channels' rows of V are not written).
+ * whole row, then each result combined horizontally along the tiles, read in place
+ * (wg_bt6h). Input channels [c0, c1) only (the other channels' rows of V are not written).
  * buf: WG_BUF floats. */
 static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x, int ty0, int ty1, int pa, int pb,
                      int c0, int c1, float *V, float *buf) {
   const int TX = g->tx, C = p->c, h = p->h, w = p->w, txp = cdiv(TX, 16) * 16;
   const int L = 4 * txp + 16, len = 4 * TX + 4;
   const size_t vxi = (size_t)C * g->ldv;
-  float *rp = buf, *q = buf + 6 * (size_t)L, *ph = buf + 12 * (size_t)L; /* rows, combined rows, 4 phases */
-  const int P = txp + 16;
+  float *rp = buf, *q = buf + 6 * (size_t)L; /* rows, combined rows */
   const int ntail = g->ldv - (ty1 - ty0) * TX;
   for (int c = c0; c < c1; c++) {
     const float *plane = x + (size_t)c * h * w;
@@ -3731,10 +3740,8 @@ static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x,
              q + 4 * L, q + 5 * L);
       const size_t off = (size_t)c * g->ldv + (size_t)(ty - ty0) * TX;
       for (int i = 0; i < 6; i++) {
-        wg_split4(TX, q + (size_t)i * L, ph, ph + P, ph + 2 * P, ph + 3 * P);
         float *v = V + (size_t)(i * 6) * vxi + off;
-        wg_bt6(TX, ph, ph + P, ph + 2 * P, ph + 3 * P, ph + 1, ph + P + 1, v, v + vxi, v + 2 * vxi, v + 3 * vxi,
-               v + 4 * vxi, v + 5 * vxi);
+        wg_bt6h(TX, q + (size_t)i * L, v, v + vxi, v + 2 * vxi, v + 3 * vxi, v + 4 * vxi, v + 5 * vxi);
       }
     }
     if (ntail > 0)
