@@ -3661,36 +3661,23 @@ static void wg_pack(const ecg_conv_params *p, const float *w, float *packed) {
     }
 }
 
-/* Columns [0, n) of the 6-row combination B^T . rows (rows k = 0..5 of d, each n floats):
- * o_i[x] = sum_k BT[i][k] d_k[x]. Used along rows (vertical step) and, on deinterleaved
- * columns, along tiles (horizontal step). */
-static void wg_bt6(int n, const float *restrict d0, const float *restrict d1, const float *restrict d2,
-                   const float *restrict d3, const float *restrict d4, const float *restrict d5, float *restrict o0,
-                   float *restrict o1, float *restrict o2, float *restrict o3, float *restrict o4, float *restrict o5) {
+/* Columns [0, n) of the 6-point combination B^T: o_i[x] = sum_k BT[i][k] d[x * ts + k * ps],
+ * the points of column x ps floats apart, columns ts floats apart. wg_input runs it along
+ * rows (the 6 input rows of a tile row: ps the row stride, ts 1), then along each combined
+ * row's tiles, read in place (ps 1, ts 4: tile t's points are q[4t .. 4t + 5]). The
+ * horizontal step once split each row into its 4 phases with scalar stores that this loop
+ * then read back with vector loads, each of which waited on several of those stores (perf:
+ * half of the transform's samples on two loads, 8.8% of resnet18 at 1 thread); reading in
+ * place: rt_test --bench resnet18, 5 alternating rounds, medians, 1 thread: 64x56x56->64 222
+ * -> 247 GFLOP/s, 128x28x28 247 -> 255, 256x14x14 254 -> 262, squeezenet1_1's 64x13x13->256
+ * 193 -> 189 (4 tiles a row); in the model (5 rounds) resnet18's layer1 convs 975-1060 ->
+ * 914-971 us, total 19.45 -> 19.23 ms. */
+static inline __attribute__((always_inline)) void wg_bt6(int n, const float *restrict d, size_t ps, const int ts,
+                                                         float *restrict o0, float *restrict o1, float *restrict o2,
+                                                         float *restrict o3, float *restrict o4, float *restrict o5) {
   for (int x = 0; x < n; x++) {
-    const float a0 = d0[x], a1 = d1[x], a2 = d2[x], a3 = d3[x], a4 = d4[x], a5 = d5[x];
-    o0[x] = 4.f * a0 - 5.f * a2 + a4;
-    o1[x] = -4.f * (a1 + a2) + a3 + a4;
-    o2[x] = 4.f * (a1 - a2) - a3 + a4;
-    o3[x] = 2.f * (a3 - a1) - a2 + a4;
-    o4[x] = 2.f * (a1 - a3) - a2 + a4;
-    o5[x] = 4.f * a1 - 5.f * a3 + a5;
-  }
-}
-
-/* wg_bt6 along a row's TX tiles, read in place: tile t's 6 points are q[4t .. 4t + 5], q
- * readable to 4n + 6. It replaced a split of the row into its 4 phases (scalar stores) that
- * wg_bt6 then read back with vector loads, each of which waited on several of those stores
- * (perf: half of wg_bt6's samples on two loads; wg_bt6 8.8% of resnet18 at 1 thread):
- * rt_test --bench resnet18, 5 alternating rounds, medians, 1 thread: 64x56x56->64 222 -> 247
- * GFLOP/s, 128x28x28 247 -> 255, 256x14x14 254 -> 262, squeezenet1_1's 64x13x13->256 193 ->
- * 189 (4 tiles a row); in the model (5 rounds) resnet18's layer1 convs 975-1060 -> 914-971 us,
- * total 19.45 -> 19.23 ms. */
-static void wg_bt6h(int n, const float *restrict q, float *restrict o0, float *restrict o1, float *restrict o2,
-                    float *restrict o3, float *restrict o4, float *restrict o5) {
-  for (int x = 0; x < n; x++) {
-    const float *d = q + 4 * x;
-    const float a0 = d[0], a1 = d[1], a2 = d[2], a3 = d[3], a4 = d[4], a5 = d[5];
+    const float *c = d + (size_t)x * ts;
+    const float a0 = c[0], a1 = c[ps], a2 = c[2 * ps], a3 = c[3 * ps], a4 = c[4 * ps], a5 = c[5 * ps];
     o0[x] = 4.f * a0 - 5.f * a2 + a4;
     o1[x] = -4.f * (a1 + a2) + a3 + a4;
     o2[x] = 4.f * (a1 - a2) - a3 + a4;
@@ -3705,7 +3692,7 @@ static void wg_bt6h(int n, const float *restrict q, float *restrict o0, float *r
  * (tile t = (ty - ty0)*tx + tx at column t; columns tch..ldv zero): per tile row and
  * channel, the 6 input rows of its patches (zero-padded) combined vertically along the
  * whole row, then each result combined horizontally along the tiles, read in place
- * (wg_bt6h). Input channels [c0, c1) only (the other channels' rows of V are not written).
+ * (wg_bt6). Input channels [c0, c1) only (the other channels' rows of V are not written).
  * buf: WG_BUF floats. */
 static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x, int ty0, int ty1, int pa, int pb,
                      int c0, int c1, float *V, float *buf) {
@@ -3736,12 +3723,11 @@ static void wg_input(const ecg_conv_params *p, const wg_geom *g, const float *x,
           if (len > lo) memset(r + lo, 0, (size_t)(len - lo) * sizeof(float));
         }
       }
-      wg_bt6(len, rp, rp + L, rp + 2 * L, rp + 3 * L, rp + 4 * L, rp + 5 * L, q, q + L, q + 2 * L, q + 3 * L,
-             q + 4 * L, q + 5 * L);
+      wg_bt6(len, rp, (size_t)L, 1, q, q + L, q + 2 * L, q + 3 * L, q + 4 * L, q + 5 * L);
       const size_t off = (size_t)c * g->ldv + (size_t)(ty - ty0) * TX;
       for (int i = 0; i < 6; i++) {
         float *v = V + (size_t)(i * 6) * vxi + off;
-        wg_bt6h(TX, q + (size_t)i * L, v, v + vxi, v + 2 * vxi, v + 3 * vxi, v + 4 * vxi, v + 5 * vxi);
+        wg_bt6(TX, q + (size_t)i * L, 1, 4, v, v + vxi, v + 2 * vxi, v + 3 * vxi, v + 4 * vxi, v + 5 * vxi);
       }
     }
     if (ntail > 0)
