@@ -3216,13 +3216,19 @@ static void i16_tile(int P, int n, int T, int q, int *p0, int *RW) {
   *p0 = T > 1 ? (int)((long)q * P / n) : q * I16_RW;
   *RW = T > 1 ? (int)((long)(q + 1) * P / n) - *p0 : imin(I16_RW, P - *p0);
 }
+/* Work item it of a stage's n tiles x np pairs of blocks: its tile *q and first block *ob,
+ * pair-major (pm: a pair's n tiles in a row) or tile-major. */
+static void i16_item(int it, int n, int np, int pm, int *q, int *ob) {
+  *q = pm ? it % n : it / np;
+  *ob = 2 * (pm ? it / n : it % np);
+}
 /* Slice q of n of the packed weights of the pair of blocks after ob (wp [blocks][K][16], nb
- * blocks): *pf its first line, *pfl its lines (0 past the last pair). Pair-major loops run
- * a pair's n tiles in a row and prefetch the next pair's weights a slice per tile. */
-static void i16_pf_next(const float *wp, int K, int nb, int ob, int q, int n, const float **pf, int *pfl) {
-  const int L = n < 2 ? 0 : imax(0, imin(2, nb - ob - 2)) * K; /* lines of the next pair (none where a pair is one tile) */
+ * blocks): *pf its first line, *pfl its lines (0 past the last pair, and unless pm). Pair-major
+ * loops run a pair's n tiles in a row and prefetch the next pair's weights a slice per tile. */
+static void i16_pf_next(int pm, const float *wp, int K, int nb, int ob, int q, int n, const float **pf, int *pfl) {
+  const int L = !pm || n < 2 ? 0 : imax(0, imin(2, nb - ob - 2)) * K; /* lines of the next pair (none where a pair is one tile) */
   const int a = (int)((long)q * L / n), b = (int)((long)(q + 1) * L / n);
-  *pf = wp + ((size_t)(ob + 2) * K + a) * 16;
+  *pf = L ? wp + ((size_t)(ob + 2) * K + a) * 16 : NULL; /* no pointer past the weights */
   *pfl = b - a;
 }
 /* Output blocks ob, ob + 1 of y (NCHW, plane OHW floats, yq its first position of the group)
@@ -3375,8 +3381,9 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             int offq = -1;      /* the chunk off[] is for */
             ECG_PRAGMA(omp for schedule(static))
             for (int it = 0; it < nch * npair; it++) {
-              const int q = pm ? it % nch : it / npair, ob = 2 * (pm ? it / nch : it % npair), OB = imin(2, NB - ob);
-              int p0, RW;
+              int q, ob, p0, RW;
+              i16_item(it, nch, npair, pm, &q, &ob);
+              const int OB = imin(2, NB - ob);
               i16_tile(P, nch, T, q, &p0, &RW);
               if (q != offq) {
                 offq = q;
@@ -3399,9 +3406,9 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
                 }
               }
               const __m512 init[2] = {i16_bias(b1, p->cexp, ob), i16_bias(b1, p->cexp, ob + 1)};
-              const float *pf = NULL;
-              int pfl = 0;
-              if (pm) i16_pf_next(w1p, p->cin, NB, ob, q, nch, &pf, &pfl);
+              const float *pf;
+              int pfl;
+              i16_pf_next(pm, w1p, p->cin, NB, ob, q, nch, &pf, &pfl);
               i16_pw_pick(OB, ob, p->cexp, RW, pfl)(xi + (size_t)lo * W + p0, 16 * HW, HW, 1, p->cin, w1p + (size_t)ob * p->cin * 16,
                                      (size_t)p->cin * 16, init, NULL, p->act1, E + (size_t)ob * RB * rowf, off, (size_t)RB * rowf, NULL, pf, pfl);
               for (int j = 0, col = p0 % W; j < RW; j++, col = col + 1 == W ? 0 : col + 1) /* the row's pads, with its ends */
@@ -3461,10 +3468,10 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             for (int cb = 0; cb < NB; cb++) i16_dw_group(p, &g, E, zrow, wd, bdt, cb, oy0 + t0, gr, Dg + (size_t)cb * GP * 16, yd, OHW);
             const int nt = i16_ntiles(GP, 1), pm2 = nt <= I16_PM_TILES;
             for (int it = 0; it < nt * nob; it++) {
-              const int c = pm2 ? it % nt : it / nob, ob = 2 * (pm2 ? it / nt : it % nob);
-              const float *pf = NULL;
-              int pfl = 0;
-              if (pm2) i16_pf_next(w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
+              int c, ob, pfl;
+              const float *pf;
+              i16_item(it, nt, nob, pm2, &c, &ob);
+              i16_pf_next(pm2, w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
               i16_pw2_tile(p, &g, Dg, GP, nt, 1, c, ob, w2p, b2, yb + (size_t)t0 * OW, OHW, pf, pfl);
             }
           }
@@ -3476,10 +3483,10 @@ void ecg_rt1_ibr16(const ecg_ibr_params *p, const float *x, const float *w1p, co
             const int nt = i16_ntiles(GP, T);
             ECG_PRAGMA(omp for schedule(static))
             for (int it = 0; it < nt * nob; it++) {
-              const int c = I16_PM_SHARED ? it % nt : it / nob, ob = 2 * (I16_PM_SHARED ? it / nt : it % nob);
-              const float *pf = NULL;
-              int pfl = 0;
-              if (I16_PM_SHARED) i16_pf_next(w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
+              int c, ob, pfl;
+              const float *pf;
+              i16_item(it, nt, nob, I16_PM_SHARED, &c, &ob);
+              i16_pf_next(I16_PM_SHARED, w2p, p->cexp, g.nb2, ob, c, nt, &pf, &pfl);
               i16_pw2_tile(p, &g, D, GP, nt, T, c, ob, w2p, b2, yb + (size_t)t0 * OW, OHW, pf, pfl);
             }
           }
