@@ -33,6 +33,16 @@ cheap_nchwc() {
   db "$T/db" 10 1 0.01
 }
 
+# matches_ort DIR [ARG...]: the lowered model in DIR, run once with ecg-bench's ARGs, matches
+# ONNX Runtime's outputs (ecg-bench --ort --check exits 0)
+matches_ort() {
+  local d=$1
+  shift
+  run --separate-stderr "$BIN/ecg-bench" "$d" --ort --check --runs 1 --warmup 0 "$@"
+  echo "$d: $output $stderr"
+  [ "$status" -eq 0 ]
+}
+
 @test "layout: --layout-keys lists the convolutions and reorders to measure" {
   grep -q '^conv 1 ' "$T/keys"
   grep -q '^reorder 1 ' "$T/keys"
@@ -52,9 +62,7 @@ cheap_nchwc() {
   nconv=$(grep -c '^conv' "$T/keys")
   jq -e --argjson n "$nconv" '.lower.layout.measured_convs == $n and .lower.layout.predicted_ms.nchw == $n and
       .lower.layout.predicted_ms.global == $n and .lower.layout.predicted_ms.nchwc16 > 2 * $n - 1e-9 and .lower.layout.dp_exact' "$T/global.json"
-  run --separate-stderr "$BIN/ecg-bench" "$T/global" --ort --check --runs 1 --warmup 0
-  echo "$output"
-  [ "$status" -eq 0 ]
+  matches_ort "$T/global"
 }
 
 @test "layout: NCHWc measured cheaper -> global picks NCHWc blocks and predicts less than nchw and local; every mode lowers and matches ONNX Runtime" {
@@ -65,9 +73,7 @@ cheap_nchwc() {
     jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 > 0' "$T/$mode.json"
     grep -q 'ecg_rt1_nchwc_conv2d(' "$T/$mode/model.c"
     ! cmp -s "$T/plain/model.c" "$T/$mode/model.c" || false
-    run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0
-    echo "$mode: $output"
-    [ "$status" -eq 0 ]
+    matches_ort "$T/$mode"
   done
   jq -e '.lower.layout.chosen.NCHWc16 > 0 and .lower.layout.chosen.NCHWc8 == 0' "$T/nchwc16.json"
   jq -e '.lower.layout.predicted_ms as $p | $p.global <= $p.local + 1e-9 and $p.global < $p.nchw and
@@ -121,9 +127,7 @@ cheap_nchwc() {
     # the 8 Concats move nothing: each expand wrote its slab in place
     [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c '(void)ctx;')" -eq 8 ]
     [ "$(grep -A3 "node from '/features/features.[0-9]*/Concat'" "$T/$mode/model.c" | grep -c 'memcpy')" -eq 0 ]
-    run --separate-stderr "$BIN/ecg-bench" "$T/$mode" --ort --check --runs 1 --warmup 0 --threads 2
-    echo "$mode: $output $stderr"
-    [ "$status" -eq 0 ]
+    matches_ort "$T/$mode" --threads 2
   done
   jq -e '.lower.layout.chosen.NCHWc8 + .lower.layout.chosen.NCHWc16 == .lower.layout.eligible and .lower.layout.eligible >= 37' "$T/global.json"
 }
@@ -138,9 +142,7 @@ cheap_nchwc() {
   # 8 fires: the first expand reorders the squeeze's output, the second reads that copy
   [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, \(16\|32\|48\|64\), ' "$T/d/model.c")" -eq 8 ]
   [ "$(grep -c 'the copy the last kernel left at' "$T/d/model.c")" -eq 8 ]
-  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
-  echo "$output $stderr"
-  [ "$status" -eq 0 ]
+  matches_ort "$T/d" --threads 2
 }
 
 @test "layout: an NCHWc channel Concat reorders its NCHW inputs straight into its slabs (squeezenet1_1's last fire); matches ONNX Runtime" {
@@ -159,9 +161,7 @@ cheap_nchwc() {
   [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, 256, 169, \(8\|16\), .* + 0));' <<<"$body")" -eq 1 ]
   [ "$(grep -c 'ecg_rt1_nchw_to_nchwc(1, 256, 169, \(8\|16\), .* + 43264));' <<<"$body")" -eq 1 ]
   [ "$(grep -c 'for (\|memcpy' <<<"$body")" -eq 0 ]
-  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
-  echo "$output $stderr"
-  [ "$status" -eq 0 ]
+  matches_ort "$T/d" --threads 2
 }
 
 @test "layout: efficientnet_b0 in NCHWc16: its squeeze-and-excitation blocks and GlobalAveragePools take the layout; matches ONNX Runtime" {
@@ -172,9 +172,7 @@ cheap_nchwc() {
   # pool too, whose [1, 1280, 1, 1] output a Flatten reads as it lies
   [ "$(grep -c '^static const ecg_se_params se[0-9]* = {.*, 1, 0, 16};' "$T/d/model.c")" -eq 16 ]
   [ "$(grep -c 'ecg_rt1_nchwc_global_avgpool(' "$T/d/model.c")" -eq 17 ]
-  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
-  echo "$output $stderr"
-  [ "$status" -eq 0 ]
+  matches_ort "$T/d" --threads 2
 }
 
 @test "layout: mnasnet1_0 in NCHWc16: its head's ReduceMean over the spatial dims runs as the NCHWc global average pool, no reorder before it; matches ONNX Runtime" {
@@ -184,9 +182,7 @@ cheap_nchwc() {
   # [1, 80, 1, 1, 16], which the Gemm after it reads as they lie: no reorder into NCHW
   [ "$(grep -A2 "node from '/ReduceMean'" "$T/d/model.c" | grep -c 'ecg_rt1_nchwc_global_avgpool(1, 1280, 49, 16,')" -eq 1 ]
   [ "$(grep -A3 "node from '/ReduceMean'" "$T/d/model.c" | grep -c 'ecg_rt1_nchwc_to_nchw(')" -eq 0 ]
-  run --separate-stderr "$BIN/ecg-bench" "$T/d" --ort --check --runs 1 --warmup 0 --threads 2
-  echo "$output $stderr"
-  [ "$status" -eq 0 ]
+  matches_ort "$T/d" --threads 2
 }
 
 @test "layout: scripts/layout_costs.sh measures with this build's runtime: its lines carry ecg-lower's runtime id and ecg-lower takes them" {
